@@ -1,0 +1,27 @@
+# The two commands a newcomer needs, and the ones around them. See README.md.
+.PHONY: run test seed build clean-local
+
+FIXTURE ?= deploy/fixtures/demo.json
+
+## make run: PostgreSQL (found or started), databases, migrations, demo data, all services.
+run:
+	scripts/run.sh
+
+## make test: PostgreSQL (found or started), fmt, clippy, build, every test.
+test:
+	scripts/test.sh
+
+## make seed FIXTURE=path: load a fixture into the databases `make run` uses.
+seed:
+	@admin=$$(scripts/postgres.sh); server=$${admin%/*}; \
+	for entry in auth-service:auth point-service:points order-service:catalog operator-service:catalog; do \
+	  DATABASE_URL=$$server/$${entry#*:} cargo run --quiet --bin $${entry%%:*} -- seed $(FIXTURE) || exit 1; \
+	done
+
+build:
+	cargo build --workspace --bins
+
+## make clean-local: stop and delete the project-local PostgreSQL cluster, if one was made.
+clean-local:
+	@dir=$$(scripts/postgres.sh local-dir); \
+	if [ -d "$$dir/data" ]; then scripts/postgres.sh stop-local "$$dir" fast || true; rm -rf "$$dir"; echo "removed $$dir"; fi

@@ -1,0 +1,16 @@
+//! The `catalog` database that the order service reads and the operator service writes:
+//! its migrations and its diesel schema, in one place so the two services can never
+//! disagree about it.
+
+pub mod schema;
+
+use diesel_migrations::{EmbeddedMigrations, embed_migrations};
+
+static MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/catalog");
+
+/// The catalog database's migrations.
+pub const SCHEMA: db::Schema = db::Schema {
+    name: "catalog",
+    migrations: &MIGRATIONS,
+    source_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/catalog"),
+};

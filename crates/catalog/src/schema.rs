@@ -1,0 +1,113 @@
+//! Diesel's view of `migrations/catalog` (kept in step by hand; the schema test in
+//! `tests/schema.rs` loads every table through it).
+
+diesel::table! {
+    services (id) {
+        id -> Int8,
+        title -> Text,
+        title_translated -> Text,
+        status -> Text,
+        logo -> Text,
+        logo_variants -> Nullable<Jsonb>,
+        ordering -> Int4,
+        image -> Nullable<Text>,
+        image_en -> Nullable<Text>,
+        thumbnail -> Nullable<Text>,
+        thumbnail_en -> Nullable<Text>,
+        url -> Nullable<Text>,
+        background_image_url -> Nullable<Text>,
+        service_type -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        hierarchy_role -> Text,
+        parent_id -> Nullable<Int8>,
+    }
+}
+
+diesel::table! {
+    system_configs (key) {
+        key -> Text,
+        value -> Jsonb,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    gift_card_codes (code) {
+        code -> Text,
+        points -> Numeric,
+        active -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    stores (id) {
+        id -> Int8,
+        merchant_id -> Int8,
+        real_merchant_id -> Nullable<Int8>,
+        name -> Text,
+        latitude -> Nullable<Float8>,
+        longitude -> Nullable<Float8>,
+        management_status -> Text,
+        is_online -> Nullable<Bool>,
+        store_disabled_ordering -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    banners (id) {
+        id -> Int8,
+        link_type -> Text,
+        merchant_id -> Nullable<Int8>,
+        nearest_branch_merchant_id -> Nullable<Int8>,
+    }
+}
+
+diesel::table! {
+    gift_card_redemptions (id) {
+        id -> Int8,
+        code -> Text,
+        client_id -> Int8,
+        points -> Numeric,
+        status -> Text,
+        created_at -> Timestamptz,
+        credited_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    gift_card_tries (id) {
+        id -> Int8,
+        client_id -> Int8,
+        ip -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    operator_audit (id) {
+        id -> Int8,
+        operator_id -> Text,
+        role -> Text,
+        action -> Text,
+        service_ids -> Array<Int8>,
+        before -> Jsonb,
+        after -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(gift_card_redemptions -> gift_card_codes (code));
+diesel::allow_tables_to_appear_in_same_query!(
+    services,
+    system_configs,
+    gift_card_codes,
+    stores,
+    banners,
+    gift_card_redemptions,
+    gift_card_tries,
+    operator_audit,
+);

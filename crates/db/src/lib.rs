@@ -1,0 +1,50 @@
+//! The database layer every service shares: one connection pool per process, the embedded
+//! migrations run under an advisory lock, and (feature `testing`) a database per test.
+
+mod failure;
+mod migrate;
+mod pool;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use failure::Failure;
+pub use migrate::{MIGRATION_LOCK_KEY, Schema, run_migrations};
+pub use pool::{
+    BuildError, Conn, Pool, PoolError, PoolSettings, PoolStatus, build_pool, check_ready,
+};
+
+pub use diesel_async::AsyncPgConnection;
+
+/// Replaces the database name of a PostgreSQL URL, keeping host, user and options.
+pub fn with_database(url: &str, database: &str) -> Result<String, url::ParseError> {
+    let mut parsed = url::Url::parse(url)?;
+    parsed.set_path(&format!("/{database}"));
+    Ok(parsed.into())
+}
+
+/// Quotes an identifier for SQL text (database names cannot be bind parameters).
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_database_keeps_everything_but_the_name() {
+        assert_eq!(
+            with_database(
+                "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+                "auth"
+            )
+            .unwrap(),
+            "postgres://postgres@127.0.0.1:5432/auth?sslmode=disable"
+        );
+    }
+
+    #[test]
+    fn quote_ident_doubles_quotes() {
+        assert_eq!(quote_ident(r#"a"b"#), r#""a""b""#);
+    }
+}

@@ -1,0 +1,70 @@
+//! Embedded migrations, run under a PostgreSQL advisory lock so that replicas (or migration
+//! jobs) starting together take turns instead of racing on the same DDL.
+
+use diesel::migration::{Migration, MigrationSource};
+use diesel::pg::Pg;
+use diesel::sql_types::BigInt;
+use diesel::{Connection, RunQueryDsl};
+use diesel_async::AsyncPgConnection;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness};
+
+/// The advisory lock key every `migrate` takes (one lock space per database).
+pub const MIGRATION_LOCK_KEY: i64 = 0x006C_6F79_616C_7479; // "loyalty" in ASCII
+
+/// One database's migrations, with the folder they were embedded from (tests hash it to
+/// know when a template database is stale).
+#[derive(Clone, Copy)]
+pub struct Schema {
+    pub name: &'static str,
+    pub migrations: &'static EmbeddedMigrations,
+    pub source_dir: &'static str,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    #[error("cannot connect to the database: {0}")]
+    Connect(#[from] diesel::ConnectionError),
+    #[error("cannot take the migration lock: {0}")]
+    Lock(diesel::result::Error),
+    #[error("migration failed: {0}")]
+    Migration(String),
+    #[error("migration task failed: {0}")]
+    Task(String),
+}
+
+/// Applies pending migrations and returns the names of those applied (empty when the
+/// database was already current). Runs on a blocking thread: diesel's migration harness is
+/// synchronous, and running it on an async worker would stall (or, under actix, panic).
+pub async fn run_migrations(url: &str, schema: Schema) -> Result<Vec<String>, MigrateError> {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
+        diesel::sql_query("SELECT pg_advisory_lock($1)")
+            .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
+            .execute(&mut conn)
+            .map_err(MigrateError::Lock)?;
+        let applied = conn
+            .run_pending_migrations(Source(schema.migrations))
+            .map(|versions| versions.iter().map(ToString::to_string).collect::<Vec<_>>())
+            .map_err(|e| MigrateError::Migration(e.to_string()));
+        // Closing the connection would release the lock too; unlock explicitly so that a
+        // pooled or reused connection can never keep it.
+        let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
+            .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
+            .execute(&mut conn);
+        applied
+    })
+    .await
+    .map_err(|e| MigrateError::Task(e.to_string()))?
+}
+
+/// `EmbeddedMigrations` is neither `Clone` nor implemented for references; this lets a
+/// `Schema` hold a `&'static` to it.
+struct Source(&'static EmbeddedMigrations);
+
+impl MigrationSource<Pg> for Source {
+    fn migrations(&self) -> diesel::migration::Result<Vec<Box<dyn Migration<Pg>>>> {
+        MigrationSource::<Pg>::migrations(self.0)
+    }
+}

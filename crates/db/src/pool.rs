@@ -1,0 +1,145 @@
+//! The connection pool: a wait timeout (a pool with none hangs forever when exhausted), a
+//! connect timeout, a maximum connection age, and per-connection `statement_timeout` and
+//! `lock_timeout` so that no query or lock wait can hold a request forever.
+
+use std::time::Duration;
+
+use deadpool::Runtime;
+use deadpool::managed::{Hook, HookError, Timeouts};
+use diesel::ConnectionError;
+use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+
+pub type Pool = DeadPool<AsyncPgConnection>;
+pub type Conn = Object<AsyncPgConnection>;
+/// Why no connection could be had: `Timeout` when the pool stayed exhausted past its wait.
+pub type PoolError = diesel_async::pooled_connection::deadpool::PoolError;
+
+/// Everything the pool needs; each service fills it from its configuration.
+#[derive(Clone)]
+pub struct PoolSettings {
+    pub url: String,
+    /// At least 2: a handler that needs a second connection must not deadlock the pool.
+    pub max_size: usize,
+    pub wait_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub statement_timeout: Duration,
+    pub lock_timeout: Duration,
+    pub max_lifetime: Duration,
+}
+
+impl PoolSettings {
+    pub const MIN_SIZE: usize = 2;
+
+    /// Sensible timeouts around a URL and size.
+    pub fn new(url: impl Into<String>, max_size: usize) -> Self {
+        Self {
+            url: url.into(),
+            max_size: max_size.max(Self::MIN_SIZE),
+            wait_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(10),
+            lock_timeout: Duration::from_secs(5),
+            max_lifetime: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+/// The URL holds the password: never print it.
+impl std::fmt::Debug for PoolSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolSettings")
+            .field("url", &"<redacted>")
+            .field("max_size", &self.max_size)
+            .field("wait_timeout", &self.wait_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the database pool: {0}")]
+pub struct BuildError(String);
+
+/// Builds the pool. No connection is made here: the first request (or `/readyz`) makes one,
+/// so a service starts even while the database is still coming up.
+pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
+    let connect_timeout = settings.connect_timeout;
+    let session_setup = format!(
+        "SET statement_timeout = {}; SET lock_timeout = {};",
+        settings.statement_timeout.as_millis(),
+        settings.lock_timeout.as_millis()
+    );
+    let mut config = ManagerConfig::<AsyncPgConnection>::default();
+    config.custom_setup = Box::new(move |url| {
+        let url = url.to_owned();
+        let session_setup = session_setup.clone();
+        Box::pin(async move {
+            let mut conn =
+                tokio::time::timeout(connect_timeout, AsyncPgConnection::establish(&url))
+                    .await
+                    .map_err(|_| {
+                        ConnectionError::BadConnection(
+                            "timed out connecting to the database".into(),
+                        )
+                    })??;
+            conn.batch_execute(&session_setup)
+                .await
+                .map_err(|e| ConnectionError::BadConnection(e.to_string()))?;
+            Ok(conn)
+        })
+    });
+    let manager = AsyncDieselConnectionManager::new_with_config(&settings.url, config);
+    let max_lifetime = settings.max_lifetime;
+    DeadPool::builder(manager)
+        .max_size(settings.max_size.max(PoolSettings::MIN_SIZE))
+        .timeouts(Timeouts {
+            wait: Some(settings.wait_timeout),
+            create: Some(settings.connect_timeout + Duration::from_secs(1)),
+            recycle: Some(Duration::from_secs(2)),
+        })
+        .runtime(Runtime::Tokio1)
+        // Old connections are replaced so that a failover or a DNS change is picked up.
+        .pre_recycle(Hook::sync_fn(move |_, metrics| {
+            if metrics.age() > max_lifetime {
+                Err(HookError::message("connection reached its maximum age"))
+            } else {
+                Ok(())
+            }
+        }))
+        .build()
+        .map_err(|e| BuildError(e.to_string()))
+}
+
+/// A snapshot of pool usage, for `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStatus {
+    pub max_size: usize,
+    pub size: usize,
+    pub available: usize,
+    pub waiting: usize,
+}
+
+impl PoolStatus {
+    pub fn of(pool: &Pool) -> Self {
+        let s = pool.status();
+        Self {
+            max_size: s.max_size,
+            size: s.size,
+            available: s.available,
+            waiting: s.waiting,
+        }
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.size.saturating_sub(self.available)
+    }
+}
+
+/// `/readyz`: a connection can be had and answers a query.
+pub async fn check_ready(pool: &Pool) -> Result<(), String> {
+    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
+    conn.batch_execute("SELECT 1")
+        .await
+        .map_err(|e| e.to_string())
+}

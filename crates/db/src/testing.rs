@@ -1,0 +1,213 @@
+//! A database of its own for each test, cloned from a migrated template (the model is
+//! crates.io's test-db crate). Clones are cheap, so tests run in parallel without ever
+//! seeing each other's rows, and concurrency tests get real, separate connections.
+//!
+//! The server comes from `TEST_DATABASE_URL` (any database on it; `make test` sets it),
+//! else `postgres://postgres@127.0.0.1:5432/postgres`. The template's name carries a hash of
+//! the migration files, so a changed migration gets a fresh template; test processes that
+//! start together build it once, under an advisory lock.
+
+use std::path::Path;
+
+use diesel::sql_types::{BigInt, Text};
+use diesel::{QueryableByName, sql_query};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use sha2::{Digest, Sha256};
+
+use crate::{Schema, quote_ident, run_migrations, with_database};
+
+pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// The server tests run against.
+pub fn admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_owned())
+}
+
+/// A migrated database that is dropped when this value is.
+pub struct TestDatabase {
+    name: String,
+    url: String,
+    admin_url: String,
+}
+
+#[derive(QueryableByName)]
+struct Found {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+impl TestDatabase {
+    /// A fresh database holding `schema`'s migrations and nothing else.
+    pub async fn new(schema: Schema) -> Self {
+        let admin_url = admin_url();
+        let template = ensure_template(&admin_url, schema).await;
+        let name = format!("test_{}_{}", schema.name, uuid::Uuid::new_v4().simple());
+        let mut admin = connect(&admin_url).await;
+        sql_query(format!(
+            "CREATE DATABASE {} TEMPLATE {}",
+            quote_ident(&name),
+            quote_ident(&template)
+        ))
+        .execute(&mut admin)
+        .await
+        .unwrap_or_else(|e| panic!("cannot clone {template} into {name}: {e}"));
+        let url = with_database(&admin_url, &name)
+            .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
+        Self {
+            name,
+            url,
+            admin_url,
+        }
+    }
+
+    /// An empty database with no migrations (for tests of `migrate` itself).
+    pub async fn empty(label: &str) -> Self {
+        let admin_url = admin_url();
+        let name = format!("test_{label}_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = connect(&admin_url).await;
+        sql_query(format!("CREATE DATABASE {}", quote_ident(&name)))
+            .execute(&mut admin)
+            .await
+            .unwrap_or_else(|e| panic!("cannot create {name}: {e}"));
+        let url = with_database(&admin_url, &name)
+            .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
+        Self {
+            name,
+            url,
+            admin_url,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub async fn connect(&self) -> AsyncPgConnection {
+        connect(&self.url).await
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        // Drop runs outside any runtime we could borrow, so the cleanup gets its own thread
+        // and runtime. FORCE ends connections the app under test still holds.
+        let admin_url = self.admin_url.clone();
+        let statement = format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            quote_ident(&self.name)
+        );
+        let handle = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async move {
+                if let Ok(mut admin) = AsyncPgConnection::establish(&admin_url).await {
+                    let _ = sql_query(statement).execute(&mut admin).await;
+                }
+            });
+        });
+        let _ = handle.join();
+    }
+}
+
+async fn connect(url: &str) -> AsyncPgConnection {
+    AsyncPgConnection::establish(url)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to the test server {url}: {e} (is PostgreSQL running? `make test` finds or starts one)"))
+}
+
+/// A hash of every file under the migrations folder, names and contents.
+fn migrations_hash(dir: &Path) -> String {
+    let mut files = Vec::new();
+    collect_files(dir, &mut files);
+    files.sort();
+    let mut hasher = Sha256::new();
+    for file in files {
+        hasher.update(
+            file.strip_prefix(dir)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .as_bytes(),
+        );
+        hasher.update(std::fs::read(&file).unwrap_or_default());
+    }
+    hex::encode(hasher.finalize())[..16].to_owned()
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        panic!("cannot read the migrations folder {}", dir.display());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// Returns the name of a migrated template for `schema`, building it if no test process
+/// has yet.
+async fn ensure_template(admin_url: &str, schema: Schema) -> String {
+    let template = format!(
+        "tmpl_{}_{}",
+        schema.name,
+        migrations_hash(Path::new(schema.source_dir))
+    );
+    let mut admin = connect(admin_url).await;
+    sql_query("SELECT pg_advisory_lock(hashtext($1)::bigint)")
+        .bind::<Text, _>(&template)
+        .execute(&mut admin)
+        .await
+        .unwrap_or_else(|e| panic!("cannot lock the template {template}: {e}"));
+    let exists = sql_query("SELECT count(*) AS n FROM pg_database WHERE datname = $1")
+        .bind::<Text, _>(&template)
+        .get_result::<Found>(&mut admin)
+        .await
+        .map(|f| f.n > 0)
+        .unwrap_or(false);
+    if !exists {
+        // Build under another name and rename at the end, so a half-built template left by
+        // a crash is never used.
+        let building = format!("{template}_building");
+        for statement in [
+            format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                quote_ident(&building)
+            ),
+            format!("CREATE DATABASE {}", quote_ident(&building)),
+        ] {
+            sql_query(statement)
+                .execute(&mut admin)
+                .await
+                .unwrap_or_else(|e| panic!("cannot prepare template {building}: {e}"));
+        }
+        let building_url = with_database(admin_url, &building)
+            .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
+        run_migrations(&building_url, schema)
+            .await
+            .unwrap_or_else(|e| panic!("cannot migrate template {building}: {e}"));
+        sql_query(format!(
+            "ALTER DATABASE {} RENAME TO {}",
+            quote_ident(&building),
+            quote_ident(&template)
+        ))
+        .execute(&mut admin)
+        .await
+        .unwrap_or_else(|e| panic!("cannot publish template {template}: {e}"));
+    }
+    let _ = sql_query("SELECT pg_advisory_unlock(hashtext($1)::bigint)")
+        .bind::<Text, _>(&template)
+        .execute(&mut admin)
+        .await;
+    template
+}

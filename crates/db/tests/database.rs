@@ -1,0 +1,182 @@
+//! The database crate against a real PostgreSQL: pool, migration lock, template clones.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
+
+use std::time::Duration;
+
+use db::testing::TestDatabase;
+use db::{PoolSettings, Schema, build_pool, check_ready, run_migrations};
+use diesel::sql_types::{BigInt, Text};
+use diesel::{QueryableByName, sql_query};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+use diesel_migrations::{EmbeddedMigrations, embed_migrations};
+
+static MIGRATIONS: EmbeddedMigrations = embed_migrations!("tests/migrations");
+const SCHEMA: Schema = Schema {
+    name: "dbcrate",
+    migrations: &MIGRATIONS,
+    source_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/tests/migrations"),
+};
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct Setting {
+    #[diesel(sql_type = Text)]
+    value: String,
+}
+
+async fn count(conn: &mut AsyncPgConnection, sql: &str) -> i64 {
+    sql_query(sql).get_result::<Count>(conn).await.unwrap().n
+}
+
+#[tokio::test]
+async fn pool_sets_session_timeouts_and_waits_at_most_its_wait_timeout() {
+    let database = TestDatabase::new(SCHEMA).await;
+    let mut settings = PoolSettings::new(database.url(), 2);
+    settings.wait_timeout = Duration::from_millis(200);
+    settings.statement_timeout = Duration::from_millis(1500);
+    let pool = build_pool(&settings).unwrap();
+    check_ready(&pool).await.unwrap();
+
+    let mut first = pool.get().await.unwrap();
+    let timeout = sql_query("SELECT current_setting('statement_timeout') AS value")
+        .get_result::<Setting>(&mut first)
+        .await
+        .unwrap();
+    assert_eq!(timeout.value, "1500ms");
+
+    // A statement longer than statement_timeout is cancelled by the server.
+    let slow = first.batch_execute("SELECT pg_sleep(3)").await;
+    assert!(
+        slow.is_err(),
+        "pg_sleep(3) should hit the 1.5 s statement_timeout"
+    );
+
+    let _second = pool.get().await.unwrap();
+    let started = std::time::Instant::now();
+    let third = pool.get().await;
+    assert!(
+        third.is_err(),
+        "a third connection from a pool of two must time out"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the wait timeout was not applied"
+    );
+    let status = db::PoolStatus::of(&pool);
+    assert_eq!((status.max_size, status.in_use()), (2, 2));
+}
+
+#[tokio::test]
+async fn pool_size_is_never_below_two() {
+    let pool = build_pool(&PoolSettings::new("postgres://nobody@127.0.0.1:1/none", 1)).unwrap();
+    assert_eq!(pool.status().max_size, 2);
+}
+
+#[tokio::test]
+async fn readiness_fails_when_the_server_is_unreachable() {
+    let mut settings = PoolSettings::new("postgres://postgres@127.0.0.1:1/none", 2);
+    settings.connect_timeout = Duration::from_millis(300);
+    let pool = build_pool(&settings).unwrap();
+    assert!(check_ready(&pool).await.is_err());
+}
+
+#[tokio::test]
+async fn two_concurrent_migrate_runs_take_turns_under_the_lock() {
+    let database = TestDatabase::empty("migrate").await;
+    let (a, b) = tokio::join!(
+        run_migrations(database.url(), SCHEMA),
+        run_migrations(database.url(), SCHEMA)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    // One run applied both migrations, the other found nothing left to do.
+    let mut applied = [a.len(), b.len()];
+    applied.sort();
+    assert_eq!(applied, [0, 2], "a = {a:?}, b = {b:?}");
+
+    let mut conn = database.connect().await;
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(*) AS n FROM __diesel_schema_migrations"
+        )
+        .await,
+        2
+    );
+    assert_eq!(
+        count(&mut conn, "SELECT count(*) AS n FROM gadgets").await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn migrate_waits_while_another_holds_the_lock() {
+    let database = TestDatabase::empty("lockwait").await;
+    let mut holder = database.connect().await;
+    sql_query("SELECT pg_advisory_lock($1)")
+        .bind::<BigInt, _>(db::MIGRATION_LOCK_KEY)
+        .execute(&mut holder)
+        .await
+        .unwrap();
+
+    let url = database.url().to_owned();
+    let migrate = tokio::spawn(async move { run_migrations(&url, SCHEMA).await });
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        !migrate.is_finished(),
+        "migrate ran although the lock was held"
+    );
+
+    sql_query("SELECT pg_advisory_unlock($1)")
+        .bind::<BigInt, _>(db::MIGRATION_LOCK_KEY)
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let applied = tokio::time::timeout(Duration::from_secs(10), migrate)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(applied.len(), 2);
+}
+
+#[tokio::test]
+async fn each_test_database_is_a_separate_migrated_clone_dropped_at_the_end() {
+    let one = TestDatabase::new(SCHEMA).await;
+    let two = TestDatabase::new(SCHEMA).await;
+    assert_ne!(one.name(), two.name());
+
+    let mut a = one.connect().await;
+    let mut b = two.connect().await;
+    a.batch_execute("INSERT INTO widgets (name) VALUES ('only in one')")
+        .await
+        .unwrap();
+    assert_eq!(count(&mut a, "SELECT count(*) AS n FROM widgets").await, 1);
+    assert_eq!(count(&mut b, "SELECT count(*) AS n FROM widgets").await, 0);
+    assert_eq!(
+        count(
+            &mut b,
+            "SELECT count(*) AS n FROM __diesel_schema_migrations"
+        )
+        .await,
+        2
+    );
+
+    let name = one.name().to_owned();
+    drop(a);
+    drop(one);
+    let mut admin = AsyncPgConnection::establish(&db::testing::admin_url())
+        .await
+        .unwrap();
+    let left = sql_query("SELECT count(*) AS n FROM pg_database WHERE datname = $1")
+        .bind::<Text, _>(&name)
+        .get_result::<Count>(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(left.n, 0, "the test database was not dropped");
+}

@@ -1,0 +1,180 @@
+//! Points: an exact decimal (never a float) and the text form the balance answers with.
+
+use std::fmt;
+use std::ops::{Add, Neg, Sub};
+use std::str::FromStr;
+
+use bigdecimal::{BigDecimal, RoundingMode, Zero};
+use serde::{Deserialize, Serialize};
+
+use crate::ParseError;
+
+/// A number of points. Stored as `NUMERIC`; may be negative (a balance can be).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Points(BigDecimal);
+
+impl Points {
+    /// Decimals the balance text keeps.
+    pub const TEXT_DECIMALS: i64 = 4;
+
+    pub fn new(value: BigDecimal) -> Self {
+        Self(value)
+    }
+
+    pub fn zero() -> Self {
+        Self(BigDecimal::zero())
+    }
+
+    pub fn as_decimal(&self) -> &BigDecimal {
+        &self.0
+    }
+
+    pub fn into_decimal(self) -> BigDecimal {
+        self.0
+    }
+
+    pub fn is_negative(&self) -> bool {
+        self.0 < BigDecimal::zero()
+    }
+
+    /// The spec's text: rounded half away from zero to 4 decimals, then trailing zeros and
+    /// a trailing dot removed. `500.50000` → `500.5`, `100.0` → `100`, `-0.00004` → `0`.
+    pub fn to_text(&self) -> String {
+        let rounded = self
+            .0
+            .with_scale_round(Self::TEXT_DECIMALS, RoundingMode::HalfUp)
+            .normalized();
+        if rounded.is_zero() {
+            // BigDecimal keeps no negative zero, but make the intent plain.
+            return "0".to_owned();
+        }
+        rounded.to_plain_string()
+    }
+}
+
+impl FromStr for Points {
+    type Err = ParseError;
+    /// Plain decimal text (`"500.5"`, `"-3"`); no exponent, no spaces.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let plain = !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
+            && s.bytes().any(|b| b.is_ascii_digit());
+        if !plain {
+            return Err(ParseError(format!(
+                "expected a decimal number of points, got {s:?}"
+            )));
+        }
+        BigDecimal::from_str(s)
+            .map(Self)
+            .map_err(|_| ParseError(format!("expected a decimal number of points, got {s:?}")))
+    }
+}
+
+impl fmt::Display for Points {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+impl From<i64> for Points {
+    fn from(v: i64) -> Self {
+        Self(BigDecimal::from(v))
+    }
+}
+
+impl Add for Points {
+    type Output = Points;
+    fn add(self, rhs: Points) -> Points {
+        Points(self.0 + rhs.0)
+    }
+}
+
+impl Sub for Points {
+    type Output = Points;
+    fn sub(self, rhs: Points) -> Points {
+        Points(self.0 - rhs.0)
+    }
+}
+
+impl Neg for Points {
+    type Output = Points;
+    fn neg(self) -> Points {
+        Points(-self.0)
+    }
+}
+
+/// Points travel as their text form, so that no JSON float ever carries them.
+impl Serialize for Points {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_text())
+    }
+}
+
+/// Accepts the text form, and a JSON integer for convenience (fixtures write `100`).
+impl<'de> Deserialize<'de> for Points {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Integer(i64),
+        }
+        match Raw::deserialize(deserializer)? {
+            Raw::Text(s) => s.parse().map_err(serde::de::Error::custom),
+            Raw::Integer(i) => Ok(Points::from(i)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(s: &str) -> String {
+        s.parse::<Points>()
+            .map(|p| p.to_text())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn text_drops_trailing_zeros_and_dot() {
+        assert_eq!(text("500.5000"), "500.5");
+        assert_eq!(text("100.0"), "100");
+        assert_eq!(text("100"), "100");
+        assert_eq!(text("1200"), "1200");
+        assert_eq!(text("0"), "0");
+        assert_eq!(text("0.0000"), "0");
+    }
+
+    #[test]
+    fn text_rounds_half_away_from_zero_to_four_decimals() {
+        assert_eq!(text("1.23455"), "1.2346");
+        assert_eq!(text("1.23454"), "1.2345");
+        assert_eq!(text("-1.23455"), "-1.2346");
+        assert_eq!(text("0.00005"), "0.0001");
+        assert_eq!(text("-0.00004"), "0");
+        assert_eq!(text("9.99995"), "10");
+    }
+
+    #[test]
+    fn large_values_stay_plain() {
+        assert_eq!(text("100000000000000000000"), "100000000000000000000");
+        assert_eq!(text("-250"), "-250");
+    }
+
+    #[test]
+    fn parse_refuses_floats_in_disguise() {
+        for bad in ["", "1e5", " 1", "abc", "NaN", "-"] {
+            assert!(bad.parse::<Points>().is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn serde_round_trip_is_text() {
+        let p: Points = serde_json::from_str("\"500.50\"").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(serde_json::to_string(&p).ok().as_deref(), Some("\"500.5\""));
+        let i: Points = serde_json::from_str("100").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(i.to_text(), "100");
+    }
+}

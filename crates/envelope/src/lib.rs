@@ -1,0 +1,21 @@
+//! The error bodies the API documents fix, each an actix `ResponseError`:
+//!
+//! | type            | body                                                   | used by                         |
+//! |-----------------|--------------------------------------------------------|---------------------------------|
+//! | [`ErrorA`]      | `{status, message, stack?}`                            | auth service                    |
+//! | [`ErrorB`]      | `{success: false, error: {code, message, details?}}`   | point routes                    |
+//! | [`ErrorC`]      | `{message, statusCode}`                                | order service's own routes      |
+//! | [`OperatorError`] | `{statusCode, message, error}`                       | operator service                |
+//!
+//! [`Envelope`] names the four so that the shared handlers (bad JSON, bad path, unknown
+//! route) answer in whichever one a scope uses, and [`exposure`] decides per app whether
+//! internals (raw error text, `stack`) may be shown.
+
+mod details;
+mod envelopes;
+pub mod exposure;
+pub mod handlers;
+pub mod schema;
+
+pub use details::Details;
+pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, OperatorError};

@@ -1,0 +1,91 @@
+//! Who is calling a point route (or the gift-card route): the auth service's
+//! `GET /api/v1/users` with the caller's own `Authorization` header. The client id comes
+//! from that answer only, never from the request.
+
+use serde_json::Value;
+
+/// Why the caller could not be resolved; each service answers it in its own envelope.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallerError {
+    #[error("Missing or invalid authorization header")]
+    MissingHeader,
+    #[error("Invalid or expired token")]
+    InvalidToken,
+    /// An outage looks like a bad token (401), with the error text.
+    #[error("auth service unreachable: {0}")]
+    Unreachable(String),
+    #[error("auth response missing numeric client id")]
+    MissingClientId,
+    /// A 500, not a 401: the service is misconfigured.
+    #[error("AUTH_SERVICE_URL not set")]
+    NotConfigured,
+}
+
+#[derive(Clone)]
+pub struct CallerLookup {
+    base: Option<String>,
+    http: telemetry::client::HttpClient,
+}
+
+impl CallerLookup {
+    /// `base` is `AUTH_SERVICE_URL`; without it every lookup is [`CallerError::NotConfigured`].
+    pub fn new(base: Option<String>, http: telemetry::client::HttpClient) -> Self {
+        Self { base, http }
+    }
+
+    /// The caller's client id. The header is checked before the configuration, so a request
+    /// without a token is a 401 even on a misconfigured service.
+    pub async fn caller(&self, authorization: Option<&str>) -> Result<i64, CallerError> {
+        let authorization = authorization
+            .filter(|h| h.starts_with("Bearer "))
+            .ok_or(CallerError::MissingHeader)?;
+        let base = self.base.as_deref().ok_or(CallerError::NotConfigured)?;
+        let response = self
+            .http
+            .get(format!("{base}/api/v1/users"))
+            .header("authorization", authorization)
+            .send()
+            .await
+            .map_err(|e| CallerError::Unreachable(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(CallerError::InvalidToken);
+        }
+        let body: Value = response
+            .json()
+            .await
+            .map_err(|_| CallerError::MissingClientId)?;
+        numeric_id(&body["data"]["client_id"]).ok_or(CallerError::MissingClientId)
+    }
+}
+
+/// A positive integer id, as a JSON number or numeric text.
+fn numeric_id(value: &Value) -> Option<i64> {
+    let id = match value {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    };
+    id.filter(|id| *id > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numeric_id;
+    use serde_json::json;
+
+    #[test]
+    fn ids_are_positive_integers_as_numbers_or_text() {
+        assert_eq!(numeric_id(&json!(1001)), Some(1001));
+        assert_eq!(numeric_id(&json!("1001")), Some(1001));
+        for bad in [
+            json!(null),
+            json!("abc"),
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!({}),
+        ] {
+            assert_eq!(numeric_id(&bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Configuration from environment variables, read once at start into typed structs.
+//!
+//! [`Env`] collects every problem instead of stopping at the first, and names the variable
+//! in each, so that a bad deployment shows all its mistakes in one go, one line each.
+//! Tests build config structs directly (or an [`Env`] from pairs) and never touch the
+//! process environment.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::str::FromStr;
+
+use telemetry::{LogFormat, TelemetryConfig};
+
+/// Every problem found, one per line, each naming its variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub Vec<String>);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.join("\n"))
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A secret value: never in `Debug` output or logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// `APP_ENV`. Production is the default: a binary started with no environment must not
+/// show stack traces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppEnv {
+    Development,
+    Production,
+}
+
+impl AppEnv {
+    /// Raw error text and `stack` appear in answers only outside production.
+    pub fn shows_internals(self) -> bool {
+        self == AppEnv::Development
+    }
+}
+
+impl FromStr for AppEnv {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "development" => Ok(Self::Development),
+            "production" => Ok(Self::Production),
+            other => Err(format!("expected development or production, got {other:?}")),
+        }
+    }
+}
+
+/// Reads variables and records what is wrong with them.
+pub struct Env {
+    vars: HashMap<String, String>,
+    errors: Vec<String>,
+}
+
+impl Env {
+    pub fn from_process() -> Self {
+        Self::from_vars(std::env::vars())
+    }
+
+    pub fn from_vars<K: Into<String>, V: Into<String>>(
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Self {
+            vars: vars
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// The raw value; an empty value counts as unset.
+    pub fn optional(&self, name: &str) -> Option<String> {
+        self.vars.get(name).filter(|v| !v.is_empty()).cloned()
+    }
+
+    /// A value that must be set.
+    pub fn required(&mut self, name: &str) -> String {
+        match self.optional(name) {
+            Some(v) => v,
+            None => {
+                self.errors.push(format!("{name} is required but not set"));
+                String::new()
+            }
+        }
+    }
+
+    /// A value read by `parse`, or `default` when unset. `parse` explains what it expected.
+    pub fn parse_or<T>(
+        &mut self,
+        name: &str,
+        default: T,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> T {
+        match self.optional(name) {
+            None => default,
+            Some(raw) => match parse(&raw) {
+                Ok(value) => value,
+                Err(expected) => {
+                    self.errors
+                        .push(format!("{name}={raw:?} is invalid: {expected}"));
+                    default
+                }
+            },
+        }
+    }
+
+    /// An integer in `range`, or `default` when unset.
+    pub fn int_or(
+        &mut self,
+        name: &str,
+        default: u64,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> u64 {
+        let (lo, hi) = (*range.start(), *range.end());
+        self.parse_or(name, default, |raw| {
+            raw.parse::<u64>()
+                .ok()
+                .filter(|v| range.contains(v))
+                .ok_or_else(|| format!("expected an integer from {lo} to {hi}"))
+        })
+    }
+
+    /// A switch that is on only for the exact text `true` (the spec's rule for flags).
+    pub fn flag(&self, name: &str) -> bool {
+        self.optional(name).as_deref() == Some("true")
+    }
+
+    /// A required secret. In production a development secret (the `dev-only` marker that
+    /// `make run` uses) or a short one refuses to start.
+    pub fn secret(&mut self, name: &str, app_env: AppEnv) -> Secret {
+        let value = self.required(name);
+        if !value.is_empty()
+            && app_env == AppEnv::Production
+            && (value.contains("dev-only") || value.len() < 32)
+        {
+            self.errors.push(format!(
+                "{name} holds a development secret; production needs at least 32 random characters"
+            ));
+        }
+        Secret(value)
+    }
+
+    /// A `http(s)://` URL, or `None` when unset.
+    pub fn url(&mut self, name: &str) -> Option<String> {
+        let raw = self.optional(name)?;
+        match url::Url::parse(&raw) {
+            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+                Some(raw.trim_end_matches('/').to_owned())
+            }
+            _ => {
+                self.errors.push(format!(
+                    "{name}={raw:?} is invalid: expected an http:// or https:// URL"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Records a problem found by the caller's own checks.
+    pub fn error(&mut self, message: impl Into<String>) {
+        self.errors.push(message.into());
+    }
+
+    /// `value` if nothing was wrong, else every problem found.
+    pub fn finish<T>(self, value: T) -> Result<T, ConfigError> {
+        if self.errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(ConfigError(self.errors))
+        }
+    }
+}
+
+/// What every service reads: environment, address, logs and traces.
+#[derive(Debug, Clone)]
+pub struct CommonConfig {
+    pub app_env: AppEnv,
+    pub bind_addr: SocketAddr,
+    /// `HTTP_WORKERS`: worker threads; binary default the number of CPUs.
+    pub workers: usize,
+    pub telemetry: TelemetryConfig,
+}
+
+impl CommonConfig {
+    /// `APP_ENV`, `BIND_ADDR`, `HTTP_WORKERS`, `RUST_LOG`, `LOG_FORMAT`,
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub fn from_env(env: &mut Env, service_name: &'static str, default_port: u16) -> Self {
+        let app_env = env.parse_or("APP_ENV", AppEnv::Production, |s| s.parse());
+        let default_addr = SocketAddr::from(([127, 0, 0, 1], default_port));
+        let bind_addr = env.parse_or("BIND_ADDR", default_addr, |s| {
+            s.parse()
+                .map_err(|_| "expected host:port, e.g. 0.0.0.0:8081".to_owned())
+        });
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2) as u64;
+        let workers = env.int_or("HTTP_WORKERS", cpus, 1..=256) as usize;
+        let log_format = env.parse_or("LOG_FORMAT", LogFormat::Json, |s| s.parse());
+        let log_filter = env
+            .optional("RUST_LOG")
+            .unwrap_or_else(|| "info".to_owned());
+        let otlp_endpoint = env.url("OTEL_EXPORTER_OTLP_ENDPOINT");
+        Self {
+            app_env,
+            bind_addr,
+            workers,
+            telemetry: TelemetryConfig {
+                service_name,
+                log_format,
+                log_filter,
+                otlp_endpoint,
+            },
+        }
+    }
+}
+
+/// `DATABASE_URL` and `DATABASE_POOL_SIZE`.
+#[derive(Debug, Clone)]
+pub struct DatabaseConfig {
+    pub url: Secret,
+    pub pool_size: usize,
+}
+
+impl DatabaseConfig {
+    pub const DEFAULT_POOL_SIZE: u64 = 10;
+
+    pub fn from_env(env: &mut Env) -> Self {
+        let url = env.required("DATABASE_URL");
+        if !url.is_empty() {
+            let valid = url::Url::parse(&url)
+                .map(|u| u.scheme() == "postgres" || u.scheme() == "postgresql")
+                .unwrap_or(false);
+            if !valid {
+                // The URL may hold a password: do not echo it.
+                env.error("DATABASE_URL is invalid: expected postgres://user@host:port/database");
+            }
+        }
+        let pool_size =
+            env.int_or("DATABASE_POOL_SIZE", Self::DEFAULT_POOL_SIZE, 2..=1000) as usize;
+        Self {
+            url: Secret(url),
+            pool_size,
+        }
+    }
+
+    pub fn pool_settings(&self) -> db::PoolSettings {
+        db::PoolSettings::new(self.url.expose(), self.pool_size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        Env::from_vars(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    #[test]
+    fn bad_pool_size_names_the_variable_in_one_line() {
+        let mut e = env(&[
+            ("DATABASE_URL", "postgres://postgres@127.0.0.1/points"),
+            ("DATABASE_POOL_SIZE", "abc"),
+        ]);
+        let db = DatabaseConfig::from_env(&mut e);
+        let err = e.finish(db).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"DATABASE_POOL_SIZE="abc" is invalid: expected an integer from 2 to 1000"#
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported_once() {
+        let mut e = env(&[
+            ("DATABASE_URL", "mysql://x"),
+            ("APP_ENV", "staging"),
+            ("DATABASE_POOL_SIZE", "1"),
+        ]);
+        let common = CommonConfig::from_env(&mut e, "test", 1);
+        let db = DatabaseConfig::from_env(&mut e);
+        let err = e.finish((common, db)).unwrap_err();
+        assert_eq!(err.0.len(), 3, "{err}");
+        assert!(err.0[0].starts_with("APP_ENV="));
+        assert!(err.0[1].starts_with("DATABASE_URL is invalid"));
+        assert!(err.0[2].starts_with("DATABASE_POOL_SIZE="));
+    }
+
+    #[test]
+    fn missing_url_is_required() {
+        let mut e = env(&[]);
+        let db = DatabaseConfig::from_env(&mut e);
+        assert_eq!(
+            e.finish(db).unwrap_err().0,
+            ["DATABASE_URL is required but not set"]
+        );
+    }
+
+    #[test]
+    fn defaults_apply_when_unset() {
+        let mut e = env(&[("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/auth")]);
+        let common = CommonConfig::from_env(&mut e, "auth-service", 8081);
+        let db = DatabaseConfig::from_env(&mut e);
+        let (common, db) = e.finish((common, db)).unwrap();
+        assert_eq!(common.app_env, AppEnv::Production);
+        assert_eq!(common.bind_addr.to_string(), "127.0.0.1:8081");
+        assert_eq!(db.pool_size, 10);
+        assert_eq!(common.telemetry.otlp_endpoint, None);
+    }
+
+    #[test]
+    fn flags_are_on_only_for_exact_true() {
+        let e = env(&[("A", "true"), ("B", "TRUE"), ("C", "1"), ("D", " true")]);
+        assert!(e.flag("A"));
+        assert!(!e.flag("B") && !e.flag("C") && !e.flag("D") && !e.flag("E"));
+    }
+
+    #[test]
+    fn production_refuses_development_secrets() {
+        let mut e = env(&[("S", "dev-only-secret-please-change-me-000000")]);
+        e.secret("S", AppEnv::Production);
+        assert_eq!(e.finish(()).unwrap_err().0.len(), 1);
+
+        let mut e = env(&[("S", "short")]);
+        e.secret("S", AppEnv::Production);
+        assert!(e.finish(()).is_err());
+
+        let mut e = env(&[("S", "dev-only-secret")]);
+        let s = e.secret("S", AppEnv::Development);
+        assert_eq!(format!("{s:?}"), "Secret(<redacted>)");
+        assert!(e.finish(()).is_ok());
+    }
+}

@@ -1,0 +1,19 @@
+//! The shell every service binary shares, so that a service is only its own routes and
+//! rules: the command line ([`cli`]), configuration from the environment ([`config`]), the
+//! operational routes ([`ops`]), the app with its middleware ([`app`]) and the HTTP server
+//! with graceful shutdown ([`run`]).
+
+pub mod app;
+pub mod caller;
+pub mod cli;
+mod client_ip;
+pub mod config;
+pub mod internal;
+pub mod ops;
+pub mod run;
+
+pub use app::{AppSettings, app};
+pub use cli::Command;
+pub use client_ip::client_ip;
+pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, Secret};
+pub use run::{Binary, SeedFn, StartError, http_server, spawn_local, start};

@@ -1,0 +1,101 @@
+//! The operational routes every service serves: `/healthz` (the process answers),
+//! `/readyz` (its database answers), `/metrics` (Prometheus text), `/openapi.json` and
+//! `/docs` (the service's OpenAPI document and a page for it that loads nothing from the
+//! internet).
+
+use std::time::Duration;
+
+use actix_web::{HttpResponse, web};
+use serde::Serialize;
+use utoipa::OpenApi;
+use utoipa_swagger_ui::SwaggerUi;
+
+/// How long `/readyz` waits for the database before answering 503.
+const READY_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// What the operational routes need from the app.
+#[derive(Clone)]
+pub struct OpsState {
+    pub service: &'static str,
+    pub pool: db::Pool,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// `ok`, `ready` or `unavailable`.
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Per dependency: `up` or `down`.
+    #[schema(value_type = Option<Object>)]
+    checks: Option<serde_json::Value>,
+}
+
+/// The process is alive. Never touches the database, so a database outage does not make
+/// Kubernetes restart healthy pods.
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health)))]
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(Health {
+        status: "ok",
+        checks: None,
+    })
+}
+
+/// The service can do its work: a database connection answers a query.
+#[utoipa::path(get, path = "/readyz", tag = "operations", responses(
+    (status = 200, body = Health, description = "the database answers"),
+    (status = 503, body = Health, description = "the database does not answer"),
+))]
+pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
+    let outcome = match tokio::time::timeout(READY_TIMEOUT, db::check_ready(&state.pool)).await {
+        Ok(result) => result,
+        Err(_) => Err(format!("no answer within {READY_TIMEOUT:?}")),
+    };
+    match outcome {
+        Ok(()) => HttpResponse::Ok().json(Health {
+            status: "ready",
+            checks: Some(serde_json::json!({"database": "up"})),
+        }),
+        Err(reason) => {
+            tracing::warn!(service = state.service, error.message = %reason, "not ready: the database does not answer");
+            HttpResponse::ServiceUnavailable().json(Health {
+                status: "unavailable",
+                checks: Some(serde_json::json!({"database": "down"})),
+            })
+        }
+    }
+}
+
+/// Prometheus text: request counts and latencies by route and status, pool usage.
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "text/plain", body = String)))]
+pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
+    let status = db::PoolStatus::of(&state.pool);
+    let gauge = |state_label: &'static str, value: usize| {
+        metrics::gauge!("db_pool_connections", "state" => state_label).set(value as f64);
+    };
+    gauge("max", status.max_size);
+    gauge("open", status.size);
+    gauge("in_use", status.in_use());
+    gauge("idle", status.available);
+    gauge("waiting", status.waiting);
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(telemetry::metrics::render())
+}
+
+#[derive(OpenApi)]
+#[openapi(paths(healthz, readyz, metrics), tags((name = "operations", description = "Probes and metrics for the platform")))]
+struct OpsDoc;
+
+/// The operational routes' part of a service's OpenAPI document.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    OpsDoc::openapi()
+}
+
+/// Registers the operational routes and the document (`openapi` is the service's whole
+/// document, operational routes included).
+pub fn configure(cfg: &mut web::ServiceConfig, openapi: utoipa::openapi::OpenApi) {
+    cfg.route("/healthz", web::get().to(healthz))
+        .route("/readyz", web::get().to(readyz))
+        .route("/metrics", web::get().to(metrics))
+        .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi));
+}

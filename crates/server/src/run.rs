@@ -1,0 +1,237 @@
+//! Running a binary: its subcommands, the HTTP server with graceful shutdown, exit codes.
+
+use std::fmt::Display;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, Error, HttpServer};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use futures_util::future::BoxFuture;
+
+use crate::AppSettings;
+use crate::config::{CommonConfig, ConfigError, DatabaseConfig, Env};
+
+/// How long a stopping server lets in-flight requests finish; above the 20 s pay timeout.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
+
+/// A service's fixture loader: upserts its sections of the fixture inside the transaction it
+/// is given and returns one line per section for the log.
+pub type SeedFn = for<'c> fn(
+    &'c mut AsyncPgConnection,
+    &'c serde_json::Value,
+) -> BoxFuture<'c, anyhow::Result<Vec<String>>>;
+
+/// Builds the HTTP server for `factory` on an already bound listener (tests bind port 0).
+/// The returned server runs until SIGTERM or SIGINT; on SIGTERM (what Kubernetes sends) it
+/// stops accepting and lets in-flight requests finish for up to [`SHUTDOWN_TIMEOUT`].
+pub fn http_server<F, T, B>(
+    listener: TcpListener,
+    workers: usize,
+    factory: F,
+) -> std::io::Result<Server>
+where
+    F: Fn() -> App<T> + Send + Clone + 'static,
+    T: ServiceFactory<
+            ServiceRequest,
+            Config = (),
+            Response = ServiceResponse<B>,
+            Error = Error,
+            InitError = (),
+        > + 'static,
+    B: MessageBody + 'static,
+{
+    Ok(HttpServer::new(factory)
+        .workers(workers)
+        .shutdown_timeout(SHUTDOWN_TIMEOUT.as_secs())
+        .listen(listener)?
+        .run())
+}
+
+/// Why a service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Pool(#[from] db::BuildError),
+    #[error("cannot start the HTTP server: {0}")]
+    Http(#[from] std::io::Error),
+}
+
+/// The server of a service: the shared app from `settings` plus the service's own routes
+/// and data, registered by `configure`.
+pub fn start<F>(
+    listener: TcpListener,
+    workers: usize,
+    settings: AppSettings,
+    configure: F,
+) -> std::io::Result<Server>
+where
+    F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
+{
+    http_server(listener, workers, move || {
+        crate::app(settings.clone()).configure(configure.clone())
+    })
+}
+
+/// Serves `factory` on a free loopback port in the background and returns its base URL.
+/// Tests use it for the real HTTP servers that play other services.
+pub fn spawn_local<F, T, B>(factory: F) -> std::io::Result<String>
+where
+    F: Fn() -> App<T> + Send + Clone + 'static,
+    T: ServiceFactory<
+            ServiceRequest,
+            Config = (),
+            Response = ServiceResponse<B>,
+            Error = Error,
+            InitError = (),
+        > + 'static,
+    B: MessageBody + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let base = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(http_server(listener, 2, factory)?);
+    Ok(base)
+}
+
+/// One service binary: its name, default port and migrations.
+pub struct Binary {
+    pub name: &'static str,
+    pub default_port: u16,
+    pub schema: db::Schema,
+}
+
+impl Binary {
+    /// `serve`: reads the configuration (`load` adds the service's own variables to the
+    /// common ones), sets up telemetry, binds, and serves until stopped.
+    pub fn serve<C, E: Display>(
+        &self,
+        load: impl FnOnce(&mut Env, CommonConfig, DatabaseConfig) -> C,
+        build: impl FnOnce(C, TcpListener) -> Result<Server, E>,
+    ) -> ExitCode {
+        let mut env = Env::from_process();
+        let common = CommonConfig::from_env(&mut env, self.name, self.default_port);
+        let database = DatabaseConfig::from_env(&mut env);
+        let config = load(&mut env, common.clone(), database);
+        let config = match env.finish(config) {
+            Ok(config) => config,
+            Err(e) => return self.config_failure(e),
+        };
+        self.with_runtime(&common, async move {
+            let listener = TcpListener::bind(common.bind_addr)
+                .map_err(|e| format!("cannot listen on {}: {e}", common.bind_addr))?;
+            let server = build(config, listener).map_err(|e| format!("cannot start: {e}"))?;
+            tracing::info!(http.addr = %common.bind_addr, workers = common.workers, "listening");
+            server.await.map_err(|e| format!("server failed: {e}"))?;
+            tracing::info!("stopped");
+            Ok(())
+        })
+    }
+
+    /// `migrate`: applies pending migrations under the advisory lock.
+    pub fn migrate(&self) -> ExitCode {
+        let Some((common, database)) = self.database_only() else {
+            return ExitCode::from(2);
+        };
+        let schema = self.schema;
+        self.with_runtime(&common, async move {
+            let applied = db::run_migrations(database.url.expose(), schema).await.map_err(|e| e.to_string())?;
+            tracing::info!(db.schema = schema.name, applied = ?applied, "migrations are up to date");
+            Ok(())
+        })
+    }
+
+    /// `seed FILE`: loads this service's sections of a fixture in one transaction.
+    pub fn seed(&self, file: &Path, seed: SeedFn) -> ExitCode {
+        let Some((common, database)) = self.database_only() else {
+            return ExitCode::from(2);
+        };
+        let file = file.to_owned();
+        self.with_runtime(&common, async move {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let fixture: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not valid JSON: {e}", file.display()))?;
+            if !fixture.is_object() {
+                return Err(format!(
+                    "{} must hold a JSON object of sections",
+                    file.display()
+                ));
+            }
+            let mut conn = AsyncPgConnection::establish(database.url.expose())
+                .await
+                .map_err(|e| format!("cannot connect to the database: {e}"))?;
+            let report = conn
+                .transaction::<_, anyhow::Error, _>(async |conn| seed(conn, &fixture).await)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "seeding {} failed, nothing was written: {e:#}",
+                        file.display()
+                    )
+                })?;
+            for line in report {
+                tracing::info!(fixture = %file.display(), "{line}");
+            }
+            Ok(())
+        })
+    }
+
+    fn database_only(&self) -> Option<(CommonConfig, DatabaseConfig)> {
+        let mut env = Env::from_process();
+        let common = CommonConfig::from_env(&mut env, self.name, self.default_port);
+        let database = DatabaseConfig::from_env(&mut env);
+        match env.finish((common, database)) {
+            Ok(pair) => Some(pair),
+            Err(e) => {
+                self.config_failure(e);
+                None
+            }
+        }
+    }
+
+    fn config_failure(&self, e: ConfigError) -> ExitCode {
+        for line in e.0 {
+            eprintln!("{}: configuration error: {line}", self.name);
+        }
+        ExitCode::from(2)
+    }
+
+    /// Runs `work` on a multi-threaded runtime with telemetry set up, and turns its outcome
+    /// into an exit code (1 with one line on stderr on failure).
+    fn with_runtime(
+        &self,
+        common: &CommonConfig,
+        work: impl std::future::Future<Output = Result<(), String>>,
+    ) -> ExitCode {
+        let guard = match telemetry::init(&common.telemetry) {
+            Ok(guard) => guard,
+            Err(e) => {
+                eprintln!("{}: configuration error: {e}", self.name);
+                return ExitCode::from(2);
+            }
+        };
+        let runtime = match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                eprintln!("{}: cannot start the async runtime: {e}", self.name);
+                return ExitCode::from(1);
+            }
+        };
+        let outcome = runtime.block_on(work);
+        guard.shutdown();
+        match outcome {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                tracing::error!(error.message = %e, "{} failed", self.name);
+                eprintln!("{}: {e}", self.name);
+                ExitCode::from(1)
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Installs the global subscriber and tracer provider.
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One JSON object per line, with the fields of every enclosing span (request id,
+    /// trace id, route) so each line stands on its own in a log store.
+    Json,
+    /// One human-readable line per event, for a terminal.
+    Pretty,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "json" => Ok(Self::Json),
+            "pretty" => Ok(Self::Pretty),
+            other => Err(format!("expected json or pretty, got {other:?}")),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TelemetryConfig {
+    pub service_name: &'static str,
+    pub log_format: LogFormat,
+    /// An `EnvFilter` directive such as `info` or `point_service=debug,info`.
+    pub log_filter: String,
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: the collector's base URL; traces go to `/v1/traces`.
+    pub otlp_endpoint: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("RUST_LOG is not a valid filter: {0}")]
+    Filter(String),
+    #[error("cannot build the OTLP exporter for {endpoint}: {reason}")]
+    Exporter { endpoint: String, reason: String },
+}
+
+/// Keeps the tracer provider alive; [`TelemetryGuard::shutdown`] flushes spans not yet
+/// exported (call it after the server has stopped).
+pub struct TelemetryGuard {
+    provider: SdkTracerProvider,
+}
+
+impl TelemetryGuard {
+    pub fn shutdown(self) {
+        if let Err(e) = self.provider.shutdown() {
+            eprintln!("telemetry: flushing traces failed: {e}");
+        }
+    }
+}
+
+/// Installs logging and tracing for the process. Spans get OpenTelemetry ids even without
+/// an exporter, so that the trace context still flows from service to service and the ids
+/// appear in the logs; only export needs the endpoint. Calling it a second time (tests
+/// starting several apps) leaves the first setup in place.
+pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
+    let filter = EnvFilter::try_new(&config.log_filter)
+        .map_err(|e| TelemetryError::Filter(e.to_string()))?;
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+
+    let resource = Resource::builder()
+        .with_service_name(config.service_name)
+        .build();
+    let mut provider = SdkTracerProvider::builder().with_resource(resource);
+    if let Some(endpoint) = &config.otlp_endpoint {
+        use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+        let traces_url = format!("{}/v1/traces", endpoint.trim_end_matches('/'));
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_endpoint(traces_url)
+            .with_headers(Default::default())
+            .build()
+            .map_err(|e| TelemetryError::Exporter {
+                endpoint: endpoint.clone(),
+                reason: e.to_string(),
+            })?;
+        provider = provider.with_batch_exporter(exporter);
+    }
+    let provider = provider.build();
+    let tracer = provider.tracer(config.service_name);
+    opentelemetry::global::set_tracer_provider(provider.clone());
+    // RUST_LOG filters the log lines only. Spans always reach OpenTelemetry at INFO, so
+    // that a quieter log level cannot cut the trace context between services.
+    let otel = tracing_opentelemetry::layer()
+        .with_tracer(tracer)
+        .with_filter(LevelFilter::INFO);
+    let logs = match config.log_format {
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(false)
+            .with_span_list(true)
+            .flatten_event(true)
+            .boxed(),
+        LogFormat::Pretty => {
+            use std::io::IsTerminal;
+            // Colours only on a terminal: `make run` pipes the logs through a prefixer.
+            let ansi = std::io::stdout().is_terminal();
+            tracing_subscriber::fmt::layer().with_ansi(ansi).boxed()
+        }
+    };
+    let installed = tracing_subscriber::registry()
+        .with(otel)
+        .with(logs.with_filter(filter))
+        .try_init();
+    if installed.is_err() {
+        tracing::debug!("telemetry was already set up in this process");
+    }
+    Ok(TelemetryGuard { provider })
+}

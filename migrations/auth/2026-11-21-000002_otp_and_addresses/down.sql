@@ -1,0 +1,1 @@
+DROP TABLE addresses; DROP TABLE otp_events; DROP TABLE otp_codes;

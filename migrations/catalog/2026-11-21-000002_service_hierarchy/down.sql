@@ -1,0 +1,1 @@
+ALTER TABLE services DROP COLUMN parent_id, DROP COLUMN hierarchy_role;

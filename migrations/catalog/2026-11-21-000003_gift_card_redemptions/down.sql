@@ -1,0 +1,1 @@
+DROP TABLE gift_card_tries; DROP TABLE gift_card_redemptions;

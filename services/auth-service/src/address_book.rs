@@ -1,0 +1,370 @@
+//! Saved delivery addresses: their fields and the rules for them (no HTTP in here).
+//!
+//! A client only ever sees and touches its own addresses: every query filters by the
+//! caller, so another client's id is simply not found. At most one address per client is
+//! the default; making one the default clears the others in the same transaction, with the
+//! client's row locked so that two such writes take turns (a unique index holds the rule
+//! in the database as well).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use rand::RngCore;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::db::schema::{addresses, clients};
+use crate::error::AuthError;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Queryable, Selectable, utoipa::ToSchema)]
+#[diesel(table_name = addresses)]
+pub struct Address {
+    pub id: String,
+    pub client_id: i64,
+    pub label: String,
+    pub address_line: String,
+    pub city: String,
+    pub district: Option<String>,
+    pub building: Option<String>,
+    pub latitude: f64,
+    pub longitude: f64,
+    pub notes: Option<String>,
+    pub is_default: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The fields a body sets; `None` leaves a field alone, `Some(None)` clears an optional one.
+#[derive(Debug, Default, AsChangeset)]
+#[diesel(table_name = addresses)]
+pub struct AddressFields {
+    pub label: Option<String>,
+    pub address_line: Option<String>,
+    pub city: Option<String>,
+    pub district: Option<Option<String>>,
+    pub building: Option<Option<String>>,
+    pub latitude: Option<f64>,
+    pub longitude: Option<f64>,
+    pub notes: Option<Option<String>>,
+    pub is_default: Option<bool>,
+}
+
+/// (field, maximum characters) of the required text fields, then of the optional ones.
+const REQUIRED_TEXT: [(&str, usize); 3] = [("label", 50), ("address_line", 255), ("city", 100)];
+const OPTIONAL_TEXT: [(&str, usize); 3] = [("district", 100), ("building", 50), ("notes", 500)];
+
+fn text(
+    body: &Map<String, Value>,
+    key: &str,
+    max: usize,
+    required: bool,
+) -> Result<Option<String>, String> {
+    match body.get(key) {
+        None if required => Err(format!("{key} is required")),
+        None => Ok(None),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            if s.is_empty() || s.chars().count() > max {
+                Err(format!("{key} is invalid"))
+            } else {
+                Ok(Some(s.to_owned()))
+            }
+        }
+        Some(_) => Err(format!("{key} is invalid")),
+    }
+}
+
+fn optional_text(
+    body: &Map<String, Value>,
+    key: &str,
+    max: usize,
+) -> Result<Option<Option<String>>, String> {
+    match body.get(key) {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Some(None)),
+        Some(_) => text(body, key, max, false).map(Some),
+    }
+}
+
+fn coordinate(
+    body: &Map<String, Value>,
+    key: &str,
+    limit: f64,
+    required: bool,
+) -> Result<Option<f64>, String> {
+    match body.get(key) {
+        None if required => Err(format!("{key} is required")),
+        None => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|f| f.abs() <= limit)
+            .map(Some)
+            .ok_or_else(|| format!("{key} is invalid")),
+    }
+}
+
+/// Reads a body, field by field in a fixed order (the first problem is the answer). For a
+/// new address `label`, `address_line`, `city`, `latitude` and `longitude` are required.
+pub fn fields(body: &Map<String, Value>, creating: bool) -> Result<AddressFields, String> {
+    let [label, address_line, city] =
+        REQUIRED_TEXT.map(|(key, max)| text(body, key, max, creating));
+    let (label, address_line, city) = (label?, address_line?, city?);
+    let latitude = coordinate(body, "latitude", 90.0, creating)?;
+    let longitude = coordinate(body, "longitude", 180.0, creating)?;
+    let [district, building, notes] = OPTIONAL_TEXT.map(|(key, max)| optional_text(body, key, max));
+    let (district, building, notes) = (district?, building?, notes?);
+    let is_default = match body.get("is_default") {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err("is_default is invalid".to_owned()),
+    };
+    Ok(AddressFields {
+        label,
+        address_line,
+        city,
+        district,
+        building,
+        latitude,
+        longitude,
+        notes,
+        is_default,
+    })
+}
+
+/// A new id in the legacy store's shape: 4 bytes of seconds, then 8 random bytes, in hex.
+pub fn new_id() -> String {
+    let mut bytes = [0_u8; 12];
+    let seconds = u32::try_from(Utc::now().timestamp()).unwrap_or(u32::MAX);
+    bytes[..4].copy_from_slice(&seconds.to_be_bytes());
+    rand::rng().fill_bytes(&mut bytes[4..]);
+    hex::encode(bytes)
+}
+
+/// How a path names an address: its 24-hex id, or (PUT only) its legacy numeric id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddressKey {
+    Id(String),
+    Legacy(i64),
+}
+
+impl AddressKey {
+    pub fn parse(raw: &str, legacy_allowed: bool) -> Option<Self> {
+        if domain::ObjectId::is_valid(raw) {
+            return Some(Self::Id(raw.to_ascii_lowercase()));
+        }
+        if legacy_allowed && !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+            return raw.parse().ok().map(Self::Legacy);
+        }
+        None
+    }
+}
+
+async fn lock_owner(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResult<()> {
+    clients::table
+        .find(client_id)
+        .select(clients::client_id)
+        .for_update()
+        .first::<i64>(conn)
+        .await
+        .map(|_| ())
+}
+
+async fn clear_default(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResult<()> {
+    diesel::update(
+        addresses::table
+            .filter(addresses::client_id.eq(client_id))
+            .filter(addresses::is_default),
+    )
+    .set(addresses::is_default.eq(false))
+    .execute(conn)
+    .await
+    .map(|_| ())
+}
+
+pub async fn list(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResult<Vec<Address>> {
+    addresses::table
+        .filter(addresses::client_id.eq(client_id))
+        .order((
+            addresses::is_default.desc(),
+            addresses::created_at,
+            addresses::id,
+        ))
+        .select(Address::as_select())
+        .load(conn)
+        .await
+}
+
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    id: &str,
+) -> Result<Address, AuthError> {
+    addresses::table
+        .find(id)
+        .filter(addresses::client_id.eq(client_id))
+        .select(Address::as_select())
+        .first(conn)
+        .await
+        .optional()?
+        .ok_or(AuthError::NotFound("address"))
+}
+
+pub async fn create(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    fields: AddressFields,
+) -> Result<Address, AuthError> {
+    conn.transaction(async |conn| {
+        lock_owner(conn, client_id).await?;
+        if fields.is_default == Some(true) {
+            clear_default(conn, client_id).await?;
+        }
+        let id = new_id();
+        diesel::insert_into(addresses::table)
+            .values((
+                addresses::id.eq(&id),
+                addresses::client_id.eq(client_id),
+                addresses::label.eq(fields.label.clone().unwrap_or_default()),
+                addresses::address_line.eq(fields.address_line.clone().unwrap_or_default()),
+                addresses::city.eq(fields.city.clone().unwrap_or_default()),
+                addresses::latitude.eq(fields.latitude.unwrap_or_default()),
+                addresses::longitude.eq(fields.longitude.unwrap_or_default()),
+            ))
+            .execute(conn)
+            .await?;
+        // The optional fields and the default flag go through the same changeset as updates.
+        diesel::update(addresses::table.find(&id))
+            .set(&fields)
+            .execute(conn)
+            .await?;
+        get(conn, client_id, &id).await
+    })
+    .await
+}
+
+pub async fn update(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    key: &AddressKey,
+    fields: AddressFields,
+) -> Result<Address, AuthError> {
+    conn.transaction(async |conn| {
+        lock_owner(conn, client_id).await?;
+        let own = addresses::table
+            .filter(addresses::client_id.eq(client_id))
+            .select(addresses::id)
+            .into_boxed();
+        let own = match key {
+            AddressKey::Id(id) => own.filter(addresses::id.eq(id)),
+            AddressKey::Legacy(legacy) => own.filter(addresses::legacy_id.eq(legacy)),
+        };
+        let id: String = own
+            .first(conn)
+            .await
+            .optional()?
+            .ok_or(AuthError::NotFound("address"))?;
+        if fields.is_default == Some(true) {
+            clear_default(conn, client_id).await?;
+        }
+        diesel::update(addresses::table.find(&id))
+            .set((&fields, addresses::updated_at.eq(diesel::dsl::now)))
+            .execute(conn)
+            .await?;
+        get(conn, client_id, &id).await
+    })
+    .await
+}
+
+pub async fn delete(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    id: &str,
+) -> Result<(), AuthError> {
+    let deleted = diesel::delete(
+        addresses::table
+            .find(id)
+            .filter(addresses::client_id.eq(client_id)),
+    )
+    .execute(conn)
+    .await?;
+    if deleted == 0 {
+        Err(AuthError::NotFound("address"))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn body(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn new_addresses_need_the_five_fields_in_order() {
+        assert_eq!(
+            fields(&body(json!({})), true).unwrap_err(),
+            "label is required"
+        );
+        assert_eq!(
+            fields(&body(json!({"label": "Home"})), true).unwrap_err(),
+            "address_line is required"
+        );
+        let ok = fields(
+            &body(
+                json!({"label": " Home ", "address_line": "1 King Fahd Rd", "city": "Riyadh",
+                                     "latitude": 24.7, "longitude": 46.6}),
+            ),
+            true,
+        )
+        .unwrap();
+        assert_eq!(ok.label.as_deref(), Some("Home"));
+        assert!(
+            fields(&body(json!({})), false).is_ok(),
+            "updates are partial"
+        );
+    }
+
+    #[test]
+    fn values_out_of_range_are_invalid() {
+        assert_eq!(
+            fields(&body(json!({"latitude": 91})), false).unwrap_err(),
+            "latitude is invalid"
+        );
+        assert_eq!(
+            fields(&body(json!({"longitude": "46"})), false).unwrap_err(),
+            "longitude is invalid"
+        );
+        assert_eq!(
+            fields(&body(json!({"label": ""})), false).unwrap_err(),
+            "label is invalid"
+        );
+        assert_eq!(
+            fields(&body(json!({"is_default": "yes"})), false).unwrap_err(),
+            "is_default is invalid"
+        );
+        assert_eq!(
+            fields(&body(json!({"notes": "x".repeat(501)})), false).unwrap_err(),
+            "notes is invalid"
+        );
+    }
+
+    #[test]
+    fn ids_are_24_hex_and_legacy_numbers_only_where_allowed() {
+        assert_eq!(new_id().len(), 24);
+        assert!(domain::ObjectId::is_valid(&new_id()));
+        assert_eq!(
+            AddressKey::parse("123", true),
+            Some(AddressKey::Legacy(123))
+        );
+        assert_eq!(AddressKey::parse("123", false), None);
+        assert_eq!(
+            AddressKey::parse("64B7F0C2A1B2C3D4E5F60718", false),
+            Some(AddressKey::Id("64b7f0c2a1b2c3d4e5f60718".into()))
+        );
+    }
+}

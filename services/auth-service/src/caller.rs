@@ -1,0 +1,109 @@
+//! Who is calling: extractors that resolve the `Authorization` header to an active client
+//! before the handler (and before its body is read).
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use futures_util::future::LocalBoxFuture;
+
+use crate::db::schema::{clients, legacy_tokens};
+use crate::error::AuthError;
+use crate::profile::Profile;
+use crate::state::AppState;
+use crate::tokens::{bearer, legacy_hash};
+
+/// A client holding a valid primary token (a JWT). Legacy tokens get 401.
+pub struct PrimaryCaller(pub Profile);
+
+/// A client holding a valid legacy token (the caller lookup of the other services).
+pub struct LegacyCaller(pub Profile);
+
+fn state(req: &HttpRequest) -> Result<web::Data<AppState>, AuthError> {
+    req.app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| AuthError::Internal("app state missing".into()))
+}
+
+fn token(req: &HttpRequest) -> Option<String> {
+    let header = req
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok();
+    bearer(header).map(str::to_owned)
+}
+
+/// Which token a route takes.
+#[derive(Clone, Copy)]
+enum Kind {
+    Primary,
+    Legacy,
+}
+
+/// The active client a token of `kind` belongs to, or 401.
+async fn resolve(req: &HttpRequest, kind: Kind) -> Result<Profile, AuthError> {
+    let state = state(req)?;
+    let token = token(req).ok_or(AuthError::Unauthorized)?;
+    let profile = match kind {
+        Kind::Primary => {
+            let client_id = state
+                .tokens
+                .verify_primary(&token)
+                .ok_or(AuthError::Unauthorized)?;
+            let mut conn = state.pool.get().await?;
+            clients::table
+                .find(client_id)
+                .select(Profile::as_select())
+                .first(&mut conn)
+                .await
+                .optional()?
+        }
+        Kind::Legacy => {
+            let mut conn = state.pool.get().await?;
+            find_by_legacy_token(&mut conn, &token).await?
+        }
+    };
+    active(profile)
+}
+
+impl FromRequest for PrimaryCaller {
+    type Error = AuthError;
+    type Future = LocalBoxFuture<'static, Result<Self, AuthError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { resolve(&req, Kind::Primary).await.map(PrimaryCaller) })
+    }
+}
+
+impl FromRequest for LegacyCaller {
+    type Error = AuthError;
+    type Future = LocalBoxFuture<'static, Result<Self, AuthError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { resolve(&req, Kind::Legacy).await.map(LegacyCaller) })
+    }
+}
+
+/// The client a legacy token belongs to.
+pub async fn find_by_legacy_token(
+    conn: &mut diesel_async::AsyncPgConnection,
+    token: &str,
+) -> Result<Option<Profile>, diesel::result::Error> {
+    legacy_tokens::table
+        .inner_join(clients::table)
+        .filter(legacy_tokens::token_hash.eq(legacy_hash(token)))
+        .select(Profile::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Only an active client gets through.
+pub fn active(profile: Option<Profile>) -> Result<Profile, AuthError> {
+    profile
+        .filter(Profile::is_active)
+        .ok_or(AuthError::Unauthorized)
+}

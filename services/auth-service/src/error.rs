@@ -1,0 +1,96 @@
+//! The service's errors: each variant is one status and one message of envelope A.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use envelope::ErrorA;
+
+/// The spec's 401 message on the auth routes.
+pub const UNAUTHORIZED: &str = "Unauthorization";
+/// The spec's answer to reset-otp for a phone with no account (the legacy system's
+/// sign-up validation leaking through; clients depend on it).
+pub const UNKNOWN_PHONE: &str = "Last Name cannot be blank.";
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// No token, a token of the wrong kind, an unknown token or an inactive client.
+    #[error("{UNAUTHORIZED}")]
+    Unauthorized,
+    /// A request that breaks a rule; the message is the spec's.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{UNKNOWN_PHONE}")]
+    UnknownPhone,
+    #[error("Invalid or expired code")]
+    WrongCode,
+    #[error("Too many attempts, try again later")]
+    TooManyRequests,
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// The SMS gateway refused or could not be reached; nothing was kept.
+    #[error("The code could not be sent, try again later")]
+    SmsFailed,
+    /// Pool exhausted, lock timeout or deadlock: try again.
+    #[error("The service is busy, try again")]
+    Busy(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl AuthError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::Invalid(message.into())
+    }
+}
+
+impl From<db::Failure> for AuthError {
+    fn from(failure: db::Failure) -> Self {
+        match failure {
+            db::Failure::Busy(raw) => Self::Busy(raw),
+            db::Failure::Broken(raw) => Self::Internal(raw),
+        }
+    }
+}
+
+impl From<diesel::result::Error> for AuthError {
+    fn from(e: diesel::result::Error) -> Self {
+        db::Failure::from(e).into()
+    }
+}
+
+impl From<db::PoolError> for AuthError {
+    fn from(e: db::PoolError) -> Self {
+        db::Failure::from(e).into()
+    }
+}
+
+impl AuthError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Invalid(_) | Self::UnknownPhone | Self::WrongCode => StatusCode::BAD_REQUEST,
+            Self::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::SmsFailed => StatusCode::BAD_GATEWAY,
+            Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl ResponseError for AuthError {
+    fn status_code(&self) -> StatusCode {
+        self.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let body = match self {
+            Self::Internal(raw) => ErrorA::internal(raw),
+            Self::Busy(raw) => {
+                tracing::warn!(error.message = %raw, "database busy");
+                ErrorA::new(self.status(), self.to_string())
+            }
+            _ => ErrorA::new(self.status(), self.to_string()),
+        };
+        body.error_response()
+    }
+}

@@ -1,0 +1,38 @@
+//! `GET /internal/v1/clients/{id}`: a client's profile for the other services, guarded by
+//! `X-Internal-Token`. Never exposed through an ingress.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use crate::db::schema::clients;
+use crate::error::AuthError;
+use crate::profile::Profile;
+use crate::state::AppState;
+
+#[utoipa::path(get, path = "/internal/v1/clients/{id}", tag = "internal",
+    params(("id" = i64, Path), ("X-Internal-Token" = String, Header)),
+    responses((status = 200, description = "the bare 13-field profile", body = crate::profile::Profile),
+        (status = 401, description = "missing or wrong internal token", body = envelope::schema::DocErrorA),
+        (status = 404, description = "`client not found`", body = envelope::schema::DocErrorA)))]
+pub async fn client(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, AuthError> {
+    if !server::internal::token_matches(&req, &state.internal_token) {
+        return Err(AuthError::Unauthorized);
+    }
+    let Ok(client_id) = path.parse::<domain::ClientId>() else {
+        return Err(AuthError::NotFound("client"));
+    };
+    let mut conn = state.pool.get().await?;
+    let profile = clients::table
+        .find(client_id.get())
+        .select(Profile::as_select())
+        .first(&mut conn)
+        .await
+        .optional()?
+        .ok_or(AuthError::NotFound("client"))?;
+    Ok(HttpResponse::Ok().json(profile))
+}

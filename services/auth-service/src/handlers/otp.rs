@@ -1,0 +1,99 @@
+//! `GET /api/v1/clients/reset-otp` and `GET /api/v1/clients/verify-otp`.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::error::AuthError;
+use crate::otp::{self, Reset, normalize_phone};
+use crate::profile::{Profile, Wrapped};
+use crate::sms::code_message;
+use crate::state::AppState;
+use server::client_ip;
+
+#[derive(Deserialize)]
+pub struct ResetQuery {
+    contact_phone: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct VerifyQuery {
+    contact_phone: Option<String>,
+    code: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Login {
+    access_token: String,
+    profile: Profile,
+}
+
+/// Sends a login code unless one is live. Always `{status: true}` when it succeeds.
+#[utoipa::path(get, path = "/api/v1/clients/reset-otp", tag = "login",
+    params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)")),
+    responses(
+        (status = 200, description = "a code was sent, or one is still live (nothing sent)", body = crate::routes::doc::Sent),
+        (status = 400, description = "`Last Name cannot be blank.`: no account has this phone", body = envelope::schema::DocErrorA),
+        (status = 401, description = "the account is inactive", body = envelope::schema::DocErrorA),
+        (status = 429, description = "too many SMS for this phone or client address in the last hour", body = envelope::schema::DocErrorA),
+        (status = 502, description = "the SMS gateway failed; nothing was kept", body = envelope::schema::DocErrorA)))]
+pub async fn reset_otp(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    query: web::Query<ResetQuery>,
+) -> Result<HttpResponse, AuthError> {
+    let phone = normalize_phone(query.contact_phone.as_deref().unwrap_or_default());
+    let ip = client_ip(&req, state.trust_forwarded_for);
+    let mut conn = state.pool.get().await?;
+    let decision = otp::reset(&mut conn, &state.tokens, &state.otp, &phone, &ip).await?;
+    if let Reset::Send {
+        client_id,
+        phone,
+        code,
+    } = decision
+    {
+        // The code is committed before the SMS goes out; no transaction waits on the gateway.
+        if let Err(e) = state.sms.send(&phone, &code_message(&code)).await {
+            tracing::error!(client.id = client_id, error.message = %e, "login code not sent");
+            otp::undo_send(&mut conn, client_id, &phone, &ip).await?;
+            return Err(AuthError::SmsFailed);
+        }
+        tracing::info!(client.id = client_id, "login code sent");
+    }
+    Ok(HttpResponse::Ok().json(json!({"status": true})))
+}
+
+/// Trades a live code for a primary token and the profile.
+#[utoipa::path(get, path = "/api/v1/clients/verify-otp", tag = "login",
+    params(("contact_phone" = String, Query), ("code" = String, Query, description = "the 4-digit code")),
+    responses(
+        (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = crate::routes::doc::LoginAnswer),
+        (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), or a missing key", body = envelope::schema::DocErrorA),
+        (status = 401, description = "the account is inactive", body = envelope::schema::DocErrorA),
+        (status = 429, description = "too many codes tried for this phone or client address in the last hour", body = envelope::schema::DocErrorA)))]
+pub async fn verify_otp(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    query: web::Query<VerifyQuery>,
+) -> Result<HttpResponse, AuthError> {
+    let phone = normalize_phone(query.contact_phone.as_deref().unwrap_or_default());
+    let code = query.code.as_deref().map(str::trim).unwrap_or_default();
+    if phone.is_empty() {
+        return Err(AuthError::invalid("contact_phone is required"));
+    }
+    if code.is_empty() {
+        return Err(AuthError::invalid("code is required"));
+    }
+    let ip = client_ip(&req, state.trust_forwarded_for);
+    let mut conn = state.pool.get().await?;
+    let profile = otp::verify(&mut conn, &state.tokens, &state.otp, &phone, code, &ip).await?;
+    let access_token = state
+        .tokens
+        .issue_primary(profile.client_id)
+        .map_err(|e| AuthError::Internal(e.to_string()))?;
+    tracing::info!(client.id = profile.client_id, "logged in");
+    Ok(HttpResponse::Ok().json(Wrapped::ok(Login {
+        access_token,
+        profile,
+    })))
+}

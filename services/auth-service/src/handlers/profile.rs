@@ -1,0 +1,62 @@
+//! `PUT /api/v1/clients/{client_id}` (profile) and `PUT /api/v1/clients/setting` (push).
+//! The caller is resolved first: no token, a legacy token or an inactive client gets 401
+//! before the body is looked at.
+
+use actix_web::{HttpResponse, web};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+
+use crate::caller::PrimaryCaller;
+use crate::db::schema::clients;
+use crate::error::AuthError;
+use crate::profile::Profile;
+use crate::profile_update::{body_object, profile_changes, push_setting};
+use crate::state::AppState;
+
+#[utoipa::path(put, path = "/api/v1/clients/{client_id}", tag = "profile", security(("primary" = [])),
+    params(("client_id" = i64, Path, description = "must be the caller's")),
+    request_body = crate::routes::doc::ProfileBody,
+    responses((status = 200, description = "the profile after the update", body = crate::profile::Profile),
+        (status = 400, description = "the first failing rule, checked in this order: client_id, contact_phone, first_name, last_name, email_address, birth_date", body = envelope::schema::DocErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA),
+        (status = 500, description = "raw error text and stack outside production; `Internal server error` in production", body = envelope::schema::DocErrorA)))]
+pub async fn update_profile(
+    PrimaryCaller(caller): PrimaryCaller,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, AuthError> {
+    let body = body_object(&body).map_err(AuthError::Invalid)?;
+    let changes = profile_changes(&path, &body, &caller).map_err(AuthError::Invalid)?;
+    let mut conn = state.pool.get().await?;
+    let profile = diesel::update(clients::table.find(caller.client_id))
+        .set((&changes, clients::updated_at.eq(diesel::dsl::now)))
+        .returning(Profile::as_returning())
+        .get_result(&mut conn)
+        .await?;
+    Ok(HttpResponse::Ok().json(profile))
+}
+
+#[utoipa::path(put, path = "/api/v1/clients/setting", tag = "profile", security(("primary" = [])),
+    request_body = crate::routes::doc::SettingBody,
+    responses((status = 200, description = "the profile with the new push_enabled", body = crate::profile::Profile),
+        (status = 400, description = "`client_id does not match the authenticated client` (checked first; no body counts as empty) or `push_enabled is required`", body = envelope::schema::DocErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+pub async fn update_setting(
+    PrimaryCaller(caller): PrimaryCaller,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, AuthError> {
+    let body = body_object(&body).map_err(AuthError::Invalid)?;
+    let push_enabled = push_setting(&body, &caller).map_err(AuthError::Invalid)?;
+    let mut conn = state.pool.get().await?;
+    let profile = diesel::update(clients::table.find(caller.client_id))
+        .set((
+            clients::push_enabled.eq(push_enabled),
+            clients::updated_at.eq(diesel::dsl::now),
+        ))
+        .returning(Profile::as_returning())
+        .get_result(&mut conn)
+        .await?;
+    Ok(HttpResponse::Ok().json(profile))
+}

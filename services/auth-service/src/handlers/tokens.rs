@@ -1,0 +1,126 @@
+//! Token routes: `verify-token`, the client lookup by phone, `/api/v1/users` (the caller
+//! lookup of the other services) and `exchange-token`.
+
+use actix_web::{HttpResponse, web};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use serde::{Deserialize, Serialize};
+
+use crate::caller::{LegacyCaller, PrimaryCaller, active, find_by_legacy_token};
+use crate::db::schema::{clients, legacy_tokens};
+use crate::error::AuthError;
+use crate::otp::normalize_phone;
+use crate::profile::{Profile, Wrapped};
+use crate::profile_update::body_object;
+use crate::state::AppState;
+use crate::tokens::{legacy_hash, new_legacy_token};
+
+/// The bare 13-field profile of the primary token's client.
+#[utoipa::path(get, path = "/api/v1/clients/verify-token", tag = "tokens", security(("primary" = [])),
+    responses((status = 200, description = "the bare 13-field profile", body = crate::profile::Profile), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+pub async fn verify_token(PrimaryCaller(caller): PrimaryCaller) -> HttpResponse {
+    HttpResponse::Ok().json(caller)
+}
+
+#[derive(Deserialize)]
+pub struct FindQuery {
+    contact_phone: Option<String>,
+}
+
+/// `GET /api/v1/clients?contact_phone=`: `{status: 200, data: profile}` or 404.
+#[utoipa::path(get, path = "/api/v1/clients", tag = "tokens", security(("primary" = [])),
+    params(("contact_phone" = String, Query)),
+    responses((status = 200, description = "`{status: 200, data: profile}`", body = crate::routes::doc::ProfileAnswer),
+        (status = 404, description = "`client not found`", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+pub async fn find_by_phone(
+    _caller: PrimaryCaller,
+    state: web::Data<AppState>,
+    query: web::Query<FindQuery>,
+) -> Result<HttpResponse, AuthError> {
+    let phone = normalize_phone(query.contact_phone.as_deref().unwrap_or_default());
+    if phone.is_empty() {
+        return Err(AuthError::invalid("contact_phone is required"));
+    }
+    let mut conn = state.pool.get().await?;
+    let profile = clients::table
+        .filter(clients::contact_phone.eq(&phone))
+        .select(Profile::as_select())
+        .first(&mut conn)
+        .await
+        .optional()?
+        .ok_or(AuthError::NotFound("client"))?;
+    Ok(HttpResponse::Ok().json(Wrapped::ok(profile)))
+}
+
+/// `GET /api/v1/users`: the legacy token's client as `{status: 200, data: profile}`.
+#[utoipa::path(get, path = "/api/v1/users", tag = "tokens", security(("legacy" = [])),
+    description = "The caller lookup of the point and order services: legacy tokens only; a primary token gets 401.",
+    responses((status = 200, description = "`{status: 200, data: profile}`", body = crate::routes::doc::ProfileAnswer), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+pub async fn users(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
+    HttpResponse::Ok().json(Wrapped::ok(caller))
+}
+
+#[derive(Serialize)]
+struct Token {
+    token: String,
+}
+
+/// `POST /api/v1/clients/exchange-token` with `{token, target_platform}`: `primary` trades
+/// any valid token for a primary token, `legacy` mints a new legacy token (older ones stay
+/// valid). The token is first tried as a primary JWT, then as a legacy token.
+#[utoipa::path(post, path = "/api/v1/clients/exchange-token", tag = "tokens",
+    request_body = crate::routes::doc::ExchangeBody,
+    responses((status = 200, description = "`{status: 200, data: {token}}`", body = crate::routes::doc::TokenAnswer),
+        (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::schema::DocErrorA),
+        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::schema::DocErrorA)))]
+pub async fn exchange_token(
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, AuthError> {
+    let body = body_object(&body).map_err(AuthError::Invalid)?;
+    let token = body
+        .get("token")
+        .and_then(|v| v.as_str())
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let token = token.ok_or_else(|| AuthError::invalid("token is required"))?;
+    let target = body
+        .get("target_platform")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    if !matches!(target, "primary" | "legacy") {
+        return Err(AuthError::invalid(
+            "target_platform must be primary or legacy",
+        ));
+    }
+    let mut conn = state.pool.get().await?;
+    let profile = match state.tokens.verify_primary(token) {
+        Some(client_id) => clients::table
+            .find(client_id)
+            .select(Profile::as_select())
+            .first(&mut conn)
+            .await
+            .optional()?,
+        None => find_by_legacy_token(&mut conn, token).await?,
+    };
+    let client = active(profile)?;
+    let token = if target == "primary" {
+        state
+            .tokens
+            .issue_primary(client.client_id)
+            .map_err(|e| AuthError::Internal(e.to_string()))?
+    } else {
+        let token = new_legacy_token();
+        diesel::insert_into(legacy_tokens::table)
+            .values((
+                legacy_tokens::token_hash.eq(legacy_hash(&token)),
+                legacy_tokens::client_id.eq(client.client_id),
+                legacy_tokens::source.eq("exchange"),
+            ))
+            .execute(&mut conn)
+            .await?;
+        token
+    };
+    tracing::info!(client.id = client.client_id, target, "token exchanged");
+    Ok(HttpResponse::Ok().json(Wrapped::ok(Token { token })))
+}

@@ -1,0 +1,46 @@
+//! The 13-field client profile, always in the spec's key order.
+
+use chrono::NaiveDate;
+use diesel::prelude::*;
+use serde::Serialize;
+
+use crate::db::schema::clients;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable, utoipa::ToSchema)]
+#[diesel(table_name = clients)]
+pub struct Profile {
+    pub client_id: i64,
+    pub odoo_id: String,
+    pub contact_phone: String,
+    pub status: String,
+    pub email_address: Option<String>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub sex: i16,
+    /// `YYYY-MM-DD`.
+    #[schema(value_type = Option<String>, format = Date)]
+    pub birth_date: Option<NaiveDate>,
+    pub receive_offers: i16,
+    pub push_enabled: i16,
+    pub is_food_truck_user: i16,
+    pub is_cod_disabled: i16,
+}
+
+impl Profile {
+    pub fn is_active(&self) -> bool {
+        self.status == "active"
+    }
+}
+
+/// The answer wrapper of the auth routes that are not bare: `{status: 200, data: …}`.
+#[derive(Serialize)]
+pub struct Wrapped<T: Serialize> {
+    pub status: u16,
+    pub data: T,
+}
+
+impl<T: Serialize> Wrapped<T> {
+    pub fn ok(data: T) -> Self {
+        Self { status: 200, data }
+    }
+}

@@ -1,0 +1,85 @@
+//! Sending login codes. The `log` provider writes the code to the log (development only:
+//! the configuration refuses it in production); the `http` provider posts it to a gateway.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SmsError {
+    #[error("the SMS gateway could not be reached: {0}")]
+    Unreachable(String),
+    #[error("the SMS gateway answered {0}")]
+    Refused(u16),
+}
+
+pub trait SmsProvider: Send + Sync {
+    /// Sends `text` to `phone`. Implementations must not log `text`: it holds the code.
+    fn send<'a>(&'a self, phone: &'a str, text: &'a str) -> BoxFuture<'a, Result<(), SmsError>>;
+}
+
+/// Writes the message to the log instead of sending it.
+pub struct LogSms;
+
+impl SmsProvider for LogSms {
+    fn send<'a>(&'a self, phone: &'a str, text: &'a str) -> BoxFuture<'a, Result<(), SmsError>> {
+        Box::pin(async move {
+            tracing::info!(
+                sms.to = phone,
+                sms.text = text,
+                "SMS (log provider, not sent)"
+            );
+            Ok(())
+        })
+    }
+}
+
+/// Posts `{"to": phone, "message": text}` to a gateway; any 2xx means sent.
+pub struct HttpSms {
+    url: String,
+    client: telemetry::client::HttpClient,
+}
+
+impl HttpSms {
+    pub fn new(url: String, timeout: Duration) -> Result<Self, reqwest::Error> {
+        Ok(Self {
+            url,
+            client: telemetry::client::http_client(timeout)?,
+        })
+    }
+}
+
+#[derive(Serialize)]
+struct Message<'a> {
+    to: &'a str,
+    message: &'a str,
+}
+
+impl SmsProvider for HttpSms {
+    fn send<'a>(&'a self, phone: &'a str, text: &'a str) -> BoxFuture<'a, Result<(), SmsError>> {
+        Box::pin(async move {
+            let response = self
+                .client
+                .post(&self.url)
+                .json(&Message {
+                    to: phone,
+                    message: text,
+                })
+                .send()
+                .await
+                .map_err(|e| SmsError::Unreachable(e.to_string()))?;
+            let status = response.status();
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(SmsError::Refused(status.as_u16()))
+            }
+        })
+    }
+}
+
+/// The text of a login code message.
+pub fn code_message(code: &str) -> String {
+    format!("رمز التحقق: {code}\nYour verification code: {code}")
+}

@@ -1,0 +1,54 @@
+//! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0).
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::web;
+use envelope::Envelope;
+use server::{AppSettings, StartError};
+
+use crate::config::{Config, SmsConfig};
+use crate::otp::OtpSettings;
+use crate::sms::{HttpSms, LogSms, SmsProvider};
+use crate::state::AppState;
+use crate::tokens::TokenKeys;
+use crate::{SERVICE, routes};
+
+pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
+    let pool = db::build_pool(&config.database.pool_settings())?;
+    let sms: Arc<dyn SmsProvider> = match &config.sms {
+        SmsConfig::Log => Arc::new(LogSms),
+        SmsConfig::Http { url, timeout } => Arc::new(
+            HttpSms::new(url.clone(), *timeout)
+                .map_err(|e| StartError::Http(std::io::Error::other(e)))?,
+        ),
+    };
+    let state = web::Data::new(AppState {
+        pool: pool.clone(),
+        tokens: TokenKeys::new(config.jwt_secret.expose().as_bytes()),
+        sms,
+        otp: OtpSettings {
+            test_code: config.otp_test_code.clone(),
+            limits: config.limits,
+        },
+        internal_token: config.internal_token.clone(),
+        trust_forwarded_for: config.trust_forwarded_for,
+    });
+    let settings = AppSettings::new(
+        SERVICE,
+        Envelope::A,
+        &config.common,
+        pool,
+        routes::openapi(),
+    );
+    Ok(server::start(
+        listener,
+        config.common.workers,
+        settings,
+        move |cfg| {
+            cfg.app_data(state.clone());
+            routes::configure(cfg);
+        },
+    )?)
+}

@@ -1,0 +1,275 @@
+//! `spawn_app()`: the real app on port 0 with a seeded database of its own and a fake SMS
+//! gateway (a real HTTP server) that records what it is asked to send.
+
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{App, HttpResponse, HttpServer, web};
+use auth_service::config::{Config, SmsConfig};
+use auth_service::otp::Limits;
+use auth_service::tokens::TokenKeys;
+use db::testing::TestDatabase;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use serde_json::{Value, json};
+use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+
+pub const SECRET: &str = "test-secret-of-the-auth-service-0123456789";
+pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
+pub const TEST_CODE: &str = "4321";
+
+/// Sara: test mode. Omar: real SMS. Noura: another client. Closed: inactive.
+pub const SARA: i64 = 1001;
+pub const OMAR: i64 = 1002;
+pub const NOURA: i64 = 1003;
+pub const CLOSED: i64 = 1099;
+pub const SARA_LEGACY: &str = "legacy-token-of-sara-0123456789abcdef";
+pub const CLOSED_LEGACY: &str = "legacy-token-of-closed-0123456789abcdef";
+
+pub fn fixture() -> Value {
+    let client = |id: i64, phone: &str, first: &str, status: &str, test_mode: bool| {
+        json!({"client_id": id, "odoo_id": (id + 4000).to_string(), "contact_phone": phone, "status": status,
+               "email_address": null, "first_name": first, "last_name": "Ali", "sex": 2, "birth_date": "1990-05-01",
+               "receive_offers": 1, "push_enabled": 1, "is_food_truck_user": 0, "is_cod_disabled": 0,
+               "test_mode": test_mode})
+    };
+    json!({
+        "clients": [client(SARA, "+966500000001", "Sara", "active", true),
+                    client(OMAR, "+966500000002", "Omar", "active", false),
+                    client(NOURA, "+966500000003", "Noura", "active", false),
+                    client(CLOSED, "+966500000099", "Closed", "inactive", true)],
+        "legacy_tokens": [{"client_id": SARA, "token": SARA_LEGACY}, {"client_id": CLOSED, "token": CLOSED_LEGACY}]
+    })
+}
+
+/// What the fake gateway does with a message.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Gateway {
+    Accepts,
+    Fails,
+    /// Answers only after the service's 2 s timeout.
+    Hangs,
+}
+
+pub struct Options {
+    pub app_env: AppEnv,
+    pub limits: Limits,
+    pub gateway: Gateway,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            app_env: AppEnv::Development,
+            limits: Limits {
+                sms_per_phone: 5,
+                sms_per_ip: 20,
+                tries_per_phone: 20,
+                tries_per_ip: 50,
+            },
+            gateway: Gateway::Accepts,
+        }
+    }
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub keys: TokenKeys,
+    pub database: TestDatabase,
+    /// `(to, message)` of every SMS the gateway received.
+    pub sms: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Options::default()).await
+}
+
+pub async fn spawn_app_with(options: Options) -> TestApp {
+    let database = TestDatabase::new(auth_service::db::SCHEMA).await;
+    let mut conn = database.connect().await;
+    let fixture = fixture();
+    conn.transaction::<_, anyhow::Error, _>(async |c| auth_service::seed::load(c, &fixture).await)
+        .await
+        .unwrap();
+
+    let sms: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let gateway_url = spawn_gateway(sms.clone(), options.gateway);
+    let config = Config {
+        common: CommonConfig {
+            app_env: options.app_env,
+            bind_addr: "127.0.0.1:0".parse().unwrap(),
+            workers: 1,
+            telemetry: telemetry::TelemetryConfig {
+                service_name: "auth-service",
+                log_format: telemetry::LogFormat::Pretty,
+                log_filter: "warn".into(),
+                otlp_endpoint: None,
+            },
+        },
+        database: DatabaseConfig {
+            url: Secret::new(database.url()),
+            pool_size: 4,
+        },
+        jwt_secret: Secret::new(SECRET),
+        internal_token: Secret::new(INTERNAL),
+        otp_test_code: TEST_CODE.into(),
+        sms: SmsConfig::Http {
+            url: gateway_url,
+            timeout: Duration::from_secs(2),
+        },
+        limits: options.limits,
+        trust_forwarded_for: true,
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = auth_service::startup::build(config, listener).unwrap();
+    tokio::spawn(server);
+    TestApp {
+        base,
+        client: reqwest::Client::new(),
+        keys: TokenKeys::new(SECRET.as_bytes()),
+        database,
+        sms,
+    }
+}
+
+/// A real HTTP server playing the SMS gateway.
+fn spawn_gateway(sink: Arc<Mutex<Vec<(String, String)>>>, behaviour: Gateway) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/send", listener.local_addr().unwrap());
+    let server = HttpServer::new(move || {
+        let sink = sink.clone();
+        App::new().route(
+            "/send",
+            web::post().to(move |body: web::Json<Value>| {
+                let sink = sink.clone();
+                async move {
+                    match behaviour {
+                        Gateway::Fails => return HttpResponse::ServiceUnavailable().finish(),
+                        Gateway::Hangs => tokio::time::sleep(Duration::from_secs(5)).await,
+                        Gateway::Accepts => {}
+                    }
+                    let to = body["to"].as_str().unwrap_or_default().to_owned();
+                    let message = body["message"].as_str().unwrap_or_default().to_owned();
+                    sink.lock().unwrap().push((to, message));
+                    HttpResponse::Ok().finish()
+                }
+            }),
+        )
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    tokio::spawn(server);
+    url
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn primary(&self, client_id: i64) -> String {
+        self.keys.issue_primary(client_id).unwrap()
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> reqwest::Response {
+        let mut request = self.client.get(self.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.unwrap()
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&str>,
+    ) -> reqwest::Response {
+        let mut request = self.client.request(method, self.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_owned());
+        }
+        request.send().await.unwrap()
+    }
+
+    pub async fn put(&self, path: &str, token: Option<&str>, body: &Value) -> reqwest::Response {
+        self.send(reqwest::Method::PUT, path, token, Some(&body.to_string()))
+            .await
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> reqwest::Response {
+        self.send(reqwest::Method::POST, path, token, Some(&body.to_string()))
+            .await
+    }
+
+    pub async fn sql(&self, statement: &str) {
+        let mut conn: AsyncPgConnection = self.database.connect().await;
+        conn.batch_execute(statement).await.unwrap();
+    }
+
+    /// The codes the gateway was asked to send to `phone`.
+    pub fn codes_sent_to(&self, phone: &str) -> Vec<String> {
+        self.sms
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(to, _)| to == phone)
+            .map(|(_, message)| {
+                message
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .take(4)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Status and parsed body.
+pub async fn answer(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+/// An envelope-A error without its development-only `stack`.
+pub fn without_stack(mut body: Value) -> Value {
+    if let Some(map) = body.as_object_mut() {
+        map.remove("stack");
+    }
+    body
+}
+
+/// The 13 keys of a profile, in order.
+pub const PROFILE_KEYS: [&str; 13] = [
+    "client_id",
+    "odoo_id",
+    "contact_phone",
+    "status",
+    "email_address",
+    "first_name",
+    "last_name",
+    "sex",
+    "birth_date",
+    "receive_offers",
+    "push_enabled",
+    "is_food_truck_user",
+    "is_cod_disabled",
+];
+
+pub fn keys(body: &Value) -> Vec<String> {
+    body.as_object().unwrap().keys().cloned().collect()
+}

@@ -1,0 +1,334 @@
+//! Login by SMS code: reset-otp and verify-otp.
+
+use serde_json::json;
+
+use crate::helpers::*;
+
+const SARA_PHONE: &str = "+966500000001";
+const OMAR_PHONE: &str = "+966500000002";
+
+async fn reset(app: &TestApp, phone: &str) -> (u16, serde_json::Value) {
+    answer(
+        app.get(
+            &format!(
+                "/api/v1/clients/reset-otp?contact_phone={}",
+                phone.replace('+', "%2B")
+            ),
+            None,
+        )
+        .await,
+    )
+    .await
+}
+
+async fn verify(app: &TestApp, phone: &str, code: &str) -> (u16, serde_json::Value) {
+    let path = format!(
+        "/api/v1/clients/verify-otp?contact_phone={}&code={code}",
+        phone.replace('+', "%2B")
+    );
+    answer(app.get(&path, None).await).await
+}
+
+#[tokio::test]
+async fn login_end_to_end_from_code_to_both_tokens_and_back() {
+    let app = spawn_app().await;
+    assert_eq!(
+        reset(&app, SARA_PHONE).await,
+        (200, json!({"status": true}))
+    );
+    assert!(
+        app.sms.lock().unwrap().is_empty(),
+        "a test-mode account gets no SMS"
+    );
+
+    let (status, body) = verify(&app, SARA_PHONE, TEST_CODE).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(keys(&body), ["status", "data"]);
+    assert_eq!(body["status"], 200);
+    assert_eq!(keys(&body["data"]), ["access_token", "profile"]);
+    assert_eq!(keys(&body["data"]["profile"]), PROFILE_KEYS);
+    let primary = body["data"]["access_token"].as_str().unwrap().to_owned();
+
+    let (status, profile) = answer(
+        app.get("/api/v1/clients/verify-token", Some(&primary))
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(profile["client_id"], SARA);
+    assert_eq!(keys(&profile), PROFILE_KEYS);
+
+    let (status, exchanged) = answer(
+        app.post(
+            "/api/v1/clients/exchange-token",
+            None,
+            &json!({"token": primary, "target_platform": "legacy"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{exchanged}");
+    assert_eq!(keys(&exchanged), ["status", "data"]);
+    let legacy = exchanged["data"]["token"].as_str().unwrap().to_owned();
+    assert_ne!(legacy, primary);
+
+    let (status, user) = answer(app.get("/api/v1/users", Some(&legacy)).await).await;
+    assert_eq!(status, 200);
+    assert_eq!(user, json!({"status": 200, "data": profile}));
+
+    let (status, back) = answer(
+        app.post(
+            "/api/v1/clients/exchange-token",
+            None,
+            &json!({"token": legacy, "target_platform": "primary"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let primary_again = back["data"]["token"].as_str().unwrap();
+    assert_eq!(
+        answer(
+            app.get("/api/v1/clients/verify-token", Some(primary_again))
+                .await
+        )
+        .await
+        .1,
+        profile
+    );
+}
+
+#[tokio::test]
+async fn a_real_account_gets_a_random_code_by_sms_once_while_it_lives() {
+    let app = spawn_app().await;
+    assert_eq!(
+        reset(&app, OMAR_PHONE).await,
+        (200, json!({"status": true}))
+    );
+    assert_eq!(
+        reset(&app, OMAR_PHONE).await,
+        (200, json!({"status": true}))
+    );
+    let codes = app.codes_sent_to(OMAR_PHONE);
+    assert_eq!(
+        codes.len(),
+        1,
+        "a second reset while the code lives sends nothing"
+    );
+    assert_eq!(codes[0].len(), 4);
+
+    let (status, body) = verify(&app, OMAR_PHONE, &codes[0]).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["profile"]["client_id"], OMAR);
+    // A code logs in once.
+    assert_eq!(verify(&app, OMAR_PHONE, &codes[0]).await.0, 400);
+}
+
+#[tokio::test]
+async fn an_unknown_phone_gets_the_legacy_message() {
+    let app = spawn_app().await;
+    let (status, body) = reset(&app, "+966511111111").await;
+    assert_eq!(
+        (status, without_stack(body)),
+        (
+            400,
+            json!({"status": 400, "message": "Last Name cannot be blank."})
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_plus_lost_in_the_query_string_still_finds_the_account() {
+    let app = spawn_app().await;
+    let (status, _) = answer(
+        app.get(
+            "/api/v1/clients/reset-otp?contact_phone=+966500000001",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn the_sixth_wrong_try_is_refused_even_when_right_and_the_next_reset_sends_a_new_code() {
+    let app = spawn_app().await;
+    reset(&app, OMAR_PHONE).await;
+    let code = app.codes_sent_to(OMAR_PHONE)[0].clone();
+    let wrong = if code == "0000" { "1111" } else { "0000" };
+    for _ in 0..5 {
+        let (status, body) = verify(&app, OMAR_PHONE, wrong).await;
+        assert_eq!(
+            (status, without_stack(body)),
+            (
+                400,
+                json!({"status": 400, "message": "Invalid or expired code"})
+            )
+        );
+    }
+    assert_eq!(
+        verify(&app, OMAR_PHONE, &code).await.0,
+        400,
+        "the code is dead after five wrong tries"
+    );
+
+    reset(&app, OMAR_PHONE).await;
+    let codes = app.codes_sent_to(OMAR_PHONE);
+    assert_eq!(codes.len(), 2, "a dead code does not block a new one");
+    assert_eq!(verify(&app, OMAR_PHONE, &codes[1]).await.0, 200);
+}
+
+#[tokio::test]
+async fn an_expired_code_is_refused() {
+    let app = spawn_app().await;
+    reset(&app, SARA_PHONE).await;
+    app.sql("UPDATE otp_codes SET expires_at = now() - interval '1 second'")
+        .await;
+    assert_eq!(verify(&app, SARA_PHONE, TEST_CODE).await.0, 400);
+    // An expired code is no longer live, so reset-otp makes a new one.
+    reset(&app, SARA_PHONE).await;
+    assert_eq!(verify(&app, SARA_PHONE, TEST_CODE).await.0, 200);
+}
+
+#[tokio::test]
+async fn sms_sent_per_phone_are_limited_and_a_live_code_never_counts() {
+    let mut options = Options::default();
+    options.limits.sms_per_phone = 2;
+    let app = spawn_app_with(options).await;
+    for round in 0..2 {
+        assert_eq!(reset(&app, OMAR_PHONE).await.0, 200);
+        // While the code lives, asking again is free.
+        assert_eq!(reset(&app, OMAR_PHONE).await.0, 200, "round {round}");
+        app.sql("UPDATE otp_codes SET expires_at = now() - interval '1 second'")
+            .await;
+    }
+    let (status, body) = reset(&app, OMAR_PHONE).await;
+    assert_eq!(
+        (status, without_stack(body)),
+        (
+            429,
+            json!({"status": 429, "message": "Too many attempts, try again later"})
+        )
+    );
+    assert_eq!(app.codes_sent_to(OMAR_PHONE).len(), 2);
+}
+
+#[tokio::test]
+async fn sms_sent_per_client_address_are_limited() {
+    let mut options = Options::default();
+    options.limits.sms_per_ip = 1;
+    let app = spawn_app_with(options).await;
+    let from = |phone: &str, ip: &str| {
+        app.client
+            .get(app.url(&format!(
+                "/api/v1/clients/reset-otp?contact_phone={}",
+                phone.replace('+', "%2B")
+            )))
+            .header("x-forwarded-for", ip)
+            .send()
+    };
+    assert_eq!(from(OMAR_PHONE, "10.0.0.1").await.unwrap().status(), 200);
+    assert_eq!(
+        from("+966500000003", "10.0.0.1").await.unwrap().status(),
+        429
+    );
+    assert_eq!(
+        from("+966500000003", "10.0.0.2").await.unwrap().status(),
+        200
+    );
+}
+
+#[tokio::test]
+async fn codes_tried_per_phone_are_limited() {
+    let mut options = Options::default();
+    options.limits.tries_per_phone = 3;
+    let app = spawn_app_with(options).await;
+    reset(&app, SARA_PHONE).await;
+    for _ in 0..3 {
+        assert_eq!(verify(&app, SARA_PHONE, "0000").await.0, 400);
+    }
+    assert_eq!(
+        verify(&app, SARA_PHONE, TEST_CODE).await.0,
+        429,
+        "the limit holds even for the right code"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_gateway_gives_502_and_keeps_nothing() {
+    let options = Options {
+        gateway: Gateway::Fails,
+        ..Options::default()
+    };
+    let app = spawn_app_with(options).await;
+    let (status, body) = reset(&app, OMAR_PHONE).await;
+    assert_eq!(
+        (status, without_stack(body)),
+        (
+            502,
+            json!({"status": 502, "message": "The code could not be sent, try again later"})
+        )
+    );
+    let mut conn = app.database.connect().await;
+    use diesel_async::SimpleAsyncConnection;
+    // No live code is left behind, so the next try sends again instead of answering "sent".
+    conn.batch_execute(
+        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_codes) THEN RAISE 'code kept'; END IF; END $$",
+    )
+    .await
+    .unwrap();
+    conn.batch_execute("DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_events) THEN RAISE 'send counted'; END IF; END $$").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_gateway_that_hangs_past_the_timeout_gives_502() {
+    let app = spawn_app_with(Options {
+        gateway: Gateway::Hangs,
+        ..Options::default()
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let (status, _) = reset(&app, OMAR_PHONE).await;
+    assert_eq!(status, 502);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "the SMS timeout was not applied"
+    );
+}
+
+#[tokio::test]
+async fn an_inactive_account_cannot_log_in() {
+    let app = spawn_app().await;
+    let (status, body) = reset(&app, "+966500000099").await;
+    assert_eq!(
+        (status, without_stack(body)),
+        (401, json!({"status": 401, "message": "Unauthorization"}))
+    );
+    assert_eq!(verify(&app, "+966500000099", TEST_CODE).await.0, 401);
+}
+
+#[tokio::test]
+async fn verify_needs_both_query_keys() {
+    let app = spawn_app().await;
+    let (status, body) = answer(
+        app.get(
+            "/api/v1/clients/verify-otp?contact_phone=%2B966500000001",
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (status, without_stack(body)),
+        (400, json!({"status": 400, "message": "code is required"}))
+    );
+    let (status, body) = answer(app.get("/api/v1/clients/verify-otp?code=1234", None).await).await;
+    assert_eq!(
+        (status, without_stack(body)),
+        (
+            400,
+            json!({"status": 400, "message": "contact_phone is required"})
+        )
+    );
+}

@@ -1,0 +1,14 @@
+//! The auth service over real HTTP against a real database of its own.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
+
+mod address_book;
+mod device;
+mod helpers;
+mod internal;
+mod login;
+mod openapi;
+mod profile;
+mod seed;
+mod setting;
+mod tokens;

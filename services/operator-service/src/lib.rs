@@ -1,0 +1,22 @@
+//! The operator service: services (system categories) and their parent/child hierarchy for
+//! the admin panel (`/api/v1/operator/...`), over the `catalog` database it shares with the
+//! order service.
+
+pub mod audit;
+pub mod auth;
+pub mod body;
+pub mod children;
+pub mod config;
+pub mod error;
+pub mod handlers;
+pub mod query;
+pub mod routes;
+pub mod seed;
+pub mod services;
+pub mod startup;
+pub mod state;
+
+/// The binary's name, used in logs, traces and metrics.
+pub const SERVICE: &str = "operator-service";
+/// `BIND_ADDR`'s default port.
+pub const DEFAULT_PORT: u16 = 8084;

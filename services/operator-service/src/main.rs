@@ -1,0 +1,79 @@
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use operator_service::auth::{OperatorKeys, Role};
+use operator_service::{DEFAULT_PORT, SERVICE, config::Config, seed, startup};
+use server::{Binary, Command};
+
+/// Services and their parent/child hierarchy for the admin panel.
+#[derive(Parser)]
+#[command(name = "operator-service", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<OperatorCommand>,
+}
+
+#[derive(Subcommand)]
+enum OperatorCommand {
+    #[command(flatten)]
+    Common(Command),
+    /// Print an operator token (development and tests), signed with OPERATOR_JWT_SECRET.
+    Token {
+        /// super_admin, admin, merchant_manager, store_manager or data_entry.
+        #[arg(long)]
+        role: String,
+        /// The operator id.
+        #[arg(long)]
+        sub: String,
+        /// Hours the token is valid.
+        #[arg(long, default_value_t = 12)]
+        hours: i64,
+    },
+}
+
+const BINARY: Binary = Binary {
+    name: SERVICE,
+    default_port: DEFAULT_PORT,
+    schema: catalog::SCHEMA,
+};
+
+fn main() -> ExitCode {
+    match Cli::parse()
+        .command
+        .unwrap_or(OperatorCommand::Common(Command::Serve))
+    {
+        OperatorCommand::Common(Command::Serve) => BINARY.serve(Config::from_env, startup::build),
+        OperatorCommand::Common(Command::Migrate) => BINARY.migrate(),
+        OperatorCommand::Common(Command::Seed { file }) => BINARY.seed(&file, seed::load),
+        OperatorCommand::Token { role, sub, hours } => token(&role, &sub, hours),
+    }
+}
+
+fn token(role: &str, sub: &str, hours: i64) -> ExitCode {
+    let role: Role = match role.parse() {
+        Ok(role) => role,
+        Err(e) => {
+            eprintln!(
+                "{SERVICE}: {e}; expected one of super_admin, admin, merchant_manager, store_manager, data_entry"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let Some(secret) = std::env::var("OPERATOR_JWT_SECRET")
+        .ok()
+        .filter(|s| !s.is_empty())
+    else {
+        eprintln!("{SERVICE}: configuration error: OPERATOR_JWT_SECRET is required but not set");
+        return ExitCode::from(2);
+    };
+    match OperatorKeys::new(secret.as_bytes()).issue(sub, role, hours) {
+        Ok(token) => {
+            println!("{token}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{SERVICE}: cannot sign the token: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

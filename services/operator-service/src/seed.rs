@@ -1,0 +1,114 @@
+//! `operator-service seed FILE`: the fixture's `services` section of the `catalog`
+//! database, upserted by id (the order service loads the other catalog sections).
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use futures_util::future::BoxFuture;
+use serde::Deserialize;
+
+use catalog::schema::services;
+
+#[derive(Deserialize)]
+struct Fixture {
+    #[serde(default)]
+    services: Vec<Service>,
+}
+
+#[derive(Deserialize, Insertable, AsChangeset)]
+#[diesel(table_name = services, treat_none_as_null = true)]
+struct Service {
+    id: i64,
+    title: String,
+    #[serde(rename = "titleTranslated")]
+    title_translated: String,
+    status: String,
+    #[serde(default)]
+    logo: String,
+    logo_variants: Option<serde_json::Value>,
+    #[serde(default)]
+    ordering: i32,
+    #[serde(rename = "hierarchyRole", default = "parent")]
+    hierarchy_role: String,
+    image: Option<String>,
+    image_en: Option<String>,
+    thumbnail: Option<String>,
+    thumbnail_en: Option<String>,
+    url: Option<String>,
+    background_image_url: Option<String>,
+    #[serde(rename = "serviceType", default = "default_type")]
+    service_type: String,
+}
+
+#[derive(Deserialize)]
+struct Parent {
+    id: i64,
+    #[serde(rename = "parentId")]
+    parent_id: Option<i64>,
+}
+
+fn parent() -> String {
+    "parent".to_owned()
+}
+
+fn default_type() -> String {
+    "default".to_owned()
+}
+
+/// Loads the section inside the caller's transaction. Rows go in first without parents and
+/// the parents are set in a second pass, so a child may come before its parent in the file.
+pub fn load<'c>(
+    conn: &'c mut AsyncPgConnection,
+    fixture: &'c serde_json::Value,
+) -> BoxFuture<'c, anyhow::Result<Vec<String>>> {
+    Box::pin(async move {
+        let rows = Fixture::deserialize(fixture)?.services;
+        let parents: Vec<Parent> = match fixture.get("services") {
+            Some(section) => Vec::<Parent>::deserialize(section)?,
+            None => Vec::new(),
+        };
+        // Children of the fixture's services are released first, so that a parent that the
+        // fixture makes a standalone can leave its role (the database refuses it otherwise).
+        let ids: Vec<i64> = rows.iter().map(|s| s.id).collect();
+        diesel::update(
+            services::table.filter(
+                services::parent_id
+                    .eq_any(&ids)
+                    .or(services::id.eq_any(&ids)),
+            ),
+        )
+        .set(services::parent_id.eq(None::<i64>))
+        .execute(conn)
+        .await?;
+        for (i, service) in rows.iter().enumerate() {
+            diesel::insert_into(services::table)
+                .values((service, services::parent_id.eq(None::<i64>)))
+                .on_conflict(services::id)
+                .do_update()
+                .set((
+                    service,
+                    services::parent_id.eq(None::<i64>),
+                    services::updated_at.eq(diesel::dsl::now),
+                ))
+                .execute(conn)
+                .await
+                .map_err(|e| anyhow::anyhow!("services[{i}] (id {}): {e}", service.id))?;
+        }
+        for (i, row) in parents.iter().enumerate() {
+            if let Some(parent_id) = row.parent_id {
+                diesel::update(services::table.find(row.id))
+                    .set(services::parent_id.eq(parent_id))
+                    .execute(conn)
+                    .await
+                    .map_err(|e| {
+                        anyhow::anyhow!("services[{i}] (id {}): parentId {parent_id}: {e}", row.id)
+                    })?;
+            }
+        }
+        // Explicit ids do not move the identity sequence; move it past them so that the
+        // next service created through the API gets a free id.
+        diesel::sql_query("SELECT setval(pg_get_serial_sequence('services', 'id'), GREATEST((SELECT max(id) FROM services), 1))")
+            .execute(conn)
+            .await?;
+        Ok(vec![format!("services: {} upserted", rows.len())])
+    })
+}

@@ -1,0 +1,35 @@
+//! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0).
+
+use std::net::TcpListener;
+
+use actix_web::dev::Server;
+use actix_web::web;
+use envelope::Envelope;
+use server::{AppSettings, StartError};
+
+use crate::auth::OperatorKeys;
+use crate::config::Config;
+use crate::state::AppState;
+use crate::{SERVICE, routes};
+
+pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
+    let pool = db::build_pool(&config.database.pool_settings())?;
+    let state = web::Data::new(AppState { pool: pool.clone() });
+    let keys = web::Data::new(OperatorKeys::new(config.jwt_secret.expose().as_bytes()));
+    let settings = AppSettings::new(
+        SERVICE,
+        Envelope::Operator,
+        &config.common,
+        pool,
+        routes::openapi(),
+    );
+    Ok(server::start(
+        listener,
+        config.common.workers,
+        settings,
+        move |cfg| {
+            cfg.app_data(state.clone()).app_data(keys.clone());
+            routes::configure(cfg);
+        },
+    )?)
+}

@@ -1,0 +1,152 @@
+//! `spawn_app()`: the real app on port 0 with a seeded catalog database of its own.
+
+use std::net::TcpListener;
+
+use db::testing::TestDatabase;
+use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+use operator_service::auth::{OperatorKeys, Role};
+use operator_service::config::Config;
+use serde_json::{Value, json};
+use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+
+pub const SECRET: &str = "test-operator-secret-0123456789abcdef0123";
+
+fn service(
+    id: i64,
+    title_en: &str,
+    role: &str,
+    parent: Option<i64>,
+    ordering: i32,
+    status: &str,
+) -> Value {
+    json!({"id": id, "title": format!("عربي {id}"), "titleTranslated": title_en, "status": status, "logo": "https://x/l.png",
+           "ordering": ordering, "hierarchyRole": role, "parentId": parent, "image": null, "image_en": null,
+           "thumbnail": null, "thumbnail_en": null, "url": null, "background_image_url": null, "serviceType": "default"})
+}
+
+/// 1 and 2 are parents; 3 and 8 standalone; 4 and 5 children of 1; 6 an unassigned child;
+/// 7 a child of 2.
+pub fn fixture() -> Value {
+    json!({"services": [
+        service(1, "Restaurants", "parent", None, 1, "active"),
+        service(2, "Groceries", "parent", None, 2, "active"),
+        service(3, "Pharmacy", "standalone", None, 3, "active"),
+        service(4, "Burgers", "child", Some(1), 2, "active"),
+        service(5, "Coffee", "child", Some(1), 1, "hidden"),
+        service(6, "Sweets", "child", None, 3, "active"),
+        service(7, "Fruit", "child", Some(2), 1, "active"),
+        service(8, "Flowers", "standalone", None, 4, "hidden"),
+    ]})
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub keys: OperatorKeys,
+    pub database: TestDatabase,
+}
+
+pub async fn spawn_app() -> TestApp {
+    let database = TestDatabase::new(catalog::SCHEMA).await;
+    let mut conn = database.connect().await;
+    let fixture = fixture();
+    conn.transaction::<_, anyhow::Error, _>(async |c| {
+        operator_service::seed::load(c, &fixture).await
+    })
+    .await
+    .unwrap();
+    let config = Config {
+        common: CommonConfig {
+            app_env: AppEnv::Development,
+            bind_addr: "127.0.0.1:0".parse().unwrap(),
+            workers: 2,
+            telemetry: telemetry::TelemetryConfig {
+                service_name: "operator-service",
+                log_format: telemetry::LogFormat::Pretty,
+                log_filter: "warn".into(),
+                otlp_endpoint: None,
+            },
+        },
+        database: DatabaseConfig {
+            url: Secret::new(database.url()),
+            pool_size: 10,
+        },
+        jwt_secret: Secret::new(SECRET),
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(operator_service::startup::build(config, listener).unwrap());
+    TestApp {
+        base,
+        client: reqwest::Client::new(),
+        keys: OperatorKeys::new(SECRET.as_bytes()),
+        database,
+    }
+}
+
+impl TestApp {
+    pub fn token(&self, role: Role) -> String {
+        self.keys.issue("op-1", role, 1).unwrap()
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        role: Option<Role>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let mut request = self.client.request(
+            method.parse().unwrap(),
+            format!("{}/api/v1/operator{path}", self.base),
+        );
+        if let Some(role) = role {
+            request = request.bearer_auth(self.token(role));
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    pub async fn admin(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        self.call(method, path, Some(Role::Admin), body).await
+    }
+
+    pub async fn sql(&self, statement: &str) -> Result<(), String> {
+        let mut conn = self.database.connect().await;
+        conn.batch_execute(statement)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// (role, parentId) of a service, read through the API.
+    pub async fn place(&self, id: i64) -> (String, Value) {
+        let (_, body) = self.admin("GET", &format!("/services/{id}"), None).await;
+        (
+            body["hierarchyRole"].as_str().unwrap().to_owned(),
+            body["parentId"].clone(),
+        )
+    }
+}
+
+pub fn bad_request(message: &str) -> (u16, Value) {
+    (
+        400,
+        json!({"statusCode": 400, "message": message, "error": "Bad Request"}),
+    )
+}
+
+pub fn ids(body: &Value) -> Vec<i64> {
+    body.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_i64().unwrap())
+        .collect()
+}

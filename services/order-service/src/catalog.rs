@@ -1,0 +1,182 @@
+//! Services (system categories) as the app sees them: the home list (active, never a
+//! child), one service's detail, and a parent's children with a 30-second cache per
+//! replica (the spec's; the answer may lag an operator's change by that much).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::Serialize;
+
+use catalog::schema::services;
+
+/// How long a children list is served from memory.
+pub const CHILDREN_TTL: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = services)]
+pub struct ServiceRow {
+    pub id: i64,
+    pub title: String,
+    pub title_translated: String,
+    pub status: String,
+    pub logo: String,
+    pub ordering: i32,
+    pub image: Option<String>,
+    pub image_en: Option<String>,
+    pub thumbnail: Option<String>,
+    pub thumbnail_en: Option<String>,
+    pub url: Option<String>,
+    pub background_image_url: Option<String>,
+    pub service_type: String,
+}
+
+/// The ten fields of a client service item, in order. No hierarchy field goes to clients.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ServiceItem {
+    pub id: i64,
+    pub title: String,
+    #[serde(rename = "titleTranslated")]
+    pub title_translated: String,
+    pub image: String,
+    pub thumbnail: String,
+    pub url: String,
+    pub background_image_url: String,
+    #[serde(rename = "serviceType")]
+    pub service_type: String,
+    pub status: String,
+    pub ordering: i32,
+}
+
+/// The detail: the item's fields plus the logo.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceDetail {
+    #[serde(flatten)]
+    pub item: ServiceItem,
+    pub logo: String,
+}
+
+/// `language`: exactly `en-GB` serves the English artwork when there is some.
+pub fn wants_english(language: Option<&str>) -> bool {
+    language == Some("en-GB")
+}
+
+impl ServiceRow {
+    pub fn item(&self, english: bool) -> ServiceItem {
+        let pick = |arabic: &Option<String>, english_art: &Option<String>| {
+            let english_art = english_art.as_deref().filter(|s| english && !s.is_empty());
+            english_art
+                .or(arabic.as_deref())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        ServiceItem {
+            id: self.id,
+            title: self.title.clone(),
+            title_translated: self.title_translated.clone(),
+            image: pick(&self.image, &self.image_en),
+            thumbnail: pick(&self.thumbnail, &self.thumbnail_en),
+            url: self.url.clone().unwrap_or_default(),
+            background_image_url: self.background_image_url.clone().unwrap_or_default(),
+            service_type: self.service_type.clone(),
+            status: self.status.clone(),
+            ordering: self.ordering,
+        }
+    }
+}
+
+/// The home list: active services that are not children, in display order.
+pub async fn home(conn: &mut AsyncPgConnection) -> QueryResult<Vec<ServiceRow>> {
+    services::table
+        .filter(
+            services::status
+                .eq("active")
+                .and(services::hierarchy_role.ne("child")),
+        )
+        .order((services::ordering, services::id))
+        .select(ServiceRow::as_select())
+        .load(conn)
+        .await
+}
+
+pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<ServiceRow>> {
+    services::table
+        .find(id)
+        .select(ServiceRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// A service's active children in display order, or `None` when the service does not exist.
+pub async fn children(
+    conn: &mut AsyncPgConnection,
+    id: i64,
+    english: bool,
+) -> QueryResult<Option<Vec<ServiceItem>>> {
+    let exists: i64 = services::table
+        .filter(services::id.eq(id))
+        .count()
+        .get_result(conn)
+        .await?;
+    if exists == 0 {
+        return Ok(None);
+    }
+    let rows = services::table
+        .filter(
+            services::parent_id
+                .eq(id)
+                .and(services::hierarchy_role.eq("child"))
+                .and(services::status.eq("active")),
+        )
+        .order((services::ordering, services::id))
+        .select(ServiceRow::as_select())
+        .load(conn)
+        .await?;
+    Ok(Some(rows.iter().map(|row| row.item(english)).collect()))
+}
+
+/// Children lists by (service id, English?), for 30 seconds.
+pub type ChildrenCache = moka::future::Cache<(i64, bool), Arc<Option<Vec<ServiceItem>>>>;
+
+pub fn children_cache() -> ChildrenCache {
+    moka::future::Cache::builder()
+        .max_capacity(10_000)
+        .time_to_live(CHILDREN_TTL)
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row() -> ServiceRow {
+        ServiceRow {
+            id: 1,
+            title: "مطاعم".into(),
+            title_translated: "Restaurants".into(),
+            status: "active".into(),
+            logo: "l".into(),
+            ordering: 1,
+            image: Some("ar.png".into()),
+            image_en: Some("en.png".into()),
+            thumbnail: Some("t-ar.png".into()),
+            thumbnail_en: None,
+            url: None,
+            background_image_url: Some("bg".into()),
+            service_type: "default".into(),
+        }
+    }
+
+    #[test]
+    fn en_gb_serves_english_artwork_when_it_exists() {
+        let english = row().item(wants_english(Some("en-GB")));
+        assert_eq!(
+            (english.image.as_str(), english.thumbnail.as_str()),
+            ("en.png", "t-ar.png")
+        );
+        let arabic = row().item(wants_english(Some("en")));
+        assert_eq!(arabic.image, "ar.png");
+    }
+}

@@ -1,0 +1,95 @@
+//! The service's own errors, in envelope C (`{message, statusCode}`). The relay's two
+//! errors are envelope B, like the point service's answers they stand in for.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use envelope::{ErrorB, ErrorC};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OrderError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    NotFound(&'static str),
+    #[error("{0}")]
+    Conflict(&'static str),
+    #[error("Too many attempts, try again later")]
+    TooManyRequests,
+    /// The credit could not be confirmed; the redemption stays pending for a retry.
+    #[error("The points could not be credited yet, try again")]
+    CreditPending(String),
+    #[error("The service is busy, try again")]
+    Busy(String),
+    #[error("{0}")]
+    Internal(String),
+    /// 504 `POINT_SERVICE_TIMEOUT` (envelope B).
+    #[error("Point service did not respond in time; the request outcome is unknown")]
+    RelayTimeout,
+    /// 502 `POINT_SERVICE_UNAVAILABLE` (envelope B).
+    #[error("Point service unavailable: {0}")]
+    RelayUnavailable(String),
+}
+
+impl From<db::Failure> for OrderError {
+    fn from(failure: db::Failure) -> Self {
+        match failure {
+            db::Failure::Busy(raw) => Self::Busy(raw),
+            db::Failure::Broken(raw) => Self::Internal(raw),
+        }
+    }
+}
+
+impl From<diesel::result::Error> for OrderError {
+    fn from(e: diesel::result::Error) -> Self {
+        db::Failure::from(e).into()
+    }
+}
+
+impl From<db::PoolError> for OrderError {
+    fn from(e: db::PoolError) -> Self {
+        db::Failure::from(e).into()
+    }
+}
+
+impl OrderError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Invalid(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            Self::CreditPending(_) | Self::RelayUnavailable(_) => StatusCode::BAD_GATEWAY,
+            Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::RelayTimeout => StatusCode::GATEWAY_TIMEOUT,
+        }
+    }
+}
+
+impl ResponseError for OrderError {
+    fn status_code(&self) -> StatusCode {
+        self.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            Self::RelayTimeout => {
+                ErrorB::new(self.status(), "POINT_SERVICE_TIMEOUT", self.to_string())
+                    .error_response()
+            }
+            Self::RelayUnavailable(_) => {
+                ErrorB::new(self.status(), "POINT_SERVICE_UNAVAILABLE", self.to_string())
+                    .error_response()
+            }
+            Self::Internal(raw) => ErrorC::internal(raw).error_response(),
+            Self::CreditPending(raw) | Self::Busy(raw) => {
+                tracing::warn!(error.message = %raw, "{self}");
+                ErrorC::new(self.status(), self.to_string()).error_response()
+            }
+            _ => ErrorC::new(self.status(), self.to_string()).error_response(),
+        }
+    }
+}

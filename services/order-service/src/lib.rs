@@ -1,0 +1,21 @@
+//! The order service: the app's single address for `/api/v2/client`. It relays the point
+//! routes to the point service and serves the rest itself from the `catalog` database:
+//! earn rates, gift-card codes, services (system categories) and stores.
+
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod gift_cards;
+pub mod handlers;
+pub mod point_rates;
+pub mod relay;
+pub mod routes;
+pub mod seed;
+pub mod startup;
+pub mod state;
+pub mod stores;
+
+/// The binary's name, used in logs, traces and metrics.
+pub const SERVICE: &str = "order-service";
+/// `BIND_ADDR`'s default port.
+pub const DEFAULT_PORT: u16 = 8082;

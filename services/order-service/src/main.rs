@@ -1,0 +1,27 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use order_service::{DEFAULT_PORT, SERVICE, config::Config, seed, startup};
+use server::{Binary, Command};
+
+/// The app's /api/v2/client: relays the point routes, serves earn rates, gift cards, services, stores.
+#[derive(Parser)]
+#[command(name = "order-service", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+const BINARY: Binary = Binary {
+    name: SERVICE,
+    default_port: DEFAULT_PORT,
+    schema: catalog::SCHEMA,
+};
+
+fn main() -> ExitCode {
+    match Cli::parse().command.unwrap_or_default() {
+        Command::Serve => BINARY.serve(Config::from_env, startup::build),
+        Command::Migrate => BINARY.migrate(),
+        Command::Seed { file } => BINARY.seed(&file, seed::load),
+    }
+}

@@ -1,0 +1,52 @@
+//! `GET /system_configs/point_rates`: the earn-rate table, sorted by `amount_from` (null as 0).
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde::Serialize;
+use serde_json::Value;
+
+use catalog::schema::system_configs;
+
+use crate::error::OrderError;
+use crate::seed::POINT_RATES_KEY;
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Rate {
+    pub amount_from: Value,
+    pub amount_to: Value,
+    pub point_earn: Value,
+}
+
+/// The rows; `[]` when the option is unset; an error when it is not a list of objects.
+pub async fn rates(conn: &mut AsyncPgConnection) -> Result<Vec<Rate>, OrderError> {
+    let stored: Option<Value> = system_configs::table
+        .find(POINT_RATES_KEY)
+        .select(system_configs::value)
+        .first(conn)
+        .await
+        .optional()?;
+    let Some(stored) = stored else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(rows) = stored else {
+        return Err(OrderError::Internal(
+            "the point_rates option is not a list".into(),
+        ));
+    };
+    let mut rates = rows
+        .into_iter()
+        .map(|row| match row {
+            Value::Object(mut row) => Ok(Rate {
+                amount_from: row.remove("amount_from").unwrap_or(Value::Null),
+                amount_to: row.remove("amount_to").unwrap_or(Value::Null),
+                point_earn: row.remove("point_earn").unwrap_or(Value::Null),
+            }),
+            _ => Err(OrderError::Internal(
+                "a point_rates row is not an object".into(),
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let from = |rate: &Rate| rate.amount_from.as_f64().unwrap_or(0.0);
+    rates.sort_by(|a, b| from(a).total_cmp(&from(b)));
+    Ok(rates)
+}

@@ -1,0 +1,39 @@
+//! What every handler may need, built once at start.
+
+use std::time::Duration;
+
+use server::Secret;
+use server::caller::CallerLookup;
+
+use crate::catalog::ChildrenCache;
+use crate::config::CreditTarget;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: db::Pool,
+    pub relay: Relay,
+    pub caller: CallerLookup,
+    pub credit: Credit,
+    pub children: ChildrenCache,
+    pub tries_per_client: i64,
+    pub tries_per_ip: i64,
+    pub trust_forwarded_for: bool,
+}
+
+/// The point service as the relay sees it.
+#[derive(Clone)]
+pub struct Relay {
+    pub base: String,
+    pub http: telemetry::client::HttpClient,
+    pub timeout: Duration,
+    pub pay_timeout: Duration,
+}
+
+/// Where and how gift-card credit goes.
+#[derive(Clone)]
+pub struct Credit {
+    pub target: CreditTarget,
+    pub point_service: String,
+    pub internal_token: Secret,
+    pub http: telemetry::client::HttpClient,
+}

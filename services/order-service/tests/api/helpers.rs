@@ -1,0 +1,243 @@
+//! `spawn_app()`: the real app on port 0 with a catalog database of its own, a fake auth
+//! service and a fake point service (both real HTTP servers).
+
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{App, HttpRequest, HttpResponse, web};
+use db::testing::TestDatabase;
+use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+use order_service::config::{Config, CreditTarget};
+use serde_json::{Value, json};
+use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+
+pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
+
+pub fn token(client: i64) -> String {
+    format!("token-{client}")
+}
+
+pub fn fixture() -> Value {
+    json!({
+        "point_rates": [{"amount_from": 100, "amount_to": null, "point_earn": 30},
+                        {"amount_from": null, "amount_to": 50, "point_earn": 5},
+                        {"amount_from": 50, "amount_to": 100, "point_earn": 12}],
+        "gift_card_codes": [{"code": "WELCOME-100", "points": 100, "active": true},
+                            {"code": "OLD-50", "points": 50, "active": false},
+                            {"code": "RAMADAN-250", "points": 250, "active": true}],
+        "stores": [],
+        "banners": []
+    })
+}
+
+pub struct Options {
+    pub relay_timeout: Duration,
+    /// False: nothing listens where the point service should be.
+    pub point_service: bool,
+    pub tries_per_client: i64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            relay_timeout: Duration::from_secs(5),
+            point_service: true,
+            tries_per_client: 10,
+        }
+    }
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub database: TestDatabase,
+    /// Credits the fake point service received.
+    pub credits: Arc<Mutex<Vec<Value>>>,
+    /// While true, the fake point service answers credits with 503.
+    pub credits_fail: Arc<AtomicBool>,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Options::default()).await
+}
+
+pub async fn spawn_app_with(options: Options) -> TestApp {
+    let database = TestDatabase::new(catalog::SCHEMA).await;
+    let mut conn = database.connect().await;
+    let fixture = fixture();
+    conn.transaction::<_, anyhow::Error, _>(async |c| order_service::seed::load(c, &fixture).await)
+        .await
+        .unwrap();
+    let credits: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let credits_fail = Arc::new(AtomicBool::new(false));
+    let point_url = match options.point_service {
+        true => fake_point_service(credits_fail.clone(), credits.clone()),
+        false => format!(
+            "http://127.0.0.1:{}",
+            TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        ),
+    };
+    let config = Config {
+        common: CommonConfig {
+            app_env: AppEnv::Development,
+            bind_addr: "127.0.0.1:0".parse().unwrap(),
+            workers: 2,
+            telemetry: telemetry::TelemetryConfig {
+                service_name: "order-service",
+                log_format: telemetry::LogFormat::Pretty,
+                log_filter: "warn".into(),
+                otlp_endpoint: None,
+            },
+        },
+        database: DatabaseConfig {
+            url: Secret::new(database.url()),
+            pool_size: 10,
+        },
+        point_service_url: point_url,
+        relay_timeout: options.relay_timeout,
+        pay_timeout: options.relay_timeout * 2,
+        auth_service_url: Some(fake_auth()),
+        internal_token: Secret::new(INTERNAL),
+        credit: CreditTarget::PointService,
+        tries_per_client: options.tries_per_client,
+        tries_per_ip: 1000,
+        trust_forwarded_for: true,
+    };
+    // As the binary does: spans get trace ids, so the relay can send traceparent.
+    let _ = telemetry::init(&config.common.telemetry);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(order_service::startup::build(config, listener).unwrap());
+    TestApp {
+        base,
+        client: reqwest::Client::new(),
+        database,
+        credits,
+        credits_fail,
+    }
+}
+
+/// `token-<id>` is client `<id>`.
+fn fake_auth() -> String {
+    server::spawn_local(|| {
+        App::new().route(
+            "/api/v1/users",
+            web::get().to(|req: HttpRequest| async move {
+                let token = req
+                    .headers()
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("");
+                match token
+                    .strip_prefix("Bearer token-")
+                    .and_then(|id| id.parse::<i64>().ok())
+                {
+                    Some(id) => {
+                        HttpResponse::Ok().json(json!({"status": 200, "data": {"client_id": id}}))
+                    }
+                    None => HttpResponse::Unauthorized()
+                        .json(json!({"status": 401, "message": "Unauthorization"})),
+                }
+            }),
+        )
+    })
+    .unwrap()
+}
+
+/// Echoes relayed requests with status 207 and its own content type; `points-faq` hangs
+/// for 3 s; credits are recorded.
+fn fake_point_service(fail: Arc<AtomicBool>, credits: Arc<Mutex<Vec<Value>>>) -> String {
+    server::spawn_local(move || {
+        let credits = credits.clone();
+        let fail = fail.clone();
+        App::new()
+            .route(
+                "/internal/v1/credits",
+                web::post().to(move |req: HttpRequest, body: web::Json<Value>| {
+                    let credits = credits.clone();
+                    let fail = fail.load(Ordering::SeqCst);
+                    async move {
+                        if fail {
+                            return HttpResponse::ServiceUnavailable().finish();
+                        }
+                        let mut body = body.0;
+                        body["token"] = json!(
+                            req.headers()
+                                .get("x-internal-token")
+                                .and_then(|v| v.to_str().ok())
+                        );
+                        credits.lock().unwrap().push(body);
+                        HttpResponse::Ok().json(json!({"ok": true}))
+                    }
+                }),
+            )
+            .default_service(web::to(|req: HttpRequest, body: web::Bytes| async move {
+                if req.path().ends_with("/points-faq") {
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                }
+                let headers: serde_json::Map<String, Value> = req
+                    .headers()
+                    .iter()
+                    .map(|(name, value)| {
+                        (name.to_string(), json!(value.to_str().unwrap_or_default()))
+                    })
+                    .collect();
+                HttpResponse::build(actix_web::http::StatusCode::from_u16(207).unwrap())
+                    .content_type("application/vnd.echo+json")
+                    .json(json!({
+                        "method": req.method().as_str(),
+                        "path": req.path(),
+                        "query": req.query_string(),
+                        "headers": headers,
+                        "body": String::from_utf8_lossy(&body),
+                    }))
+            }))
+    })
+    .unwrap()
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        answer(self.client.get(self.url(path)).send().await.unwrap()).await
+    }
+
+    pub async fn sql(&self, statement: &str) {
+        let mut conn = self.database.connect().await;
+        conn.batch_execute(statement).await.unwrap();
+    }
+
+    pub async fn redeem(&self, client: i64, code: &str) -> (u16, Value) {
+        let response = self
+            .client
+            .post(self.url("/api/v2/client/gift-card-code"))
+            .bearer_auth(token(client))
+            .json(&json!({"code": code}))
+            .send()
+            .await
+            .unwrap();
+        answer(response).await
+    }
+}
+
+pub async fn answer(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+pub fn error_c(status: u16, message: &str) -> (u16, Value) {
+    (status, json!({"message": message, "statusCode": status}))
+}

@@ -1,0 +1,12 @@
+//! The order service over real HTTP against a real database of its own, with real HTTP
+//! servers playing the auth service and the point service.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
+
+mod catalog;
+mod gift_cards;
+mod helpers;
+mod point_rates;
+mod relay;
+mod seed;
+mod stores;

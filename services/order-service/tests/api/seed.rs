@@ -1,0 +1,87 @@
+//! `seed` loads the fixture's catalog sections that belong to the order service.
+
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{QueryableByName, sql_query};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use order_service::seed;
+use serde_json::json;
+
+#[derive(QueryableByName)]
+struct Counted {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct Option_ {
+    #[diesel(sql_type = Nullable<Text>)]
+    value: Option<String>,
+}
+
+async fn run(
+    conn: &mut AsyncPgConnection,
+    fixture: &serde_json::Value,
+) -> anyhow::Result<Vec<String>> {
+    conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
+        .await
+}
+
+async fn count(conn: &mut AsyncPgConnection, table: &str) -> i64 {
+    sql_query(format!("SELECT count(*) AS n FROM {table}"))
+        .get_result::<Counted>(conn)
+        .await
+        .unwrap()
+        .n
+}
+
+async fn rates(conn: &mut AsyncPgConnection) -> Option<String> {
+    sql_query("SELECT (SELECT value::text FROM system_configs WHERE key = 'point_rates') AS value")
+        .get_result::<Option_>(conn)
+        .await
+        .unwrap()
+        .value
+}
+
+#[tokio::test]
+async fn seeding_twice_upserts_and_point_rates_follow_the_fixture_rules() {
+    let database = ::db::testing::TestDatabase::new(catalog::SCHEMA).await;
+    let mut conn = database.connect().await;
+    let fixture = json!({
+        "point_rates": [{"amount_from": 0, "amount_to": 50, "point_earn": 5}],
+        "gift_card_codes": [{"code": "WELCOME-100", "points": 100, "active": true}],
+        "stores": [{"id": 10, "merchant_id": 5, "real_merchant_id": 77, "name": "Olaya branch",
+                    "latitude": 24.69, "longitude": 46.68, "management_status": "active",
+                    "is_online": true, "store_disabled_ordering": false}],
+        "banners": [{"id": 1, "link_type": "nearest_branch", "merchant_id": 10, "nearest_branch_merchant_id": 77}],
+        "services": [{"id": 1}]
+    });
+    run(&mut conn, &fixture).await.unwrap();
+    run(&mut conn, &fixture).await.unwrap();
+    for table in ["gift_card_codes", "stores", "banners", "system_configs"] {
+        assert_eq!(count(&mut conn, table).await, 1, "{table}");
+    }
+    assert_eq!(
+        count(&mut conn, "services").await,
+        0,
+        "services belong to the operator service"
+    );
+    assert_eq!(
+        rates(&mut conn).await.as_deref(),
+        Some(r#"[{"amount_to": 50, "point_earn": 5, "amount_from": 0}]"#)
+    );
+
+    run(&mut conn, &json!({"point_rates": {"not": "a list"}}))
+        .await
+        .unwrap();
+    assert_eq!(
+        rates(&mut conn).await.as_deref(),
+        Some(r#"{"not": "a list"}"#)
+    );
+    run(&mut conn, &json!({"stores": []})).await.unwrap();
+    assert!(
+        rates(&mut conn).await.is_some(),
+        "an absent section leaves the option alone"
+    );
+    run(&mut conn, &json!({"point_rates": null})).await.unwrap();
+    assert_eq!(rates(&mut conn).await, None);
+}

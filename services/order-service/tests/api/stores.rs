@@ -1,0 +1,267 @@
+//! Store detail, branches and the nearest store: one test per rule and per kind of null.
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// A customer in Olaya, Riyadh.
+const HERE: (f64, f64) = (24.6907, 46.6855);
+
+async fn store(
+    app: &TestApp,
+    id: i64,
+    real: i64,
+    at: Option<(f64, f64)>,
+    status: &str,
+    online: Option<bool>,
+    disabled: bool,
+) {
+    let (lat, lon) = at.map_or(("NULL".to_owned(), "NULL".to_owned()), |(a, b)| {
+        (a.to_string(), b.to_string())
+    });
+    let online = online.map_or("NULL".to_owned(), |o| o.to_string());
+    app.sql(&format!(
+        "INSERT INTO stores (id, merchant_id, real_merchant_id, name, latitude, longitude, management_status, is_online, \
+         store_disabled_ordering) VALUES ({id}, 5, {real}, 'Branch {id}', {lat}, {lon}, '{status}', {online}, {disabled})"
+    ))
+    .await;
+}
+
+async fn nearest(app: &TestApp, merchant: &str, query: &str) -> Value {
+    let (status, body) = app
+        .get(&format!(
+            "/api/v2/client/banners/merchant/{merchant}/nearest-store{query}"
+        ))
+        .await;
+    assert_eq!(status, 200);
+    body
+}
+
+fn at(here: (f64, f64)) -> String {
+    format!("?latitude={}&longitude={}", here.0, here.1)
+}
+
+#[tokio::test]
+async fn rule_1_only_active_stores_with_a_real_location_count() {
+    let app = spawn_app().await;
+    store(&app, 1, 77, Some(HERE), "inactive", Some(true), false).await;
+    store(&app, 2, 77, Some((0.0, 0.0)), "active", Some(true), false).await;
+    store(&app, 3, 77, None, "active", Some(true), false).await;
+    assert_eq!(
+        nearest(&app, "77", &at(HERE)).await,
+        json!({"store_id": null})
+    );
+    store(
+        &app,
+        4,
+        77,
+        Some((24.75, 46.70)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await;
+    assert_eq!(nearest(&app, "77", &at(HERE)).await, json!({"store_id": 4}));
+}
+
+#[tokio::test]
+async fn rule_2_offline_null_online_or_disabled_ordering_is_not_operational() {
+    let app = spawn_app().await;
+    store(&app, 1, 77, Some((24.6910, 46.6860)), "active", None, false).await;
+    store(
+        &app,
+        2,
+        77,
+        Some((24.6912, 46.6862)),
+        "active",
+        Some(false),
+        false,
+    )
+    .await;
+    store(
+        &app,
+        3,
+        77,
+        Some((24.6914, 46.6864)),
+        "active",
+        Some(true),
+        true,
+    )
+    .await;
+    store(
+        &app,
+        4,
+        77,
+        Some((24.7600, 46.7000)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await;
+    assert_eq!(nearest(&app, "77", &at(HERE)).await, json!({"store_id": 4}));
+}
+
+#[tokio::test]
+async fn rule_3_an_operational_store_within_12_km_beats_a_closer_closed_one() {
+    let app = spawn_app().await;
+    store(
+        &app,
+        1,
+        77,
+        Some((24.6910, 46.6860)),
+        "active",
+        Some(false),
+        false,
+    )
+    .await;
+    store(
+        &app,
+        2,
+        77,
+        Some((24.7800, 46.6800)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await; // about 10 km
+    assert_eq!(nearest(&app, "77", &at(HERE)).await, json!({"store_id": 2}));
+}
+
+#[tokio::test]
+async fn rule_4_otherwise_the_nearest_active_store_at_any_distance() {
+    let app = spawn_app().await;
+    store(
+        &app,
+        1,
+        77,
+        Some((26.2794, 50.2083)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await; // Khobar, operational
+    store(
+        &app,
+        2,
+        77,
+        Some((24.9000, 46.6000)),
+        "active",
+        Some(false),
+        false,
+    )
+    .await; // about 25 km, offline
+    assert_eq!(nearest(&app, "77", &at(HERE)).await, json!({"store_id": 2}));
+}
+
+#[tokio::test]
+async fn rule_5_ties_go_to_the_lower_id() {
+    let app = spawn_app().await;
+    store(
+        &app,
+        9,
+        77,
+        Some((24.70, 46.69)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await;
+    store(
+        &app,
+        4,
+        77,
+        Some((24.70, 46.69)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await;
+    assert_eq!(nearest(&app, "77", &at(HERE)).await, json!({"store_id": 4}));
+}
+
+#[tokio::test]
+async fn every_kind_of_nothing_is_a_null_store_id() {
+    let app = spawn_app().await;
+    store(
+        &app,
+        1,
+        77,
+        Some((24.70, 46.69)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await;
+    assert_eq!(
+        nearest(&app, "78", &at(HERE)).await,
+        json!({"store_id": null}),
+        "unknown merchant"
+    );
+    assert_eq!(
+        nearest(&app, "abc", &at(HERE)).await,
+        json!({"store_id": null}),
+        "unreadable merchant"
+    );
+    assert_eq!(
+        nearest(&app, "77", "").await,
+        json!({"store_id": null}),
+        "no coordinates"
+    );
+    assert_eq!(
+        nearest(&app, "77", "?latitude=abc&longitude=46").await,
+        json!({"store_id": null}),
+        "unreadable coordinates"
+    );
+    app.sql("ALTER TABLE stores RENAME COLUMN is_online TO gone")
+        .await;
+    assert_eq!(
+        nearest(&app, "77", &at(HERE)).await,
+        json!({"store_id": null}),
+        "an internal failure"
+    );
+}
+
+#[tokio::test]
+async fn store_detail_and_branches() {
+    let app = spawn_app().await;
+    store(
+        &app,
+        10,
+        77,
+        Some((24.69, 46.68)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await;
+    store(
+        &app,
+        11,
+        77,
+        Some((24.70, 46.68)),
+        "inactive",
+        Some(true),
+        false,
+    )
+    .await;
+    let (status, body) = app.get("/api/v2/client/stores/10").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (body["id"].clone(), body["merchant_id"].clone()),
+        (json!(10), json!(5))
+    );
+    assert_eq!(
+        app.get("/api/v2/client/stores/11").await,
+        error_c(404, "Store not found")
+    );
+    assert_eq!(
+        app.get("/api/v2/client/stores/999").await,
+        error_c(404, "Store not found")
+    );
+    let (_, branches) = app.get("/api/v2/client/stores?merchantId=5").await;
+    assert_eq!(branches["data"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        app.get("/api/v2/client/stores").await,
+        error_c(400, "merchantId must be an integer")
+    );
+}

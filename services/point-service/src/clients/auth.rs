@@ -1,0 +1,99 @@
+//! The auth service: who the caller is (`/api/v1/users` with the caller's own
+//! `Authorization`), and whether another client exists (`/internal/v1/clients/{id}`).
+
+use serde::Deserialize;
+use server::Secret;
+use server::caller::{CallerError, CallerLookup};
+
+use crate::error::PointError;
+
+#[derive(Clone)]
+pub struct AuthClient {
+    base: Option<String>,
+    http: telemetry::client::HttpClient,
+    internal_token: Secret,
+    lookup: CallerLookup,
+}
+
+/// The parts of a client profile this service uses.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ClientProfile {
+    pub client_id: i64,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+}
+
+impl ClientProfile {
+    /// "First Last", or whichever is set, or "A friend".
+    pub fn display_name(&self) -> String {
+        let parts: Vec<&str> = [self.first_name.as_deref(), self.last_name.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if parts.is_empty() {
+            "A friend".to_owned()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
+impl AuthClient {
+    pub fn new(
+        base: Option<String>,
+        http: telemetry::client::HttpClient,
+        internal_token: Secret,
+    ) -> Self {
+        let lookup = CallerLookup::new(base.clone(), http.clone());
+        Self {
+            base,
+            http,
+            internal_token,
+            lookup,
+        }
+    }
+
+    fn base(&self) -> Result<&str, PointError> {
+        self.base
+            .as_deref()
+            .ok_or(PointError::Misconfigured("AUTH_SERVICE_URL not set"))
+    }
+
+    /// The caller's client id, from the auth service's answer only.
+    pub async fn caller(&self, authorization: Option<&str>) -> Result<i64, PointError> {
+        self.lookup
+            .caller(authorization)
+            .await
+            .map_err(|e| match e {
+                CallerError::NotConfigured => PointError::Misconfigured("AUTH_SERVICE_URL not set"),
+                other => PointError::Unauthorized(other.to_string()),
+            })
+    }
+
+    /// Another client's profile, or `None` when the auth service does not know it.
+    pub async fn client(&self, client_id: i64) -> Result<Option<ClientProfile>, PointError> {
+        let url = format!("{}/internal/v1/clients/{client_id}", self.base()?);
+        let response = self
+            .http
+            .get(&url)
+            .header("x-internal-token", self.internal_token.expose())
+            .send()
+            .await
+            .map_err(|e| PointError::Internal(format!("auth service unreachable: {e}")))?;
+        match response.status().as_u16() {
+            404 => Ok(None),
+            200..=299 => response
+                .json::<ClientProfile>()
+                .await
+                .map(Some)
+                .map_err(|e| {
+                    PointError::Internal(format!("auth service sent an unreadable profile: {e}"))
+                }),
+            status => Err(PointError::Internal(format!(
+                "auth service answered {status} for client {client_id}"
+            ))),
+        }
+    }
+}

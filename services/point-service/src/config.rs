@@ -1,0 +1,68 @@
+//! The point service's configuration.
+//!
+//! Variables (see DESIGN.md and the README): the common ones (`APP_ENV`, `BIND_ADDR`
+//! default `127.0.0.1:8083`, `HTTP_WORKERS`, `DATABASE_URL`, `DATABASE_POOL_SIZE`,
+//! `RUST_LOG`, `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT`) and:
+//!
+//! | Variable | Default | Meaning |
+//! |---|---|---|
+//! | `AUTH_SERVICE_URL` | unset | the auth service; unset, the point routes answer 500 `AUTH_SERVICE_URL not set` |
+//! | `AUTH_SERVICE_TIMEOUT_MS` | `5000` | wait for the auth service |
+//! | `INTERNAL_API_TOKEN` | required | sent to the auth service's internal route; guards `/internal/v1/credits` |
+//! | `PAYMENT_SERVICE_URL` | unset | the payment service; unset, the pay routes answer 500 |
+//! | `PAYMENT_SERVICE_TIMEOUT_MS` | `10000` | wait for the payment service |
+//! | `PAYMENT_WEBHOOK_SECRET` | required | HMAC key of the payment webhook's `X-Signature` |
+//! | `POINT_ORDER_POINT_ENABLED` | off | on only for the exact text `true`: create with `payment_type=point` |
+//! | `POINT_ORDER_CARD_ENABLED` | off | on only for the exact text `true`: the two pay routes |
+
+use std::time::Duration;
+
+use server::{CommonConfig, DatabaseConfig, Env, Secret};
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub common: CommonConfig,
+    pub database: DatabaseConfig,
+    pub auth_service_url: Option<String>,
+    pub auth_timeout: Duration,
+    pub internal_token: Secret,
+    pub payment_service_url: Option<String>,
+    pub payment_timeout: Duration,
+    pub webhook_secret: Secret,
+    pub flags: Flags,
+}
+
+/// The two feature flags of the spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flags {
+    pub point_orders: bool,
+    pub card_payments: bool,
+}
+
+impl Config {
+    pub fn from_env(env: &mut Env, common: CommonConfig, database: DatabaseConfig) -> Self {
+        let auth_service_url = env.url("AUTH_SERVICE_URL");
+        let auth_timeout =
+            Duration::from_millis(env.int_or("AUTH_SERVICE_TIMEOUT_MS", 5000, 100..=60_000));
+        let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
+        let payment_service_url = env.url("PAYMENT_SERVICE_URL");
+        let payment_timeout =
+            Duration::from_millis(env.int_or("PAYMENT_SERVICE_TIMEOUT_MS", 10_000, 100..=120_000));
+        let webhook_secret = env.secret("PAYMENT_WEBHOOK_SECRET", common.app_env);
+        let flags = Flags {
+            point_orders: env.flag("POINT_ORDER_POINT_ENABLED"),
+            card_payments: env.flag("POINT_ORDER_CARD_ENABLED"),
+        };
+        Self {
+            common,
+            database,
+            auth_service_url,
+            auth_timeout,
+            internal_token,
+            payment_service_url,
+            payment_timeout,
+            webhook_secret,
+            flags,
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! `POST /internal/v1/credits` (no HTTP in here): credit a client once per reference. The
+//! same reference again answers the first result and credits nothing; with another client
+//! or amount it is a conflict.
+
+use bigdecimal::BigDecimal;
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use domain::Points;
+use serde::Serialize;
+
+use crate::db::schema::internal_credits;
+use crate::error::PointError;
+use crate::ledger::{self, Entry, Kind};
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct Credited {
+    pub client_id: i64,
+    pub points: String,
+    pub reference: String,
+    pub balance: String,
+}
+
+pub async fn credit(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    points: &BigDecimal,
+    reference: &str,
+) -> Result<Credited, PointError> {
+    conn.transaction(async |conn| {
+        // The account lock also serialises two credits with one reference.
+        ledger::lock_accounts(conn, &[client_id]).await?;
+        let earlier: Option<(i64, BigDecimal, BigDecimal)> = internal_credits::table
+            .find(reference)
+            .select((
+                internal_credits::client_id,
+                internal_credits::points,
+                internal_credits::balance_after,
+            ))
+            .for_update()
+            .first(conn)
+            .await
+            .optional()?;
+        if let Some((earlier_client, earlier_points, balance_after)) = earlier {
+            if earlier_client != client_id || &earlier_points != points {
+                return Err(PointError::Conflict(format!(
+                    "reference {reference} was already used for another credit"
+                )));
+            }
+            return Ok(answer(client_id, points, reference, balance_after));
+        }
+        let balance = ledger::append(
+            conn,
+            Entry {
+                client_id,
+                kind: Kind::GiftCardCredit,
+                points: points.clone(),
+                order: None,
+                reference: Some(reference),
+            },
+        )
+        .await?;
+        diesel::insert_into(internal_credits::table)
+            .values((
+                internal_credits::reference.eq(reference),
+                internal_credits::client_id.eq(client_id),
+                internal_credits::points.eq(points),
+                internal_credits::reason.eq("gift_card"),
+                internal_credits::balance_after.eq(&balance),
+            ))
+            .execute(conn)
+            .await?;
+        Ok(answer(client_id, points, reference, balance))
+    })
+    .await
+}
+
+fn answer(client_id: i64, points: &BigDecimal, reference: &str, balance: BigDecimal) -> Credited {
+    Credited {
+        client_id,
+        points: Points::new(points.clone()).to_text(),
+        reference: reference.to_owned(),
+        balance: Points::new(balance).to_text(),
+    }
+}

@@ -1,0 +1,140 @@
+//! Diesel's view of `migrations/points`.
+
+diesel::table! {
+    point_settings (singleton) {
+        singleton -> Bool,
+        expiry -> Text,
+        inactivity_days -> Nullable<Int4>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    point_accounts (client_id) {
+        client_id -> Int8,
+        balance -> Numeric,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    point_entries (id) {
+        id -> Int8,
+        client_id -> Int8,
+        kind -> Text,
+        points -> Numeric,
+        order_correlation_id -> Nullable<Uuid>,
+        reference -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    point_offers (id) {
+        id -> Bpchar,
+        point_amount -> Numeric,
+        purchased_point_amount -> Nullable<Numeric>,
+        amount -> Numeric,
+        sequence -> Nullable<Int4>,
+        legacy_id -> Nullable<Int4>,
+        active -> Bool,
+        deleted -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    point_occasions (id) {
+        id -> Bpchar,
+        occasion_en -> Text,
+        occasion_ar -> Nullable<Text>,
+        is_custom -> Int2,
+        active -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    points_faq (position) {
+        position -> Int4,
+        question_en -> Text,
+        answer_en -> Text,
+        question_ar -> Text,
+        answer_ar -> Text,
+    }
+}
+
+diesel::table! {
+    point_orders (correlation_id) {
+        correlation_id -> Uuid,
+        order_no -> Nullable<Int8>,
+        payer_id -> Int8,
+        recipient_id -> Int8,
+        point_offer_id -> Nullable<Bpchar>,
+        status -> Text,
+        payment_status -> Nullable<Text>,
+        point_amount -> Numeric,
+        purchased_point_amount -> Nullable<Numeric>,
+        money_amount -> Numeric,
+        payment_type -> Text,
+        order_type -> Text,
+        point_occasion_id -> Nullable<Bpchar>,
+        occasion -> Nullable<Text>,
+        payment_provider -> Nullable<Text>,
+        payment_reference -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(point_entries -> point_accounts (client_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    point_settings,
+    point_accounts,
+    point_entries,
+    point_offers,
+    point_occasions,
+    points_faq,
+    point_orders,
+);
+
+diesel::table! {
+    idempotency_keys (client_id, key) {
+        client_id -> Int8,
+        key -> Text,
+        request_hash -> Bytea,
+        correlation_id -> Uuid,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    payment_events (id) {
+        id -> Text,
+        #[sql_name = "type"]
+        kind -> Text,
+        reference -> Text,
+        payment_id -> Nullable<Text>,
+        amount_minor -> Nullable<Int8>,
+        currency -> Nullable<Text>,
+        outcome -> Text,
+        received_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    internal_credits (reference) {
+        reference -> Text,
+        client_id -> Int8,
+        points -> Numeric,
+        reason -> Text,
+        balance_after -> Numeric,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(idempotency_keys -> point_orders (correlation_id));
+diesel::allow_tables_to_appear_in_same_query!(idempotency_keys, point_orders);

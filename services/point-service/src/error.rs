@@ -1,0 +1,136 @@
+//! The service's errors: each variant is one status, code and message of envelope B (the
+//! spec's Errors table).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use envelope::{Details, ErrorB};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PointError {
+    #[error("Invalid point-order body")]
+    InvalidBody(Details),
+    #[error("Invalid pay body")]
+    InvalidPayBody(Details),
+    #[error("{0}")]
+    Validation(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(&'static str),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("insufficient points for client {0}")]
+    InsufficientPoints(i64),
+    /// A 4xx from the payment service, passed through with its own status and body.
+    #[error("payment service answered {status}")]
+    PaymentRefused {
+        status: u16,
+        content_type: Option<String>,
+        body: actix_web::web::Bytes,
+    },
+    #[error("The service is busy, try again")]
+    Busy(String),
+    /// 500 `INTERNAL_ERROR` with a message the spec fixes (`AUTH_SERVICE_URL not set`).
+    #[error("{0}")]
+    Misconfigured(&'static str),
+    /// 500 `INTERNAL_ERROR` `Internal server error`; the text goes to the log.
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub const NOT_FOUND_ORDER: &str = "point order not found";
+
+impl From<db::Failure> for PointError {
+    fn from(failure: db::Failure) -> Self {
+        match failure {
+            db::Failure::Busy(raw) => Self::Busy(raw),
+            db::Failure::Broken(raw) => Self::Internal(raw),
+        }
+    }
+}
+
+impl From<diesel::result::Error> for PointError {
+    fn from(e: diesel::result::Error) -> Self {
+        db::Failure::from(e).into()
+    }
+}
+
+impl From<db::PoolError> for PointError {
+    fn from(e: db::PoolError) -> Self {
+        db::Failure::from(e).into()
+    }
+}
+
+impl PointError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::InvalidBody(_) | Self::InvalidPayBody(_) | Self::Validation(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::InsufficientPoints(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::PaymentRefused { status, .. } => {
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
+            }
+            Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Misconfigured(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidBody(_) | Self::InvalidPayBody(_) | Self::Validation(_) => {
+                "VALIDATION_ERROR"
+            }
+            Self::InsufficientPoints(_) => "INSUFFICIENT_POINTS",
+            Self::Misconfigured(_) | Self::Internal(_) => "INTERNAL_ERROR",
+            other => ErrorB::code_for(other.status()),
+        }
+    }
+}
+
+impl ResponseError for PointError {
+    fn status_code(&self) -> StatusCode {
+        self.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            Self::InvalidBody(details) | Self::InvalidPayBody(details) => {
+                ErrorB::new(self.status(), self.code(), self.to_string())
+                    .with_details(details.clone())
+                    .error_response()
+            }
+            Self::PaymentRefused {
+                status,
+                content_type,
+                body,
+            } => {
+                tracing::info!(
+                    http.upstream_status = status,
+                    "payment service refused the payment"
+                );
+                let mut response = HttpResponse::build(self.status());
+                if let Some(content_type) = content_type {
+                    response.content_type(content_type.as_str());
+                }
+                response.body(body.clone())
+            }
+            Self::Internal(raw) => ErrorB::internal(raw).error_response(),
+            Self::Misconfigured(message) => {
+                tracing::error!(error.message = message, "misconfigured");
+                ErrorB::new(self.status(), self.code(), *message).error_response()
+            }
+            Self::Busy(raw) => {
+                tracing::warn!(error.message = %raw, "database busy");
+                ErrorB::new(self.status(), self.code(), self.to_string()).error_response()
+            }
+            _ => ErrorB::new(self.status(), self.code(), self.to_string()).error_response(),
+        }
+    }
+}

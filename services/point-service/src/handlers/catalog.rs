@@ -1,0 +1,66 @@
+//! `GET /point-offers`, `GET /point-offers/{id}`, `GET /point-occasions`.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+
+use super::caller;
+use crate::error::PointError;
+use crate::offers;
+use crate::state::AppState;
+
+/// The whole list; query keys (`id` included) are ignored.
+#[utoipa::path(get, path = "/api/v2/client/point-offers", tag = "offers", security(("legacy" = [])),
+    description = "Active, non-deleted offers by sequence, then legacy id, then id. Query keys are ignored.",
+    responses((status = 200, body = [crate::routes::doc::Offer]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn offers(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PointError> {
+    caller(&state, &req).await?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(offers::list(&mut conn).await?))
+}
+
+#[utoipa::path(get, path = "/api/v2/client/point-offers/{id}", tag = "offers", security(("legacy" = [])),
+    params(("id" = String, Path, description = "24 hex characters, either case")),
+    responses((status = 200, body = crate::routes::doc::Offer),
+        (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::schema::DocErrorB),
+        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn offer(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PointError> {
+    caller(&state, &req).await?;
+    if !domain::ObjectId::is_valid(&path) {
+        return Err(PointError::Validation(
+            "point offer id must be a 24-character hex ObjectId".into(),
+        ));
+    }
+    let id = path.to_ascii_lowercase();
+    let mut conn = state.pool.get().await?;
+    let offer = offers::find_active(&mut conn, &id)
+        .await?
+        .ok_or_else(|| PointError::NotFound(offers::offer_not_found(&path)))?;
+    Ok(HttpResponse::Ok().json(offer))
+}
+
+#[derive(Deserialize)]
+pub struct LanguageQuery {
+    language: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/v2/client/point-occasions", tag = "offers", security(("legacy" = [])),
+    params(("language" = Option<String>, Query, description = "`ar` (trimmed, any case) for Arabic labels")),
+    responses((status = 200, body = [crate::routes::doc::Occasion]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn occasions(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    query: web::Query<LanguageQuery>,
+) -> Result<HttpResponse, PointError> {
+    caller(&state, &req).await?;
+    let arabic = offers::wants_arabic(query.language.as_deref());
+    let mut conn = state.pool.get().await?;
+    let rows = offers::active_occasions(&mut conn).await?;
+    Ok(HttpResponse::Ok().json(rows.iter().map(|row| row.view(arabic)).collect::<Vec<_>>()))
+}

@@ -1,0 +1,54 @@
+//! `POST /internal/v1/credits`, guarded by `X-Internal-Token`; never exposed by an ingress.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use bigdecimal::BigDecimal;
+use serde_json::Value;
+
+use crate::credits;
+use crate::error::PointError;
+use crate::state::AppState;
+
+#[utoipa::path(post, path = "/internal/v1/credits", tag = "internal",
+    params(("X-Internal-Token" = String, Header)),
+    request_body = crate::routes::doc::CreditBody,
+    responses((status = 200, description = "the credit; the same reference again answers the first result", body = crate::routes::doc::Credited),
+        (status = 400, body = envelope::schema::DocErrorB), (status = 401, body = envelope::schema::DocErrorB),
+        (status = 409, description = "the reference was used with another client or amount", body = envelope::schema::DocErrorB)))]
+pub async fn credit(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    if !server::internal::token_matches(&req, &state.internal_token) {
+        return Err(PointError::Unauthorized("invalid internal token".into()));
+    }
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let client_id = body
+        .get("client_id")
+        .and_then(Value::as_i64)
+        .filter(|id| *id > 0);
+    let points: Option<BigDecimal> = match body.get("points") {
+        Some(Value::String(s)) => s
+            .parse::<domain::Points>()
+            .ok()
+            .map(domain::Points::into_decimal),
+        Some(Value::Number(n)) => n.as_i64().map(BigDecimal::from),
+        _ => None,
+    }
+    .filter(|p| p.sign() == bigdecimal::num_bigint::Sign::Plus);
+    let reference = body
+        .get("reference")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|r| !r.is_empty() && r.len() <= 200);
+    let reason = body.get("reason").and_then(Value::as_str);
+    let (Some(client_id), Some(points), Some(reference), Some("gift_card")) =
+        (client_id, points, reference, reason)
+    else {
+        return Err(PointError::Validation(
+            "expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}".into(),
+        ));
+    };
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(credits::credit(&mut conn, client_id, &points, reference).await?))
+}

@@ -1,0 +1,23 @@
+//! One module per resource, one function per route. Handlers only translate between HTTP
+//! and the rules: resolve the caller, parse, call, answer.
+
+pub mod catalog;
+pub mod internal;
+pub mod orders;
+pub mod pay;
+pub mod points;
+pub mod webhook;
+
+use actix_web::HttpRequest;
+
+use crate::error::PointError;
+use crate::state::AppState;
+
+/// The caller's client id, from the auth service (never from the request itself).
+pub async fn caller(state: &AppState, req: &HttpRequest) -> Result<i64, PointError> {
+    let authorization = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok());
+    state.auth.caller(authorization).await
+}

@@ -1,0 +1,134 @@
+//! `POST /point-orders`, `GET /point-orders/{correlation_id}`, `POST /point-orders/description`.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::caller;
+use crate::error::{NOT_FOUND_ORDER, PointError};
+use crate::state::AppState;
+use crate::{offers, order_body, orders};
+
+/// The longest `Idempotency-Key` kept.
+const MAX_KEY_LEN: usize = 255;
+
+#[utoipa::path(post, path = "/api/v2/client/point-orders", tag = "point orders", security(("legacy" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "the same caller and key within 24 hours answers the first order; another body gets 409")),
+    request_body = crate::routes::doc::OrderBody,
+    responses((status = 200, description = "the nine-key order", body = crate::routes::doc::Order),
+        (status = 400, description = "`Invalid point-order body` with details, `a point order cannot be paid with points to yourself`, `to_client_id <id> does not exist`, `point occasion <id> not found or inactive`, `point offer <id> cannot be paid with points: it has no purchased_point_amount`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
+        (status = 403, description = "`paying a point order with points is disabled`", body = envelope::schema::DocErrorB),
+        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB),
+        (status = 409, description = "the Idempotency-Key was used with another request", body = envelope::schema::DocErrorB),
+        (status = 422, description = "`insufficient points for client <id>`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn create(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    let client_id = caller(&state, &req).await?;
+    let request = order_body::parse(&body).map_err(PointError::InvalidBody)?;
+    let key = match req.headers().get("idempotency-key") {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .map(str::trim)
+                .filter(|k| !k.is_empty() && k.len() <= MAX_KEY_LEN)
+                .ok_or_else(|| {
+                    PointError::Validation(
+                        "Idempotency-Key must be 1 to 255 visible characters".into(),
+                    )
+                })?,
+        ),
+    };
+    let order = orders::create(&state, client_id, &request, key).await?;
+    Ok(HttpResponse::Ok().json(order))
+}
+
+#[utoipa::path(get, path = "/api/v2/client/point-orders/{correlation_id}", tag = "point orders", security(("legacy" = [])),
+    params(("correlation_id" = String, Path)),
+    responses((status = 200, body = crate::routes::doc::Order),
+        (status = 404, description = "`point order not found`: missing, or neither payer nor recipient", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn get(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PointError> {
+    let client_id = caller(&state, &req).await?;
+    let correlation_id = path
+        .parse::<Uuid>()
+        .map_err(|_| PointError::NotFound(NOT_FOUND_ORDER.into()))?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(orders::visible_to(&mut conn, correlation_id, client_id).await?))
+}
+
+#[derive(Serialize)]
+struct Description {
+    description: String,
+}
+
+/// `{point_offer_id, point_occasion_id?, occasion?}` → `{description}`. Writes nothing. Looks
+/// up the offer, then the occasion only when there is no free text, then the caller.
+#[utoipa::path(post, path = "/api/v2/client/point-orders/description", tag = "point orders", security(("legacy" = [])),
+    request_body = crate::routes::doc::DescriptionBody,
+    responses((status = 200, body = crate::routes::doc::Description),
+        (status = 400, description = "bad offer id, `point occasion <id> not found or inactive` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
+        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn description(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    let client_id = caller(&state, &req).await?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let offer_id = body
+        .get("point_offer_id")
+        .and_then(Value::as_str)
+        .filter(|id| domain::ObjectId::is_valid(id))
+        .ok_or_else(|| {
+            PointError::Validation("point_offer_id must be a 24-character hex ObjectId".into())
+        })?
+        .to_ascii_lowercase();
+    let free_text = body
+        .get("occasion")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    let occasion_id = body
+        .get("point_occasion_id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty() && *s != "0");
+    let language_ar = offers::wants_arabic(body.get("language").and_then(Value::as_str));
+
+    let mut conn = state.pool.get().await?;
+    let offer = offers::find_active(&mut conn, &offer_id)
+        .await?
+        .ok_or_else(|| PointError::NotFound(offers::offer_not_found(&offer_id)))?;
+    let occasion = match (free_text, occasion_id) {
+        (Some(text), _) => Some(text),
+        (None, Some(id)) => {
+            let lower = id.to_ascii_lowercase();
+            let row = offers::find_active_occasion(&mut conn, &lower)
+                .await?
+                .ok_or_else(|| PointError::Validation(offers::occasion_not_found(id)))?;
+            Some(row.view(language_ar).occasion)
+        }
+        (None, None) => None,
+    };
+    drop(conn);
+    let giver = state
+        .auth
+        .client(client_id)
+        .await?
+        .ok_or_else(|| PointError::Validation(format!("client {client_id} does not exist")))?;
+    let text = orders::description(
+        &giver.display_name(),
+        &offer.point_amount,
+        occasion.as_deref(),
+    );
+    Ok(HttpResponse::Ok().json(Description { description: text }))
+}

@@ -1,0 +1,184 @@
+//! `POST /point-orders/{correlation_id}/pay/card` and `.../pay/session`. Checks, in the
+//! spec's order: flag, the caller's own order, payment type, payment service configured,
+//! not `successful`, not `payment_failed`, payer's profile, amount. The pay routes never
+//! move the order; the webhook does.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use bigdecimal::{BigDecimal, ToPrimitive};
+use envelope::Details;
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::caller;
+use crate::clients::payments::{Accepted, CardSource, PaymentRequest, SessionRequest};
+use crate::error::{NOT_FOUND_ORDER, PointError};
+use crate::orders::{self, OrderRow};
+use crate::state::AppState;
+
+const PROVIDER: &str = "payment-service";
+
+/// The order, if the caller may pay it now, and its amount in halalas.
+async fn payable(
+    state: &AppState,
+    req: &HttpRequest,
+    raw_id: &str,
+) -> Result<(OrderRow, i64), PointError> {
+    let client_id = caller(state, req).await?;
+    if !state.flags.card_payments {
+        return Err(PointError::Forbidden(
+            "card payment for point orders is disabled",
+        ));
+    }
+    let correlation_id = raw_id
+        .parse::<Uuid>()
+        .map_err(|_| PointError::NotFound(NOT_FOUND_ORDER.into()))?;
+    let order = {
+        let mut conn = state.pool.get().await?;
+        orders::payers_order(&mut conn, correlation_id, client_id).await?
+    };
+    if order.payment_type != "checkout" {
+        return Err(PointError::Validation(format!(
+            "point order {correlation_id} is not a checkout order"
+        )));
+    }
+    if !state.payments.is_configured() {
+        return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
+    }
+    match order.status.as_str() {
+        "successful" | "paid" => {
+            return Err(PointError::Conflict(format!(
+                "point order {correlation_id} is already paid"
+            )));
+        }
+        "payment_failed" => {
+            return Err(PointError::Conflict(format!(
+                "point order {correlation_id} payment failed; create a new order"
+            )));
+        }
+        _ => {}
+    }
+    if state.auth.client(client_id).await?.is_none() {
+        return Err(PointError::Validation(format!(
+            "client {client_id} does not exist"
+        )));
+    }
+    let minor = (&order.money_amount * BigDecimal::from(100))
+        .with_scale(0)
+        .to_i64()
+        .filter(|m| *m > 0);
+    let minor = minor.ok_or_else(|| {
+        PointError::Validation(format!("point order {correlation_id} has no amount to pay"))
+    })?;
+    Ok((order, minor))
+}
+
+/// Notes the payment on the order (best effort) and answers the payment service's 2xx as
+/// it came.
+async fn started(
+    state: &AppState,
+    order: &OrderRow,
+    accepted: Accepted,
+) -> Result<HttpResponse, PointError> {
+    let mut conn = state.pool.get().await?;
+    orders::note_payment(
+        &mut conn,
+        order.correlation_id,
+        PROVIDER,
+        accepted.json["id"].as_str(),
+    )
+    .await;
+    tracing::info!(order.id = %order.correlation_id, "payment started");
+    let mut response = HttpResponse::Ok();
+    response.content_type(
+        accepted
+            .content_type
+            .as_deref()
+            .unwrap_or("application/json"),
+    );
+    Ok(response.body(accepted.body))
+}
+
+#[utoipa::path(post, path = "/api/v2/client/point-orders/{correlation_id}/pay/card", tag = "payments", security(("legacy" = [])),
+    params(("correlation_id" = String, Path)),
+    request_body = crate::routes::doc::CardBody,
+    responses((status = 200, description = "the payment service's answer as it came: `{id, status: pending, redirect_url}` (3-D Secure)", body = crate::routes::doc::PaymentStarted),
+        (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
+        (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
+        (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
+        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
+        (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
+        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn card(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    let (order, amount_minor) = payable(&state, &req, &path).await?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let card_id = body
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let cvv = body
+        .get("cvv")
+        .and_then(Value::as_str)
+        .filter(|s| (3..=4).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit()));
+    let (Some(card_id), Some(cvv)) = (card_id, cvv) else {
+        let mut details = Details::new();
+        if card_id.is_none() {
+            details.add_field_error("id", "Required: the saved card's id");
+        }
+        if cvv.is_none() {
+            details.add_field_error("cvv", "Required: 3 or 4 digits");
+        }
+        return Err(PointError::InvalidPayBody(details));
+    };
+    let request = PaymentRequest {
+        reference: order.correlation_id.to_string(),
+        amount_minor,
+        currency: "SAR",
+        customer_id: order.payer_id,
+        source: CardSource {
+            kind: "card",
+            card_id,
+            cvv,
+        },
+    };
+    let accepted = state.payments.pay(&request).await?;
+    started(&state, &order, accepted).await
+}
+
+#[utoipa::path(post, path = "/api/v2/client/point-orders/{correlation_id}/pay/session", tag = "payments", security(("legacy" = [])),
+    params(("correlation_id" = String, Path)),
+    request_body = crate::routes::doc::SessionBody,
+    responses((status = 200, description = "the payment service's answer as it came: `{id, session_token, …}`", body = Object),
+        (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
+        (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
+        (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
+        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
+        (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
+        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+pub async fn session(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    let (order, amount_minor) = payable(&state, &req, &path).await?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let remember_me = body
+        .get("rememberMe")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let request = SessionRequest {
+        reference: order.correlation_id.to_string(),
+        amount_minor,
+        currency: "SAR",
+        customer_id: order.payer_id,
+        remember_me,
+    };
+    let accepted = state.payments.session(&request).await?;
+    started(&state, &order, accepted).await
+}

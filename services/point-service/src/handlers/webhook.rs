@@ -1,0 +1,40 @@
+//! `POST /webhooks/v1/payments`: public, guarded by its signature alone.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::json;
+
+use crate::error::PointError;
+use crate::state::AppState;
+use crate::webhook::{self, Event};
+
+#[utoipa::path(post, path = "/webhooks/v1/payments", tag = "payments",
+    params(("X-Signature" = String, Header, description = "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">; at most 300 s old")),
+    request_body = crate::routes::doc::PaymentEvent,
+    responses((status = 200, description = "`{received: true, outcome}`", body = Object),
+        (status = 400, description = "not an event", body = envelope::schema::DocErrorB),
+        (status = 401, description = "`invalid signature`: bad, missing or stale; nothing changes", body = envelope::schema::DocErrorB)))]
+pub async fn payments(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    let signature = req
+        .headers()
+        .get("x-signature")
+        .and_then(|v| v.to_str().ok());
+    let now = chrono::Utc::now().timestamp();
+    if !webhook::verify_signature(
+        state.webhook_secret.expose().as_bytes(),
+        signature,
+        &body,
+        now,
+    ) {
+        tracing::warn!("payment webhook refused: bad or stale signature");
+        return Err(PointError::Unauthorized("invalid signature".into()));
+    }
+    let event: Event = serde_json::from_slice(&body)
+        .map_err(|e| PointError::Validation(format!("invalid event: {e}")))?;
+    let mut conn = state.pool.get().await?;
+    let outcome = webhook::apply(&mut conn, &event).await?;
+    Ok(HttpResponse::Ok().json(json!({"received": true, "outcome": outcome.as_str()})))
+}

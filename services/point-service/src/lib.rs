@@ -1,0 +1,26 @@
+//! The point service: the points ledger, offers, occasions, point orders and their card
+//! payments, the payment webhook and the internal credit route. The app never calls it
+//! directly: the order service relays the point routes to it.
+
+pub mod balance;
+pub mod clients;
+pub mod config;
+pub mod credits;
+pub mod db;
+pub mod error;
+pub mod handlers;
+pub mod ledger;
+pub mod numbers;
+pub mod offers;
+pub mod order_body;
+pub mod orders;
+pub mod routes;
+pub mod seed;
+pub mod startup;
+pub mod state;
+pub mod webhook;
+
+/// The binary's name, used in logs, traces and metrics.
+pub const SERVICE: &str = "point-service";
+/// `BIND_ADDR`'s default port.
+pub const DEFAULT_PORT: u16 = 8083;

@@ -1,0 +1,17 @@
+//! What every handler may need, built once at start.
+
+use server::Secret;
+
+use crate::clients::auth::AuthClient;
+use crate::clients::payments::PaymentClient;
+use crate::config::Flags;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: db::Pool,
+    pub auth: AuthClient,
+    pub payments: PaymentClient,
+    pub flags: Flags,
+    pub internal_token: Secret,
+    pub webhook_secret: Secret,
+}

@@ -1,0 +1,58 @@
+//! `POST /internal/v1/credits`: idempotent by reference.
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+async fn credit(app: &TestApp, body: &Value, token: Option<&str>) -> (u16, Value) {
+    let mut request = app.client.post(app.url("/internal/v1/credits")).json(body);
+    if let Some(token) = token {
+        request = request.header("x-internal-token", token);
+    }
+    answer(request.send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn a_reference_credits_once_and_answers_the_first_result_again() {
+    let app = spawn_app().await;
+    let body = json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"});
+    let first = credit(&app, &body, Some(INTERNAL)).await;
+    assert_eq!(
+        first,
+        (
+            200,
+            json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "balance": "100"})
+        )
+    );
+    app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(
+        credit(&app, &body, Some(INTERNAL)).await,
+        first,
+        "the first answer, balance included"
+    );
+    assert_eq!(app.balance_of(OMAR).await, "200");
+
+    let other_amount = json!({"client_id": OMAR, "points": "50", "reference": "gift-card:1", "reason": "gift_card"});
+    assert_eq!(credit(&app, &other_amount, Some(INTERNAL)).await.0, 409);
+    let other_client = json!({"client_id": NOURA, "points": "100", "reference": "gift-card:1", "reason": "gift_card"});
+    assert_eq!(credit(&app, &other_client, Some(INTERNAL)).await.0, 409);
+}
+
+#[tokio::test]
+async fn the_internal_token_is_required_and_the_body_checked() {
+    let app = spawn_app().await;
+    let body = json!({"client_id": OMAR, "points": "100", "reference": "gift-card:2", "reason": "gift_card"});
+    assert_eq!(credit(&app, &body, None).await.0, 401);
+    assert_eq!(credit(&app, &body, Some("wrong")).await.0, 401);
+    assert_eq!(
+        credit(
+            &app,
+            &json!({"client_id": OMAR, "points": "-1", "reference": "r", "reason": "gift_card"}),
+            Some(INTERNAL)
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(app.balance_of(OMAR).await, "0");
+}

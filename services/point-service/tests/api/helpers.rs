@@ -1,0 +1,392 @@
+//! `spawn_app()`: the real app on port 0 with a seeded database of its own, a fake auth
+//! service and a fake payment service, both real HTTP servers.
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_web::{App, HttpRequest, HttpResponse, web};
+use db::testing::TestDatabase;
+use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+use hmac::{Hmac, KeyInit, Mac};
+use point_service::config::{Config, Flags};
+use serde_json::{Value, json};
+use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+use sha2::Sha256;
+
+pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
+pub const WEBHOOK_SECRET: &str = "test-webhook-secret-0123456789abcdef01";
+
+/// Clients the fake auth service knows, with their tokens (`token-<id>`).
+pub const SARA: i64 = 1001;
+pub const OMAR: i64 = 1002;
+pub const NOURA: i64 = 1003;
+/// Has a token but no profile on the internal route.
+pub const GHOST: i64 = 1098;
+
+pub const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718"; // 100 points for 120, 15.00 SAR
+pub const OFFER_NO_POINTS_PRICE: &str = "64b7f0c2a1b2c3d4e5f6071a";
+pub const OFFER_INACTIVE: &str = "64b7f0c2a1b2c3d4e5f6071b";
+pub const OCCASION: &str = "64b7f0c2a1b2c3d4e5f60801";
+pub const OCCASION_INACTIVE: &str = "64b7f0c2a1b2c3d4e5f60805";
+pub const LEGACY_ORDER: &str = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11";
+
+pub fn token(client: i64) -> String {
+    format!("token-{client}")
+}
+
+pub fn fixture() -> Value {
+    json!({
+        "point_settings": {"expiry": "inactivity", "inactivity_days": 365},
+        "point_transactions": [
+            {"client_id": SARA, "kind": "earn", "points": "500.5", "created_at": "2026-01-01T10:00:00Z"},
+            {"client_id": SARA, "kind": "earn", "points": "250", "created_at": "2026-03-31T22:30:00Z"},
+            {"client_id": SARA, "kind": "spend", "points": "50.25", "created_at": "2026-04-02T10:00:00Z"}
+        ],
+        "point_offers": [
+            {"id": OFFER, "point_amount": 100, "purchased_point_amount": 120, "amount": "15.00", "sequence": 2, "legacy_id": 3, "active": true, "deleted": false},
+            {"id": "64b7f0c2a1b2c3d4e5f60719", "point_amount": 250, "purchased_point_amount": 300, "amount": "35.5", "sequence": 1, "legacy_id": 9, "active": true, "deleted": false},
+            {"id": OFFER_NO_POINTS_PRICE, "point_amount": 500, "purchased_point_amount": null, "amount": "65.00", "sequence": null, "legacy_id": 1, "active": true, "deleted": false},
+            {"id": OFFER_INACTIVE, "point_amount": 1000, "purchased_point_amount": 1150, "amount": "120.00", "sequence": 0, "legacy_id": 6, "active": false, "deleted": false},
+            {"id": "64b7f0c2a1b2c3d4e5f6071c", "point_amount": 5, "purchased_point_amount": 6, "amount": "1.00", "sequence": 0, "legacy_id": 7, "active": true, "deleted": true},
+            {"id": "64b7f0c2a1b2c3d4e5f6071d", "point_amount": 7, "purchased_point_amount": 8, "amount": "2.00", "sequence": null, "legacy_id": null, "active": true, "deleted": false}
+        ],
+        "point_occasions": [
+            {"id": OCCASION, "occasion_en": " Birthday ", "occasion_ar": " عيد ميلاد ", "is_custom": 0, "active": true},
+            {"id": "64b7f0c2a1b2c3d4e5f60802", "occasion_en": "Graduation", "occasion_ar": null, "is_custom": 1, "active": true},
+            {"id": OCCASION_INACTIVE, "occasion_en": "Old", "occasion_ar": null, "is_custom": 0, "active": false}
+        ],
+        "points_faq": [
+            {"question_en": "Q1", "answer_en": "A1", "question_ar": "س١", "answer_ar": "ج١"},
+            {"question_en": "Q2", "answer_en": "A2", "question_ar": "س٢", "answer_ar": "ج٢"}
+        ],
+        "legacy_point_orders": [{"correlation_id": LEGACY_ORDER, "payer_id": SARA, "recipient_id": OMAR,
+            "status": "paid", "payment_status": "AUTHORIZED", "point_amount": 100, "purchased_point_amount": 120,
+            "money_amount": "15.00", "payment_type": "checkout", "order_type": "transfer"}]
+    })
+}
+
+/// How the fake auth service answers `/api/v1/users`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    Normal,
+    /// 200 without a numeric client id.
+    NoClientId,
+}
+
+pub struct Options {
+    pub flags: Flags,
+    pub auth: Option<AuthMode>,
+    /// Point the auth client at a port nobody listens on.
+    pub auth_unreachable: bool,
+    pub payment_timeout: Duration,
+    /// Instead of the fake payment service.
+    pub payment_url: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            flags: Flags {
+                point_orders: true,
+                card_payments: true,
+            },
+            auth: Some(AuthMode::Normal),
+            auth_unreachable: false,
+            payment_timeout: Duration::from_secs(2),
+            payment_url: None,
+        }
+    }
+}
+
+/// What the fake payment service was asked.
+pub type Recorded = Arc<Mutex<Vec<(String, Value)>>>;
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub database: TestDatabase,
+    pub payments: Recorded,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Options::default()).await
+}
+
+pub async fn spawn_app_with(options: Options) -> TestApp {
+    let database = TestDatabase::new(point_service::db::SCHEMA).await;
+    let mut conn = database.connect().await;
+    let fixture = fixture();
+    conn.transaction::<_, anyhow::Error, _>(async |c| point_service::seed::load(c, &fixture).await)
+        .await
+        .unwrap();
+    let auth_url = match (options.auth, options.auth_unreachable) {
+        (_, true) => Some(format!("http://127.0.0.1:{}", unused_port())),
+        (Some(mode), false) => Some(spawn_fake_auth(mode)),
+        (None, false) => None,
+    };
+    let payments: Recorded = Arc::default();
+    let payment_url = options
+        .payment_url
+        .clone()
+        .unwrap_or_else(|| spawn_fake_payments(payments.clone()));
+    let config = Config {
+        common: CommonConfig {
+            app_env: AppEnv::Development,
+            bind_addr: "127.0.0.1:0".parse().unwrap(),
+            workers: 2,
+            telemetry: telemetry::TelemetryConfig {
+                service_name: "point-service",
+                log_format: telemetry::LogFormat::Pretty,
+                log_filter: "warn".into(),
+                otlp_endpoint: None,
+            },
+        },
+        database: DatabaseConfig {
+            url: Secret::new(database.url()),
+            pool_size: 10,
+        },
+        auth_service_url: auth_url,
+        auth_timeout: Duration::from_secs(2),
+        internal_token: Secret::new(INTERNAL),
+        payment_service_url: Some(payment_url),
+        payment_timeout: options.payment_timeout,
+        webhook_secret: Secret::new(WEBHOOK_SECRET),
+        flags: options.flags,
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(point_service::startup::build(config, listener).unwrap());
+    TestApp {
+        base,
+        client: reqwest::Client::new(),
+        database,
+        payments,
+    }
+}
+
+fn unused_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Plays the auth service: `token-<id>` is client `<id>`; clients 1001 to 1003 have
+/// profiles, 1098 has a token but no profile.
+fn spawn_fake_auth(mode: AuthMode) -> String {
+    let profiles: HashMap<i64, (&str, &str)> = HashMap::from([
+        (SARA, ("Sara", "Ali")),
+        (OMAR, ("Omar", "Alharbi")),
+        (NOURA, ("Noura", "Q")),
+    ]);
+    server::spawn_local(move || {
+        let profiles = profiles.clone();
+        App::new()
+            .route(
+                "/api/v1/users",
+                web::get().to(move |req: HttpRequest| async move {
+                    let token = req
+                        .headers()
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("");
+                    let id = token
+                        .strip_prefix("Bearer token-")
+                        .and_then(|id| id.parse::<i64>().ok());
+                    match (id, mode) {
+                        (None, _) => HttpResponse::Unauthorized()
+                            .json(json!({"status": 401, "message": "Unauthorization"})),
+                        (Some(_), AuthMode::NoClientId) => HttpResponse::Ok()
+                            .json(json!({"status": 200, "data": {"client_id": "abc"}})),
+                        (Some(id), AuthMode::Normal) => HttpResponse::Ok()
+                            .json(json!({"status": 200, "data": {"client_id": id}})),
+                    }
+                }),
+            )
+            .route(
+                "/internal/v1/clients/{id}",
+                web::get().to(move |req: HttpRequest, path: web::Path<i64>| {
+                    let profiles = profiles.clone();
+                    async move {
+                        if req
+                            .headers()
+                            .get("x-internal-token")
+                            .and_then(|v| v.to_str().ok())
+                            != Some(INTERNAL)
+                        {
+                            return HttpResponse::Unauthorized().finish();
+                        }
+                        match profiles.get(&path) {
+                            Some((first, last)) => HttpResponse::Ok().json(
+                                json!({"client_id": *path, "first_name": first, "last_name": last}),
+                            ),
+                            None => HttpResponse::NotFound()
+                                .json(json!({"status": 404, "message": "client not found"})),
+                        }
+                    }
+                }),
+            )
+    })
+    .unwrap()
+}
+
+/// Plays the payment service: card ids starting with `fail4xx` get 402, `fail5xx` 500,
+/// `hang` an answer after 5 s; anything else a pending payment.
+fn spawn_fake_payments(recorded: Recorded) -> String {
+    server::spawn_local(move || {
+        let recorded = recorded.clone();
+        let sessions = recorded.clone();
+        App::new()
+            .route(
+                "/v1/payments",
+                web::post().to(move |body: web::Json<Value>| {
+                    let recorded = recorded.clone();
+                    async move {
+                        recorded.lock().unwrap().push(("payment".into(), body.0.clone()));
+                        let card = body["source"]["card_id"].as_str().unwrap_or_default().to_owned();
+                        if card.starts_with("fail4xx") {
+                            return HttpResponse::PaymentRequired().json(json!({"error": "card_declined", "message": "insufficient funds"}));
+                        }
+                        if card.starts_with("fail5xx") {
+                            return HttpResponse::InternalServerError().json(json!({"error": "boom"}));
+                        }
+                        if card.starts_with("hang") {
+                            tokio::time::sleep(Duration::from_secs(5)).await;
+                        }
+                        HttpResponse::Ok().json(json!({"id": "pay_123", "status": "pending", "redirect_url": "http://sandbox/3ds/pay_123"}))
+                    }
+                }),
+            )
+            .route(
+                "/v1/payment-sessions",
+                web::post().to(move |body: web::Json<Value>| {
+                    let recorded = sessions.clone();
+                    async move {
+                        recorded.lock().unwrap().push(("session".into(), body.0.clone()));
+                        HttpResponse::Ok().json(json!({"id": "ses_1", "session_token": "tok_abc"}))
+                    }
+                }),
+            )
+    })
+    .unwrap()
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str, client: i64) -> (u16, Value) {
+        answer(
+            self.client
+                .get(self.url(path))
+                .bearer_auth(token(client))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn post(&self, path: &str, client: i64, body: &Value) -> (u16, Value) {
+        answer(
+            self.client
+                .post(self.url(path))
+                .bearer_auth(token(client))
+                .json(body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    pub async fn order(&self, client: i64, body: &Value) -> (u16, Value) {
+        self.post("/api/v2/client/point-orders", client, body).await
+    }
+
+    pub async fn balance_of(&self, client: i64) -> String {
+        self.get("/api/v2/client/points", client).await.1["points"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    pub async fn sql(&self, statement: &str) {
+        let mut conn = self.database.connect().await;
+        conn.batch_execute(statement).await.unwrap();
+    }
+
+    /// One number from SQL.
+    pub async fn count(&self, query: &str) -> i64 {
+        use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let mut conn = self.database.connect().await;
+        diesel::sql_query(query)
+            .get_result::<N>(&mut conn)
+            .await
+            .unwrap()
+            .n
+    }
+
+    /// Posts a signed webhook event.
+    pub async fn webhook(&self, event: &Value, secret: &str, timestamp: i64) -> (u16, Value) {
+        let body = event.to_string();
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.as_bytes()).unwrap();
+        mac.update(format!("{timestamp}.{body}").as_bytes());
+        let signature = format!(
+            "t={timestamp},v1={}",
+            hex::encode(mac.finalize().into_bytes())
+        );
+        let response = self
+            .client
+            .post(self.url("/webhooks/v1/payments"))
+            .header("x-signature", signature)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        answer(response).await
+    }
+}
+
+pub fn order_body(to: i64, payment_type: &str) -> Value {
+    json!({"point_offer_id": OFFER, "to_client_id": to, "payment_type": payment_type})
+}
+
+pub fn error_b(code: &str, message: &str) -> Value {
+    json!({"success": false, "error": {"code": code, "message": message}})
+}
+
+pub async fn answer(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+pub fn keys(body: &Value) -> Vec<String> {
+    body.as_object().unwrap().keys().cloned().collect()
+}
+
+pub const ORDER_KEYS: [&str; 9] = [
+    "correlation_id",
+    "order_no",
+    "status",
+    "payment_status",
+    "point_amount",
+    "purchased_point_amount",
+    "money_amount",
+    "payment_type",
+    "order_type",
+];

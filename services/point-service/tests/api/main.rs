@@ -1,0 +1,16 @@
+//! The point service over real HTTP against a real database of its own, with real HTTP
+//! servers playing the auth service and the payment service.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
+
+mod auth;
+mod balance;
+mod catalog;
+mod concurrency;
+mod credits;
+mod helpers;
+mod openapi;
+mod orders;
+mod pay;
+mod seed;
+mod webhook;

@@ -1,0 +1,48 @@
+//! The OpenAPI document describes every route the service serves.
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn the_document_lists_every_route_with_its_method() {
+    let app = spawn_app().await;
+    let doc: serde_json::Value = app
+        .client
+        .get(app.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let routes = [
+        ("get", "/api/v2/client/points"),
+        ("get", "/api/v2/client/point-history"),
+        ("get", "/api/v2/client/points-faq"),
+        ("get", "/api/v2/client/point-offers"),
+        ("get", "/api/v2/client/point-offers/{id}"),
+        ("get", "/api/v2/client/point-occasions"),
+        ("post", "/api/v2/client/point-orders"),
+        ("get", "/api/v2/client/point-orders/{correlation_id}"),
+        ("post", "/api/v2/client/point-orders/description"),
+        (
+            "post",
+            "/api/v2/client/point-orders/{correlation_id}/pay/card",
+        ),
+        (
+            "post",
+            "/api/v2/client/point-orders/{correlation_id}/pay/session",
+        ),
+        ("post", "/webhooks/v1/payments"),
+        ("post", "/internal/v1/credits"),
+    ];
+    for (method, path) in routes {
+        assert!(
+            doc["paths"][path][method].is_object(),
+            "{method} {path} is missing"
+        );
+    }
+    assert!(doc["components"]["schemas"]["ErrorB"].is_object());
+    assert!(
+        doc["components"]["schemas"]["Balance"]["properties"]["pointsExpirationDate"].is_object()
+    );
+}

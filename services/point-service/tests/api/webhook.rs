@@ -1,0 +1,178 @@
+//! The payment webhook: signature, idempotency, capture, decline.
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+async fn checkout_for_omar(app: &TestApp) -> String {
+    let (_, order) = app.order(SARA, &order_body(OMAR, "checkout")).await;
+    order["correlation_id"].as_str().unwrap().to_owned()
+}
+
+fn event(id: &str, kind: &str, reference: &str, amount_minor: i64) -> Value {
+    json!({"id": id, "type": kind, "data": {"reference": reference, "payment_id": "pay_1", "provider": "sandbox",
+                                             "amount_minor": amount_minor, "currency": "SAR"}})
+}
+
+async fn order(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/api/v2/client/point-orders/{id}"), SARA)
+        .await
+        .1
+}
+
+#[tokio::test]
+async fn a_capture_credits_the_recipient_once_even_when_replayed() {
+    let app = spawn_app().await;
+    let id = checkout_for_omar(&app).await;
+    let capture = event("evt_1", "payment_captured", &id, 1500);
+    assert_eq!(
+        app.webhook(&capture, WEBHOOK_SECRET, now()).await,
+        (200, json!({"received": true, "outcome": "captured"}))
+    );
+    let paid = order(&app, &id).await;
+    assert_eq!(
+        (paid["status"].clone(), paid["payment_status"].clone()),
+        (json!("successful"), json!("CAPTURED"))
+    );
+    assert_eq!(app.balance_of(OMAR).await, "100");
+
+    assert_eq!(
+        app.webhook(&capture, WEBHOOK_SECRET, now()).await.1["outcome"],
+        "duplicate_event"
+    );
+    let second_capture = event("evt_2", "payment_captured", &id, 1500);
+    assert_eq!(
+        app.webhook(&second_capture, WEBHOOK_SECRET, now()).await.1["outcome"],
+        "duplicate_capture"
+    );
+    assert_eq!(app.balance_of(OMAR).await, "100", "never credited twice");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM payment_events").await,
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_bad_or_stale_signature_is_401_and_changes_nothing() {
+    let app = spawn_app().await;
+    let id = checkout_for_omar(&app).await;
+    let capture = event("evt_1", "payment_captured", &id, 1500);
+    let refused = (401, error_b("UNAUTHORIZED", "invalid signature"));
+    assert_eq!(
+        app.webhook(&capture, "not-the-secret", now()).await,
+        refused
+    );
+    assert_eq!(
+        app.webhook(&capture, WEBHOOK_SECRET, now() - 301).await,
+        refused
+    );
+    let unsigned = app
+        .client
+        .post(app.url("/webhooks/v1/payments"))
+        .json(&capture)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer(unsigned).await, refused);
+    assert_eq!(order(&app, &id).await["status"], "initial_order");
+    assert_eq!(app.balance_of(OMAR).await, "0");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM payment_events").await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_decline_is_final_and_both_pay_routes_then_answer_409() {
+    let app = spawn_app().await;
+    let id = checkout_for_omar(&app).await;
+    assert_eq!(
+        app.webhook(
+            &event("evt_d", "payment_declined", &id, 1500),
+            WEBHOOK_SECRET,
+            now()
+        )
+        .await
+        .1["outcome"],
+        "declined"
+    );
+    let failed = order(&app, &id).await;
+    assert_eq!(
+        (failed["status"].clone(), failed["payment_status"].clone()),
+        (json!("payment_failed"), json!("FAILED"))
+    );
+    let conflict = format!("point order {id} payment failed; create a new order");
+    assert_eq!(
+        app.post(
+            &format!("/api/v2/client/point-orders/{id}/pay/card"),
+            SARA,
+            &json!({"id": "c", "cvv": "123"})
+        )
+        .await,
+        (409, error_b("CONFLICT", &conflict))
+    );
+    assert_eq!(
+        app.post(
+            &format!("/api/v2/client/point-orders/{id}/pay/session"),
+            SARA,
+            &json!({})
+        )
+        .await,
+        (409, error_b("CONFLICT", &conflict))
+    );
+    // A late capture of a failed order is recorded, not applied.
+    assert_eq!(
+        app.webhook(
+            &event("evt_c", "payment_captured", &id, 1500),
+            WEBHOOK_SECRET,
+            now()
+        )
+        .await
+        .1["outcome"],
+        "not_pending"
+    );
+    assert_eq!(app.balance_of(OMAR).await, "0");
+}
+
+#[tokio::test]
+async fn a_capture_of_another_amount_is_not_applied() {
+    let app = spawn_app().await;
+    let id = checkout_for_omar(&app).await;
+    assert_eq!(
+        app.webhook(
+            &event("evt_x", "payment_captured", &id, 1499),
+            WEBHOOK_SECRET,
+            now()
+        )
+        .await
+        .1["outcome"],
+        "amount_mismatch"
+    );
+    assert_eq!(order(&app, &id).await["status"], "initial_order");
+    assert_eq!(app.balance_of(OMAR).await, "0");
+}
+
+#[tokio::test]
+async fn a_capture_for_oneself_is_a_purchase() {
+    let app = spawn_app().await;
+    let (_, own) = app.order(SARA, &order_body(SARA, "checkout")).await;
+    let id = own["correlation_id"].as_str().unwrap();
+    app.webhook(
+        &event("evt_p", "payment_captured", id, 1500),
+        WEBHOOK_SECRET,
+        now(),
+    )
+    .await;
+    assert_eq!(app.balance_of(SARA).await, "800.25");
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM point_entries WHERE kind = 'purchase' AND client_id = 1001"
+        )
+        .await,
+        1
+    );
+}

@@ -1,0 +1,305 @@
+//! The harness for end-to-end tests: the real service binaries as child processes, on free
+//! ports, against real PostgreSQL databases, and a throwaway PostgreSQL cluster for tests
+//! that stop the database under a running service.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a harness fails loudly on purpose
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The four service binaries, with the database each uses.
+pub const SERVICES: [(&str, &str); 4] = [
+    ("auth-service", "auth"),
+    ("point-service", "points"),
+    ("order-service", "catalog"),
+    ("operator-service", "catalog"),
+];
+
+/// The payment webhook secret every service start gets in these tests.
+pub const WEBHOOK_SECRET: &str = "e2e-payment-webhook-secret-0123456789abcd";
+
+/// The operator token key every service start gets in these tests.
+pub const OPERATOR_SECRET: &str = "e2e-operator-jwt-secret-0123456789abcdef0";
+
+/// The workspace root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+/// A built binary of the workspace (`make test` builds them before the tests run).
+pub fn binary(name: &str) -> PathBuf {
+    // The test executable is target/<profile>/deps/<test>; binaries are in target/<profile>.
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().parent().unwrap().join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` first (`make test` does)",
+        path.display()
+    );
+    path
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The environment every service start gets in these tests.
+fn base_env(command: &mut Command, database_url: &str) {
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("APP_ENV", "development")
+        .env("LOG_FORMAT", "json")
+        .env("RUST_LOG", "info")
+        .env("HTTP_WORKERS", "1")
+        .env("DATABASE_URL", database_url)
+        .env("DATABASE_POOL_SIZE", "2")
+        // What the services require besides the database; each reads only its own.
+        .env(
+            "AUTH_JWT_SECRET",
+            "e2e-auth-jwt-secret-0123456789abcdef0123",
+        )
+        .env(
+            "INTERNAL_API_TOKEN",
+            "e2e-internal-token-0123456789abcdef01234",
+        )
+        .env("SMS_PROVIDER", "log")
+        .env("PAYMENT_WEBHOOK_SECRET", WEBHOOK_SECRET)
+        .env("OPERATOR_JWT_SECRET", OPERATOR_SECRET)
+        // Nothing listens there; tests that relay set the real address.
+        .env("POINT_SERVICE_URL", "http://127.0.0.1:9");
+}
+
+/// Runs a subcommand to completion (`migrate`, `seed FILE`) and returns its output.
+pub async fn run(
+    name: &str,
+    args: &[&str],
+    database_url: &str,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut command = Command::new(binary(name));
+    base_env(&mut command, database_url);
+    command
+        .args(args)
+        .envs(env.iter().copied())
+        .kill_on_drop(true);
+    tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .unwrap_or_else(|_| panic!("{name} {args:?} did not finish within 60 s"))
+        .unwrap()
+}
+
+/// A running service process.
+pub struct Service {
+    pub name: &'static str,
+    pub base: String,
+    child: Child,
+    logs: Arc<Mutex<Vec<String>>>,
+    client: reqwest::Client,
+}
+
+impl Service {
+    /// Starts `name` serving on a free port and waits until `/healthz` answers.
+    pub async fn start(name: &'static str, database_url: &str, env: &[(&str, &str)]) -> Service {
+        let port = free_port();
+        let mut command = Command::new(binary(name));
+        base_env(&mut command, database_url);
+        command
+            .arg("serve")
+            .env("BIND_ADDR", format!("127.0.0.1:{port}"))
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().unwrap();
+        let logs: Arc<Mutex<Vec<String>>> = Arc::default();
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let sink = logs.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stream).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    sink.lock().unwrap().push(line);
+                }
+            });
+        }
+        let service = Service {
+            name,
+            base: format!("http://127.0.0.1:{port}"),
+            child,
+            logs,
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .unwrap(),
+        };
+        service
+            .wait_until(Duration::from_secs(15), |status| status == 200, "/healthz")
+            .await;
+        service
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Polls `path` until `accept` holds for its status; panics after `within`.
+    pub async fn wait_until(
+        &self,
+        within: Duration,
+        accept: impl Fn(u16) -> bool,
+        path: &str,
+    ) -> u16 {
+        let started = Instant::now();
+        let mut last = None;
+        while started.elapsed() < within {
+            if let Ok(response) = self.client.get(format!("{}{path}", self.base)).send().await {
+                let status = response.status().as_u16();
+                if accept(status) {
+                    return status;
+                }
+                last = Some(status);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "{} {path}: no accepted answer within {within:?} (last {last:?}); logs:\n{}",
+            self.name,
+            self.logs().join("\n")
+        );
+    }
+
+    /// Every line the process has written so far, stdout and stderr.
+    pub fn logs(&self) -> Vec<String> {
+        self.logs.lock().unwrap().clone()
+    }
+
+    /// Sends SIGTERM and waits for the process to exit.
+    pub async fn terminate(mut self) -> ExitStatus {
+        let pid = self.child.id().unwrap();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+}
+
+/// A PostgreSQL cluster of the test's own, on its own port, that the test may stop and
+/// start (never the shared server). Made by `scripts/postgres.sh start-local`.
+pub struct LocalCluster {
+    dir: PathBuf,
+    pub port: u16,
+}
+
+impl LocalCluster {
+    pub fn start() -> LocalCluster {
+        let dir =
+            std::env::temp_dir().join(format!("loyalty-e2e-pg-{}", uuid::Uuid::new_v4().simple()));
+        let cluster = LocalCluster {
+            dir,
+            port: free_port(),
+        };
+        cluster.up();
+        cluster
+    }
+
+    fn script(&self, args: &[&str]) {
+        let output = std::process::Command::new(repo_root().join("scripts/postgres.sh"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "scripts/postgres.sh {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Starts (or restarts) the cluster.
+    pub fn up(&self) {
+        self.script(&[
+            "start-local",
+            self.dir.to_str().unwrap(),
+            &self.port.to_string(),
+        ]);
+    }
+
+    /// Stops it the hard way, as a crash or a node loss would.
+    pub fn kill(&self) {
+        self.script(&["stop-local", self.dir.to_str().unwrap(), "immediate"]);
+    }
+
+    pub fn admin_url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(repo_root().join("scripts/postgres.sh"))
+            .args([
+                "stop-local",
+                self.dir.to_str().unwrap_or_default(),
+                "immediate",
+            ])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Creates an empty database on a server and returns its URL.
+pub async fn create_database(admin_url: &str, name: &str) -> String {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+    let mut admin = AsyncPgConnection::establish(admin_url).await.unwrap();
+    diesel::sql_query(format!("CREATE DATABASE {}", db::quote_ident(name)))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    db::with_database(admin_url, name).unwrap()
+}
+
+/// An empty database, migrated and seeded with the demo fixture by each of `services` (the
+/// services that share it load their own sections).
+pub async fn demo_database(services: &[&str], label: &str) -> db::testing::TestDatabase {
+    let database = db::testing::TestDatabase::empty(label).await;
+    let fixture = repo_root().join("deploy/fixtures/demo.json");
+    for name in services {
+        for args in [vec!["migrate"], vec!["seed", fixture.to_str().unwrap()]] {
+            let output = run(name, &args, database.url(), &[]).await;
+            assert!(
+                output.status.success(),
+                "{name} {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+    database
+}

@@ -1,0 +1,12 @@
+//! End-to-end tests over the real binaries and PostgreSQL.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
+
+mod configuration;
+mod database_outage;
+mod hierarchy;
+mod logging;
+mod migrate_and_seed;
+mod operations;
+mod points;
+mod relay;

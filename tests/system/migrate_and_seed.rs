@@ -1,0 +1,64 @@
+//! `migrate` and `seed` as the deployment runs them.
+
+use db::testing::TestDatabase;
+use e2e::{SERVICES, repo_root, run};
+
+#[tokio::test]
+async fn the_two_catalog_services_can_migrate_the_shared_database_at_once() {
+    let database = TestDatabase::empty("catalog").await;
+    let (order, operator) = tokio::join!(
+        run("order-service", &["migrate"], database.url(), &[]),
+        run("operator-service", &["migrate"], database.url(), &[]),
+    );
+    for (name, output) in [("order-service", order), ("operator-service", operator)] {
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_demo_fixture_seeds_every_service_twice() {
+    let fixture = repo_root().join("deploy/fixtures/demo.json");
+    let fixture = fixture.to_str().unwrap();
+    let mut databases = std::collections::HashMap::new();
+    for (name, label) in SERVICES {
+        if !databases.contains_key(label) {
+            databases.insert(label, TestDatabase::empty(label).await);
+        }
+        let url = databases[label].url().to_owned();
+        let migrated = run(name, &["migrate"], &url, &[]).await;
+        assert!(
+            migrated.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&migrated.stderr)
+        );
+        for round in 1..=2 {
+            let seeded = run(name, &["seed", fixture], &url, &[]).await;
+            assert!(
+                seeded.status.success(),
+                "{name} seed round {round}: {}",
+                String::from_utf8_lossy(&seeded.stderr)
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_fixture_that_is_not_json_fails_with_exit_code_1() {
+    let database = TestDatabase::empty("auth").await;
+    let file = std::env::temp_dir().join(format!("bad-fixture-{}.json", uuid::Uuid::new_v4()));
+    std::fs::write(&file, "{ not json").unwrap();
+    let output = run(
+        "auth-service",
+        &["seed", file.to_str().unwrap()],
+        database.url(),
+        &[],
+    )
+    .await;
+    std::fs::remove_file(&file).ok();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not valid JSON"));
+}
