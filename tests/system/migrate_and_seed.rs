@@ -62,3 +62,44 @@ async fn a_fixture_that_is_not_json_fails_with_exit_code_1() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("is not valid JSON"));
 }
+
+/// The init container of the Kubernetes Deployments: it holds the pod until the migration
+/// Job has migrated, and gives up with exit 1 after its timeout.
+#[tokio::test]
+async fn wait_for_migrations_holds_until_migrate_has_run() {
+    let database = TestDatabase::empty("points").await;
+    let gave_up = run(
+        "point-service",
+        &["wait-for-migrations", "--timeout-secs", "1"],
+        database.url(),
+        &[],
+    )
+    .await;
+    assert_eq!(gave_up.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&gave_up.stderr).contains("waiting for the points migrations"),
+        "{}",
+        String::from_utf8_lossy(&gave_up.stderr)
+    );
+
+    let url = database.url().to_owned();
+    let waiting = tokio::spawn(async move {
+        run(
+            "point-service",
+            &["wait-for-migrations", "--timeout-secs", "50"],
+            &url,
+            &[],
+        )
+        .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "it did not wait for the migrations");
+    let migrated = run("point-service", &["migrate"], database.url(), &[]).await;
+    assert!(migrated.status.success());
+    let waited = waiting.await.unwrap();
+    assert!(
+        waited.status.success(),
+        "{}",
+        String::from_utf8_lossy(&waited.stderr)
+    );
+}

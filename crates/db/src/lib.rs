@@ -8,7 +8,7 @@ mod pool;
 pub mod testing;
 
 pub use failure::Failure;
-pub use migrate::{MIGRATION_LOCK_KEY, Schema, run_migrations};
+pub use migrate::{MIGRATION_LOCK_KEY, Schema, pending_migrations, run_migrations};
 pub use pool::{
     BuildError, Conn, Pool, PoolError, PoolSettings, PoolStatus, build_pool, check_ready,
 };

@@ -59,6 +59,21 @@ pub async fn run_migrations(url: &str, schema: Schema) -> Result<Vec<String>, Mi
     .map_err(|e| MigrateError::Task(e.to_string()))?
 }
 
+/// The embedded migrations not yet applied to the database at `url` (names, oldest first).
+/// Reads only: Kubernetes init containers use it to hold a rollout until the migration Job
+/// has run.
+pub async fn pending_migrations(url: &str, schema: Schema) -> Result<Vec<String>, MigrateError> {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
+        conn.pending_migrations(Source(schema.migrations))
+            .map(|pending| pending.iter().map(|m| m.name().to_string()).collect())
+            .map_err(|e| MigrateError::Migration(e.to_string()))
+    })
+    .await
+    .map_err(|e| MigrateError::Task(e.to_string()))?
+}
+
 /// `EmbeddedMigrations` is neither `Clone` nor implemented for references; this lets a
 /// `Schema` hold a `&'static` to it.
 struct Source(&'static EmbeddedMigrations);

@@ -104,6 +104,24 @@ pub struct Binary {
 }
 
 impl Binary {
+    /// Runs one of the common subcommands; `load` and `build` serve, `seed` loads fixtures.
+    pub fn run<C, E: Display>(
+        &self,
+        command: crate::Command,
+        load: impl FnOnce(&mut Env, CommonConfig, DatabaseConfig) -> C,
+        build: impl FnOnce(C, TcpListener) -> Result<Server, E>,
+        seed: SeedFn,
+    ) -> ExitCode {
+        match command {
+            crate::Command::Serve => self.serve(load, build),
+            crate::Command::Migrate => self.migrate(),
+            crate::Command::WaitForMigrations { timeout_secs } => {
+                self.wait_for_migrations(Duration::from_secs(timeout_secs))
+            }
+            crate::Command::Seed { file } => self.seed(&file, seed),
+        }
+    }
+
     /// `serve`: reads the configuration (`load` adds the service's own variables to the
     /// common ones), sets up telemetry, binds, and serves until stopped.
     pub fn serve<C, E: Display>(
@@ -140,6 +158,38 @@ impl Binary {
             let applied = db::run_migrations(database.url.expose(), schema).await.map_err(|e| e.to_string())?;
             tracing::info!(db.schema = schema.name, applied = ?applied, "migrations are up to date");
             Ok(())
+        })
+    }
+
+    /// `wait-for-migrations`: polls until no embedded migration is pending. A database that
+    /// cannot be reached yet counts as "not yet", so the init container also waits out a
+    /// database that starts after it.
+    pub fn wait_for_migrations(&self, timeout: Duration) -> ExitCode {
+        let Some((common, database)) = self.database_only() else {
+            return ExitCode::from(2);
+        };
+        let schema = self.schema;
+        self.with_runtime(&common, async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let last = match db::pending_migrations(database.url.expose(), schema).await {
+                    Ok(pending) if pending.is_empty() => {
+                        tracing::info!(db.schema = schema.name, "migrations are up to date");
+                        return Ok(());
+                    }
+                    Ok(pending) => format!("pending migrations: {}", pending.join(", ")),
+                    Err(e) => e.to_string(),
+                };
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(format!(
+                        "gave up after {} s waiting for the {} migrations ({last})",
+                        timeout.as_secs(),
+                        schema.name
+                    ));
+                }
+                tracing::info!(db.schema = schema.name, "waiting for migrations: {last}");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
         })
     }
 

@@ -19,9 +19,10 @@ const BINARY: Binary = Binary {
 };
 
 fn main() -> ExitCode {
-    match Cli::parse().command.unwrap_or_default() {
-        Command::Serve => BINARY.serve(Config::from_env, startup::build),
-        Command::Migrate => BINARY.migrate(),
-        Command::Seed { file } => BINARY.seed(&file, seed::load),
-    }
+    BINARY.run(
+        Cli::parse().command.unwrap_or_default(),
+        Config::from_env,
+        startup::build,
+        seed::load,
+    )
 }

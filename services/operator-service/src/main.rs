@@ -42,9 +42,9 @@ fn main() -> ExitCode {
         .command
         .unwrap_or(OperatorCommand::Common(Command::Serve))
     {
-        OperatorCommand::Common(Command::Serve) => BINARY.serve(Config::from_env, startup::build),
-        OperatorCommand::Common(Command::Migrate) => BINARY.migrate(),
-        OperatorCommand::Common(Command::Seed { file }) => BINARY.seed(&file, seed::load),
+        OperatorCommand::Common(command) => {
+            BINARY.run(command, Config::from_env, startup::build, seed::load)
+        }
         OperatorCommand::Token { role, sub, hours } => token(&role, &sub, hours),
     }
 }

@@ -1,0 +1,58 @@
+//! The 3-D Secure page: plain HTML that loads nothing from the internet. Every value shown
+//! was validated when the payment was made (ids, digits, a three-letter currency), so none
+//! needs escaping.
+
+use crate::payments::{Payment, Status};
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}\
+button{font-size:1rem;padding:.6rem 1.2rem;margin-right:.5rem;border-radius:.4rem;border:1px solid #888;cursor:pointer}\
+.approve{background:#1b7f3b;color:#fff}.decline{background:#b3261e;color:#fff}code{background:#eee;padding:0 .2rem}";
+
+fn page(title: &str, content: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<title>{title} · payment sandbox</title><style>{STYLE}</style></head>\
+<body><h1>{title}</h1>{content}<p><small>Payment sandbox: development and tests only.</small></p></body></html>"
+    )
+}
+
+/// The challenge page with its two buttons.
+pub fn challenge(payment: &Payment) -> String {
+    let state = match payment.status {
+        Status::Pending => format!(
+            "<form method=\"post\" action=\"/3ds/{id}/approve\" style=\"display:inline\">\
+<button class=\"approve\" type=\"submit\">Approve</button></form>\
+<form method=\"post\" action=\"/3ds/{id}/decline\" style=\"display:inline\">\
+<button class=\"decline\" type=\"submit\">Decline</button></form>",
+            id = payment.id
+        ),
+        Status::Captured => "<p>This payment was approved.</p>".to_owned(),
+        Status::Declined => "<p>This payment was declined.</p>".to_owned(),
+    };
+    page(
+        "3-D Secure check",
+        &format!(
+            "<p>Pay <strong>{amount}</strong> for order <code>{reference}</code> \
+(customer {customer}).</p>{state}",
+            amount = payment.amount_text(),
+            reference = payment.reference,
+            customer = payment.customer_id,
+        ),
+    )
+}
+
+/// What a button did.
+pub fn outcome(payment: &Payment, message: &str) -> String {
+    page(
+        "3-D Secure check",
+        &format!(
+            "<p>Order <code>{reference}</code>: {message}</p>",
+            reference = payment.reference
+        ),
+    )
+}
+
+pub fn not_found() -> String {
+    page("Unknown payment", "<p>No payment with this id.</p>")
+}
