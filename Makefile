@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build clean-local
+.PHONY: run test seed build clean-db clean-local
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -20,6 +20,11 @@ seed:
 
 build:
 	cargo build --workspace --bins
+
+## make clean-db: drop the three databases `make run` made, so the next run starts from demo.json.
+clean-db:
+	@admin=$$(scripts/postgres.sh); \
+	for database in auth points catalog; do psql "$$admin" -qc "DROP DATABASE IF EXISTS $$database WITH (FORCE)" && echo "dropped $$database"; done
 
 ## make clean-local: stop and delete the project-local PostgreSQL cluster, if one was made.
 clean-local:

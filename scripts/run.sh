@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: finds or starts PostgreSQL, creates the three databases, migrates them, seeds
-# deploy/fixtures/demo.json and runs the four services in the foreground with their logs
-# prefixed. Ctrl-C stops them all; so does any one of them stopping.
+# deploy/fixtures/demo.json and runs the four services and the payment sandbox in the
+# foreground with their logs prefixed. Ctrl-C stops them all; so does any one of them stopping.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -29,6 +29,9 @@ export OTP_TEST_CODE=1234 SMS_PROVIDER=log
 export AUTH_SERVICE_URL=http://127.0.0.1:8081 POINT_SERVICE_URL=http://127.0.0.1:8083
 export PAYMENT_SERVICE_URL=http://127.0.0.1:8085
 export POINT_ORDER_POINT_ENABLED=true POINT_ORDER_CARD_ENABLED=true USE_POINT_SERVICE=true
+# The sandbox waits on its 3-D Secure page unless SANDBOX_AUTO_CAPTURE=true is set.
+export POINT_SERVICE_WEBHOOK_URL=http://127.0.0.1:8083/webhooks/v1/payments
+export SANDBOX_AUTO_CAPTURE=${SANDBOX_AUTO_CAPTURE:-false}
 
 services=(auth-service:auth point-service:points order-service:catalog operator-service:catalog)
 
@@ -53,10 +56,14 @@ for entry in "${services[@]}"; do
         > >(sed -u "s/^/$prefix /") 2> >(sed -u "s/^/$prefix /" >&2) &
     pids+=($!)
 done
+prefix=$(printf '%-17s|' payment-sandbox)
+target/debug/payment-sandbox > >(sed -u "s/^/$prefix /") 2> >(sed -u "s/^/$prefix /" >&2) &
+pids+=($!)
 
 cat >&2 <<MSG
-run.sh: up. auth-service :8081, order-service :8082, point-service :8083, operator-service :8084
-run.sh: each serves /healthz /readyz /metrics /openapi.json /docs/. Ctrl-C stops all.
+run.sh: up. auth-service :8081, order-service :8082, point-service :8083, operator-service :8084,
+run.sh: payment-sandbox :8085 (3-D Secure pages at http://127.0.0.1:8085/3ds/<payment id>).
+run.sh: each service serves /healthz /readyz /metrics /openapi.json /docs/. Ctrl-C stops all.
 MSG
 # Stop everything as soon as any one service stops.
 wait -n "${pids[@]}" || true

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub mod stack;
+
 /// The four service binaries, with the database each uses.
 pub const SERVICES: [(&str, &str); 4] = [
     ("auth-service", "auth"),
@@ -114,7 +116,16 @@ pub struct Service {
 impl Service {
     /// Starts `name` serving on a free port and waits until `/healthz` answers.
     pub async fn start(name: &'static str, database_url: &str, env: &[(&str, &str)]) -> Service {
-        let port = free_port();
+        Self::start_on(name, free_port(), database_url, env).await
+    }
+
+    /// Starts `name` on `port` (a restart takes the port its callers know).
+    pub async fn start_on(
+        name: &'static str,
+        port: u16,
+        database_url: &str,
+        env: &[(&str, &str)],
+    ) -> Service {
         let mut command = Command::new(binary(name));
         base_env(&mut command, database_url);
         command
@@ -195,6 +206,25 @@ impl Service {
     /// Every line the process has written so far, stdout and stderr.
     pub fn logs(&self) -> Vec<String> {
         self.logs.lock().unwrap().clone()
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.base.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    /// Sends SIGKILL, as a crash or an OOM kill would, without waiting.
+    pub fn crash(&self) {
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+
+    /// Kills it with SIGKILL, as a crash or an OOM kill would, and waits for it to be gone.
+    pub async fn kill(&mut self) {
+        self.child.kill().await.unwrap();
     }
 
     /// Sends SIGTERM and waits for the process to exit.
@@ -290,10 +320,16 @@ pub async fn create_database(admin_url: &str, name: &str) -> String {
 /// services that share it load their own sections).
 pub async fn demo_database(services: &[&str], label: &str) -> db::testing::TestDatabase {
     let database = db::testing::TestDatabase::empty(label).await;
+    migrate_and_seed(services, database.url()).await;
+    database
+}
+
+/// Migrates the database at `url` and seeds the demo fixture, as each of `services`.
+pub async fn migrate_and_seed(services: &[&str], url: &str) {
     let fixture = repo_root().join("deploy/fixtures/demo.json");
     for name in services {
         for args in [vec!["migrate"], vec!["seed", fixture.to_str().unwrap()]] {
-            let output = run(name, &args, database.url(), &[]).await;
+            let output = run(name, &args, url, &[]).await;
             assert!(
                 output.status.success(),
                 "{name} {args:?}: {}",
@@ -301,5 +337,4 @@ pub async fn demo_database(services: &[&str], label: &str) -> db::testing::TestD
             );
         }
     }
-    database
 }

@@ -1,10 +1,14 @@
-//! PostgreSQL stopped under a running service: `/readyz` turns 503 while `/healthz` stays
-//! 200, and readiness comes back on its own when the database does. Uses a cluster of the
+//! PostgreSQL stopped under running services: `/readyz` turns 503 while `/healthz` stays
+//! 200, and everything comes back on its own when the database does. Uses a cluster of the
 //! test's own, never the shared server.
 
 use std::time::Duration;
 
-use e2e::{LocalCluster, Service, create_database, run};
+use e2e::stack::{Databases, Stack};
+use e2e::{LocalCluster, Service, create_database, migrate_and_seed, run};
+use serde_json::json;
+
+const SARA: &str = "legacy-token-of-sara-0123456789abcdef";
 
 #[tokio::test]
 async fn readyz_follows_the_database_and_recovers_without_a_restart() {
@@ -33,4 +37,80 @@ async fn readyz_follows_the_database_and_recovers_without_a_restart() {
     service
         .wait_until(Duration::from_secs(20), |s| s == 200, "/readyz")
         .await;
+}
+
+/// PostgreSQL restarted under the whole running system: every service reports not ready
+/// while it is down and answers errors in its envelope instead of hanging; when it is back,
+/// all of them serve again without a restart of their own, and a points spend works.
+#[tokio::test]
+async fn the_whole_system_recovers_from_a_database_restart() {
+    let cluster = LocalCluster::start();
+    let admin = cluster.admin_url();
+    let databases = Databases {
+        auth: create_database(&admin, "auth").await,
+        points: create_database(&admin, "points").await,
+        catalog: create_database(&admin, "catalog").await,
+    };
+    migrate_and_seed(&["auth-service"], &databases.auth).await;
+    migrate_and_seed(&["point-service"], &databases.points).await;
+    migrate_and_seed(&["order-service", "operator-service"], &databases.catalog).await;
+    let stack = Stack::start(&databases).await;
+    let services = [&stack.auth, &stack.points, &stack.order, &stack.operator];
+    let balance = format!("{}/api/v2/client/points", stack.order.base);
+    let children = format!(
+        "{}/api/v2/client/system-categories/1/children",
+        stack.order.base
+    );
+    assert_eq!(
+        stack.call("GET", &balance, Some(SARA), &[], None).await.0,
+        200
+    );
+
+    cluster.kill();
+    for service in services {
+        service
+            .wait_until(Duration::from_secs(10), |s| s == 503, "/readyz")
+            .await;
+    }
+    // Errors in each service's envelope, quickly (the pool's wait timeout, not a hang). The
+    // auth lookup failing is a 401 by the spec ("an outage looks like a bad token").
+    let started = std::time::Instant::now();
+    let (status, body) = stack.call("GET", &balance, Some(SARA), &[], None).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+    let (status, body) = stack.call("GET", &children, None, &[], None).await;
+    assert_eq!((status, &body["statusCode"]), (500, &json!(500)), "{body}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+
+    cluster.up();
+    for service in services {
+        service
+            .wait_until(Duration::from_secs(30), |s| s == 200, "/readyz")
+            .await;
+    }
+    let (status, body) = stack.call("GET", &balance, Some(SARA), &[], None).await;
+    assert_eq!(
+        (status, body["points"].as_str()),
+        (200, Some("630.5")),
+        "{body}"
+    );
+    assert_eq!(stack.call("GET", &children, None, &[], None).await.0, 200);
+    let gift = json!({"point_offer_id": "64b7f0c2a1b2c3d4e5f60718", "to_client_id": 1002, "payment_type": "point"});
+    let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
+    let (status, order) = stack
+        .call(
+            "POST",
+            &orders,
+            Some(SARA),
+            &[("Idempotency-Key", "after-restart")],
+            Some(&gift),
+        )
+        .await;
+    assert_eq!(
+        (status, order["status"].as_str()),
+        (200, Some("successful")),
+        "{order}"
+    );
+    let (_, body) = stack.call("GET", &balance, Some(SARA), &[], None).await;
+    assert_eq!(body["points"], "510.5");
 }

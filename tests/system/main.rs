@@ -8,5 +8,7 @@ mod hierarchy;
 mod logging;
 mod migrate_and_seed;
 mod operations;
+mod point_service_crash;
 mod points;
 mod relay;
+mod walkthrough;

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# Static checks of the container and Kubernetes files. No Docker engine and no cluster are
+# needed (the development machines have neither):
+#   1. checkov on deploy/Dockerfile;
+#   2. `kubectl kustomize` of k8s/overlays/dev and k8s/overlays/prod, and every rendered
+#      document validated offline by kubernetes-validate --strict against one Kubernetes version;
+#   3. checkov on the rendered manifests (skips and their reasons: k8s/.checkov.yaml);
+#   4. this project's own rules (no sandbox in prod, no /internal on the Ingress, grace
+#      periods, probes, migration waits, each service only its own variables, ...).
+# The validators are installed on first use into a cached virtualenv, pinned below; the
+# virtualenv is rebuilt only when a pin (or the Python version) changes.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+CHECKOV_VERSION=3.3.30
+KUBERNETES_VALIDATE_VERSION=1.37.0
+# The Kubernetes version the manifests are validated against (kubernetes-validate bundles
+# its schemas, so this needs no network). 1.30 is the minimum the manifests need
+# (the preStop `sleep` action); keep this at the oldest cluster version we deploy to.
+KUBERNETES_VERSION=1.32.0
+
+PYTHON=${PYTHON:-python3}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools
+venv=$cache/venv
+
+fail() {
+    echo "check-deploy: $*" >&2
+    exit 1
+}
+
+# --- tools ----------------------------------------------------------------------------------
+command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python 3.9 or newer (python3 and python3-venv)"
+command -v kubectl >/dev/null || fail "kubectl not found. It renders the Kustomize overlays (kustomize is built in).
+Install it, e.g.:
+  curl -fsSLO https://dl.k8s.io/release/v${KUBERNETES_VERSION}/bin/linux/amd64/kubectl
+  sudo install -m 0755 kubectl /usr/local/bin/kubectl
+or see https://kubernetes.io/docs/tasks/tools/"
+
+want="checkov==$CHECKOV_VERSION kubernetes-validate==$KUBERNETES_VALIDATE_VERSION $("$PYTHON" -c 'import sys; print("python=%d.%d.%d" % sys.version_info[:3])')"
+mkdir -p "$cache"
+(
+    # Two runs at once (make test in two worktrees) must not build the same venv together.
+    flock 9
+    if [ "$(cat "$venv/.pinned" 2>/dev/null)" != "$want" ]; then
+        echo "== installing validators into $venv ($want)"
+        rm -rf "$venv"
+        "$PYTHON" -m venv "$venv"
+        "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input \
+            "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+        # Written last: an interrupted install leaves no stamp and is redone next time.
+        echo "$want" >"$venv/.pinned"
+    fi
+) 9>"$cache/.lock"
+
+# checkov: no downloads from Prisma Cloud (guidelines, custom policies) and no version
+# check, so the run works offline and does not wait on the network.
+export BC_SKIP_MAPPING=TRUE CHECKOV_SKIP_DOWNLOAD=TRUE
+checkov() {
+    "$venv/bin/checkov" --skip-download --compact --quiet "$@"
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# --- 1 ---------------------------------------------------------------------------------------
+echo "== checkov: deploy/Dockerfile"
+# CKV_DOCKER_2 (no HEALTHCHECK) is skipped inline in the Dockerfile, with its reason.
+checkov --framework dockerfile --file deploy/Dockerfile
+
+# --- 2 ---------------------------------------------------------------------------------------
+for overlay in dev prod; do
+    echo "== kustomize: k8s/overlays/$overlay"
+    kubectl kustomize "k8s/overlays/$overlay" >"$work/$overlay.yaml"
+done
+echo "== kubernetes-validate --strict (Kubernetes $KUBERNETES_VERSION)"
+"$venv/bin/kubernetes-validate" --strict --quiet --kubernetes-version "$KUBERNETES_VERSION" \
+    "$work/dev.yaml" "$work/prod.yaml"
+
+# --- 3 ---------------------------------------------------------------------------------------
+echo "== checkov: rendered manifests"
+checkov --framework kubernetes --config-file k8s/.checkov.yaml \
+    --file "$work/dev.yaml" --file "$work/prod.yaml"
+
+# --- 4 ---------------------------------------------------------------------------------------
+echo "== project rules"
+"$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" <<'PY'
+import sys
+
+import yaml
+
+# Every variable a service reads (DESIGN.md, services/*/src/config.rs, crates/server config).
+COMMON = {"APP_ENV", "BIND_ADDR", "HTTP_WORKERS", "RUST_LOG", "LOG_FORMAT",
+          "OTEL_EXPORTER_OTLP_ENDPOINT"}
+DB = {"DATABASE_URL", "DATABASE_POOL_SIZE"}
+OWN = {
+    "auth-service": COMMON | DB | {
+        "AUTH_JWT_SECRET", "INTERNAL_API_TOKEN", "OTP_TEST_CODE", "SMS_PROVIDER", "SMS_HTTP_URL",
+        "SMS_HTTP_TIMEOUT_MS", "OTP_SMS_PER_PHONE_PER_HOUR", "OTP_SMS_PER_IP_PER_HOUR",
+        "OTP_TRIES_PER_PHONE_PER_HOUR", "OTP_TRIES_PER_IP_PER_HOUR", "TRUST_X_FORWARDED_FOR"},
+    "order-service": COMMON | DB | {
+        "POINT_SERVICE_URL", "POINT_SERVICE_TIMEOUT_MS", "POINT_SERVICE_PAY_TIMEOUT_MS",
+        "AUTH_SERVICE_URL", "INTERNAL_API_TOKEN", "USE_POINT_SERVICE", "LEGACY_URL",
+        "GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR", "GIFT_CODE_TRIES_PER_IP_PER_HOUR",
+        "TRUST_X_FORWARDED_FOR"},
+    "point-service": COMMON | DB | {
+        "AUTH_SERVICE_URL", "AUTH_SERVICE_TIMEOUT_MS", "INTERNAL_API_TOKEN", "PAYMENT_SERVICE_URL",
+        "PAYMENT_SERVICE_TIMEOUT_MS", "PAYMENT_WEBHOOK_SECRET", "POINT_ORDER_POINT_ENABLED",
+        "POINT_ORDER_CARD_ENABLED"},
+    "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET"},
+    "payment-sandbox": COMMON | {
+        "PAYMENT_WEBHOOK_SECRET", "POINT_SERVICE_WEBHOOK_URL", "SANDBOX_AUTO_CAPTURE",
+        "SANDBOX_PUBLIC_URL"},
+}
+# What the Ingress may expose, and how.
+INGRESS = {
+    "/api/v1/clients": ("Prefix", "auth-service"),
+    "/api/v2/client": ("Prefix", "order-service"),
+    "/api/v1/operator": ("Prefix", "operator-service"),
+    "/webhooks/v1/payments": ("Exact", "point-service"),
+}
+SHUTDOWN_TIMEOUT = 25  # crates/server/src/run.rs: in-flight requests get up to 25 s
+DATABASES = {"auth-service": "auth", "point-service": "points",
+             "order-service": "catalog", "operator-service": "catalog"}
+
+errors = []
+
+
+def check(ok, message):
+    if not ok:
+        errors.append(message)
+
+
+def pod_env_names(pod, container, configmaps):
+    names = {e["name"] for e in container.get("env", [])}
+    for source in container.get("envFrom", []):
+        ref = source.get("configMapRef")
+        check(ref is not None, f"{container['name']}: envFrom other than a ConfigMap")
+        if ref:
+            check(ref["name"] in configmaps, f"{container['name']}: ConfigMap {ref['name']} is not rendered")
+            names |= set(configmaps.get(ref["name"], {}))
+    return names
+
+
+for path in sys.argv[1:]:
+    overlay = "prod" if path.endswith("prod.yaml") else "dev"
+    with open(path) as f:
+        text = f.read()
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    where = f"[{overlay}]"
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    configmaps = {c["metadata"]["name"]: c.get("data", {}) for c in by_kind.get("ConfigMap", [])}
+    secrets = {s["metadata"]["name"]: s for s in by_kind.get("Secret", [])}
+
+    if overlay == "prod":
+        check("payment-sandbox" not in text, f"{where} the prod render mentions payment-sandbox")
+        check(not secrets, f"{where} prod must not carry Secrets (they are created out of band): {sorted(secrets)}")
+    names = {d["metadata"]["name"] for d in by_kind.get("Deployment", [])}
+    expected = set(DATABASES) | ({"payment-sandbox"} if overlay == "dev" else set())
+    check(names == expected, f"{where} Deployments {sorted(names)}, expected {sorted(expected)}")
+    namespaces = {d["metadata"].get("namespace") for d in docs if d["kind"] != "Namespace"}
+    check(len(namespaces) == 1 and None not in namespaces,
+          f"{where} every namespaced object must be in one namespace, got {namespaces}")
+
+    # Ingress: only the allowed paths, each to its own service, never /internal or /metrics.
+    seen = set()
+    for ing in by_kind.get("Ingress", []):
+        check(ing["spec"].get("ingressClassName") == "nginx", f"{where} Ingress {ing['metadata']['name']} is not class nginx")
+        check("defaultBackend" not in ing["spec"], f"{where} Ingress must not have a defaultBackend")
+        for rule in ing["spec"].get("rules", []):
+            for p in rule.get("http", {}).get("paths", []):
+                route, kind = p.get("path", "/"), p.get("pathType")
+                backend = p["backend"]["service"]["name"]
+                seen.add(route)
+                check(not route.startswith("/internal"), f"{where} Ingress exposes {route}")
+                check("metrics" not in route, f"{where} Ingress exposes {route}")
+                check(INGRESS.get(route) == (kind, backend),
+                      f"{where} Ingress path {route} ({kind} -> {backend}) is not one of {INGRESS}")
+    check(seen == set(INGRESS), f"{where} Ingress paths {sorted(seen)}, expected {sorted(INGRESS)}")
+
+    for dep in by_kind.get("Deployment", []):
+        name = dep["metadata"]["name"]
+        pod = dep["spec"]["template"]["spec"]
+        grace = pod.get("terminationGracePeriodSeconds", 30)
+        check(grace > 20, f"{where} {name}: terminationGracePeriodSeconds {grace} is not above the 20 s pay timeout")
+        check(pod.get("automountServiceAccountToken") is False, f"{where} {name}: service account token is mounted")
+        for c in pod["containers"]:
+            check("livenessProbe" in c and "readinessProbe" in c, f"{where} {name}/{c['name']}: needs both probes")
+            check(c.get("livenessProbe", {}).get("httpGet", {}).get("path") == "/healthz", f"{where} {name}: liveness is not /healthz")
+            check(c.get("readinessProbe", {}).get("httpGet", {}).get("path") == "/readyz", f"{where} {name}: readiness is not /readyz")
+            stop = c.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
+            check(grace > stop + SHUTDOWN_TIMEOUT,
+                  f"{where} {name}: grace {grace} s must exceed preStop {stop} s + {SHUTDOWN_TIMEOUT} s of draining")
+            env = {e["name"]: e.get("value") for e in c.get("env", [])}
+            allowed = OWN.get(name, set())
+            used = pod_env_names(pod, c, configmaps)
+            check(used <= allowed, f"{where} {name}: variables it does not read: {sorted(used - allowed)}")
+            cm = {}
+            for source in c.get("envFrom", []):
+                cm.update(configmaps.get(source["configMapRef"]["name"], {}))
+            want_env = "production" if overlay == "prod" else "development"
+            check(cm.get("APP_ENV", env.get("APP_ENV")) == want_env, f"{where} {name}: APP_ENV is not {want_env}")
+            port = c["ports"][0]["containerPort"]
+            check(cm.get("BIND_ADDR") == f"0.0.0.0:{port}", f"{where} {name}: BIND_ADDR is not 0.0.0.0:{port}")
+            image = c["image"]
+            check(":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest"), f"{where} {name}: image {image} has no fixed tag")
+            if overlay == "prod":
+                check(not image.endswith(":dev"), f"{where} {name}: prod uses the dev image {image}")
+        if name in DATABASES:
+            inits = pod.get("initContainers", [])
+            check(any(i.get("args", [])[:1] == ["wait-for-migrations"] for i in inits),
+                  f"{where} {name}: no init container running wait-for-migrations")
+            check(any(i["image"] == pod["containers"][0]["image"] for i in inits),
+                  f"{where} {name}: the init container must run the same image as the service")
+
+    # One migration Job per database, each running `migrate` with its own binary.
+    migrated = {}
+    for job in by_kind.get("Job", []):
+        c = job["spec"]["template"]["spec"]["containers"][0]
+        check(c.get("args") == ["migrate"], f"{where} Job {job['metadata']['name']} does not run migrate")
+        for key in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
+            check(key in job["spec"], f"{where} Job {job['metadata']['name']} has no {key}")
+        binary = c["image"].rsplit("/", 1)[-1].split(":")[0].split("@")[0]
+        migrated[DATABASES.get(binary, "?")] = binary
+    check(set(migrated) == {"auth", "points", "catalog"}, f"{where} migration Jobs cover {sorted(migrated)}, expected auth, points, catalog")
+
+    # point-service is reachable only from order-service pods and the ingress controller (plus
+    # the sandbox's webhook in dev).
+    sources = set()
+    for pol in by_kind.get("NetworkPolicy", []):
+        if pol["spec"]["podSelector"].get("matchLabels", {}).get("app.kubernetes.io/name") != "point-service":
+            continue
+        for rule in pol["spec"].get("ingress", []):
+            for peer in rule.get("from", []):
+                labels = (peer.get("podSelector") or peer.get("namespaceSelector") or {}).get("matchLabels", {})
+                sources.add(tuple(sorted(labels.items())))
+    allowed_sources = {(("app.kubernetes.io/name", "order-service"),),
+                       (("kubernetes.io/metadata.name", "ingress-nginx"),)}
+    if overlay == "dev":
+        allowed_sources.add((("app.kubernetes.io/name", "payment-sandbox"),))
+    check(sources == allowed_sources, f"{where} point-service ingress sources {sorted(sources)}, expected {sorted(allowed_sources)}")
+    check(any(p["spec"]["podSelector"] == {} and not p["spec"].get("ingress") for p in by_kind.get("NetworkPolicy", [])),
+          f"{where} no default-deny NetworkPolicy")
+
+for e in errors:
+    print(f"check-deploy: {e}", file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+echo "== deploy checks passed"

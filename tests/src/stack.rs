@@ -1,0 +1,121 @@
+//! The whole system as `make run` starts it: the four services and the payment sandbox, each
+//! a real process on a free port, over databases seeded with the demo fixture.
+
+use serde_json::Value;
+
+use crate::{Service, WEBHOOK_SECRET, free_port};
+
+/// The three databases' URLs.
+pub struct Databases {
+    pub auth: String,
+    pub points: String,
+    pub catalog: String,
+}
+
+pub struct Stack {
+    pub auth: Service,
+    pub points: Service,
+    pub order: Service,
+    pub operator: Service,
+    pub sandbox: Service,
+    /// What the point service was started with, to start it again on the same port.
+    points_env: Vec<(String, String)>,
+    points_db: String,
+    http: reqwest::Client,
+}
+
+impl Stack {
+    /// Starts everything with `make run`'s flags (point and card orders on, the sandbox
+    /// waiting on its 3-D Secure page).
+    pub async fn start(databases: &Databases) -> Stack {
+        let auth = Service::start("auth-service", &databases.auth, &[]).await;
+        let sandbox_port = free_port();
+        let sandbox_url = format!("http://127.0.0.1:{sandbox_port}");
+        let points_env = vec![
+            ("AUTH_SERVICE_URL".to_owned(), auth.base.clone()),
+            ("PAYMENT_SERVICE_URL".to_owned(), sandbox_url),
+            ("POINT_ORDER_POINT_ENABLED".to_owned(), "true".to_owned()),
+            ("POINT_ORDER_CARD_ENABLED".to_owned(), "true".to_owned()),
+        ];
+        let points = Service::start("point-service", &databases.points, &pairs(&points_env)).await;
+        let webhook = format!("{}/webhooks/v1/payments", points.base);
+        let sandbox = Service::start_on(
+            "payment-sandbox",
+            sandbox_port,
+            "",
+            &[
+                ("POINT_SERVICE_WEBHOOK_URL", &webhook),
+                ("PAYMENT_WEBHOOK_SECRET", WEBHOOK_SECRET),
+            ],
+        )
+        .await;
+        let order = Service::start(
+            "order-service",
+            &databases.catalog,
+            &[
+                ("POINT_SERVICE_URL", &points.base),
+                ("AUTH_SERVICE_URL", &auth.base),
+            ],
+        )
+        .await;
+        let operator = Service::start("operator-service", &databases.catalog, &[]).await;
+        Stack {
+            auth,
+            points,
+            order,
+            operator,
+            sandbox,
+            points_env,
+            points_db: databases.points.clone(),
+            http: reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(30))
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// Starts the point service again on its old port, after a crash or a kill.
+    pub async fn start_points_again(&mut self) {
+        self.points.kill().await;
+        let port = self.points.port();
+        self.points = Service::start_on(
+            "point-service",
+            port,
+            &self.points_db,
+            &pairs(&self.points_env),
+        )
+        .await;
+    }
+
+    /// A request to any service: `(status, JSON body or the text as a JSON string)`.
+    pub async fn call(
+        &self,
+        method: &str,
+        url: &str,
+        token: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let mut request = self.http.request(method.parse().unwrap(), url);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+}
+
+fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}

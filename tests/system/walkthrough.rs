@@ -1,0 +1,162 @@
+//! The README's walkthrough, step by step, over the real four services, the payment sandbox
+//! and PostgreSQL seeded with the demo fixture: log in with the test code, exchange for a
+//! legacy token, read the balance, buy an offer with points for a friend, buy one by card
+//! through the sandbox's 3-D Secure page, open a parent service's children, find the nearest
+//! branch.
+
+use e2e::demo_database;
+use e2e::stack::{Databases, Stack};
+use serde_json::{Value, json};
+
+const SARA_PHONE: &str = "%2B966500000001";
+const OMAR_LEGACY: &str = "legacy-token-of-omar-0123456789abcdef";
+const OFFER_100: &str = "64b7f0c2a1b2c3d4e5f60718";
+const OFFER_250: &str = "64b7f0c2a1b2c3d4e5f60719";
+
+fn points(balance: &Value) -> f64 {
+    // Only for comparing the demo's small balances in a test; the services never use floats.
+    balance["points"].as_str().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn the_readme_walkthrough_works_end_to_end() {
+    let auth_db = demo_database(&["auth-service"], "auth").await;
+    let points_db = demo_database(&["point-service"], "points").await;
+    let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
+    let stack = Stack::start(&Databases {
+        auth: auth_db.url().to_owned(),
+        points: points_db.url().to_owned(),
+        catalog: catalog_db.url().to_owned(),
+    })
+    .await;
+    let (auth, order, sandbox) = (&stack.auth.base, &stack.order.base, &stack.sandbox.base);
+
+    // 1. Log in with the test code (Sara's account is in test mode: no SMS, code 1234).
+    let reset = format!("{auth}/api/v1/clients/reset-otp?contact_phone={SARA_PHONE}");
+    assert_eq!(
+        stack.call("GET", &reset, None, &[], None).await,
+        (200, json!({"status": true}))
+    );
+    let verify = format!("{auth}/api/v1/clients/verify-otp?contact_phone={SARA_PHONE}&code=1234");
+    let (status, login) = stack.call("GET", &verify, None, &[], None).await;
+    assert_eq!(status, 200, "{login}");
+    assert_eq!(login["data"]["profile"]["client_id"], 1001);
+    let primary = login["data"]["access_token"].as_str().unwrap();
+
+    // 2. Exchange the primary token for a legacy token, which the /api/v2 routes take.
+    let (status, exchanged) = stack
+        .call(
+            "POST",
+            &format!("{auth}/api/v1/clients/exchange-token"),
+            None,
+            &[],
+            Some(&json!({"token": primary, "target_platform": "legacy"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{exchanged}");
+    let token = exchanged["data"]["token"].as_str().unwrap().to_owned();
+    let token = Some(token.as_str());
+
+    // 3. The balance, through the order service's relay.
+    let balance_url = format!("{order}/api/v2/client/points");
+    let (status, balance) = stack.call("GET", &balance_url, token, &[], None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        balance,
+        json!({"id": "1001", "user_id": "1001", "points": "630.5", "pointsExpirationDate": balance["pointsExpirationDate"]})
+    );
+    let (_, omar_before) = stack
+        .call("GET", &balance_url, Some(OMAR_LEGACY), &[], None)
+        .await;
+
+    // 4. An offer for a friend, paid with points: Sara pays 120, Omar gets 100.
+    let orders = format!("{order}/api/v2/client/point-orders");
+    let gift = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "point"});
+    let key = [("Idempotency-Key", "walkthrough-gift-1")];
+    let (status, created) = stack.call("POST", &orders, token, &key, Some(&gift)).await;
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["status"], "successful");
+    assert_eq!(created["order_type"], "transfer");
+    let (_, after) = stack.call("GET", &balance_url, token, &[], None).await;
+    assert_eq!(after["points"], "510.5");
+    let (_, omar_after) = stack
+        .call("GET", &balance_url, Some(OMAR_LEGACY), &[], None)
+        .await;
+    assert_eq!(points(&omar_after) - points(&omar_before), 100.0);
+    // The same key again is the same order, not a second spend.
+    let (status, again) = stack.call("POST", &orders, token, &key, Some(&gift)).await;
+    assert_eq!(
+        (status, &again["correlation_id"]),
+        (200, &created["correlation_id"])
+    );
+    let (_, still) = stack.call("GET", &balance_url, token, &[], None).await;
+    assert_eq!(still["points"], "510.5");
+
+    // 5. An offer by card: the sandbox's 3-D Secure page, then its Approve button.
+    let by_card =
+        json!({"point_offer_id": OFFER_250, "to_client_id": 1001, "payment_type": "checkout"});
+    let key = [("Idempotency-Key", "walkthrough-card-1")];
+    let (status, created) = stack
+        .call("POST", &orders, token, &key, Some(&by_card))
+        .await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["correlation_id"].as_str().unwrap();
+    let (status, started) = stack
+        .call(
+            "POST",
+            &format!("{orders}/{id}/pay/card"),
+            token,
+            &[],
+            Some(&json!({"id": "card_visa_4242", "cvv": "123"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{started}");
+    assert_eq!(started["status"], "pending");
+    let page = started["redirect_url"].as_str().unwrap();
+    assert!(page.starts_with(&format!("{sandbox}/3ds/")), "{page}");
+    let (status, html) = stack.call("GET", page, None, &[], None).await;
+    assert_eq!(status, 200);
+    assert!(html.as_str().unwrap().contains("35.00 SAR"), "{html}");
+    let (status, html) = stack
+        .call("POST", &format!("{page}/approve"), None, &[], None)
+        .await;
+    assert_eq!(status, 200, "{html}");
+    let (_, paid) = stack
+        .call("GET", &format!("{orders}/{id}"), token, &[], None)
+        .await;
+    assert_eq!(
+        (paid["status"].as_str(), paid["payment_status"].as_str()),
+        (Some("successful"), Some("CAPTURED"))
+    );
+    let (_, after) = stack.call("GET", &balance_url, token, &[], None).await;
+    assert_eq!(after["points"], "760.5");
+
+    // 6. A parent service's children, as the app opens them.
+    let (status, children) = stack
+        .call(
+            "GET",
+            &format!("{order}/api/v2/client/system-categories/1/children"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{children}");
+    let ids: Vec<i64> = children["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [4, 5, 6]);
+    assert_eq!(children["data"][0]["titleTranslated"], "Burgers");
+
+    // 7. The nearest branch of the Riyadh burger brand.
+    let nearest = format!(
+        "{order}/api/v2/client/banners/merchant/77/nearest-store?latitude=24.7136&longitude=46.6753"
+    );
+    assert_eq!(
+        stack.call("GET", &nearest, None, &[], None).await,
+        (200, json!({"store_id": 10}))
+    );
+}
