@@ -45,14 +45,14 @@ fn invalid(message: impl Into<String>) -> HttpResponse {
         .json(json!({"error": {"code": "invalid_request", "message": message.into()}}))
 }
 
-fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, HttpResponse> {
-    serde_json::from_slice(body).map_err(|e| invalid(e.to_string()))
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|e| e.to_string())
 }
 
 async fn create_payment(sandbox: web::Data<Sandbox>, body: web::Bytes) -> HttpResponse {
     let request: PaymentRequest = match parse(&body) {
         Ok(request) => request,
-        Err(answer) => return answer,
+        Err(message) => return invalid(message),
     };
     if let Some(message) = invalid_charge(&request.charge) {
         return invalid(message);
@@ -96,7 +96,7 @@ async fn create_payment(sandbox: web::Data<Sandbox>, body: web::Bytes) -> HttpRe
 async fn create_session(sandbox: web::Data<Sandbox>, body: web::Bytes) -> HttpResponse {
     let request: SessionRequest = match parse(&body) {
         Ok(request) => request,
-        Err(answer) => return answer,
+        Err(message) => return invalid(message),
     };
     if let Some(message) = invalid_charge(&request.charge) {
         return invalid(message);
