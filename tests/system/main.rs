@@ -11,4 +11,5 @@ mod operations;
 mod point_service_crash;
 mod points;
 mod relay;
+mod tracing;
 mod walkthrough;

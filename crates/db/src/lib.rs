@@ -4,6 +4,7 @@
 mod failure;
 mod migrate;
 mod pool;
+mod sql_spans;
 #[cfg(feature = "testing")]
 pub mod testing;
 

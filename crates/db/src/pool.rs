@@ -86,6 +86,7 @@ pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
             conn.batch_execute(&session_setup)
                 .await
                 .map_err(|e| ConnectionError::BadConnection(e.to_string()))?;
+            conn.set_instrumentation(crate::sql_spans::SqlSpans::default());
             Ok(conn)
         })
     });
