@@ -21,6 +21,8 @@ echo "== clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== build"
 cargo build --workspace --bins --locked
+echo "== deploy files (Dockerfile, Kubernetes manifests)"
+scripts/check-deploy.sh
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --locked --no-fail-fast
