@@ -2,13 +2,14 @@
 //! through the order service: the relay answers 502 in envelope B while it is gone, serves
 //! again as soon as it is back (no restart of the order service), and no spend is lost or
 //! half-applied: retrying every request with its idempotency key settles each one exactly
-//! once, and the balance is the opening balance minus one price per order.
+//! once, the balance is the opening balance minus one price per order, and `point-service
+//! audit` finds every ledger invariant intact.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use e2e::demo_database;
 use e2e::stack::{Databases, Stack};
+use e2e::{demo_database, run};
 use futures_util::future::join_all;
 use serde_json::json;
 
@@ -94,5 +95,19 @@ async fn a_crashed_point_service_gives_502_then_recovers_without_losing_a_point(
         body["points"],
         format!("{}.{}", expected / 10, expected % 10),
         "each order charged exactly once"
+    );
+
+    // And the ledger's own invariants hold (`point-service audit`, the binary).
+    let audit = run("point-service", &["audit"], points_db.url(), &[]).await;
+    let report = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        audit.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&audit.stderr)
+    );
+    assert_eq!(
+        report.lines().filter(|l| l.starts_with("ok: ")).count(),
+        7,
+        "{report}"
     );
 }

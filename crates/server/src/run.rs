@@ -161,6 +161,19 @@ impl Binary {
         })
     }
 
+    /// A service's own subcommand that works on its database: reads `DATABASE_URL` (and the
+    /// common variables, for logs), runs `work` with the URL, exits 1 with its error.
+    pub fn with_database<F, Fut>(&self, work: F) -> ExitCode
+    where
+        F: FnOnce(String) -> Fut,
+        Fut: std::future::Future<Output = Result<(), String>>,
+    {
+        let Some((common, database)) = self.database_only() else {
+            return ExitCode::from(2);
+        };
+        self.with_runtime(&common, work(database.url.expose().to_owned()))
+    }
+
     /// `wait-for-migrations`: polls until no embedded migration is pending. A database that
     /// cannot be reached yet counts as "not yet", so the init container also waits out a
     /// database that starts after it.

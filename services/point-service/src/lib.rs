@@ -2,6 +2,7 @@
 //! payments, the payment webhook and the internal credit route. The app never calls it
 //! directly: the order service relays the point routes to it.
 
+pub mod audit;
 pub mod balance;
 pub mod clients;
 pub mod config;

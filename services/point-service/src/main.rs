@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-use point_service::{DEFAULT_PORT, SERVICE, config::Config, db, seed, startup};
+use clap::{Parser, Subcommand};
+use point_service::{DEFAULT_PORT, SERVICE, audit, config::Config, db, seed, startup};
 use server::{Binary, Command};
 
 /// The points ledger, offers, occasions, point orders, card payments and webhook.
@@ -9,7 +9,16 @@ use server::{Binary, Command};
 #[command(name = "point-service", version)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<PointCommand>,
+}
+
+#[derive(Subcommand)]
+enum PointCommand {
+    #[command(flatten)]
+    Common(Command),
+    /// Check the ledger's invariants (balances, order entries, idempotency keys, credits);
+    /// exit 1 with the first violation.
+    Audit,
 }
 
 const BINARY: Binary = Binary {
@@ -19,10 +28,13 @@ const BINARY: Binary = Binary {
 };
 
 fn main() -> ExitCode {
-    BINARY.run(
-        Cli::parse().command.unwrap_or_default(),
-        Config::from_env,
-        startup::build,
-        seed::load,
-    )
+    match Cli::parse()
+        .command
+        .unwrap_or(PointCommand::Common(Command::Serve))
+    {
+        PointCommand::Common(command) => {
+            BINARY.run(command, Config::from_env, startup::build, seed::load)
+        }
+        PointCommand::Audit => BINARY.with_database(async |url| audit::command(&url).await),
+    }
 }

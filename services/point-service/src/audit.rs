@@ -1,0 +1,137 @@
+//! `point-service audit`: the ledger's invariants, checked against the database. A points
+//! ledger is money, so these must hold whatever failed and whenever: after a crash, a killed
+//! process, a database restart or a flood of retries. Each check is one read-only query that
+//! returns its first violation, if any.
+//!
+//! Orders copied from the legacy system (no `order_no`) carry no entries of ours and are left
+//! out of the order checks; their points arrived as seeded `earn` rows.
+
+use diesel::QueryableByName;
+use diesel::sql_types::Text;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+
+/// One invariant: a name for the report and a query yielding `violation` rows.
+struct Check {
+    name: &'static str,
+    sql: &'static str,
+}
+
+const CHECKS: &[Check] = &[
+    Check {
+        name: "every account's balance equals the sum of its entries",
+        sql: "SELECT format('account %s: balance %s, entries sum to %s', a.client_id, a.balance, COALESCE(sum(e.points), 0)) AS violation
+              FROM point_accounts a LEFT JOIN point_entries e ON e.client_id = a.client_id
+              GROUP BY a.client_id, a.balance
+              HAVING a.balance <> COALESCE(sum(e.points), 0)
+              ORDER BY a.client_id LIMIT 1",
+    },
+    Check {
+        name: "every entry of an order belongs to an order that exists",
+        sql: "SELECT format('entry %s names order %s, which does not exist', e.id, e.order_correlation_id) AS violation
+              FROM point_entries e LEFT JOIN point_orders o ON o.correlation_id = e.order_correlation_id
+              WHERE e.order_correlation_id IS NOT NULL AND o.correlation_id IS NULL
+              ORDER BY e.id LIMIT 1",
+    },
+    Check {
+        name: "initial_order and payment_failed orders have no entries",
+        sql: "SELECT format('order %s is %s but has entry %s (%s %s)', o.correlation_id, o.status, e.id, e.kind, e.points) AS violation
+              FROM point_orders o JOIN point_entries e ON e.order_correlation_id = o.correlation_id
+              WHERE o.status IN ('initial_order', 'payment_failed')
+              ORDER BY e.id LIMIT 1",
+    },
+    Check {
+        name: "every successful point order has exactly its charge and its credit",
+        sql: "SELECT format('point order %s: expected one charge of -%s to %s and one credit of %s to %s, found %s',
+                            o.correlation_id, o.purchased_point_amount, o.payer_id, o.point_amount, o.recipient_id,
+                            COALESCE(string_agg(format('%s %s to %s', e.kind, e.points, e.client_id), ', ' ORDER BY e.id) FILTER (WHERE e.id IS NOT NULL), 'none')) AS violation
+              FROM point_orders o LEFT JOIN point_entries e ON e.order_correlation_id = o.correlation_id
+              WHERE o.status = 'successful' AND o.payment_type = 'point' AND o.order_no IS NOT NULL
+              GROUP BY o.correlation_id
+              HAVING count(*) FILTER (WHERE e.kind = 'gift_sent' AND e.client_id = o.payer_id AND e.points = -o.purchased_point_amount) <> 1
+                  OR count(*) FILTER (WHERE e.kind = 'gift_received' AND e.client_id = o.recipient_id AND e.points = o.point_amount) <> 1
+                  OR count(e.id) <> 2
+              ORDER BY min(o.created_at) LIMIT 1",
+    },
+    Check {
+        name: "every successful card order has exactly its credit",
+        sql: "SELECT format('card order %s: expected one credit of %s to %s, found %s',
+                            o.correlation_id, o.point_amount, o.recipient_id,
+                            COALESCE(string_agg(format('%s %s to %s', e.kind, e.points, e.client_id), ', ' ORDER BY e.id) FILTER (WHERE e.id IS NOT NULL), 'none')) AS violation
+              FROM point_orders o LEFT JOIN point_entries e ON e.order_correlation_id = o.correlation_id
+              WHERE o.status = 'successful' AND o.payment_type = 'checkout' AND o.order_no IS NOT NULL
+              GROUP BY o.correlation_id
+              HAVING count(*) FILTER (WHERE e.kind IN ('purchase', 'gift_received') AND e.client_id = o.recipient_id AND e.points = o.point_amount) <> 1
+                  OR count(e.id) <> 1
+              ORDER BY min(o.created_at) LIMIT 1",
+    },
+    Check {
+        name: "an idempotency key names an order of its own caller, and an order has at most one key",
+        sql: "SELECT violation FROM (
+                  SELECT format('key %s of client %s names order %s of payer %s', k.key, k.client_id, k.correlation_id, o.payer_id) AS violation
+                  FROM idempotency_keys k JOIN point_orders o ON o.correlation_id = k.correlation_id
+                  WHERE o.payer_id <> k.client_id
+                  UNION ALL
+                  SELECT format('order %s is bound to %s idempotency keys', k.correlation_id, count(*))
+                  FROM idempotency_keys k GROUP BY k.correlation_id HAVING count(*) > 1
+              ) v LIMIT 1",
+    },
+    Check {
+        name: "every internal credit was applied exactly once, as answered",
+        sql: "SELECT format('credit %s: expected one entry of %s to %s, found %s', c.reference, c.points, c.client_id, count(e.id)) AS violation
+              FROM internal_credits c LEFT JOIN point_entries e ON e.reference = c.reference
+              GROUP BY c.reference, c.points, c.client_id
+              HAVING count(*) FILTER (WHERE e.client_id = c.client_id AND e.points = c.points AND e.kind = 'gift_card_credit') <> 1
+              ORDER BY c.reference LIMIT 1",
+    },
+];
+
+#[derive(QueryableByName)]
+struct Row {
+    #[diesel(sql_type = Text)]
+    violation: String,
+}
+
+/// The first invariant that does not hold.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("violated: {check}: {detail}")]
+    Violation { check: &'static str, detail: String },
+    #[error("cannot run the audit: {0}")]
+    Database(#[from] diesel::result::Error),
+}
+
+/// Runs every check in one repeatable-read, read-only transaction, so that all of them see
+/// the same snapshot while the services keep writing. Returns the names of the checks that
+/// passed.
+pub async fn run(conn: &mut AsyncPgConnection) -> Result<Vec<&'static str>, AuditError> {
+    conn.build_transaction()
+        .repeatable_read()
+        .read_only()
+        .run(async |conn| {
+            let mut passed = Vec::new();
+            for check in CHECKS {
+                let found: Vec<Row> = diesel::sql_query(check.sql).load(conn).await?;
+                if let Some(row) = found.into_iter().next() {
+                    return Err(AuditError::Violation {
+                        check: check.name,
+                        detail: row.violation,
+                    });
+                }
+                passed.push(check.name);
+            }
+            Ok(passed)
+        })
+        .await
+}
+
+/// `point-service audit` against `url`: one line per check; the first violation fails it.
+pub async fn command(url: &str) -> Result<(), String> {
+    let mut conn = AsyncPgConnection::establish(url)
+        .await
+        .map_err(|e| format!("cannot connect to the database: {e}"))?;
+    let passed = run(&mut conn).await.map_err(|e| e.to_string())?;
+    for name in passed {
+        println!("ok: {name}");
+    }
+    Ok(())
+}

@@ -1,0 +1,140 @@
+//! `point-service audit`: passes on a ledger that every kind of order and credit went
+//! through, and names the first violation when the ledger is corrupted behind its back.
+
+use point_service::audit::{self, AuditError};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+fn event(id: &str, kind: &str, reference: &str) -> Value {
+    json!({"id": id, "type": kind, "data": {"reference": reference, "payment_id": "pay_1",
+                                             "provider": "sandbox", "amount_minor": 1500, "currency": "SAR"}})
+}
+
+/// A point order, a captured and a declined card order, an open card order and a credit.
+async fn busy_ledger() -> (TestApp, String) {
+    let app = spawn_app().await;
+    let (status, gift) = app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(status, 200, "{gift}");
+    for (n, outcome) in ["payment_captured", "payment_declined"].iter().enumerate() {
+        let (_, order) = app.order(SARA, &order_body(NOURA, "checkout")).await;
+        let id = order["correlation_id"].as_str().unwrap();
+        let (status, _) = app
+            .webhook(
+                &event(&format!("evt_{n}"), outcome, id),
+                WEBHOOK_SECRET,
+                now(),
+            )
+            .await;
+        assert_eq!(status, 200);
+    }
+    let (_, open) = app.order(SARA, &order_body(SARA, "checkout")).await;
+    let response = app
+        .client
+        .post(app.url("/internal/v1/credits"))
+        .header("x-internal-token", INTERNAL)
+        .json(&json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let _ = gift;
+    (app, open["correlation_id"].as_str().unwrap().to_owned())
+}
+
+async fn audit(app: &TestApp) -> Result<Vec<&'static str>, AuditError> {
+    let mut conn = app.database.connect().await;
+    audit::run(&mut conn).await
+}
+
+fn violated(result: Result<Vec<&'static str>, AuditError>) -> (&'static str, String) {
+    match result {
+        Err(AuditError::Violation { check, detail }) => (check, detail),
+        other => panic!("expected a violation, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_ledger_written_only_by_the_service_passes_every_check() {
+    let (app, _) = busy_ledger().await;
+    let passed = audit(&app).await.unwrap();
+    assert_eq!(passed.len(), 7, "{passed:?}");
+}
+
+#[tokio::test]
+async fn a_cached_balance_that_drifted_from_its_entries_is_caught() {
+    let (app, _) = busy_ledger().await;
+    app.sql("UPDATE point_accounts SET balance = balance + 1 WHERE client_id = 1001")
+        .await;
+    let (check, detail) = violated(audit(&app).await);
+    assert_eq!(
+        check,
+        "every account's balance equals the sum of its entries"
+    );
+    assert!(detail.starts_with("account 1001: balance"), "{detail}");
+}
+
+#[tokio::test]
+async fn points_credited_for_an_unpaid_order_are_caught() {
+    let (app, open) = busy_ledger().await;
+    app.sql(&format!(
+        "INSERT INTO point_entries (client_id, kind, points, order_correlation_id) VALUES (1001, 'purchase', 250, '{open}');
+         UPDATE point_accounts SET balance = balance + 250 WHERE client_id = 1001"
+    ))
+    .await;
+    let (check, detail) = violated(audit(&app).await);
+    assert_eq!(
+        check,
+        "initial_order and payment_failed orders have no entries"
+    );
+    assert!(detail.contains(&open), "{detail}");
+}
+
+#[tokio::test]
+async fn a_point_order_credited_twice_is_caught() {
+    let (app, _) = busy_ledger().await;
+    app.sql(
+        "INSERT INTO point_entries (client_id, kind, points, order_correlation_id)
+           SELECT recipient_id, 'gift_received', point_amount, correlation_id FROM point_orders
+           WHERE payment_type = 'point' AND order_no IS NOT NULL;
+         UPDATE point_accounts SET balance = balance + 100 WHERE client_id = 1002",
+    )
+    .await;
+    let (check, detail) = violated(audit(&app).await);
+    assert_eq!(
+        check,
+        "every successful point order has exactly its charge and its credit"
+    );
+    assert!(
+        detail.contains("gift_received 100 to 1002, gift_received 100 to 1002"),
+        "{detail}"
+    );
+}
+
+#[tokio::test]
+async fn a_captured_card_order_without_its_credit_is_caught() {
+    let (app, open) = busy_ledger().await;
+    // Marked paid without the webhook's credit: what a half-applied capture would leave.
+    app.sql(&format!(
+        "UPDATE point_orders SET status = 'successful' WHERE correlation_id = '{open}'"
+    ))
+    .await;
+    let (check, detail) = violated(audit(&app).await);
+    assert_eq!(check, "every successful card order has exactly its credit");
+    assert!(detail.ends_with("found none"), "{detail}");
+}
+
+#[tokio::test]
+async fn an_idempotency_key_bound_to_another_clients_order_is_caught() {
+    let (app, open) = busy_ledger().await;
+    app.sql(&format!(
+        "INSERT INTO idempotency_keys (client_id, key, request_hash, correlation_id) VALUES (1002, 'k', '\\x00', '{open}')"
+    ))
+    .await;
+    let (check, _) = violated(audit(&app).await);
+    assert!(check.starts_with("an idempotency key"), "{check}");
+}
