@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build clean-db clean-local
+.PHONY: run test seed build soak clean-db clean-local
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -20,6 +20,13 @@ seed:
 
 build:
 	cargo build --workspace --bins
+
+## make soak: 10 minutes of mixed load while the point service, the order service and
+## PostgreSQL (a cluster of its own) are killed and restarted; then the ledger audit.
+## SOAK_SECONDS=60 make soak for a short run.
+soak:
+	cargo build --workspace --bins --quiet
+	cargo run --quiet -p e2e --bin soak
 
 ## make clean-db: drop the three databases `make run` made, so the next run starts from demo.json.
 clean-db:

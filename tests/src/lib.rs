@@ -38,9 +38,14 @@ pub fn repo_root() -> PathBuf {
 
 /// A built binary of the workspace (`make test` builds them before the tests run).
 pub fn binary(name: &str) -> PathBuf {
-    // The test executable is target/<profile>/deps/<test>; binaries are in target/<profile>.
+    // A test executable is target/<profile>/deps/<test>, a tool (the soak driver) is
+    // target/<profile>/<tool>; the service binaries are in target/<profile>.
     let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().parent().unwrap().join(name);
+    let mut dir = exe.parent().unwrap();
+    if dir.ends_with("deps") {
+        dir = dir.parent().unwrap();
+    }
+    let path = dir.join(name);
     assert!(
         path.exists(),
         "{} is missing: run `cargo build --workspace --bins` first (`make test` does)",

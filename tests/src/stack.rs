@@ -21,6 +21,9 @@ pub struct Stack {
     /// What the point service was started with, to start it again on the same port.
     points_env: Vec<(String, String)>,
     points_db: String,
+    /// The same for the order service.
+    order_env: Vec<(String, String)>,
+    catalog_db: String,
     http: reqwest::Client,
 }
 
@@ -49,15 +52,11 @@ impl Stack {
             ],
         )
         .await;
-        let order = Service::start(
-            "order-service",
-            &databases.catalog,
-            &[
-                ("POINT_SERVICE_URL", &points.base),
-                ("AUTH_SERVICE_URL", &auth.base),
-            ],
-        )
-        .await;
+        let order_env = vec![
+            ("POINT_SERVICE_URL".to_owned(), points.base.clone()),
+            ("AUTH_SERVICE_URL".to_owned(), auth.base.clone()),
+        ];
+        let order = Service::start("order-service", &databases.catalog, &pairs(&order_env)).await;
         let operator = Service::start("operator-service", &databases.catalog, &[]).await;
         Stack {
             auth,
@@ -67,6 +66,8 @@ impl Stack {
             sandbox,
             points_env,
             points_db: databases.points.clone(),
+            order_env,
+            catalog_db: databases.catalog.clone(),
             http: reqwest::Client::builder()
                 .timeout(std::time::Duration::from_secs(30))
                 .build()
@@ -83,6 +84,19 @@ impl Stack {
             port,
             &self.points_db,
             &pairs(&self.points_env),
+        )
+        .await;
+    }
+
+    /// Starts the order service again on its old port, after a crash or a kill.
+    pub async fn start_order_again(&mut self) {
+        self.order.kill().await;
+        let port = self.order.port();
+        self.order = Service::start_on(
+            "order-service",
+            port,
+            &self.catalog_db,
+            &pairs(&self.order_env),
         )
         .await;
     }
