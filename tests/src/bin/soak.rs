@@ -168,8 +168,12 @@ impl Soak {
                         .await
                 }
                 7 | 8 => {
-                    self.card_order(token, round % 2 == 0, &format!("soak-{worker}-{round}"))
-                        .await
+                    self.card_order(
+                        token,
+                        round.is_multiple_of(2),
+                        &format!("soak-{worker}-{round}"),
+                    )
+                    .await
                 }
                 _ => self.gift_code(token).await,
             }
@@ -433,12 +437,15 @@ async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
             .wait_until(Duration::from_secs(60), |s| s == 200, "/readyz")
             .await;
     }
-    let observed = soak.observed.lock().unwrap();
-    let successful = observed.successful.clone();
-    let approved = observed.approved.clone();
-    let redeemed = observed.redeemed.clone();
-    let unexpected = observed.unexpected.clone();
-    drop(observed);
+    let (successful, approved, redeemed, unexpected) = {
+        let observed = soak.observed.lock().unwrap();
+        (
+            observed.successful.clone(),
+            observed.approved.clone(),
+            observed.redeemed.clone(),
+            observed.unexpected.clone(),
+        )
+    };
 
     let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
     for (token, id) in &successful {
