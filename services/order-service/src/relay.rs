@@ -22,7 +22,8 @@ pub const FORWARDED_HEADERS: [&str; 5] = [
     "x-request-id",
 ];
 
-fn is_pay_route(path: &str) -> bool {
+/// The two pay routes wait longer (also what the OpenAPI document says of each route).
+pub(crate) fn is_pay_route(path: &str) -> bool {
     path.ends_with("/pay/card") || path.ends_with("/pay/session")
 }
 

@@ -4,6 +4,7 @@
 
 mod children;
 mod helpers;
+mod openapi;
 mod permissions;
 mod seed;
 mod services;

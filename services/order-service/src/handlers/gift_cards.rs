@@ -10,6 +10,20 @@ use crate::error::OrderError;
 use crate::gift_cards;
 use crate::state::AppState;
 
+#[utoipa::path(post, path = "/api/v2/client/gift-card-code", tag = "gift cards", security(("legacy" = [])),
+    summary = "Redeem a gift-card code",
+    description = "Redeems a gift-card code for the caller. Checks run in this order: the caller (the auth service's `/api/v1/users` with the caller's Authorization, like the point routes), the body, the wrong-code limits, the code. A code is redeemed once, ever. The credit goes to the point service (`/internal/v1/credits`, reference `gift-card:<redemption id>`, applied once) or, with `USE_POINT_SERVICE=false`, to the legacy add-point call. When the credit cannot be confirmed the redemption stays the caller's, pending, and the caller's retry credits that same redemption.",
+    request_body = crate::routes::doc::RedeemBody,
+    responses((status = 200, description = "the code was redeemed and credited: `{message: \"The code was redeemed\", code, points}`", body = crate::routes::doc::Redeemed),
+        (status = 400, description = "`code is required`: missing, not a string, empty after trimming or over 100 characters (a body that is not JSON counts as none)", body = envelope::schema::DocErrorC),
+        (status = 401, description = "`Missing or invalid authorization header` (none, or not `Bearer `), `Invalid or expired token` (the auth service refused it: a primary token, an unknown or inactive client), `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorC),
+        (status = 404, description = "`The code not exist`: unknown or inactive code (counted as a wrong try)", body = envelope::schema::DocErrorC),
+        (status = 409, description = "`The code has already been used`: redeemed by another client, or already credited", body = envelope::schema::DocErrorC),
+        (status = 413, description = "`Payload Too Large`: the request body is over 256 KiB (refused before the caller is resolved)", body = envelope::schema::DocErrorC),
+        (status = 429, description = "`Too many attempts, try again later`: this client (`GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR`, default 10) or this client address (`GIFT_CODE_TRIES_PER_IP_PER_HOUR`, default 30) tried that many wrong codes in the last hour; checked before the code", body = envelope::schema::DocErrorC),
+        (status = 500, description = "`AUTH_SERVICE_URL not set` (the caller lookup is not configured; after the header check) or any unexpected failure with its raw text, outside production; `Internal server error` in production", body = envelope::schema::DocErrorC),
+        (status = 502, description = "`The points could not be credited yet, try again`: the credit call failed or did not answer 2xx; the redemption stays the caller's, pending, and a retry credits it", body = envelope::schema::DocErrorC),
+        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
 pub async fn redeem(
     state: web::Data<AppState>,
     req: HttpRequest,

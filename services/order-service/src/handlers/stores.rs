@@ -9,6 +9,14 @@ use crate::error::OrderError;
 use crate::state::AppState;
 use crate::stores;
 
+#[utoipa::path(get, path = "/api/v2/client/stores/{id}", tag = "stores",
+    summary = "One store's detail",
+    description = "One store's detail. No token.",
+    params(("id" = i64, Path, description = "a store id (a store banner's `merchant_id`, or nearest store's `store_id`)")),
+    responses((status = 200, description = "the store; `merchant_id` is its collection (brand) id", body = crate::routes::doc::Store),
+        (status = 404, description = "`Store not found`: unknown or inactive store, or an id that is not an integer", body = envelope::schema::DocErrorC),
+        (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
+        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
 pub async fn store(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -29,6 +37,14 @@ pub struct BranchesQuery {
     merchant_id: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/v2/client/stores", tag = "stores",
+    summary = "A brand's branches",
+    description = "A brand's branches. No token.",
+    params(("merchantId" = i64, Query, description = "the brand (collection) id, as store detail's `merchant_id`; trimmed")),
+    responses((status = 200, description = "`{data: [stores]}`: the brand's active stores by id, possibly empty", body = crate::routes::doc::StoreList),
+        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `Invalid query: Query deserialize error: duplicate field ...` when `merchantId` is sent twice", body = envelope::schema::DocErrorC),
+        (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
+        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
 pub async fn branches(
     state: web::Data<AppState>,
     query: web::Query<BranchesQuery>,
@@ -50,6 +66,14 @@ pub struct NearestQuery {
 
 /// Always 200: `{"store_id": <id>}` or `{"store_id": null}` — unknown merchant, no
 /// candidate, unreadable coordinates and internal failures all look the same on purpose.
+#[utoipa::path(get, path = "/api/v2/client/banners/merchant/{merchant_id}/nearest-store", tag = "stores",
+    summary = "The nearest branch of a brand",
+    description = "Which branch of a brand a customer should land on. No token. Candidates are the brand's stores with management status `active` and a real location ((0, 0) counts as none). A store is operational when `is_online` is true (null is offline) and `store_disabled_ordering` is false. The nearest operational candidate within 12 km wins, even over a closer non-operational one; otherwise the nearest candidate at any distance, online or not; ties go to the lower store id. Clients: call when a banner becomes visible, with a timeout of about 1.5 s, and treat a timeout as null.",
+    params(("merchant_id" = String, Path, description = "the banner's `nearest_branch_merchant_id` (the real merchant id; the spec calls it merchantId); an unreadable one answers null"),
+        ("latitude" = Option<f64>, Query, description = "the customer's latitude in decimal degrees, -90 to 90; missing or unreadable answers null"),
+        ("longitude" = Option<f64>, Query, description = "the customer's longitude in decimal degrees, -180 to 180; missing or unreadable answers null")),
+    responses((status = 200, description = "`{\"store_id\": <id>}`, or `{\"store_id\": null}` for an unknown merchant, no candidate, missing or unreadable coordinates or an internal failure (logged at error level) — identical on purpose; the client treats null as a no-op tap", body = crate::routes::doc::NearestStore),
+        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `latitude` or `longitude` is sent twice: the query cannot be read, so this is the one answer that is not 200", body = envelope::schema::DocErrorC)))]
 pub async fn nearest(
     state: web::Data<AppState>,
     path: web::Path<String>,

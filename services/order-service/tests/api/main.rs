@@ -6,6 +6,7 @@
 mod catalog;
 mod gift_cards;
 mod helpers;
+mod openapi;
 mod point_rates;
 mod relay;
 mod seed;

@@ -1,0 +1,661 @@
+//! The OpenAPI document describes every route the service serves: each path and method,
+//! the roles it admits, its parameters, its answers, and the messages the code really sends.
+
+use std::collections::BTreeSet;
+
+use operator_service::auth::Role;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// Every operator route: (method, path, admins only).
+const ROUTES: [(&str, &str, bool); 8] = [
+    ("get", "/api/v1/operator/services", false),
+    ("post", "/api/v1/operator/services", true),
+    (
+        "get",
+        "/api/v1/operator/services/all/without-pagination",
+        false,
+    ),
+    ("get", "/api/v1/operator/services/{id}", false),
+    ("patch", "/api/v1/operator/services/{id}", true),
+    ("get", "/api/v1/operator/services/{id}/children", true),
+    ("patch", "/api/v1/operator/services/{id}/children", true),
+    ("get", "/api/v1/operator/audit", true),
+];
+
+/// Every service's operational routes (documented by the server crate).
+const OPS: [(&str, &str); 3] = [("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics")];
+
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+const ERROR: &str = "#/components/schemas/OperatorError";
+
+async fn document(app: &TestApp) -> Value {
+    let response = app
+        .client
+        .get(format!("{}/openapi.json", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+/// Every (method, path) the document lists.
+fn documented(doc: &Value) -> BTreeSet<(String, String)> {
+    doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            METHODS
+                .iter()
+                .filter(|m| item[**m].is_object())
+                .map(|m| ((*m).to_owned(), path.clone()))
+        })
+        .collect()
+}
+
+/// The description of one documented answer.
+fn described<'a>(doc: &'a Value, method: &str, path: &str, status: u16) -> &'a str {
+    doc["paths"][path][method]["responses"][status.to_string()]["description"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{method} {path}: no {status} answer documented"))
+}
+
+/// The document says, for that answer, the message the service really sent.
+fn says(doc: &Value, method: &str, path: &str, answered: &(u16, Value), message: &str) {
+    says_as(doc, method, path, answered, message, message);
+}
+
+/// The same for a message with a variable part: the document gives it as `template`.
+fn says_as(
+    doc: &Value,
+    method: &str,
+    path: &str,
+    answered: &(u16, Value),
+    message: &str,
+    template: &str,
+) {
+    let (status, body) = answered;
+    assert_eq!(
+        body["message"].as_str(),
+        Some(message),
+        "{method} {path}: {body}"
+    );
+    let description = described(doc, method, path, *status);
+    assert!(
+        description.contains(&format!("`{template}`")),
+        "{method} {path} {status}: `{template}` is not in {description:?}"
+    );
+}
+
+/// The roles a route admits, as the code decides them.
+fn admitted(admins_only: bool) -> BTreeSet<String> {
+    Role::ALL
+        .into_iter()
+        .filter(|role| !admins_only || role.is_admin())
+        .map(|role| role.as_str().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_document_lists_every_route_and_nothing_else() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let listed: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(m, p, _)| (*m, *p))
+        .chain(OPS)
+        .map(|(m, p)| (m.to_owned(), p.to_owned()))
+        .collect();
+    assert_eq!(documented(&doc), listed);
+    for schema in [
+        "OperatorError",
+        "Service",
+        "ServiceWithoutHierarchy",
+        "Candidate",
+        "PageMeta",
+        "ServicePage",
+        "CandidatePage",
+        "ServiceBody",
+        "ChildrenBody",
+        "ChildrenUpdated",
+        "AuditEntry",
+        "AuditPage",
+    ] {
+        assert!(
+            doc["components"]["schemas"][schema].is_object(),
+            "schema {schema} is missing"
+        );
+    }
+    let error = &doc["components"]["schemas"]["OperatorError"]["properties"];
+    assert!(error["statusCode"].is_object() && error["message"].is_object());
+    assert!(error["error"].is_object());
+    let scheme = &doc["components"]["securitySchemes"]["operator"];
+    assert_eq!(
+        (&scheme["type"], &scheme["scheme"], &scheme["bearerFormat"]),
+        (&json!("http"), &json!("bearer"), &json!("JWT"))
+    );
+}
+
+#[tokio::test]
+async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    for (method, path, admins_only) in ROUTES {
+        let operation = &doc["paths"][path][method];
+        let roles: BTreeSet<String> = operation["security"][0]["operator"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{method} {path}: no operator security"))
+            .iter()
+            .map(|r| r.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(roles, admitted(admins_only), "{method} {path}");
+        let declared: BTreeSet<&str> = operation["parameters"]
+            .as_array()
+            .map(|p| {
+                p.iter()
+                    .filter(|p| p["in"] == "path")
+                    .map(|p| p["name"].as_str().unwrap())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let in_path: BTreeSet<&str> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+            .collect();
+        assert_eq!(declared, in_path, "{method} {path}");
+        let answers = operation["responses"].as_object().unwrap();
+        let success = if method == "post" { "201" } else { "200" };
+        assert!(
+            answers[success]["content"]["application/json"]["schema"].is_object(),
+            "{method} {path}: no {success} schema"
+        );
+        for (status, answer) in answers {
+            assert!(
+                !answer["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .is_empty(),
+                "{method} {path} {status}: no description"
+            );
+            if !status.starts_with('2') {
+                assert_eq!(
+                    answer["content"]["application/json"]["schema"]["$ref"], ERROR,
+                    "{method} {path} {status}"
+                );
+            }
+        }
+        assert!(answers.contains_key("401"), "{method} {path}");
+        assert_eq!(
+            answers.contains_key("403"),
+            admins_only,
+            "{method} {path}: 403 only where a role is refused"
+        );
+        assert_eq!(
+            operation["requestBody"].is_object(),
+            method != "get",
+            "{method} {path}"
+        );
+    }
+}
+
+/// Every path `configure` registers (its string literals), with the methods actix really
+/// serves on it (the `Allow` header of a 405), is documented.
+#[tokio::test]
+async fn every_registered_route_is_documented() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let source = include_str!("../../src/routes.rs");
+    let configure = &source[source.find("pub fn configure").unwrap()..];
+    let paths: BTreeSet<String> = configure
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .flat_map(|line| line.split('"').skip(1).step_by(2))
+        .filter(|literal| literal.starts_with('/'))
+        .map(str::to_owned)
+        .collect();
+    let listed: BTreeSet<&str> = ROUTES.iter().map(|(_, p, _)| *p).collect();
+    assert_eq!(
+        paths.iter().map(String::as_str).collect::<BTreeSet<_>>(),
+        listed
+    );
+    let mut registered = BTreeSet::new();
+    for path in &paths {
+        let response = app
+            .client
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("{}{}", app.base, path.replace("{id}", "1")),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 405, "{path} serves OPTIONS?");
+        let allow = response.headers()["allow"].to_str().unwrap().to_owned();
+        for method in allow.split(',').map(str::trim) {
+            registered.insert((method.to_ascii_lowercase(), path.clone()));
+        }
+    }
+    let mut served = documented(&doc);
+    served.retain(|route| !OPS.contains(&(route.0.as_str(), route.1.as_str())));
+    assert_eq!(registered, served);
+}
+
+#[tokio::test]
+async fn the_document_has_the_messages_the_routes_send() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let services = "/api/v1/operator/services";
+    let one = "/api/v1/operator/services/{id}";
+    let children = "/api/v1/operator/services/{id}/children";
+    let admin = Some(Role::Admin);
+
+    // 401 and 403, with their exact bodies.
+    for (method, path, _) in ROUTES {
+        let concrete = path
+            .trim_start_matches("/api/v1/operator")
+            .replace("{id}", "1");
+        let answered = app
+            .call(&method.to_uppercase(), &concrete, None, None)
+            .await;
+        assert_eq!(
+            answered.1,
+            json!({"statusCode": 401, "message": "Unauthorized", "error": "Unauthorized"})
+        );
+        says(&doc, method, path, &answered, "Unauthorized");
+        assert!(described(&doc, method, path, 401).contains(&answered.1.to_string()));
+    }
+    for (method, path, _) in ROUTES.iter().filter(|(_, _, admins)| *admins) {
+        let concrete = path
+            .trim_start_matches("/api/v1/operator")
+            .replace("{id}", "1");
+        let answered = app
+            .call(
+                &method.to_uppercase(),
+                &concrete,
+                Some(Role::DataEntry),
+                Some(&json!({})),
+            )
+            .await;
+        assert_eq!(
+            answered.1,
+            json!({"statusCode": 403, "message": "Forbidden resource", "error": "Forbidden"})
+        );
+        says(&doc, method, path, &answered, "Forbidden resource");
+        assert!(described(&doc, method, path, 403).contains(&answered.1.to_string()));
+    }
+
+    // The list filters and the path id.
+    for path in [services, "/api/v1/operator/services/all/without-pagination"] {
+        let concrete = format!(
+            "{}?hierarchy_role=parent,root",
+            path.trim_start_matches("/api/v1/operator")
+        );
+        says(
+            &doc,
+            "get",
+            path,
+            &app.call("GET", &concrete, admin, None).await,
+            "each value in hierarchy_role must be a valid enum value",
+        );
+    }
+    let numeric = "Validation failed (numeric string is expected)";
+    for (method, path, body) in [
+        ("get", one, None),
+        ("patch", one, Some(json!({"ordering": 1}))),
+        ("get", children, None),
+        ("patch", children, Some(json!({"assignServiceIds": [6]}))),
+    ] {
+        let concrete = path
+            .trim_start_matches("/api/v1/operator")
+            .replace("{id}", "x");
+        says(
+            &doc,
+            method,
+            path,
+            &app.call(&method.to_uppercase(), &concrete, admin, body.as_ref())
+                .await,
+            numeric,
+        );
+    }
+
+    // Service bodies.
+    for (method, path, concrete, body, message) in [
+        (
+            "post",
+            services,
+            "/services",
+            json!([]),
+            "body must be a JSON object",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"title": null}),
+            "title must be a string",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"titleTranslated": " "}),
+            "titleTranslated must be a string of 1 to 255 characters",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"background_image_url": 1}),
+            "background_image_url must be a string of at most 2048 characters or null",
+        ),
+        (
+            "post",
+            services,
+            "/services",
+            json!({"titleTranslated": "b"}),
+            "title should not be empty",
+        ),
+        (
+            "post",
+            services,
+            "/services",
+            json!({"title": "a", "titleTranslated": "b", "ordering": -1}),
+            "ordering must be a non-negative integer",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"hierarchyRole": "root"}),
+            "hierarchyRole must be one of the following values: parent, standalone, child",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"status": "deleted"}),
+            "status must be one of the following values: active, hidden",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"title": ""}),
+            "title must be a string of 1 to 255 characters",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"serviceType": 5}),
+            "serviceType must be a string",
+        ),
+        (
+            "patch",
+            one,
+            "/services/3",
+            json!({"logo": 5}),
+            "logo must be a string of at most 2048 characters or null",
+        ),
+        (
+            "patch",
+            one,
+            "/services/999",
+            json!({"ordering": 1}),
+            "Service is not found",
+        ),
+    ] {
+        says(
+            &doc,
+            method,
+            path,
+            &app.call(&method.to_uppercase(), concrete, admin, Some(&body))
+                .await,
+            message,
+        );
+    }
+    for (method, path, concrete) in [
+        ("post", services, "/services"),
+        ("patch", one, "/services/3"),
+    ] {
+        says_as(
+            &doc,
+            method,
+            path,
+            &app.call(
+                &method.to_uppercase(),
+                concrete,
+                admin,
+                Some(&json!({"title": "a", "titleTranslated": "b", "colour": "red"})),
+            )
+            .await,
+            "property colour should not exist",
+            "property <key> should not exist",
+        );
+    }
+    says(
+        &doc,
+        "get",
+        one,
+        &app.call("GET", "/services/999", admin, None).await,
+        "Service is not found",
+    );
+
+    // Candidates: 404, then the parent check.
+    says(
+        &doc,
+        "get",
+        children,
+        &app.call("GET", "/services/999/children", admin, None).await,
+        "Service is not found",
+    );
+    says(
+        &doc,
+        "get",
+        children,
+        &app.call("GET", "/services/3/children", admin, None).await,
+        "Only a service with hierarchy_role = parent can have child services",
+    );
+
+    // The children PATCH: body types, then the six checks.
+    for (concrete, body, message) in [
+        (
+            "/services/1/children",
+            json!({"assignServiceIds": 6}),
+            "assignServiceIds must be an array",
+        ),
+        (
+            "/services/1/children",
+            json!({"unassignServiceIds": ["a"]}),
+            "each value in unassignServiceIds must be an integer number",
+        ),
+        (
+            "/services/1/children",
+            json!({"assignServiceIds": [6, 6]}),
+            "All assignServiceIds's elements must be unique",
+        ),
+        (
+            "/services/1/children",
+            json!({"unassignServiceIds": {}}),
+            "unassignServiceIds must be an array",
+        ),
+        (
+            "/services/1/children",
+            json!({"assignServiceIds": [1.5]}),
+            "each value in assignServiceIds must be an integer number",
+        ),
+        (
+            "/services/1/children",
+            json!({"unassignServiceIds": [4, 4]}),
+            "All unassignServiceIds's elements must be unique",
+        ),
+        (
+            "/services/1/children",
+            json!({}),
+            "At least one of assignServiceIds or unassignServiceIds must be provided",
+        ),
+        (
+            "/services/1/children",
+            json!({"assignServiceIds": [6], "unassignServiceIds": [6]}),
+            "assignServiceIds and unassignServiceIds must not contain the same service id",
+        ),
+        (
+            "/services/1/children",
+            json!({"assignServiceIds": [1]}),
+            "A service cannot be assigned as a child of itself",
+        ),
+        (
+            "/services/999/children",
+            json!({"assignServiceIds": [6]}),
+            "Service is not found",
+        ),
+        (
+            "/services/3/children",
+            json!({"assignServiceIds": [6]}),
+            "Only a service with hierarchy_role = parent can have child services",
+        ),
+    ] {
+        says(
+            &doc,
+            "patch",
+            children,
+            &app.call("PATCH", concrete, admin, Some(&body)).await,
+            message,
+        );
+    }
+    // Check 6 names the failing ids; the document gives the message up to them.
+    let (status, body) = app
+        .call(
+            "PATCH",
+            "/services/1/children",
+            admin,
+            Some(&json!({"assignServiceIds": [7, 3]})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let message = body["message"].as_str().unwrap();
+    let (fixed, ids) = message.rsplit_once(": ").unwrap();
+    assert_eq!(ids, "7,3");
+    says_as(
+        &doc,
+        "patch",
+        children,
+        &(status, body.clone()),
+        message,
+        &format!("{fixed}: <comma-separated ids>"),
+    );
+
+    // A body too large.
+    let big = json!({"title": "x".repeat(300 * 1024)});
+    says(
+        &doc,
+        "patch",
+        one,
+        &app.call("PATCH", "/services/3", admin, Some(&big)).await,
+        "Payload Too Large",
+    );
+}
+
+/// The documented keys of a schema are the keys the service answers, all of them required
+/// (utoipa sorts properties, so this compares sets; the key order is the handlers' tests'
+/// business).
+fn keys_match(doc: &Value, schema: &str, answer: &Value) {
+    let documented: BTreeSet<&String> = doc["components"]["schemas"][schema]["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("schema {schema} has no properties"))
+        .keys()
+        .collect();
+    let answered: BTreeSet<&String> = answer
+        .as_object()
+        .unwrap_or_else(|| panic!("{schema}: {answer}"))
+        .keys()
+        .collect();
+    assert_eq!(documented, answered, "{schema}");
+    // Every key is always answered (null where the schema allows it), so all are required.
+    let required: BTreeSet<&str> = doc["components"]["schemas"][schema]["required"]
+        .as_array()
+        .unwrap_or_else(|| panic!("schema {schema} has no required keys"))
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        required,
+        documented.iter().map(|k| k.as_str()).collect(),
+        "{schema}: every answered key is required"
+    );
+}
+
+#[tokio::test]
+async fn the_documented_shapes_are_the_answered_shapes() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let (_, list) = app.admin("GET", "/services", None).await;
+    keys_match(&doc, "ServicePage", &list);
+    keys_match(&doc, "Service", &list["data"][0]);
+    keys_match(&doc, "PageMeta", &list["meta"]);
+    let (_, all) = app
+        .admin("GET", "/services/all/without-pagination", None)
+        .await;
+    keys_match(&doc, "ServiceWithoutHierarchy", &all[0]);
+    let (_, detail) = app.admin("GET", "/services/4", None).await;
+    keys_match(&doc, "Service", &detail);
+    let (status, created) = app
+        .admin(
+            "POST",
+            "/services",
+            Some(&json!({"title": "a", "titleTranslated": "b"})),
+        )
+        .await;
+    assert_eq!(status, 201);
+    keys_match(&doc, "Service", &created);
+    let (_, changed) = app
+        .admin("PATCH", "/services/3", Some(&json!({"ordering": 7})))
+        .await;
+    keys_match(&doc, "Service", &changed);
+    let (_, candidates) = app.admin("GET", "/services/1/children", None).await;
+    keys_match(&doc, "CandidatePage", &candidates);
+    keys_match(&doc, "Candidate", &candidates["data"][0]);
+    let (_, updated) = app
+        .admin(
+            "PATCH",
+            "/services/1/children",
+            Some(&json!({"assignServiceIds": [6]})),
+        )
+        .await;
+    keys_match(&doc, "ChildrenUpdated", &updated);
+    let (_, audit) = app.admin("GET", "/audit", None).await;
+    keys_match(&doc, "AuditPage", &audit);
+    keys_match(&doc, "AuditEntry", &audit["data"][0]);
+    // The body schemas name exactly the keys the service accepts.
+    let accepted = |schema: &str| -> BTreeSet<String> {
+        doc["components"]["schemas"][schema]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    for key in accepted("ServiceBody") {
+        let (status, answer) = app
+            .admin("PATCH", "/services/8", Some(&json!({ key.clone(): null })))
+            .await;
+        assert_ne!(
+            answer["message"],
+            json!(format!("property {key} should not exist")),
+            "{key}: {status}"
+        );
+    }
+    assert_eq!(
+        accepted("ChildrenBody"),
+        BTreeSet::from([
+            "assignServiceIds".to_owned(),
+            "unassignServiceIds".to_owned()
+        ])
+    );
+}

@@ -1,0 +1,509 @@
+//! The OpenAPI document describes every route the service serves: each path and method,
+//! its parameters, its answers with their envelopes, and the messages the code really sends.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// The service's own routes (envelope C).
+const OWN: [(&str, &str); 8] = [
+    ("get", "/api/v2/client/system_configs/point_rates"),
+    ("post", "/api/v2/client/gift-card-code"),
+    ("get", "/api/v2/client/system-categories"),
+    ("get", "/api/v2/client/system-categories/{id}"),
+    ("get", "/api/v2/client/system-categories/{id}/children"),
+    ("get", "/api/v2/client/stores"),
+    ("get", "/api/v2/client/stores/{id}"),
+    (
+        "get",
+        "/api/v2/client/banners/merchant/{merchant_id}/nearest-store",
+    ),
+];
+
+/// The point routes, relayed to the point service.
+const RELAYED: [(&str, &str); 11] = [
+    ("get", "/api/v2/client/points"),
+    ("get", "/api/v2/client/point-history"),
+    ("get", "/api/v2/client/points-faq"),
+    ("get", "/api/v2/client/point-offers"),
+    ("get", "/api/v2/client/point-offers/{id}"),
+    ("get", "/api/v2/client/point-occasions"),
+    ("post", "/api/v2/client/point-orders"),
+    ("post", "/api/v2/client/point-orders/description"),
+    ("get", "/api/v2/client/point-orders/{correlation_id}"),
+    (
+        "post",
+        "/api/v2/client/point-orders/{correlation_id}/pay/card",
+    ),
+    (
+        "post",
+        "/api/v2/client/point-orders/{correlation_id}/pay/session",
+    ),
+];
+
+/// Every service's operational routes (documented by the server crate).
+const OPS: [(&str, &str); 3] = [("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics")];
+
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+async fn document(app: &TestApp) -> Value {
+    let (status, doc) = app.get("/openapi.json").await;
+    assert_eq!(status, 200);
+    doc
+}
+
+/// Every (method, path) the document lists.
+fn documented(doc: &Value) -> BTreeSet<(String, String)> {
+    doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            METHODS
+                .iter()
+                .filter(|m| item[**m].is_object())
+                .map(|m| ((*m).to_owned(), path.clone()))
+        })
+        .collect()
+}
+
+fn listed() -> BTreeSet<(String, String)> {
+    OWN.iter()
+        .chain(&RELAYED)
+        .chain(&OPS)
+        .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
+        .collect()
+}
+
+/// The description of one documented answer.
+fn described<'a>(doc: &'a Value, method: &str, path: &str, status: &str) -> &'a str {
+    doc["paths"][path][method]["responses"][status]["description"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{method} {path}: no {status} answer documented"))
+}
+
+/// The document says, for that answer, the message the service really sent.
+fn says(doc: &Value, method: &str, path: &str, answered: &(u16, Value), message: &str) {
+    let (status, body) = answered;
+    assert_eq!(
+        body["message"].as_str(),
+        Some(message),
+        "{method} {path}: {body}"
+    );
+    let description = described(doc, method, path, &status.to_string());
+    assert!(
+        description.contains(&format!("`{message}`")),
+        "{method} {path} {status}: `{message}` is not in {description:?}"
+    );
+}
+
+fn schema_ref(answer: &Value) -> Option<&str> {
+    answer["content"]["application/json"]["schema"]["$ref"].as_str()
+}
+
+#[tokio::test]
+async fn the_document_lists_every_route_and_nothing_else() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    assert_eq!(documented(&doc), listed());
+    for schema in [
+        "ErrorB",
+        "ErrorBInner",
+        "ErrorC",
+        "Rate",
+        "RedeemBody",
+        "Redeemed",
+        "ServiceItem",
+        "ServiceList",
+        "ServiceDetail",
+        "Store",
+        "StoreList",
+        "NearestStore",
+    ] {
+        assert!(
+            doc["components"]["schemas"][schema].is_object(),
+            "schema {schema} is missing"
+        );
+    }
+    let legacy = &doc["components"]["securitySchemes"]["legacy"];
+    assert_eq!(
+        (&legacy["type"], &legacy["scheme"]),
+        (&json!("http"), &json!("bearer"))
+    );
+}
+
+#[tokio::test]
+async fn every_operation_declares_its_parameters_answers_and_envelopes() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    for (method, path) in OWN.iter().chain(&RELAYED) {
+        let operation = &doc["paths"][path][method];
+        // Every `{name}` of the path is a declared path parameter.
+        let declared: BTreeSet<&str> = operation["parameters"]
+            .as_array()
+            .map(|p| {
+                p.iter()
+                    .filter(|p| p["in"] == "path")
+                    .map(|p| p["name"].as_str().unwrap())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let in_path: BTreeSet<&str> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+            .collect();
+        assert_eq!(declared, in_path, "{method} {path}");
+        let answers = operation["responses"].as_object().unwrap();
+        assert!(
+            schema_ref(&answers["200"]).is_some() || answers["200"]["content"].is_object(),
+            "{method} {path}: the 200 answer has no schema"
+        );
+        let relayed = RELAYED.contains(&(method, path));
+        for (status, answer) in answers {
+            assert!(
+                !answer["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .is_empty(),
+                "{method} {path} {status}: no description"
+            );
+            if status.starts_with('2') {
+                continue;
+            }
+            // Own errors are envelope C; the relay's (and the point service's) envelope B;
+            // a body too large is refused by the order service itself, in envelope C.
+            let envelope = if !relayed || status == "413" {
+                "#/components/schemas/ErrorC"
+            } else {
+                "#/components/schemas/ErrorB"
+            };
+            assert_eq!(
+                schema_ref(answer),
+                Some(envelope),
+                "{method} {path} {status}"
+            );
+        }
+        if relayed {
+            assert!(
+                operation["description"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Relayed to the point service unchanged"),
+                "{method} {path}"
+            );
+            assert_eq!(operation["security"], json!([{"legacy": []}]));
+            for status in ["502", "504"] {
+                assert!(answers.contains_key(status), "{method} {path}: no {status}");
+            }
+            assert_eq!(
+                operation["requestBody"].is_object(),
+                *method == "post",
+                "{method} {path}"
+            );
+        }
+    }
+    let redeem = &doc["paths"]["/api/v2/client/gift-card-code"]["post"];
+    assert_eq!(redeem["security"], json!([{"legacy": []}]));
+    assert_eq!(
+        redeem["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/RedeemBody"
+    );
+    for (method, path) in OWN.iter().filter(|(_, p)| !p.ends_with("gift-card-code")) {
+        assert!(
+            doc["paths"][path][method]["security"].is_null(),
+            "{method} {path} takes no token"
+        );
+    }
+}
+
+/// Every path `configure` registers (the string literals of `RELAYED` and of `configure`),
+/// with the methods actix really serves on it (the `Allow` header of a 405), is documented.
+#[tokio::test]
+async fn every_registered_route_is_documented() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let source = include_str!("../../src/routes.rs");
+    let table = &source[source.find("const RELAYED").unwrap()..];
+    let paths: BTreeSet<String> = table
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .flat_map(|line| line.split('"').skip(1).step_by(2))
+        .filter(|literal| literal.starts_with('/'))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(paths.len(), OWN.len() + RELAYED.len(), "{paths:?}");
+    let mut registered = BTreeSet::new();
+    for path in &paths {
+        let concrete: String = path
+            .split('/')
+            .map(|s| if s.starts_with('{') { "1" } else { s })
+            .collect::<Vec<_>>()
+            .join("/");
+        let response = app
+            .client
+            .request(reqwest::Method::OPTIONS, app.url(&concrete))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 405, "{path} serves OPTIONS?");
+        let allow = response.headers()["allow"].to_str().unwrap().to_owned();
+        for method in allow.split(',').map(str::trim) {
+            registered.insert((method.to_ascii_lowercase(), path.clone()));
+        }
+    }
+    let mut served = documented(&doc);
+    served.retain(|route| !OPS.contains(&(route.0.as_str(), route.1.as_str())));
+    assert_eq!(registered, served);
+}
+
+#[tokio::test]
+async fn the_own_routes_document_the_messages_they_send() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    let redeem = "/api/v2/client/gift-card-code";
+    let post = |body: Value, token: Option<&str>| {
+        let mut request = app.client.post(app.url(redeem)).json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move { answer(request.send().await.unwrap()).await }
+    };
+    let caller = token(1001);
+    says(
+        &doc,
+        "post",
+        redeem,
+        &post(json!({"code": "WELCOME-100"}), None).await,
+        "Missing or invalid authorization header",
+    );
+    says(
+        &doc,
+        "post",
+        redeem,
+        &post(json!({"code": "WELCOME-100"}), Some("bad")).await,
+        "Invalid or expired token",
+    );
+    says(
+        &doc,
+        "post",
+        redeem,
+        &post(json!({}), Some(&caller)).await,
+        "code is required",
+    );
+    says(
+        &doc,
+        "post",
+        redeem,
+        &post(json!({"code": "NOPE"}), Some(&caller)).await,
+        "The code not exist",
+    );
+    let redeemed = post(json!({"code": "WELCOME-100"}), Some(&caller)).await;
+    assert_eq!(redeemed.0, 200);
+    keys_match(&doc, "Redeemed", &redeemed.1);
+    says(
+        &doc,
+        "post",
+        redeem,
+        &post(json!({"code": "WELCOME-100"}), Some(&caller)).await,
+        "The code has already been used",
+    );
+    app.credits_fail
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    says(
+        &doc,
+        "post",
+        redeem,
+        &post(json!({"code": "RAMADAN-250"}), Some(&caller)).await,
+        "The points could not be credited yet, try again",
+    );
+
+    let big = app
+        .client
+        .post(app.url(redeem))
+        .bearer_auth(&caller)
+        .header("content-type", "application/json")
+        .body(vec![b' '; 300 * 1024])
+        .send()
+        .await
+        .unwrap();
+    says(
+        &doc,
+        "post",
+        redeem,
+        &answer(big).await,
+        "Payload Too Large",
+    );
+    let limited = spawn_app_with(Options {
+        tries_per_client: 1,
+        ..Options::default()
+    })
+    .await;
+    assert_eq!(limited.redeem(1001, "NOPE").await.0, 404);
+    says(
+        &doc,
+        "post",
+        redeem,
+        &limited.redeem(1001, "WELCOME-100").await,
+        "Too many attempts, try again later",
+    );
+
+    let detail = "/api/v2/client/system-categories/{id}";
+    let children = "/api/v2/client/system-categories/{id}/children";
+    for (path, concrete) in [
+        (detail, "/api/v2/client/system-categories/999"),
+        (detail, "/api/v2/client/system-categories/abc"),
+        (children, "/api/v2/client/system-categories/999/children"),
+    ] {
+        says(
+            &doc,
+            "get",
+            path,
+            &app.get(concrete).await,
+            "Service is not found",
+        );
+    }
+    says(
+        &doc,
+        "get",
+        "/api/v2/client/stores/{id}",
+        &app.get("/api/v2/client/stores/999").await,
+        "Store not found",
+    );
+    says(
+        &doc,
+        "get",
+        "/api/v2/client/stores",
+        &app.get("/api/v2/client/stores").await,
+        "merchantId must be an integer",
+    );
+    let (status, body) = app
+        .get("/api/v2/client/banners/merchant/77/nearest-store?latitude=1&latitude=2&longitude=3")
+        .await;
+    assert_eq!(status, 400);
+    let prefix = "Invalid query: Query deserialize error: duplicate field";
+    assert!(body["message"].as_str().unwrap().starts_with(prefix));
+    assert!(
+        described(
+            &doc,
+            "get",
+            "/api/v2/client/banners/merchant/{merchant_id}/nearest-store",
+            "400"
+        )
+        .contains(prefix)
+    );
+}
+
+/// The documented keys of a schema are the keys the service answers, all of them required
+/// (utoipa sorts properties, so this compares sets; the key order is the handlers' tests'
+/// business).
+fn keys_match(doc: &Value, schema: &str, answer: &Value) {
+    let documented: BTreeSet<&String> = doc["components"]["schemas"][schema]["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("schema {schema} has no properties"))
+        .keys()
+        .collect();
+    let answered: BTreeSet<&String> = answer.as_object().unwrap().keys().collect();
+    assert_eq!(documented, answered, "{schema}");
+    // Every key is always answered (null where the schema allows it), so all are required.
+    let required: BTreeSet<&str> = doc["components"]["schemas"][schema]["required"]
+        .as_array()
+        .unwrap_or_else(|| panic!("schema {schema} has no required keys"))
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        required,
+        documented.iter().map(|k| k.as_str()).collect(),
+        "{schema}: every answered key is required"
+    );
+}
+
+#[tokio::test]
+async fn the_documented_shapes_are_the_answered_shapes() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    app.sql(
+        "INSERT INTO services (id, title, title_translated, status, ordering, hierarchy_role, image, logo) VALUES \
+         (1, 'مطاعم', 'Restaurants', 'active', 1, 'parent', 'i1', 'l1'), \
+         (2, 'برجر', 'Burgers', 'active', 1, 'child', 'i2', 'l2'); \
+         UPDATE services SET parent_id = 1 WHERE id = 2; \
+         INSERT INTO stores (id, merchant_id, real_merchant_id, name, latitude, longitude, management_status, \
+         is_online, store_disabled_ordering) VALUES (10, 5, 77, 'Olaya', 24.69, 46.68, 'active', true, false);",
+    )
+    .await;
+    let (_, rates) = app.get("/api/v2/client/system_configs/point_rates").await;
+    keys_match(&doc, "Rate", &rates[0]);
+    let (_, home) = app.get("/api/v2/client/system-categories").await;
+    keys_match(&doc, "ServiceList", &home);
+    keys_match(&doc, "ServiceItem", &home["data"][0]);
+    let (_, detail) = app.get("/api/v2/client/system-categories/1").await;
+    keys_match(&doc, "ServiceDetail", &detail);
+    let (_, children) = app.get("/api/v2/client/system-categories/1/children").await;
+    keys_match(&doc, "ServiceItem", &children["data"][0]);
+    let (_, store) = app.get("/api/v2/client/stores/10").await;
+    keys_match(&doc, "Store", &store);
+    let (_, branches) = app.get("/api/v2/client/stores?merchantId=5").await;
+    keys_match(&doc, "StoreList", &branches);
+    let (_, nearest) = app
+        .get("/api/v2/client/banners/merchant/77/nearest-store?latitude=24.69&longitude=46.68")
+        .await;
+    assert_eq!(nearest, json!({"store_id": 10}));
+    keys_match(&doc, "NearestStore", &nearest);
+}
+
+#[tokio::test]
+async fn the_relay_documents_its_own_two_errors() {
+    let app = spawn_app_with(Options {
+        point_service: false,
+        ..Options::default()
+    })
+    .await;
+    let doc = document(&app).await;
+    let (status, body) = app.get("/api/v2/client/points").await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (502, &json!("POINT_SERVICE_UNAVAILABLE"))
+    );
+    let unavailable = described(&doc, "get", "/api/v2/client/points", "502");
+    assert!(unavailable.contains("POINT_SERVICE_UNAVAILABLE"));
+    assert!(unavailable.contains("Point service unavailable: "));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Point service unavailable: ")
+    );
+
+    let big = app
+        .client
+        .post(app.url("/api/v2/client/point-orders"))
+        .header("content-type", "application/json")
+        .body(vec![b' '; 300 * 1024])
+        .send()
+        .await
+        .unwrap();
+    says(
+        &doc,
+        "post",
+        "/api/v2/client/point-orders",
+        &answer(big).await,
+        "Payload Too Large",
+    );
+
+    let app = spawn_app_with(Options {
+        relay_timeout: Duration::from_millis(300),
+        ..Options::default()
+    })
+    .await;
+    // The fake point service takes 3 s over the FAQ.
+    let (status, body) = app.get("/api/v2/client/points-faq").await;
+    assert_eq!(status, 504);
+    let timeout = described(&doc, "get", "/api/v2/client/points-faq", "504");
+    assert!(timeout.contains(body["error"]["code"].as_str().unwrap()));
+    assert!(timeout.contains(body["error"]["message"].as_str().unwrap()));
+}
