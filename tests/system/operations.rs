@@ -49,6 +49,24 @@ async fn every_service_answers_healthz_readyz_metrics_and_its_openapi_document()
             service.name
         );
         assert_eq!(doc["info"]["title"], service.name);
+        // OpenAPI requires a description on every answer; tools (schemathesis, code
+        // generators) refuse a document without.
+        for (path, operations) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in operations.as_object().unwrap() {
+                let Some(responses) = operation["responses"].as_object() else {
+                    continue; // path-level `parameters`, not an operation
+                };
+                for (status, answer) in responses {
+                    assert!(
+                        answer["description"]
+                            .as_str()
+                            .is_some_and(|d| !d.is_empty()),
+                        "{}: {method} {path} {status} has no description",
+                        service.name
+                    );
+                }
+            }
+        }
         let metrics = service.get("/metrics").await.text().await.unwrap();
         assert!(
             metrics.contains(r#"http_requests_total{method="GET",route="/healthz",status="200"}"#),

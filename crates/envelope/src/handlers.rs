@@ -10,8 +10,14 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::Envelope;
 
-/// The largest JSON body a route accepts unless it sets its own limit.
+/// The largest request body a route accepts, JSON or raw: a bigger one is 413 in the route's
+/// envelope before any work is done.
 pub const JSON_LIMIT_BYTES: usize = 64 * 1024;
+
+/// The same limit for bodies read as bytes (the relay, the routes that parse by hand).
+pub fn payload_config() -> web::PayloadConfig {
+    web::PayloadConfig::new(JSON_LIMIT_BYTES)
+}
 
 pub fn json_config(envelope: Envelope) -> web::JsonConfig {
     web::JsonConfig::default()

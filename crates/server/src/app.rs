@@ -60,6 +60,7 @@ pub fn app(
             pool: settings.pool.clone(),
         }))
         .app_data(handlers::json_config(envelope))
+        .app_data(handlers::payload_config())
         .app_data(handlers::path_config(envelope))
         .app_data(handlers::query_config(envelope))
         .configure(move |cfg| ops::configure(cfg, openapi))

@@ -32,7 +32,7 @@ pub struct Health {
 
 /// The process is alive. Never touches the database, so a database outage does not make
 /// Kubernetes restart healthy pods.
-#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health, description = "the process is alive (the database is not checked)")))]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health {
         status: "ok",
@@ -66,7 +66,7 @@ pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
 }
 
 /// Prometheus text: request counts and latencies by route and status, pool usage.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "text/plain", body = String)))]
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "text/plain", body = String, description = "Prometheus text format: request counts and latencies by route and status, pool usage")))]
 pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
     let status = db::PoolStatus::of(&state.pool);
     let gauge = |state_label: &'static str, value: usize| {

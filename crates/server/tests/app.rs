@@ -44,6 +44,10 @@ async fn spawn(envelope: Envelope, pool: db::Pool, database: Option<TestDatabase
             .app_data(started.clone())
             .route("/slow", web::get().to(slow))
             .service(web::resource("/only-post").route(web::post().to(HttpResponse::Ok)))
+            .route(
+                "/echo",
+                web::post().to(|body: web::Bytes| async move { HttpResponse::Ok().body(body) }),
+            )
     })
     .unwrap();
     let handle = server.handle();
@@ -220,4 +224,23 @@ async fn a_graceful_stop_finishes_the_request_in_flight() {
             .is_err(),
         "a stopped server still answers"
     );
+}
+
+#[tokio::test]
+async fn a_body_over_64_kib_is_413_in_the_envelope_and_one_under_passes() {
+    let app = spawn_with_database(Envelope::B).await;
+    let post = |size: usize| {
+        app.client
+            .post(format!("{}/echo", app.base))
+            .body(vec![b'x'; size])
+            .send()
+    };
+    let small = post(64 * 1024).await.unwrap();
+    assert_eq!(small.status(), 200);
+    assert_eq!(small.bytes().await.unwrap().len(), 64 * 1024);
+    let big = post(64 * 1024 + 1).await.unwrap();
+    assert_eq!(big.status(), 413);
+    let body: serde_json::Value = big.json().await.unwrap();
+    assert_eq!(body["success"], false);
+    assert_eq!(body["error"]["code"], "PAYLOAD_TOO_LARGE");
 }

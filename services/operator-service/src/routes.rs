@@ -22,7 +22,7 @@ use crate::handlers;
                        **Errors** are `{statusCode, message, error}` with `error` the status's reason phrase \
                        (`Bad Request`, `Not Found`, ...). On every route: an unknown path is 404 `Cannot <METHOD> \
                        <path>`, a method the path does not serve 405 `Method Not Allowed` (with `Allow`), a request \
-                       body over 256 KiB 413 `Payload Too Large` (read after the token, before the role check), a \
+                       body over 64 KiB 413 `Payload Too Large` (read after the token, before the role check), a \
                        path id that is not an integer 400 `Validation failed (numeric string is expected)`; 503 \
                        `The service is busy, try again` when the database pool is exhausted or a deadlock or lock \
                        timeout happens, 500 `Internal server error` on any other failure.\n\n\

@@ -24,6 +24,10 @@ pub enum OrderError {
     Busy(String),
     #[error("{0}")]
     Internal(String),
+    /// A 500 whose message the spec gives (`AUTH_SERVICE_URL not set`): shown in every
+    /// environment, unlike [`OrderError::Internal`]'s raw text.
+    #[error("{0}")]
+    Misconfigured(&'static str),
     /// 504 `POINT_SERVICE_TIMEOUT` (envelope B).
     #[error("Point service did not respond in time; the request outcome is unknown")]
     RelayTimeout,
@@ -63,7 +67,7 @@ impl OrderError {
             Self::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             Self::CreditPending(_) | Self::RelayUnavailable(_) => StatusCode::BAD_GATEWAY,
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Internal(_) | Self::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::RelayTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
@@ -85,6 +89,10 @@ impl ResponseError for OrderError {
                     .error_response()
             }
             Self::Internal(raw) => ErrorC::internal(raw).error_response(),
+            Self::Misconfigured(what) => {
+                tracing::error!(error.message = %what, "misconfigured");
+                ErrorC::new(self.status(), self.to_string()).error_response()
+            }
             Self::CreditPending(raw) | Self::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "{self}");
                 ErrorC::new(self.status(), self.to_string()).error_response()

@@ -23,7 +23,7 @@ use crate::relay::relay;
                        store) answer errors in envelope C `{message, statusCode}`; only the gift-card route takes a \
                        token (a legacy token on dev, resolved through the auth service).\n\n\
                        **Every route**: an unknown path is 404 `Cannot <METHOD> <path>`, a method the path does not \
-                       serve is 405 `Method Not Allowed` (with `Allow`), a request body over 256 KiB is 413 \
+                       serve is 405 `Method Not Allowed` (with `Allow`), a request body over 64 KiB is 413 \
                        `Payload Too Large` (also on the relayed routes, whose body is read before it is relayed), all \
                        in envelope C. A database answer of 503 `The service is busy, try again` means the pool is \
                        exhausted or a deadlock or lock timeout happened; a 500 shows the raw error text outside \
@@ -361,7 +361,7 @@ pub mod doc {
                 Response::builder()
                     .description(
                         "`Payload Too Large` (envelope C, made by the order service): the request body is \
-                         over 256 KiB; nothing is relayed",
+                         over 64 KiB; nothing is relayed",
                     )
                     .content(
                         "application/json",

@@ -19,9 +19,9 @@ use crate::state::AppState;
         (status = 401, description = "`Missing or invalid authorization header` (none, or not `Bearer `), `Invalid or expired token` (the auth service refused it: a primary token, an unknown or inactive client), `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorC),
         (status = 404, description = "`The code not exist`: unknown or inactive code (counted as a wrong try)", body = envelope::schema::DocErrorC),
         (status = 409, description = "`The code has already been used`: redeemed by another client, or already credited", body = envelope::schema::DocErrorC),
-        (status = 413, description = "`Payload Too Large`: the request body is over 256 KiB (refused before the caller is resolved)", body = envelope::schema::DocErrorC),
+        (status = 413, description = "`Payload Too Large`: the request body is over 64 KiB (refused before the caller is resolved)", body = envelope::schema::DocErrorC),
         (status = 429, description = "`Too many attempts, try again later`: this client (`GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR`, default 10) or this client address (`GIFT_CODE_TRIES_PER_IP_PER_HOUR`, default 30) tried that many wrong codes in the last hour; checked before the code", body = envelope::schema::DocErrorC),
-        (status = 500, description = "`AUTH_SERVICE_URL not set` (the caller lookup is not configured; after the header check) or any unexpected failure with its raw text, outside production; `Internal server error` in production", body = envelope::schema::DocErrorC),
+        (status = 500, description = "`AUTH_SERVICE_URL not set` in every environment (the caller lookup is not configured; checked after the header), or any unexpected failure: its raw text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
         (status = 502, description = "`The points could not be credited yet, try again`: the credit call failed or did not answer 2xx; the redemption stays the caller's, pending, and a retry credits it", body = envelope::schema::DocErrorC),
         (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
 pub async fn redeem(
@@ -38,7 +38,7 @@ pub async fn redeem(
         .caller(authorization)
         .await
         .map_err(|e| match e {
-            CallerError::NotConfigured => OrderError::Internal(e.to_string()),
+            CallerError::NotConfigured => OrderError::Misconfigured("AUTH_SERVICE_URL not set"),
             other => OrderError::Unauthorized(other.to_string()),
         })?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);

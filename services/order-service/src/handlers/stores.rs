@@ -58,12 +58,6 @@ pub async fn branches(
     Ok(HttpResponse::Ok().json(json!({"data": stores::branches(&mut conn, merchant_id).await?})))
 }
 
-#[derive(Deserialize)]
-pub struct NearestQuery {
-    latitude: Option<String>,
-    longitude: Option<String>,
-}
-
 /// Always 200: `{"store_id": <id>}` or `{"store_id": null}` — unknown merchant, no
 /// candidate, unreadable coordinates and internal failures all look the same on purpose.
 #[utoipa::path(get, path = "/api/v2/client/banners/merchant/{merchant_id}/nearest-store", tag = "stores",
@@ -72,16 +66,23 @@ pub struct NearestQuery {
     params(("merchant_id" = String, Path, description = "the banner's `nearest_branch_merchant_id` (the real merchant id; the spec calls it merchantId); an unreadable one answers null"),
         ("latitude" = Option<f64>, Query, description = "the customer's latitude in decimal degrees, -90 to 90; missing or unreadable answers null"),
         ("longitude" = Option<f64>, Query, description = "the customer's longitude in decimal degrees, -180 to 180; missing or unreadable answers null")),
-    responses((status = 200, description = "`{\"store_id\": <id>}`, or `{\"store_id\": null}` for an unknown merchant, no candidate, missing or unreadable coordinates or an internal failure (logged at error level) — identical on purpose; the client treats null as a no-op tap", body = crate::routes::doc::NearestStore),
-        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `latitude` or `longitude` is sent twice: the query cannot be read, so this is the one answer that is not 200", body = envelope::schema::DocErrorC)))]
+    responses((status = 200, description = "`{\"store_id\": <id>}`, or `{\"store_id\": null}` for an unknown merchant, no candidate, missing or unreadable coordinates or an internal failure (logged at error level) — identical on purpose; the client treats null as a no-op tap", body = crate::routes::doc::NearestStore)))]
 pub async fn nearest(
     state: web::Data<AppState>,
     path: web::Path<String>,
-    query: web::Query<NearestQuery>,
+    // Pairs, not a struct: a parameter sent twice must not turn into a 400 (DESIGN.md: the
+    // answer is always 200); the first value counts.
+    query: web::Query<Vec<(String, String)>>,
 ) -> HttpResponse {
+    let first = |name: &str| {
+        query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
     let store_id = async {
         let merchant_id = path.parse::<i64>().ok()?;
-        let (latitude, longitude) = stores::coordinates(query.latitude.as_deref(), query.longitude.as_deref())?;
+        let (latitude, longitude) = stores::coordinates(first("latitude"), first("longitude"))?;
         let candidates = match state.pool.get().await {
             Ok(mut conn) => stores::candidates(&mut conn, merchant_id).await,
             Err(e) => Err(diesel::result::Error::QueryBuilderError(e.to_string().into())),

@@ -155,3 +155,29 @@ async fn a_failed_credit_stays_pending_and_the_retry_credits_the_same_redemption
     assert_eq!(credits.len(), 1);
     assert_eq!(credits[0]["reference"], "gift-card:1");
 }
+
+/// The spec's row: 500 `AUTH_SERVICE_URL not set`, in production too (its text is not an
+/// internal detail to hide, it tells the operator what to fix).
+#[tokio::test]
+async fn without_auth_service_url_the_route_answers_500_naming_it_even_in_production() {
+    let app = spawn_app_with(Options {
+        auth_service: false,
+        app_env: AppEnv::Production,
+        ..Options::default()
+    })
+    .await;
+    let response = app
+        .client
+        .post(app.url("/api/v2/client/gift-card-code"))
+        .bearer_auth(token(1001))
+        .json(&json!({"code": "WELCOME-100"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 500);
+    assert_eq!(
+        response.text().await.unwrap(),
+        r#"{"message":"AUTH_SERVICE_URL not set","statusCode":500}"#
+    );
+    assert!(app.credits.lock().unwrap().is_empty());
+}

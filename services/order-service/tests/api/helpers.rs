@@ -11,7 +11,8 @@ use db::testing::TestDatabase;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 use order_service::config::{Config, CreditTarget};
 use serde_json::{Value, json};
-use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+pub use server::AppEnv;
+use server::{CommonConfig, DatabaseConfig, Secret};
 
 pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
 
@@ -37,6 +38,9 @@ pub struct Options {
     /// False: nothing listens where the point service should be.
     pub point_service: bool,
     pub tries_per_client: i64,
+    /// False: AUTH_SERVICE_URL is not set.
+    pub auth_service: bool,
+    pub app_env: AppEnv,
 }
 
 impl Default for Options {
@@ -45,6 +49,8 @@ impl Default for Options {
             relay_timeout: Duration::from_secs(5),
             point_service: true,
             tries_per_client: 10,
+            auth_service: true,
+            app_env: AppEnv::Development,
         }
     }
 }
@@ -85,7 +91,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     };
     let config = Config {
         common: CommonConfig {
-            app_env: AppEnv::Development,
+            app_env: options.app_env,
             bind_addr: "127.0.0.1:0".parse().unwrap(),
             workers: 2,
             telemetry: telemetry::TelemetryConfig {
@@ -102,7 +108,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         point_service_url: point_url,
         relay_timeout: options.relay_timeout,
         pay_timeout: options.relay_timeout * 2,
-        auth_service_url: Some(fake_auth()),
+        auth_service_url: options.auth_service.then(fake_auth),
         internal_token: Secret::new(INTERNAL),
         credit: CreditTarget::PointService,
         tries_per_client: options.tries_per_client,

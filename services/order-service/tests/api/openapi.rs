@@ -381,20 +381,16 @@ async fn the_own_routes_document_the_messages_they_send() {
         &app.get("/api/v2/client/stores").await,
         "merchantId must be an integer",
     );
+    // A repeated coordinate is no reason for anything but 200 (DESIGN.md); the first counts.
     let (status, body) = app
-        .get("/api/v2/client/banners/merchant/77/nearest-store?latitude=1&latitude=2&longitude=3")
+        .get("/api/v2/client/banners/merchant/77/nearest-store?latitude=24.69&latitude=2&longitude=46.68")
         .await;
-    assert_eq!(status, 400);
-    let prefix = "Invalid query: Query deserialize error: duplicate field";
-    assert!(body["message"].as_str().unwrap().starts_with(prefix));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.as_object().unwrap().contains_key("store_id"), "{body}");
     assert!(
-        described(
-            &doc,
-            "get",
-            "/api/v2/client/banners/merchant/{merchant_id}/nearest-store",
-            "400"
-        )
-        .contains(prefix)
+        doc["paths"]["/api/v2/client/banners/merchant/{merchant_id}/nearest-store"]["get"]
+            ["responses"]["400"]
+            .is_null()
     );
 }
 

@@ -265,3 +265,19 @@ async fn store_detail_and_branches() {
         error_c(400, "merchantId must be an integer")
     );
 }
+
+#[tokio::test]
+async fn a_coordinate_sent_twice_counts_once_and_still_answers_200() {
+    let app = spawn_app().await;
+    store(&app, 10, 77, Some(HERE), "active", Some(true), false).await;
+    let (lat, lon) = HERE;
+    assert_eq!(
+        nearest(
+            &app,
+            "77",
+            &format!("?latitude={lat}&latitude=abc&longitude={lon}")
+        )
+        .await,
+        json!({"store_id": 10})
+    );
+}

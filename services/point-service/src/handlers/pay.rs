@@ -107,7 +107,7 @@ async fn started(
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
         (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
-        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn card(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -159,7 +159,7 @@ pub async fn card(
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
         (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
-        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn session(
     state: web::Data<AppState>,
     req: HttpRequest,
