@@ -11,5 +11,6 @@ mod operations;
 mod point_service_crash;
 mod points;
 mod relay;
+mod security;
 mod tracing;
 mod walkthrough;

@@ -15,6 +15,7 @@ mod details;
 mod envelopes;
 pub mod exposure;
 pub mod handlers;
+pub mod nul;
 pub mod schema;
 
 pub use details::Details;

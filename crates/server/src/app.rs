@@ -1,6 +1,7 @@
 //! The app every service starts from: operational routes, error handlers in the service's
 //! envelope, and the middleware stack (outermost first): tracing root span, `X-Request-Id`,
-//! request metrics, exposure of internals, JSON for every error actix makes itself.
+//! request metrics, exposure of internals, JSON for every error actix makes itself, NUL
+//! characters refused.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -65,6 +66,7 @@ pub fn app(
         .app_data(handlers::query_config(envelope))
         .configure(move |cfg| ops::configure(cfg, openapi))
         .default_service(web::to(handlers::not_found))
+        .wrap(from_fn(envelope::nul::middleware(envelope)))
         .wrap(handlers::plain_errors_to_json(envelope))
         .wrap(from_fn(exposure::middleware(settings.show_internals)))
         .wrap(from_fn(telemetry::http::record_metrics))

@@ -244,3 +244,40 @@ async fn a_body_over_64_kib_is_413_in_the_envelope_and_one_under_passes() {
     assert_eq!(body["success"], false);
     assert_eq!(body["error"]["code"], "PAYLOAD_TOO_LARGE");
 }
+
+#[tokio::test]
+async fn nul_characters_are_a_400_in_the_envelope_before_any_handler() {
+    let app = spawn_with_database(Envelope::C).await;
+    let expected =
+        r#"{"message":"Invalid input: text must not contain NUL characters","statusCode":400}"#;
+    let in_query = app
+        .client
+        .post(format!("{}/echo?name=a%00b", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_query.status(), 400);
+    assert_eq!(in_query.text().await.unwrap(), expected);
+    for body in [&br#"{"name":"a\u0000b"}"#[..], b"{\"name\":\"a\0b\"}"] {
+        let response = app
+            .client
+            .post(format!("{}/echo", app.base))
+            .body(body.to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 400);
+        assert_eq!(response.text().await.unwrap(), expected);
+    }
+    // The text `\u0000` (an escaped backslash) is no NUL, and passes through untouched.
+    let text = br#"{"name":"a\\u0000b"}"#.to_vec();
+    let response = app
+        .client
+        .post(format!("{}/echo", app.base))
+        .body(text.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.bytes().await.unwrap().to_vec(), text);
+}
