@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build soak clean-db clean-local
+.PHONY: run test seed build bench soak clean-db clean-local fuzz
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -21,6 +21,11 @@ seed:
 build:
 	cargo build --workspace --bins
 
+## make bench: the hot paths against nginx and pgbench, in release mode; rewrites
+## docs/benchmarks.md. See bench/README.md.
+bench:
+	bench/run.sh
+
 ## make soak: 10 minutes of mixed load while the point service, the order service and
 ## PostgreSQL (a cluster of its own) are killed and restarted; then the ledger audit.
 ## SOAK_SECONDS=60 make soak for a short run.
@@ -37,3 +42,21 @@ clean-db:
 clean-local:
 	@dir=$$(scripts/postgres.sh local-dir); \
 	if [ -d "$$dir/data" ]; then scripts/postgres.sh stop-local "$$dir" fast || true; rm -rf "$$dir"; echo "removed $$dir"; fi
+
+## make fuzz: run each parser's fuzz target for FUZZ_SECONDS seconds (nightly toolchain and
+## cargo-fuzz; see fuzz/README.md). A crash stops it; the input is in fuzz/artifacts/<target>/.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= order_body profile_update birth_date points_text
+fuzz:
+	@if ! rustup run nightly rustc --version >/dev/null 2>&1; then \
+	  echo "make fuzz: needs a nightly toolchain: rustup toolchain install nightly --profile minimal (see fuzz/README.md)" >&2; exit 2; \
+	fi; \
+	if ! cargo +nightly fuzz --version >/dev/null 2>&1; then \
+	  echo "make fuzz: needs cargo-fuzz: cargo install cargo-fuzz (see fuzz/README.md)" >&2; exit 2; \
+	fi; \
+	for target in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$target ($(FUZZ_SECONDS) s)"; \
+	  mkdir -p fuzz/corpus/$$target && \
+	  cargo +nightly fuzz run --debug-assertions $$target fuzz/corpus/$$target fuzz/seeds/$$target -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
+	done

@@ -54,12 +54,12 @@ impl Points {
 
 impl FromStr for Points {
     type Err = ParseError;
-    /// Plain decimal text (`"500.5"`, `"-3"`); no exponent, no spaces.
+    /// Plain decimal text (`"500.5"`, `"-3"`); no exponent, no spaces. The minus sign only
+    /// in front: bigdecimal would read `.-5` as -0.05.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let plain = !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
-            && s.bytes().any(|b| b.is_ascii_digit());
+        let unsigned = s.strip_prefix('-').unwrap_or(s);
+        let plain = unsigned.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && unsigned.bytes().any(|b| b.is_ascii_digit());
         if !plain {
             return Err(ParseError(format!(
                 "expected a decimal number of points, got {s:?}"

@@ -3,16 +3,33 @@
 //! `2021/05/01`, `May 1, 2021`, times with or without zones, unix timestamps...), with
 //! naive times read as UTC; a JSON number is milliseconds since the epoch, as a JavaScript
 //! `Date` reads it. `null` clears; anything else, the empty string included, is invalid.
+//! A date with a zone but no time (`2021-05-01 +0800`) is that zone's midnight. A date
+//! outside the years 0000 to 9999 has no `YYYY-MM-DD` form (nor, before 4713 BC, a
+//! PostgreSQL `date`), so it is invalid too.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use std::ops::RangeInclusive;
+use std::panic;
+
+use chrono::{DateTime, Datelike, NaiveDate, NaiveTime, Utc};
 use serde_json::Value;
 
 /// A value no date parser reads: the answer is `birth_date is invalid`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unreadable;
 
+/// The years that `YYYY-MM-DD` writes.
+pub const YEARS: RangeInclusive<i32> = 0..=9999;
+
 /// `Ok(None)` clears the date.
 pub fn parse(value: &Value) -> Result<Option<NaiveDate>, Unreadable> {
+    let date = read(value)?;
+    match date {
+        Some(d) if !YEARS.contains(&d.year()) => Err(Unreadable),
+        _ => Ok(date),
+    }
+}
+
+fn read(value: &Value) -> Result<Option<NaiveDate>, Unreadable> {
     match value {
         Value::Null => Ok(None),
         Value::String(s) => {
@@ -20,7 +37,10 @@ pub fn parse(value: &Value) -> Result<Option<NaiveDate>, Unreadable> {
             if s.is_empty() {
                 return Err(Unreadable);
             }
-            dateparser::parse_with_timezone(s, &Utc)
+            // dateparser panics on a zone offset of 24 hours or more (`2021-05-01 +9900`,
+            // chrono's `FixedOffset::east`): such text is unreadable, not a crash.
+            panic::catch_unwind(|| dateparser::parse_with(s, &Utc, NaiveTime::MIN))
+                .map_err(|_| Unreadable)?
                 .map(|d| Some(d.date_naive()))
                 .map_err(|_| Unreadable)
         }

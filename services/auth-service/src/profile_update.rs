@@ -52,10 +52,11 @@ pub fn names_client(value: &Value, client_id: i64) -> bool {
     }
 }
 
-/// `1`, `"1"` and `true` mean on; anything else means off.
+/// `1`, `"1"` and `true` mean on; anything else means off. A JSON number counts by its
+/// value, as JavaScript reads it: `1.0` and `1e0` are 1 too.
 pub fn switch(value: &Value) -> i16 {
     let on = matches!(value, Value::Bool(true))
-        || value.as_i64() == Some(1)
+        || value.as_f64() == Some(1.0)
         || value.as_str() == Some("1");
     i16::from(on)
 }
@@ -71,15 +72,21 @@ fn name(body: &Map<String, Value>, key: &str) -> Result<Option<Option<String>>, 
     }
 }
 
-/// 1 male, 2 female; anything else is unknown (0).
+/// 1 male, 2 female; anything else is unknown (0). A JSON number counts by its value
+/// (`2.0` is 2).
 fn sex(value: &Value) -> i16 {
-    let n = value
-        .as_i64()
-        .or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()));
-    match n {
-        Some(1) => 1,
-        Some(2) => 2,
-        _ => 0,
+    let n = value.as_f64().or_else(|| {
+        value
+            .as_str()
+            .and_then(|s| s.trim().parse::<i16>().ok())
+            .map(f64::from)
+    });
+    if n == Some(1.0) {
+        1
+    } else if n == Some(2.0) {
+        2
+    } else {
+        0
     }
 }
 

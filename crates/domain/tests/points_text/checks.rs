@@ -76,12 +76,12 @@ pub fn check_shape(text: &str) -> Result<(), String> {
     if !digits(int) || (int.len() > 1 && int.starts_with('0')) {
         return Err(format!("{text:?}: integer part {int:?} is not plain"));
     }
-    if let Some(frac) = frac {
-        if !digits(frac) || frac.len() > 4 || frac.ends_with('0') {
-            return Err(format!(
-                "{text:?}: decimals {frac:?} are not 1 to 4 digits ending in non-zero"
-            ));
-        }
+    if let Some(frac) = frac
+        && (!digits(frac) || frac.len() > 4 || frac.ends_with('0'))
+    {
+        return Err(format!(
+            "{text:?}: decimals {frac:?} are not 1 to 4 digits ending in non-zero"
+        ));
     }
     if text.starts_with('-') && magnitude == "0" {
         return Err(format!("{text:?}: negative zero"));

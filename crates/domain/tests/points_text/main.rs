@@ -72,6 +72,17 @@ proptest! {
         prop_assert_eq!(checks::check_input(&input), Ok(()));
     }
 
+    /// Short text over the characters a number is made of: read exactly when it is plain
+    /// decimal text (`-` only in front, at most one dot, a digit somewhere). The fuzzer
+    /// found `.-42133565` read as -0.042133565.
+    #[test]
+    fn only_plain_decimal_text_is_read(
+        input in prop_oneof!["[-.0-9]{1,6}", "[-.]{1,3}[0-9]{1,4}", "[0-9]{0,2}[-.]{1,3}[0-9]{0,3}"],
+    ) {
+        let read = Points::from_str(&input).map(|p| p.to_text()).ok();
+        prop_assert_eq!(read, checks::reference_text(&input), "{:?}", input);
+    }
+
     #[test]
     fn plain_decimals_round_half_away_from_zero_to_four_places(input in plain_decimal()) {
         let points = Points::from_str(&input);
@@ -158,4 +169,19 @@ fn the_reference_rounds_as_the_spec_says() {
     assert_eq!(plain_text_of(-1205, 2), "-12.05");
     assert_eq!(plain_text_of(5, 3), "0.005");
     assert_eq!(plain_text_of(12, -3), "12000");
+}
+
+/// What the fuzzer found, kept fixed whatever the random cases above draw: bigdecimal read
+/// a minus sign after the dot as part of the decimals (`.-5` was -0.05).
+#[test]
+fn a_minus_sign_is_read_only_in_front() {
+    for bad in [".-5", ".-42133565", ".-0", "1-", "-", "-.", "--1", "1.2.3"] {
+        assert!(Points::from_str(bad).is_err(), "{bad:?} was read");
+    }
+    for (good, text) in [("-.5", "-0.5"), (".5", "0.5"), ("-0", "0"), ("5.", "5")] {
+        assert_eq!(
+            Points::from_str(good).map(|p| p.to_text()).ok().as_deref(),
+            Some(text)
+        );
+    }
 }

@@ -1,0 +1,19 @@
+//! The JSON body of `POST /api/v2/client/point-orders` (`point_service::order_body::parse`):
+//! no input panics; an accepted body has its fields in range and as the body said them; a
+//! refusal is the details structure (a form error exactly when the body is not an object,
+//! otherwise one message per bad field in schema order). The assertions are the property
+//! tests' own: services/point-service/tests/order_body/checks.rs.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[allow(dead_code)]
+#[path = "../../services/point-service/tests/order_body/checks.rs"]
+mod checks;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(problem) = checks::check_raw(data) {
+        panic!("{problem}");
+    }
+});
