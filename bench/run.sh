@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# `make bench`: the hot paths of the system against their limits, side by side in one run,
+# reported as ratios in docs/benchmarks.md (absolute figures vary from machine to machine).
+#
+#   1. relay: the balance through the order service vs straight to the point service vs
+#      nginx as a plain reverse proxy in front of the point service;
+#   2. balance read and caller lookup vs pgbench running their SQL;
+#   3. point orders paid with points (many payers, one hot payer) vs pgbench of the same
+#      transaction;
+#   4. nearest store for a 10 000-branch brand;
+#   5. resident memory idle and under load, start-up time to ready.
+#
+# Installs wrk and nginx from Debian's packages when missing, builds in release mode, and
+# uses databases of its own (bench_auth, bench_points, bench_catalog) on the PostgreSQL that
+# scripts/postgres.sh finds or starts. BENCH_SECONDS (default 10) sets each run's length.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+
+SECONDS_PER_RUN=${BENCH_SECONDS:-10}
+CONNECTIONS=${BENCH_CONNECTIONS:-32}
+THREADS=2
+OUT=docs/benchmarks.md
+WORK=$(mktemp -d /tmp/loyalty-bench.XXXXXX)
+PIDS=()
+
+log() { echo "bench: $*" >&2; }
+
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    [ -f "$WORK/nginx.pid" ] && kill -TERM "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# --- tools -----------------------------------------------------------------------------
+need_packages=()
+command -v wrk >/dev/null || need_packages+=(wrk)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need_packages+=(nginx-light)
+command -v pgbench >/dev/null || need_packages+=(postgresql-contrib)
+if [ ${#need_packages[@]} -gt 0 ]; then
+    log "installing ${need_packages[*]}"
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get install -y -q "${need_packages[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+log "building in release mode"
+cargo build --release --workspace --bins --quiet
+
+# --- databases ---------------------------------------------------------------------------
+admin=$(scripts/postgres.sh)
+server=${admin%/*}
+for db in bench_auth bench_points bench_catalog; do
+    psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+    psql "$admin" -qc "CREATE DATABASE $db"
+done
+AUTH_DB=$server/bench_auth POINTS_DB=$server/bench_points CATALOG_DB=$server/bench_catalog
+
+export APP_ENV=development LOG_FORMAT=json RUST_LOG=warn
+export AUTH_JWT_SECRET=dev-only-auth-jwt-secret-change-me-0000000000
+export OPERATOR_JWT_SECRET=dev-only-operator-jwt-secret-change-me-000000
+export INTERNAL_API_TOKEN=dev-only-internal-token-change-me-00000000000
+export PAYMENT_WEBHOOK_SECRET=dev-only-payment-webhook-secret-change-me-00
+export SMS_PROVIDER=log POINT_ORDER_POINT_ENABLED=true POINT_ORDER_CARD_ENABLED=true
+# The benchmark's few payers would hit the OTP and gift-code guards' defaults; they are not
+# what is measured here.
+BIN=target/release
+
+log "migrating and loading the demo data, scaled up"
+for entry in auth-service:$AUTH_DB point-service:$POINTS_DB order-service:$CATALOG_DB operator-service:$CATALOG_DB; do
+    DATABASE_URL=${entry#*:} $BIN/${entry%%:*} migrate >/dev/null
+    DATABASE_URL=${entry#*:} $BIN/${entry%%:*} seed deploy/fixtures/demo.json >/dev/null
+done
+psql "$AUTH_DB" -q -f bench/sql/auth.sql
+psql "$POINTS_DB" -q -f bench/sql/points.sql
+psql "$CATALOG_DB" -q -f bench/sql/catalog.sql
+
+# --- services ----------------------------------------------------------------------------
+AUTH_PORT=18081 ORDER_PORT=18082 POINT_PORT=18083 OPERATOR_PORT=18084 NGINX_PORT=18090
+export AUTH_SERVICE_URL=http://127.0.0.1:$AUTH_PORT POINT_SERVICE_URL=http://127.0.0.1:$POINT_PORT
+declare -A PID_OF STARTUP_MS
+
+now_ms() { date +%s%3N; }
+
+# Starts a service and records the time from exec to its first 200 on /readyz.
+start() {
+    local name=$1 port=$2 db=$3
+    local started; started=$(now_ms)
+    BIND_ADDR=127.0.0.1:$port DATABASE_URL=$db "$BIN/$name" serve >"$WORK/$name.log" 2>&1 &
+    PIDS+=($!); PID_OF[$name]=$!
+    until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
+        kill -0 "${PID_OF[$name]}" 2>/dev/null || { cat "$WORK/$name.log" >&2; exit 1; }
+        sleep 0.01
+    done
+    STARTUP_MS[$name]=$(( $(now_ms) - started ))
+}
+start auth-service $AUTH_PORT "$AUTH_DB"
+start point-service $POINT_PORT "$POINTS_DB"
+start order-service $ORDER_PORT "$CATALOG_DB"
+start operator-service $OPERATOR_PORT "$CATALOG_DB"
+
+rss_mb() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
+declare -A IDLE_RSS PEAK_RSS
+for name in auth-service point-service order-service operator-service; do
+    IDLE_RSS[$name]=$(rss_mb "${PID_OF[$name]}")
+    PEAK_RSS[$name]=${IDLE_RSS[$name]}
+done
+note_rss() {
+    for name in auth-service point-service order-service operator-service; do
+        local now; now=$(rss_mb "${PID_OF[$name]}")
+        PEAK_RSS[$name]=$(awk -v a="$now" -v b="${PEAK_RSS[$name]}" 'BEGIN {print (a > b) ? a : b}')
+    done
+}
+
+# nginx as a plain reverse proxy in front of the point service, keep-alive upstream.
+sed -e "s|@WORK@|$WORK|g" -e "s|@PORT@|$NGINX_PORT|g" -e "s|@UPSTREAM@|127.0.0.1:$POINT_PORT|g" \
+    bench/nginx.conf > "$WORK/nginx.conf"
+"$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
+until curl -sf "http://127.0.0.1:$NGINX_PORT/healthz" >/dev/null; do sleep 0.05; done
+
+# --- measurements ------------------------------------------------------------------------
+ROWS=()
+row() { ROWS+=("$1"); }
+
+# wrk_run NAME URL SCRIPT [ENV...]: runs wrk, leaves rps, p50 and p99 (ms) and errors in
+# globals, and the command line in CMD.
+wrk_run() {
+    local name=$1 url=$2 script=$3; shift 3
+    CMD="wrk -t$THREADS -c$CONNECTIONS -d${SECONDS_PER_RUN}s --latency -s bench/wrk/$script $url"
+    log "$name: $CMD"
+    env "$@" wrk -t$THREADS -c$CONNECTIONS -d"${SECONDS_PER_RUN}s" --latency -s "bench/wrk/$script" "$url" > "$WORK/wrk.out"
+    note_rss
+    RPS=$(awk '/Requests\/sec/ {printf "%.0f", $2}' "$WORK/wrk.out")
+    P50=$(awk '$1 == "50%" {print $2}' "$WORK/wrk.out" | to_ms)
+    P99=$(awk '$1 == "99%" {print $2}' "$WORK/wrk.out" | to_ms)
+    ERRORS=$(awk '/Non-2xx or 3xx responses/ {print $5} /Socket errors/ {print $0}' "$WORK/wrk.out" | head -1)
+    ERRORS=${ERRORS:-0}
+}
+# wrk prints 1.23ms, 456.00us or 1.02s.
+to_ms() { awk '{v=$1; if (v ~ /us$/) {sub(/us$/,"",v); printf "%.2f", v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); printf "%.2f", v} else {sub(/s$/,"",v); printf "%.2f", v*1000}}'; }
+
+# pgbench_run NAME DB SCRIPT [-D var=value...]: leaves TPS in PG_TPS and the command in CMD.
+pgbench_run() {
+    local name=$1 db=$2 script=$3; shift 3
+    CMD="pgbench -n -c $CONNECTIONS -j $THREADS -T $SECONDS_PER_RUN -f bench/pgbench/$script $* <db>"
+    log "$name: $CMD"
+    pgbench -n -c "$CONNECTIONS" -j "$THREADS" -T "$SECONDS_PER_RUN" -f "bench/pgbench/$script" "$@" "$db" > "$WORK/pgbench.out" 2>&1 || { cat "$WORK/pgbench.out" >&2; exit 1; }
+    PG_TPS=$(awk '/^tps/ {printf "%.0f", $3}' "$WORK/pgbench.out")
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+verdict() { awk -v v="$1" -v t="$2" -v dir="$3" 'BEGIN { ok = (dir == ">=") ? (v >= t) : (v <= t); print ok ? "met" : "**not met**" }'; }
+
+# 1. Relay.
+wrk_run "direct" "http://127.0.0.1:$POINT_PORT/api/v2/client/points" balance.lua
+D_RPS=$RPS D_P50=$P50 D_P99=$P99 D_CMD=$CMD D_ERR=$ERRORS
+wrk_run "nginx" "http://127.0.0.1:$NGINX_PORT/api/v2/client/points" balance.lua
+N_RPS=$RPS N_P50=$P50 N_P99=$P99 N_CMD=$CMD N_ERR=$ERRORS
+wrk_run "relay" "http://127.0.0.1:$ORDER_PORT/api/v2/client/points" balance.lua
+R_RPS=$RPS R_P50=$P50 R_P99=$P99 R_CMD=$CMD R_ERR=$ERRORS
+RELAY_VS_NGINX=$(ratio "$R_RPS" "$N_RPS")
+ADDED_P99=$(awk -v a="$R_P99" -v b="$D_P99" 'BEGIN {printf "%.2f", a - b}')
+
+# 2. Balance read and caller lookup vs their SQL.
+pgbench_run "balance SQL" "$POINTS_DB" balance.sql
+B_PG=$PG_TPS B_PG_CMD=$CMD
+wrk_run "caller lookup" "http://127.0.0.1:$AUTH_PORT/api/v1/users" balance.lua
+C_RPS=$RPS C_P99=$P99 C_CMD=$CMD C_ERR=$ERRORS
+pgbench_run "caller SQL" "$AUTH_DB" caller.sql
+C_PG=$PG_TPS C_PG_CMD=$CMD
+
+# 3. Point orders.
+wrk_run "orders, many payers" "http://127.0.0.1:$POINT_PORT/api/v2/client/point-orders" order.lua
+O_RPS=$RPS O_P99=$P99 O_CMD=$CMD O_ERR=$ERRORS
+pgbench_run "order SQL, many payers" "$POINTS_DB" order.sql -D payer_min=200001 -D payer_max=300000
+O_PG=$PG_TPS O_PG_CMD=$CMD
+wrk_run "orders, one hot payer" "http://127.0.0.1:$POINT_PORT/api/v2/client/point-orders" order.lua PAYER=200001
+H_RPS=$RPS H_P99=$P99 H_CMD="PAYER=200001 $CMD" H_ERR=$ERRORS
+pgbench_run "order SQL, one hot payer" "$POINTS_DB" order.sql -D payer_min=200001 -D payer_max=200001
+H_PG=$PG_TPS H_PG_CMD=$CMD
+
+# 4. Nearest store.
+wrk_run "nearest store" "http://127.0.0.1:$ORDER_PORT" nearest.lua
+S_RPS=$RPS S_P50=$P50 S_P99=$P99 S_CMD=$CMD S_ERR=$ERRORS
+
+# The ledger is still whole after the load.
+AUDIT=$(DATABASE_URL=$POINTS_DB $BIN/point-service audit 2>&1 | grep -c '^ok:' || true)
+
+# --- report ------------------------------------------------------------------------------
+MAX_IDLE=0 MAX_START=0
+for name in auth-service point-service order-service operator-service; do
+    MAX_IDLE=$(awk -v a="${IDLE_RSS[$name]}" -v b="$MAX_IDLE" 'BEGIN {print (a > b) ? a : b}')
+    [ "${STARTUP_MS[$name]}" -gt "$MAX_START" ] && MAX_START=${STARTUP_MS[$name]}
+done
+
+{
+cat <<EOF
+# Benchmarks
+
+Written by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d) on $(nproc) cores
+($(uname -m)); $SECONDS_PER_RUN s per run, $CONNECTIONS connections, $THREADS load threads,
+release build, logs at warn. Data: the demo fixture plus 100 000 clients with points, 1 000
+offers and 200 000 stores, 10 000 of them one brand's branches. The load generator, the
+services and PostgreSQL share the machine, so compare the ratios, not the absolute numbers.
+
+## Targets
+
+| Target | Measured | Verdict |
+|---|---|---|
+| relay throughput ≥ 0.9 × nginx's | $RELAY_VS_NGINX × | $(verdict "$RELAY_VS_NGINX" 0.9 ">=") |
+| p99 added by the relay ≤ 1 ms | $ADDED_P99 ms | $(verdict "$ADDED_P99" 1 "<=") |
+| balance read ≥ 0.5 × pgbench of its SQL | $(ratio "$D_RPS" "$B_PG") × | $(verdict "$(ratio "$D_RPS" "$B_PG")" 0.5 ">=") |
+| point orders (many payers) ≥ 0.5 × pgbench of the transaction | $(ratio "$O_RPS" "$O_PG") × | $(verdict "$(ratio "$O_RPS" "$O_PG")" 0.5 ">=") |
+| one hot payer: no error, no deadlock | $H_ERR non-2xx | $( [ "$H_ERR" = 0 ] && echo met || echo '**not met**') |
+| nearest store p99 ≤ 5 ms at 10 000 branches | $S_P99 ms | $(verdict "$S_P99" 5 "<=") |
+| each service ≤ 30 MB resident idle | $MAX_IDLE MB (largest) | $(verdict "$MAX_IDLE" 30 "<=") |
+| each service ready in ≤ 1 s | $MAX_START ms (slowest) | $(verdict "$MAX_START" 1000 "<=") |
+| ledger audit after the load | $AUDIT of 7 checks passed | $( [ "$AUDIT" = 7 ] && echo met || echo '**not met**') |
+
+## Rows
+
+| # | Path | req/s | p50 ms | p99 ms | non-2xx | Baseline | Ratio | Command |
+|---|---|---|---|---|---|---|---|---|
+| 1a | balance straight to the point service | $D_RPS | $D_P50 | $D_P99 | $D_ERR | | | \`$D_CMD\` |
+| 1b | balance through nginx → point service | $N_RPS | $N_P50 | $N_P99 | $N_ERR | | | \`$N_CMD\` |
+| 1c | balance through the order service's relay | $R_RPS | $R_P50 | $R_P99 | $R_ERR | nginx $N_RPS | $RELAY_VS_NGINX | \`$R_CMD\` |
+| 2a | balance read (1a) vs its SQL | $D_RPS | $D_P50 | $D_P99 | $D_ERR | pgbench $B_PG tps | $(ratio "$D_RPS" "$B_PG") | \`$B_PG_CMD\` |
+| 2b | caller lookup (auth \`/api/v1/users\`) vs its SQL | $C_RPS | | $C_P99 | $C_ERR | pgbench $C_PG tps | $(ratio "$C_RPS" "$C_PG") | \`$C_CMD\`; \`$C_PG_CMD\` |
+| 3a | point orders, many payers | $O_RPS | | $O_P99 | $O_ERR | pgbench $O_PG tps | $(ratio "$O_RPS" "$O_PG") | \`$O_CMD\`; \`$O_PG_CMD\` |
+| 3b | point orders, one hot payer | $H_RPS | | $H_P99 | $H_ERR | pgbench $H_PG tps | $(ratio "$H_RPS" "$H_PG") | \`$H_CMD\`; \`$H_PG_CMD\` |
+| 4 | nearest store, 10 000 branches | $S_RPS | $S_P50 | $S_P99 | $S_ERR | | | \`$S_CMD\` |
+
+## Memory and start-up
+
+| Service | Resident idle (MB) | Resident peak under load (MB) | Start to ready (ms) |
+|---|---|---|---|
+EOF
+for name in auth-service point-service order-service operator-service; do
+    echo "| $name | ${IDLE_RSS[$name]} | ${PEAK_RSS[$name]} | ${STARTUP_MS[$name]} |"
+done
+echo
+echo "Start to ready: from exec to the first 200 on \`/readyz\` (binary loaded, configuration"
+echo "read, pool built, first database connection made)."
+} > "$OUT"
+log "wrote $OUT"
+cat "$OUT"
