@@ -52,7 +52,7 @@ pub async fn create(
 
 #[utoipa::path(get, path = "/api/v1/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
     params(("id" = String, Path, description = "24 hex characters")),
-    responses((status = 200, body = crate::routes::doc::AddressAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+    responses((status = 200, description = "the caller's address", body = crate::routes::doc::AddressAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
 pub async fn get(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,

@@ -11,7 +11,7 @@ use crate::state::AppState;
 /// The whole list; query keys (`id` included) are ignored.
 #[utoipa::path(get, path = "/api/v2/client/point-offers", tag = "offers", security(("legacy" = [])),
     description = "Active, non-deleted offers by sequence, then legacy id, then id. Query keys are ignored.",
-    responses((status = 200, body = [crate::routes::doc::Offer]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses((status = 200, description = "the active offers, bare", body = [crate::routes::doc::Offer]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn offers(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -23,7 +23,7 @@ pub async fn offers(
 
 #[utoipa::path(get, path = "/api/v2/client/point-offers/{id}", tag = "offers", security(("legacy" = [])),
     params(("id" = String, Path, description = "24 hex characters, either case")),
-    responses((status = 200, body = crate::routes::doc::Offer),
+    responses((status = 200, description = "the offer, bare", body = crate::routes::doc::Offer),
         (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn offer(
@@ -52,7 +52,7 @@ pub struct LanguageQuery {
 
 #[utoipa::path(get, path = "/api/v2/client/point-occasions", tag = "offers", security(("legacy" = [])),
     params(("language" = Option<String>, Query, description = "`ar` (trimmed, any case) for Arabic labels")),
-    responses((status = 200, body = [crate::routes::doc::Occasion]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses((status = 200, description = "the active occasions, labels in the asked language", body = [crate::routes::doc::Occasion]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn occasions(
     state: web::Data<AppState>,
     req: HttpRequest,

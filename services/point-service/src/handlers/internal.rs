@@ -12,7 +12,7 @@ use crate::state::AppState;
     params(("X-Internal-Token" = String, Header)),
     request_body = crate::routes::doc::CreditBody,
     responses((status = 200, description = "the credit; the same reference again answers the first result", body = crate::routes::doc::Credited),
-        (status = 400, body = envelope::schema::DocErrorB), (status = 401, body = envelope::schema::DocErrorB),
+        (status = 400, description = "`expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}`", body = envelope::schema::DocErrorB), (status = 401, description = "`invalid internal token`: `X-Internal-Token` missing or wrong", body = envelope::schema::DocErrorB),
         (status = 409, description = "the reference was used with another client or amount", body = envelope::schema::DocErrorB)))]
 pub async fn credit(
     state: web::Data<AppState>,

@@ -50,7 +50,7 @@ pub async fn create(
 
 #[utoipa::path(get, path = "/api/v2/client/point-orders/{correlation_id}", tag = "point orders", security(("legacy" = [])),
     params(("correlation_id" = String, Path)),
-    responses((status = 200, body = crate::routes::doc::Order),
+    responses((status = 200, description = "the order, when the caller is its payer or recipient", body = crate::routes::doc::Order),
         (status = 404, description = "`point order not found`: missing, or neither payer nor recipient", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn get(
     state: web::Data<AppState>,
@@ -74,7 +74,7 @@ struct Description {
 /// up the offer, then the occasion only when there is no free text, then the caller.
 #[utoipa::path(post, path = "/api/v2/client/point-orders/description", tag = "point orders", security(("legacy" = [])),
     request_body = crate::routes::doc::DescriptionBody,
-    responses((status = 200, body = crate::routes::doc::Description),
+    responses((status = 200, description = "the gift message", body = crate::routes::doc::Description),
         (status = 400, description = "bad offer id, `point occasion <id> not found or inactive` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn description(

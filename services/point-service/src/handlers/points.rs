@@ -55,7 +55,7 @@ pub async fn history(
 }
 
 #[utoipa::path(get, path = "/api/v2/client/points-faq", tag = "points", security(("legacy" = [])),
-    responses((status = 200, body = [crate::routes::doc::Faq]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses((status = 200, description = "the questions and answers, in order", body = [crate::routes::doc::Faq]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn faq(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PointError> {
     caller(&state, &req).await?;
     let mut conn = state.pool.get().await?;
