@@ -77,28 +77,12 @@ impl Stack {
 
     /// Starts the point service again on its old port, after a crash or a kill.
     pub async fn start_points_again(&mut self) {
-        self.points.kill().await;
-        let port = self.points.port();
-        self.points = Service::start_on(
-            "point-service",
-            port,
-            &self.points_db,
-            &pairs(&self.points_env),
-        )
-        .await;
+        self.points = restart(&mut self.points, &self.points_db, &self.points_env).await;
     }
 
     /// Starts the order service again on its old port, after a crash or a kill.
     pub async fn start_order_again(&mut self) {
-        self.order.kill().await;
-        let port = self.order.port();
-        self.order = Service::start_on(
-            "order-service",
-            port,
-            &self.catalog_db,
-            &pairs(&self.order_env),
-        )
-        .await;
+        self.order = restart(&mut self.order, &self.catalog_db, &self.order_env).await;
     }
 
     /// A request to any service: `(status, JSON body or the text as a JSON string)`.
@@ -128,6 +112,12 @@ impl Stack {
             serde_json::from_str(&text).unwrap_or(Value::String(text)),
         )
     }
+}
+
+/// `service` again, on the port its callers know, once the old process is surely gone.
+async fn restart(service: &mut Service, database: &str, env: &[(String, String)]) -> Service {
+    service.kill().await;
+    Service::start_on(service.name, service.port(), database, &pairs(env)).await
 }
 
 fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {

@@ -25,7 +25,7 @@ pub async fn scope<F: std::future::Future>(show: bool, f: F) -> F::Output {
 }
 
 /// The answer of a middleware built with `actix_web::middleware::from_fn`.
-type Answer<B> = std::pin::Pin<
+pub(crate) type Answer<B> = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>>>,
 >;
 

@@ -5,20 +5,17 @@
 
 use actix_web::HttpMessage;
 use actix_web::body::MessageBody;
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{Payload, ServiceRequest};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::web::BytesMut;
 use futures_util::StreamExt;
 
 use crate::Envelope;
+use crate::exposure::Answer;
 use crate::handlers::JSON_LIMIT_BYTES;
 
 pub const MESSAGE: &str = "Invalid input: text must not contain NUL characters";
-
-type Answer<B> = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<ServiceResponse<B>, actix_web::Error>>>,
->;
 
 /// The middleware: `App::new().wrap(from_fn(nul::middleware(envelope)))`. Bodies are read
 /// whole (they are capped at [`JSON_LIMIT_BYTES`] anyway), checked, and handed on unchanged.

@@ -150,12 +150,9 @@ impl Binary {
 
     /// `migrate`: applies pending migrations under the advisory lock.
     pub fn migrate(&self) -> ExitCode {
-        let Some((common, database)) = self.database_only() else {
-            return ExitCode::from(2);
-        };
         let schema = self.schema;
-        self.with_runtime(&common, async move {
-            let applied = db::run_migrations(database.url.expose(), schema).await.map_err(|e| e.to_string())?;
+        self.with_database(async move |url| {
+            let applied = db::run_migrations(&url, schema).await.map_err(|e| e.to_string())?;
             tracing::info!(db.schema = schema.name, applied = ?applied, "migrations are up to date");
             Ok(())
         })
@@ -178,14 +175,11 @@ impl Binary {
     /// cannot be reached yet counts as "not yet", so the init container also waits out a
     /// database that starts after it.
     pub fn wait_for_migrations(&self, timeout: Duration) -> ExitCode {
-        let Some((common, database)) = self.database_only() else {
-            return ExitCode::from(2);
-        };
         let schema = self.schema;
-        self.with_runtime(&common, async move {
+        self.with_database(async move |url| {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
-                let last = match db::pending_migrations(database.url.expose(), schema).await {
+                let last = match db::pending_migrations(&url, schema).await {
                     Ok(pending) if pending.is_empty() => {
                         tracing::info!(db.schema = schema.name, "migrations are up to date");
                         return Ok(());
