@@ -16,6 +16,7 @@
 //! | `GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR` | `10` | wrong gift-card codes per client |
 //! | `GIFT_CODE_TRIES_PER_IP_PER_HOUR` | `30` | wrong gift-card codes per client address |
 //! | `TRUST_X_FORWARDED_FOR` | off | `true`: the client address is the first `X-Forwarded-For` hop |
+//! | `NEAREST_STORE_CACHE_SECONDS` | `10` | how long a replica keeps a brand's branches for the nearest store; `0`: read them per request |
 
 use std::time::Duration;
 
@@ -34,6 +35,7 @@ pub struct Config {
     pub tries_per_client: i64,
     pub tries_per_ip: i64,
     pub trust_forwarded_for: bool,
+    pub nearest_cache_ttl: Duration,
 }
 
 /// Where gift-card credit goes.
@@ -84,6 +86,11 @@ impl Config {
                 as i64,
             tries_per_ip: env.int_or("GIFT_CODE_TRIES_PER_IP_PER_HOUR", 30, 1..=100_000) as i64,
             trust_forwarded_for: env.flag("TRUST_X_FORWARDED_FOR"),
+            nearest_cache_ttl: Duration::from_secs(env.int_or(
+                "NEAREST_STORE_CACHE_SECONDS",
+                10,
+                0..=3600,
+            )),
         }
     }
 }

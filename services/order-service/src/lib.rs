@@ -7,6 +7,7 @@ pub mod config;
 pub mod error;
 pub mod gift_cards;
 pub mod handlers;
+pub mod nearest;
 pub mod point_rates;
 pub mod relay;
 pub mod routes;

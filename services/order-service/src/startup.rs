@@ -9,6 +9,7 @@ use server::caller::CallerLookup;
 use server::{AppSettings, StartError};
 
 use crate::config::Config;
+use crate::nearest::BranchIndexes;
 use crate::state::{AppState, Credit, Relay};
 use crate::{SERVICE, catalog, routes};
 
@@ -37,6 +38,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             http: short,
         },
         children: catalog::children_cache(),
+        branches: BranchIndexes::new(config.nearest_cache_ttl),
         tries_per_client: config.tries_per_client,
         tries_per_ip: config.tries_per_ip,
         trust_forwarded_for: config.trust_forwarded_for,

@@ -7,6 +7,7 @@ use server::caller::CallerLookup;
 
 use crate::catalog::ChildrenCache;
 use crate::config::CreditTarget;
+use crate::nearest::BranchIndexes;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -15,6 +16,7 @@ pub struct AppState {
     pub caller: CallerLookup,
     pub credit: Credit,
     pub children: ChildrenCache,
+    pub branches: BranchIndexes,
     pub tries_per_client: i64,
     pub tries_per_ip: i64,
     pub trust_forwarded_for: bool,

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::error::OrderError;
 use crate::state::AppState;
-use crate::stores;
+use crate::{nearest, stores};
 
 #[utoipa::path(get, path = "/api/v2/client/stores/{id}", tag = "stores",
     summary = "One store's detail",
@@ -82,13 +82,9 @@ pub async fn nearest(
     };
     let store_id = async {
         let merchant_id = path.parse::<i64>().ok()?;
-        let (latitude, longitude) = stores::coordinates(first("latitude"), first("longitude"))?;
-        let candidates = match state.pool.get().await {
-            Ok(mut conn) => stores::candidates(&mut conn, merchant_id).await,
-            Err(e) => Err(diesel::result::Error::QueryBuilderError(e.to_string().into())),
-        };
-        match candidates {
-            Ok(candidates) => stores::nearest(&candidates, latitude, longitude),
+        let (latitude, longitude) = nearest::coordinates(first("latitude"), first("longitude"))?;
+        match state.branches.get(&state.pool, merchant_id).await {
+            Ok(index) => index.nearest(latitude, longitude),
             Err(e) => {
                 tracing::error!(error.message = %e, merchant.id = merchant_id, "nearest store failed; answering null");
                 None

@@ -41,6 +41,8 @@ pub struct Options {
     /// False: AUTH_SERVICE_URL is not set.
     pub auth_service: bool,
     pub app_env: AppEnv,
+    /// `NEAREST_STORE_CACHE_SECONDS`; zero (no cache) unless a test is about the cache.
+    pub nearest_cache_ttl: Duration,
 }
 
 impl Default for Options {
@@ -51,6 +53,7 @@ impl Default for Options {
             tries_per_client: 10,
             auth_service: true,
             app_env: AppEnv::Development,
+            nearest_cache_ttl: Duration::ZERO,
         }
     }
 }
@@ -94,6 +97,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
             app_env: options.app_env,
             bind_addr: "127.0.0.1:0".parse().unwrap(),
             workers: 2,
+            http: server::HttpLimits::default(),
             telemetry: telemetry::TelemetryConfig {
                 service_name: "order-service",
                 log_format: telemetry::LogFormat::Pretty,
@@ -114,6 +118,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         tries_per_client: options.tries_per_client,
         tries_per_ip: 1000,
         trust_forwarded_for: true,
+        nearest_cache_ttl: options.nearest_cache_ttl,
     };
     // As the binary does: spans get trace ids, so the relay can send traceparent.
     let _ = telemetry::init(&config.common.telemetry);

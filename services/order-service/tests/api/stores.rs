@@ -281,3 +281,48 @@ async fn a_coordinate_sent_twice_counts_once_and_still_answers_200() {
         json!({"store_id": 10})
     );
 }
+
+#[tokio::test]
+async fn a_replica_keeps_a_brand_for_the_cache_period_but_never_keeps_a_failure() {
+    let app = spawn_app_with(Options {
+        nearest_cache_ttl: std::time::Duration::from_secs(3),
+        ..Options::default()
+    })
+    .await;
+    store(
+        &app,
+        1,
+        77,
+        Some((24.75, 46.70)),
+        "active",
+        Some(true),
+        false,
+    )
+    .await;
+    assert_eq!(nearest(&app, "77", &at(HERE)).await, json!({"store_id": 1}));
+    // A closer branch opens: this replica sees it once the period is over, not before.
+    store(&app, 2, 77, Some(HERE), "active", Some(true), false).await;
+    assert_eq!(
+        nearest(&app, "77", &at(HERE)).await,
+        json!({"store_id": 1}),
+        "within the period"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(3200)).await;
+    assert_eq!(
+        nearest(&app, "77", &at(HERE)).await,
+        json!({"store_id": 2}),
+        "after the period"
+    );
+
+    // A brand whose read failed is read again on the next request.
+    store(&app, 3, 78, Some(HERE), "active", Some(true), false).await;
+    app.sql("ALTER TABLE stores RENAME COLUMN is_online TO gone")
+        .await;
+    assert_eq!(
+        nearest(&app, "78", &at(HERE)).await,
+        json!({"store_id": null})
+    );
+    app.sql("ALTER TABLE stores RENAME COLUMN gone TO is_online")
+        .await;
+    assert_eq!(nearest(&app, "78", &at(HERE)).await, json!({"store_id": 3}));
+}
