@@ -11,7 +11,8 @@ pub mod testing;
 pub use failure::Failure;
 pub use migrate::{MIGRATION_LOCK_KEY, Schema, pending_migrations, run_migrations};
 pub use pool::{
-    BuildError, Conn, Pool, PoolError, PoolSettings, PoolStatus, build_pool, check_ready,
+    BuildError, Conn, PING_AFTER_IDLE, Pool, PoolError, PoolSettings, PoolStatus, build_pool,
+    check_ready,
 };
 
 pub use diesel_async::AsyncPgConnection;

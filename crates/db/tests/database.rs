@@ -180,3 +180,57 @@ async fn each_test_database_is_a_separate_migrated_clone_dropped_at_the_end() {
         .unwrap();
     assert_eq!(left.n, 0, "the test database was not dropped");
 }
+
+#[derive(QueryableByName)]
+struct Pid {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pid: i32,
+}
+
+/// The last statement the server saw on a backend, asked from another connection.
+async fn last_statement(admin: &mut AsyncPgConnection, pid: i32) -> String {
+    sql_query(format!(
+        "SELECT query AS value FROM pg_stat_activity WHERE pid = {pid}"
+    ))
+    .get_result::<Setting>(admin)
+    .await
+    .unwrap()
+    .value
+}
+
+#[tokio::test]
+async fn a_connection_is_checked_only_after_sitting_idle_and_a_dead_one_is_replaced() {
+    let database = TestDatabase::new(SCHEMA).await;
+    let pool = build_pool(&PoolSettings::new(database.url(), 2)).unwrap();
+    let mut admin = database.connect().await;
+    let pid = {
+        let mut conn = pool.get().await.unwrap();
+        sql_query("SELECT pg_backend_pid() AS pid")
+            .get_result::<Pid>(&mut conn)
+            .await
+            .unwrap()
+            .pid
+    };
+
+    // Handed out again at once: no check, so the server's last statement is still ours.
+    drop(pool.get().await.unwrap());
+    assert_eq!(
+        last_statement(&mut admin, pid).await,
+        "SELECT pg_backend_pid() AS pid"
+    );
+
+    // Idle past PING_AFTER_IDLE: checked on the way out.
+    tokio::time::sleep(db::PING_AFTER_IDLE + Duration::from_millis(200)).await;
+    drop(pool.get().await.unwrap());
+    assert_eq!(last_statement(&mut admin, pid).await, "SELECT 1");
+
+    // The server drops the idle connection (a restart, a failover): the check catches it
+    // and the pool hands out a fresh one that works.
+    admin
+        .batch_execute(&format!("SELECT pg_terminate_backend({pid})"))
+        .await
+        .unwrap();
+    tokio::time::sleep(db::PING_AFTER_IDLE + Duration::from_millis(200)).await;
+    let mut conn = pool.get().await.unwrap();
+    assert_eq!(count(&mut conn, "SELECT 7::bigint AS n").await, 7);
+}

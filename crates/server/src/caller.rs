@@ -1,6 +1,16 @@
 //! Who is calling a point route (or the gift-card route): the auth service's
 //! `GET /api/v1/users` with the caller's own `Authorization` header. The client id comes
 //! from that answer only, never from the request.
+//!
+//! A service on a hot path may keep the answers for a few seconds ([`CallerLookup::with_cache`]):
+//! the app sends several point requests per screen with the same token, and each lookup is
+//! an HTTP call and two statements on the auth database. What that risks, and its bounds:
+//! a client deactivated (or a legacy token deleted) keeps access to its own points on this
+//! replica for at most the TTL after its last successful lookup; only successful lookups are
+//! kept, so a token is never refused from the cache, and at most [`CACHED_CALLERS`] tokens
+//! are held.
+
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -21,16 +31,36 @@ pub enum CallerError {
     NotConfigured,
 }
 
+/// The cache's bound, in tokens (a few MB at most).
+pub const CACHED_CALLERS: u64 = 10_000;
+
 #[derive(Clone)]
 pub struct CallerLookup {
     base: Option<String>,
     http: telemetry::client::HttpClient,
+    /// Client ids by `Authorization` header, successful lookups only.
+    cache: Option<moka::future::Cache<String, i64>>,
 }
 
 impl CallerLookup {
     /// `base` is `AUTH_SERVICE_URL`; without it every lookup is [`CallerError::NotConfigured`].
     pub fn new(base: Option<String>, http: telemetry::client::HttpClient) -> Self {
-        Self { base, http }
+        Self {
+            base,
+            http,
+            cache: None,
+        }
+    }
+
+    /// Keeps each successful lookup for `ttl` (none when zero); see the module's notes.
+    pub fn with_cache(mut self, ttl: Duration) -> Self {
+        self.cache = (!ttl.is_zero()).then(|| {
+            moka::future::Cache::builder()
+                .max_capacity(CACHED_CALLERS)
+                .time_to_live(ttl)
+                .build()
+        });
+        self
     }
 
     /// The caller's client id. The header is checked before the configuration, so a request
@@ -40,6 +70,17 @@ impl CallerLookup {
             .filter(|h| h.starts_with("Bearer "))
             .ok_or(CallerError::MissingHeader)?;
         let base = self.base.as_deref().ok_or(CallerError::NotConfigured)?;
+        match &self.cache {
+            // Concurrent first requests with one token share one lookup; errors are not kept.
+            Some(cache) => cache
+                .try_get_with_by_ref(authorization, self.lookup(base, authorization))
+                .await
+                .map_err(|e| (*e).clone()),
+            None => self.lookup(base, authorization).await,
+        }
+    }
+
+    async fn lookup(&self, base: &str, authorization: &str) -> Result<i64, CallerError> {
         let response = self
             .http
             .get(format!("{base}/api/v1/users"))

@@ -311,7 +311,12 @@ mod tests {
     /// Coordinates on a coarse grid, so that ties and equal latitudes are common.
     fn candidate() -> impl Strategy<Value = Candidate> {
         (1i64..60, -40i32..40, -40i32..40, any::<bool>()).prop_map(|(id, lat, lon, op)| {
-            c(id, 24.7 + f64::from(lat) * 0.01, 46.7 + f64::from(lon) * 0.01, op)
+            c(
+                id,
+                24.7 + f64::from(lat) * 0.01,
+                46.7 + f64::from(lon) * 0.01,
+                op,
+            )
         })
     }
 

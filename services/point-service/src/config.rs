@@ -1,13 +1,15 @@
 //! The point service's configuration.
 //!
 //! Variables (see DESIGN.md and the README): the common ones (`APP_ENV`, `BIND_ADDR`
-//! default `127.0.0.1:8083`, `HTTP_WORKERS`, `DATABASE_URL`, `DATABASE_POOL_SIZE`,
-//! `RUST_LOG`, `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT`) and:
+//! default `127.0.0.1:8083`, `HTTP_WORKERS`, the `HTTP_*` connection limits of
+//! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
+//! `OTEL_EXPORTER_OTLP_ENDPOINT`) and:
 //!
 //! | Variable | Default | Meaning |
 //! |---|---|---|
 //! | `AUTH_SERVICE_URL` | unset | the auth service; unset, the point routes answer 500 `AUTH_SERVICE_URL not set` |
 //! | `AUTH_SERVICE_TIMEOUT_MS` | `5000` | wait for the auth service |
+//! | `AUTH_CALLER_CACHE_SECONDS` | `5` | how long a replica keeps a token's successful caller lookup (`server::caller`); `0`: look up every request |
 //! | `INTERNAL_API_TOKEN` | required | sent to the auth service's internal route; guards `/internal/v1/credits` |
 //! | `PAYMENT_SERVICE_URL` | unset | the payment service; unset, the pay routes answer 500 |
 //! | `PAYMENT_SERVICE_TIMEOUT_MS` | `10000` | wait for the payment service |
@@ -25,6 +27,7 @@ pub struct Config {
     pub database: DatabaseConfig,
     pub auth_service_url: Option<String>,
     pub auth_timeout: Duration,
+    pub caller_cache_ttl: Duration,
     pub internal_token: Secret,
     pub payment_service_url: Option<String>,
     pub payment_timeout: Duration,
@@ -44,6 +47,8 @@ impl Config {
         let auth_service_url = env.url("AUTH_SERVICE_URL");
         let auth_timeout =
             Duration::from_millis(env.int_or("AUTH_SERVICE_TIMEOUT_MS", 5000, 100..=60_000));
+        let caller_cache_ttl =
+            Duration::from_secs(env.int_or("AUTH_CALLER_CACHE_SECONDS", 5, 0..=60));
         let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
         let payment_service_url = env.url("PAYMENT_SERVICE_URL");
         let payment_timeout =
@@ -58,6 +63,7 @@ impl Config {
             database,
             auth_service_url,
             auth_timeout,
+            caller_cache_ttl,
             internal_token,
             payment_service_url,
             payment_timeout,

@@ -25,6 +25,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             config.auth_service_url.clone(),
             client(config.auth_timeout)?,
             config.internal_token.clone(),
+            config.caller_cache_ttl,
         ),
         payments: PaymentClient::new(
             config.payment_service_url.clone(),

@@ -1,6 +1,8 @@
 //! The auth service: who the caller is (`/api/v1/users` with the caller's own
 //! `Authorization`), and whether another client exists (`/internal/v1/clients/{id}`).
 
+use std::time::Duration;
+
 use serde::Deserialize;
 use server::Secret;
 use server::caller::{CallerError, CallerLookup};
@@ -45,8 +47,9 @@ impl AuthClient {
         base: Option<String>,
         http: telemetry::client::HttpClient,
         internal_token: Secret,
+        caller_cache_ttl: Duration,
     ) -> Self {
-        let lookup = CallerLookup::new(base.clone(), http.clone());
+        let lookup = CallerLookup::new(base.clone(), http.clone()).with_cache(caller_cache_ttl);
         Self {
             base,
             http,

@@ -1,0 +1,112 @@
+//! The caller lookup's short cache, against a real HTTP server playing the auth service:
+//! a successful lookup is kept for the TTL and no longer, a refusal is never kept, and
+//! concurrent first requests with one token share one lookup.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use actix_web::{App, HttpRequest, HttpResponse, web};
+use serde_json::json;
+use server::caller::{CallerError, CallerLookup};
+
+/// `Bearer token-<id>` is client `<id>`; anything else is refused. Counts every lookup.
+fn fake_auth(lookups: Arc<AtomicUsize>) -> String {
+    server::spawn_local(move || {
+        let lookups = lookups.clone();
+        App::new().route(
+            "/api/v1/users",
+            web::get().to(move |req: HttpRequest| {
+                let lookups = lookups.clone();
+                async move {
+                    lookups.fetch_add(1, Ordering::SeqCst);
+                    // Slow enough for concurrent requests to overlap.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    let id = req
+                        .headers()
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.strip_prefix("Bearer token-"))
+                        .and_then(|id| id.parse::<i64>().ok());
+                    match id {
+                        Some(id) => HttpResponse::Ok()
+                            .json(json!({"status": 200, "data": {"client_id": id}})),
+                        None => HttpResponse::Unauthorized()
+                            .json(json!({"status": 401, "message": "Unauthorization"})),
+                    }
+                }
+            }),
+        )
+    })
+    .unwrap()
+}
+
+fn lookup(base: String, ttl: Duration) -> CallerLookup {
+    let http = telemetry::client::http_client(Duration::from_secs(5)).unwrap();
+    CallerLookup::new(Some(base), http).with_cache(ttl)
+}
+
+#[tokio::test]
+async fn a_successful_lookup_is_kept_for_the_ttl_and_no_longer() {
+    let lookups = Arc::new(AtomicUsize::new(0));
+    let callers = lookup(fake_auth(lookups.clone()), Duration::from_secs(2));
+    for _ in 0..3 {
+        assert_eq!(callers.caller(Some("Bearer token-7")).await, Ok(7));
+    }
+    assert_eq!(
+        lookups.load(Ordering::SeqCst),
+        1,
+        "one lookup within the TTL"
+    );
+    assert_eq!(callers.caller(Some("Bearer token-8")).await, Ok(8));
+    assert_eq!(
+        lookups.load(Ordering::SeqCst),
+        2,
+        "another token is its own entry"
+    );
+
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    assert_eq!(callers.caller(Some("Bearer token-7")).await, Ok(7));
+    assert_eq!(
+        lookups.load(Ordering::SeqCst),
+        3,
+        "asked again after the TTL"
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_is_never_kept() {
+    let lookups = Arc::new(AtomicUsize::new(0));
+    let callers = lookup(fake_auth(lookups.clone()), Duration::from_secs(30));
+    for _ in 0..3 {
+        assert_eq!(
+            callers.caller(Some("Bearer forged")).await,
+            Err(CallerError::InvalidToken)
+        );
+    }
+    assert_eq!(lookups.load(Ordering::SeqCst), 3);
+    // No header is refused before any lookup, cache or not.
+    assert_eq!(callers.caller(None).await, Err(CallerError::MissingHeader));
+    assert_eq!(lookups.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn concurrent_first_requests_with_one_token_share_one_lookup() {
+    let lookups = Arc::new(AtomicUsize::new(0));
+    let callers = lookup(fake_auth(lookups.clone()), Duration::from_secs(30));
+    let answers =
+        futures_util::future::join_all((0..20).map(|_| callers.caller(Some("Bearer token-9"))))
+            .await;
+    assert!(answers.iter().all(|a| *a == Ok(9)), "{answers:?}");
+    assert_eq!(lookups.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn without_a_ttl_every_request_is_looked_up() {
+    let lookups = Arc::new(AtomicUsize::new(0));
+    let callers = lookup(fake_auth(lookups.clone()), Duration::ZERO);
+    for _ in 0..3 {
+        assert_eq!(callers.caller(Some("Bearer token-7")).await, Ok(7));
+    }
+    assert_eq!(lookups.load(Ordering::SeqCst), 3);
+}
