@@ -119,6 +119,12 @@ sed -e "s|@WORK@|$WORK|g" -e "s|@PORT@|$NGINX_PORT|g" -e "s|@UPSTREAM@|127.0.0.1
 "$NGINX" -c "$WORK/nginx.conf" -p "$WORK"
 until curl -sf "http://127.0.0.1:$NGINX_PORT/healthz" >/dev/null; do sleep 0.05; done
 
+# BENCH_HOLD=1: stop here with everything running, to profile by hand (bench/README.md).
+if [ "${BENCH_HOLD:-}" = 1 ]; then
+    log "holding: auth $AUTH_PORT, order $ORDER_PORT, point $POINT_PORT, operator $OPERATOR_PORT, nginx $NGINX_PORT; pids ${PIDS[*]}; Ctrl-C stops"
+    wait
+fi
+
 # --- measurements ------------------------------------------------------------------------
 ROWS=()
 row() { ROWS+=("$1"); }
@@ -164,6 +170,8 @@ ADDED_P99=$(awk -v a="$R_P99" -v b="$D_P99" 'BEGIN {printf "%.2f", a - b}')
 # 2. Balance read and caller lookup vs their SQL.
 pgbench_run "balance SQL" "$POINTS_DB" balance.sql
 B_PG=$PG_TPS B_PG_CMD=$CMD
+wrk_run "balance, tokens in threes" "http://127.0.0.1:$POINT_PORT/api/v2/client/points" balance.lua REPEAT=3
+T_RPS=$RPS T_P50=$P50 T_P99=$P99 T_CMD="REPEAT=3 $CMD" T_ERR=$ERRORS
 wrk_run "caller lookup" "http://127.0.0.1:$AUTH_PORT/api/v1/users" balance.lua
 C_RPS=$RPS C_P99=$P99 C_CMD=$CMD C_ERR=$ERRORS
 pgbench_run "caller SQL" "$AUTH_DB" caller.sql
@@ -226,6 +234,7 @@ services and PostgreSQL share the machine, so compare the ratios, not the absolu
 | 1c | balance through the order service's relay | $R_RPS | $R_P50 | $R_P99 | $R_ERR | nginx $N_RPS | $RELAY_VS_NGINX | \`$R_CMD\` |
 | 2a | balance read (1a) vs its SQL | $D_RPS | $D_P50 | $D_P99 | $D_ERR | pgbench $B_PG tps | $(ratio "$D_RPS" "$B_PG") | \`$B_PG_CMD\` |
 | 2b | caller lookup (auth \`/api/v1/users\`) vs its SQL | $C_RPS | | $C_P99 | $C_ERR | pgbench $C_PG tps | $(ratio "$C_RPS" "$C_PG") | \`$C_CMD\`; \`$C_PG_CMD\` |
+| 2c | balance read, each token 3 times in a row (a points screen; the caller cache's case) | $T_RPS | $T_P50 | $T_P99 | $T_ERR | pgbench $B_PG tps | $(ratio "$T_RPS" "$B_PG") | \`$T_CMD\` |
 | 3a | point orders, many payers | $O_RPS | | $O_P99 | $O_ERR | pgbench $O_PG tps | $(ratio "$O_RPS" "$O_PG") | \`$O_CMD\`; \`$O_PG_CMD\` |
 | 3b | point orders, one hot payer | $H_RPS | | $H_P99 | $H_ERR | pgbench $H_PG tps | $(ratio "$H_RPS" "$H_PG") | \`$H_CMD\`; \`$H_PG_CMD\` |
 | 4 | nearest store, 10 000 branches | $S_RPS | $S_P50 | $S_P99 | $S_ERR | | | \`$S_CMD\` |
