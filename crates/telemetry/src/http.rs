@@ -13,6 +13,21 @@ use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder, Trac
 
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
+/// The route pattern a request matched (`/api/v2/client/point-offers/{id}`), for span names
+/// and metric labels. actix-web finds it by walking every route (regular expressions for the
+/// ones with parameters) on each call, and a request asks up to three times (its span, its
+/// metrics, the relay's metrics), so the first answer is kept in the request's extensions.
+pub fn route_pattern(request: &actix_web::HttpRequest) -> Option<String> {
+    #[derive(Clone)]
+    struct Matched(Option<String>);
+    if let Some(Matched(pattern)) = request.extensions().get::<Matched>() {
+        return pattern.clone();
+    }
+    let pattern = request.match_pattern();
+    request.extensions_mut().insert(Matched(pattern.clone()));
+    pattern
+}
+
 /// The root span of each request: the fields of `tracing-actix-web`'s default span (method,
 /// route, status, trace id, `request_id`) plus the `X-Request-Id` a caller sent, if any, so
 /// that a relayed request can be matched with the relay's own line.
@@ -39,9 +54,7 @@ impl RootSpanBuilder for RequestSpan {
             .get("User-Agent")
             .and_then(|h| h.to_str().ok())
             .unwrap_or("");
-        let route = request
-            .match_pattern()
-            .unwrap_or_else(|| "default".to_owned());
+        let route = route_pattern(request.request()).unwrap_or_else(|| "default".to_owned());
         let method = tam::http_method_str(request.method());
         let connection = request.connection_info();
         let span = tracing::info_span!(
@@ -104,9 +117,7 @@ pub async fn record_metrics(
     let result = next.call(req).await;
     let (route, status) = match &result {
         Ok(res) => (
-            res.request()
-                .match_pattern()
-                .unwrap_or_else(|| "unmatched".to_owned()),
+            route_pattern(res.request()).unwrap_or_else(|| "unmatched".to_owned()),
             res.status().as_u16(),
         ),
         Err(e) => (

@@ -60,9 +60,7 @@ pub async fn relay(
     if !body.is_empty() {
         upstream = upstream.body(body);
     }
-    let route = req
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_owned());
+    let route = telemetry::http::route_pattern(&req).unwrap_or_else(|| "unmatched".to_owned());
     let started = Instant::now();
     let outcome = upstream.send().await;
     let label = match &outcome {
