@@ -92,7 +92,9 @@ import yaml
 
 # Every variable a service reads (DESIGN.md, services/*/src/config.rs, crates/server config).
 COMMON = {"APP_ENV", "BIND_ADDR", "HTTP_WORKERS", "RUST_LOG", "LOG_FORMAT",
-          "OTEL_EXPORTER_OTLP_ENDPOINT"}
+          "OTEL_EXPORTER_OTLP_ENDPOINT", "HTTP_MAX_CONNECTIONS", "HTTP_BACKLOG",
+          "HTTP_HEAD_TIMEOUT_MS", "HTTP_BODY_TIMEOUT_MS", "HTTP_KEEP_ALIVE_SECS",
+          "HTTP_DISCONNECT_TIMEOUT_MS"}
 DB = {"DATABASE_URL", "DATABASE_POOL_SIZE"}
 OWN = {
     "auth-service": COMMON | DB | {

@@ -2,7 +2,8 @@
 //! no input panics; an accepted body has its fields in range and as the body said them; a
 //! refusal is the details structure (a form error exactly when the body is not an object,
 //! otherwise one message per bad field in schema order). The assertions are the property
-//! tests' own: services/point-service/tests/order_body/checks.rs.
+//! tests' own (`check_fuzz_input`, which `make test` runs on every seed):
+//! services/point-service/tests/order_body/checks.rs.
 
 #![no_main]
 
@@ -13,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 mod checks;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(problem) = checks::check_raw(data) {
+    if let Err(problem) = checks::check_fuzz_input(data) {
         panic!("{problem}");
     }
 });

@@ -3,14 +3,12 @@
 //! panics, and what is read is written as a digit-by-digit reference rounds it. Any input
 //! also makes a decimal from an unscaled integer and a scale (as the database hands them
 //! over): its text has no exponent, no trailing zero or dot, and reads back as the value
-//! rounded to 4 places half away from zero (checked with exact arithmetic). The assertions
-//! are the property tests' own: crates/domain/tests/points_text/checks.rs.
+//! rounded to 4 places half away from zero (checked with exact arithmetic). The assertions,
+//! and how an input is read, are the property tests' own (`check_fuzz_input`, which
+//! `make test` runs on every seed): crates/domain/tests/points_text/checks.rs.
 
 #![no_main]
 
-use bigdecimal::BigDecimal;
-use bigdecimal::num_bigint::BigInt;
-use domain::Points;
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
@@ -18,20 +16,7 @@ use libfuzzer_sys::fuzz_target;
 mod checks;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(text) = std::str::from_utf8(data)
-        && let Err(problem) = checks::check_input(text)
-    {
+    if let Err(problem) = checks::check_fuzz_input(data) {
         panic!("{problem}");
-    }
-    // First byte: the scale (-64 to 63, the range NUMERIC values take in practice and
-    // beyond); the rest, up to 64 bytes: the unscaled integer, signed, big-endian.
-    if let Some((scale, digits)) = data.split_first() {
-        let scale = i64::from(i8::from_ne_bytes([*scale]) / 2);
-        let unscaled = BigInt::from_signed_bytes_be(&digits[..digits.len().min(64)]);
-        let value = BigDecimal::new(unscaled, scale);
-        let text = Points::new(value.clone()).to_text();
-        if let Err(problem) = checks::check_text_of(&value, &text) {
-            panic!("{problem}");
-        }
     }
 });

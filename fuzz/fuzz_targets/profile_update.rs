@@ -1,7 +1,8 @@
 //! The bodies of `PUT /api/v1/clients/{client_id}` and `PUT /api/v1/clients/setting`
 //! (`auth_service::profile_update`): no input panics; blank or non-object JSON reads as
 //! `{}`, other non-JSON is refused; the answer is the first broken rule in the spec's order
-//! or exactly the asked-for changes. The assertions are the property tests' own:
+//! or exactly the asked-for changes; the first byte picks the path id. The assertions are the
+//! property tests' own (`check_fuzz_input`, which `make test` runs on every seed):
 //! services/auth-service/tests/parsers/profile_update_checks.rs.
 
 #![no_main]
@@ -16,13 +17,7 @@ mod checks;
 mod quiet_panics;
 
 fuzz_target!(init: quiet_panics::install(), |data: &[u8]| {
-    // The first byte picks the path id: mostly the caller's own, sometimes another.
-    let (path, raw) = match data.split_first() {
-        Some((b, rest)) if b % 8 == 0 => ("1002", rest),
-        Some((_, rest)) => ("1001", rest),
-        None => ("1001", data),
-    };
-    if let Err(problem) = checks::check_raw(path, raw) {
+    if let Err(problem) = checks::check_fuzz_input(data) {
         panic!("{problem}");
     }
 });

@@ -177,6 +177,7 @@ impl ErrorB {
             403 => "FORBIDDEN",
             404 => "NOT_FOUND",
             405 => "METHOD_NOT_ALLOWED",
+            408 => "REQUEST_TIMEOUT",
             409 => "CONFLICT",
             413 => "PAYLOAD_TOO_LARGE",
             415 => "UNSUPPORTED_MEDIA_TYPE",

@@ -11,6 +11,7 @@
 //! route) answer in whichever one a scope uses, and [`exposure`] decides per app whether
 //! internals (raw error text, `stack`) may be shown.
 
+pub mod depth;
 mod details;
 mod envelopes;
 pub mod exposure;

@@ -2,46 +2,121 @@
 //! query or a `\u0000` in a JSON string would otherwise travel to the database and come back
 //! as a 500 with the driver's text; here it is a 400 in the route's envelope before any
 //! handler runs, for every route of every service alike.
+//!
+//! The same middleware is the one place where every request body is read, once, before any
+//! handler: so it also holds the body's other limits, each answered in the route's envelope
+//! before any handler or database work:
+//!
+//! - over [`JSON_LIMIT_BYTES`]: 413 `Payload Too Large`;
+//! - not received whole within the read deadline (a client that declared a body and stopped
+//!   sending it): 408 [`BODY_TIMEOUT_MESSAGE`], and the connection is closed;
+//! - a NUL: 400 [`MESSAGE`];
+//! - JSON nested deeper than [`depth::MAX_DEPTH`]: 400 [`depth::MESSAGE`]. The scan is here
+//!   rather than in each route's parser because every body passes here exactly once, the
+//!   relay's (which is never parsed) included, and it needs no parse: it counts brackets
+//!   outside strings on the bytes already in memory.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use actix_web::HttpMessage;
-use actix_web::body::MessageBody;
-use actix_web::dev::{Payload, ServiceRequest};
-use actix_web::http::StatusCode;
+use actix_web::body::{BodySize, BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::middleware::Next;
-use actix_web::web::BytesMut;
+use actix_web::web::{Bytes, BytesMut};
 use futures_util::StreamExt;
 
 use crate::Envelope;
+use crate::depth;
 use crate::exposure::Answer;
 use crate::handlers::JSON_LIMIT_BYTES;
 
 pub const MESSAGE: &str = "Invalid input: text must not contain NUL characters";
 
-/// The middleware: `App::new().wrap(from_fn(nul::middleware(envelope)))`. Bodies are read
-/// whole (they are capped at [`JSON_LIMIT_BYTES`] anyway), checked, and handed on unchanged.
+/// The message of the 408 for a body that did not arrive within the read deadline.
+pub const BODY_TIMEOUT_MESSAGE: &str = "Request Timeout: the request body did not arrive in time";
+
+/// The middleware: `App::new().wrap(from_fn(nul::middleware(envelope, body_timeout)))`.
+/// Bodies are read whole (they are capped at [`JSON_LIMIT_BYTES`] anyway) within
+/// `body_timeout`, checked, and handed on unchanged.
 pub fn middleware<B: MessageBody + 'static>(
     envelope: Envelope,
-) -> impl Fn(ServiceRequest, Next<B>) -> Answer<B> + Clone {
+    body_timeout: Duration,
+) -> impl Fn(ServiceRequest, Next<B>) -> Answer<EitherBody<B>> + Clone {
     move |mut req, next| {
         Box::pin(async move {
             if has_encoded_nul(req.path()) || has_encoded_nul(req.query_string()) {
                 return Err(envelope.error(StatusCode::BAD_REQUEST, MESSAGE));
             }
             let mut payload = req.take_payload();
-            let mut body = BytesMut::new();
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk?;
-                if body.len() + chunk.len() > JSON_LIMIT_BYTES {
-                    return Err(envelope.error(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"));
+            let read = async {
+                let mut body = BytesMut::new();
+                while let Some(chunk) = payload.next().await {
+                    let chunk = chunk?;
+                    if body.len() + chunk.len() > JSON_LIMIT_BYTES {
+                        return Err(
+                            envelope.error(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large")
+                        );
+                    }
+                    body.extend_from_slice(&chunk);
                 }
-                body.extend_from_slice(&chunk);
-            }
+                Ok(body)
+            };
+            // Nothing has run yet when the deadline passes, so dropping the read is safe.
+            let Ok(body) = tokio::time::timeout(body_timeout, read).await else {
+                let answer = envelope
+                    .error(StatusCode::REQUEST_TIMEOUT, BODY_TIMEOUT_MESSAGE)
+                    .error_response()
+                    .map_body(|head, body| {
+                        head.set_connection_type(ConnectionType::Close);
+                        BoxBody::new(HoldingPayload {
+                            body,
+                            _payload: Box::new(payload),
+                        })
+                    });
+                return Ok(req.into_response(answer).map_into_right_body());
+            };
+            let body = body?;
             if has_nul(&body) {
                 return Err(envelope.error(StatusCode::BAD_REQUEST, MESSAGE));
             }
+            if depth::deeper_than(&body, depth::MAX_DEPTH) {
+                return Err(envelope.error(StatusCode::BAD_REQUEST, depth::MESSAGE));
+            }
             req.set_payload(Payload::from(body.freeze()));
-            next.call(req).await
+            next.call(req)
+                .await
+                .map(ServiceResponse::map_into_left_body)
         })
+    }
+}
+
+/// The 408's body, holding the unfinished request payload until the answer is written.
+///
+/// actix closes a connection after an answer only if the request's payload is still held
+/// then; a payload already dropped is "drained" first when it is chunked, that is, the
+/// connection waits for the rest of the body with no deadline at all, which is exactly what
+/// a client that stalled its body never sends. Held to the end, the payload makes actix
+/// close the connection (after `HTTP_DISCONNECT_TIMEOUT_MS` of lingering) instead.
+struct HoldingPayload {
+    body: BoxBody,
+    _payload: Box<Payload>,
+}
+
+impl MessageBody for HoldingPayload {
+    type Error = Box<dyn std::error::Error>;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_next(cx)
     }
 }
 

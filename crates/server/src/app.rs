@@ -1,7 +1,7 @@
 //! The app every service starts from: operational routes, error handlers in the service's
 //! envelope, and the middleware stack (outermost first): tracing root span, `X-Request-Id`,
-//! request metrics, exposure of internals, JSON for every error actix makes itself, NUL
-//! characters refused.
+//! request metrics, exposure of internals, JSON for every error actix makes itself, the
+//! body's limits (read deadline, size, NUL characters, JSON depth: `envelope::nul`).
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -19,6 +19,8 @@ pub struct AppSettings {
     pub show_internals: bool,
     pub pool: db::Pool,
     pub openapi: utoipa::openapi::OpenApi,
+    /// The `HTTP_*` limits: the app uses the body's read deadline, [`crate::start`] the rest.
+    pub http: crate::HttpLimits,
 }
 
 impl AppSettings {
@@ -35,6 +37,7 @@ impl AppSettings {
             show_internals: common.app_env.shows_internals(),
             pool,
             openapi,
+            http: common.http,
         }
     }
 }
@@ -66,7 +69,10 @@ pub fn app(
         .app_data(handlers::query_config(envelope))
         .configure(move |cfg| ops::configure(cfg, openapi))
         .default_service(web::to(handlers::not_found))
-        .wrap(from_fn(envelope::nul::middleware(envelope)))
+        .wrap(from_fn(envelope::nul::middleware(
+            envelope,
+            settings.http.body_timeout,
+        )))
         .wrap(handlers::plain_errors_to_json(envelope))
         .wrap(from_fn(exposure::middleware(settings.show_internals)))
         .wrap(from_fn(telemetry::http::record_metrics))

@@ -15,5 +15,7 @@ pub mod run;
 pub use app::{AppSettings, app};
 pub use cli::Command;
 pub use client_ip::client_ip;
-pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, Secret};
-pub use run::{Binary, SeedFn, StartError, http_server, spawn_local, start};
+pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};
+pub use run::{
+    Binary, SeedFn, StartError, bind, http_server, http_server_with, spawn_local, start,
+};

@@ -8,12 +8,13 @@ use std::time::Duration;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::KeepAlive;
 use actix_web::{App, Error, HttpServer};
 use diesel_async::{AsyncConnection, AsyncPgConnection};
 use futures_util::future::BoxFuture;
 
 use crate::AppSettings;
-use crate::config::{CommonConfig, ConfigError, DatabaseConfig, Env};
+use crate::config::{CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits};
 
 /// How long a stopping server lets in-flight requests finish; above the 20 s pay timeout.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
@@ -25,9 +26,8 @@ pub type SeedFn = for<'c> fn(
     &'c serde_json::Value,
 ) -> BoxFuture<'c, anyhow::Result<Vec<String>>>;
 
-/// Builds the HTTP server for `factory` on an already bound listener (tests bind port 0).
-/// The returned server runs until SIGTERM or SIGINT; on SIGTERM (what Kubernetes sends) it
-/// stops accepting and lets in-flight requests finish for up to [`SHUTDOWN_TIMEOUT`].
+/// Builds the HTTP server for `factory` on an already bound listener (tests bind port 0),
+/// with the default [`HttpLimits`]; see [`http_server_with`].
 pub fn http_server<F, T, B>(
     listener: TcpListener,
     workers: usize,
@@ -44,11 +44,80 @@ where
         > + 'static,
     B: MessageBody + 'static,
 {
+    http_server_with(listener, workers, HttpLimits::default(), factory)
+}
+
+/// Builds the HTTP server for `factory` on an already bound listener, with `limits` on its
+/// connections. The returned server runs until SIGTERM or SIGINT; on SIGTERM (what
+/// Kubernetes sends) it stops accepting and lets in-flight requests finish for up to
+/// [`SHUTDOWN_TIMEOUT`].
+///
+/// What bounds a slow or idle client (`docs/decisions.md`, "Abuse limits"):
+/// - a connection's first request head: `head_timeout` (actix's `client_request_timeout`,
+///   408 and close);
+/// - a body: the app's body middleware (`envelope::nul`, 408 in the route's envelope);
+/// - an idle keep-alive connection: `keep_alive`;
+/// - a closing connection: `disconnect_timeout` (actix's `client_disconnect_timeout`);
+/// - all of them together: `max_connections` (split over the workers; past it, accepting
+///   pauses and new connections wait in the listen backlog, see [`bind`]).
+///
+/// actix arms the head deadline for a connection's first request only: a later request's
+/// head trickled on a kept-alive connection is bounded by `max_connections` alone (the
+/// "known gap" of `docs/decisions.md`; `keep_alive` zero closes it).
+///
+/// There is no deadline on a whole request: a handler is never dropped half way through
+/// (a future dropped inside a transaction would hand its pooled connection back mid-way).
+/// Handlers end on their own because every wait inside them is bounded: the pool's wait and
+/// connect timeouts, PostgreSQL's `statement_timeout` and `lock_timeout` (`db::pool`), and
+/// each outbound HTTP client's timeout. `max_connection_rate` is not set: actix applies it
+/// to TLS handshakes only, and these services speak plain HTTP behind the ingress.
+pub fn http_server_with<F, T, B>(
+    listener: TcpListener,
+    workers: usize,
+    limits: HttpLimits,
+    factory: F,
+) -> std::io::Result<Server>
+where
+    F: Fn() -> App<T> + Send + Clone + 'static,
+    T: ServiceFactory<
+            ServiceRequest,
+            Config = (),
+            Response = ServiceResponse<B>,
+            Error = Error,
+            InitError = (),
+        > + 'static,
+    B: MessageBody + 'static,
+{
+    let keep_alive = if limits.keep_alive.is_zero() {
+        KeepAlive::Disabled
+    } else {
+        KeepAlive::Timeout(limits.keep_alive)
+    };
     Ok(HttpServer::new(factory)
         .workers(workers)
+        .max_connections(limits.connections_per_worker(workers))
+        .client_request_timeout(limits.head_timeout)
+        .client_disconnect_timeout(limits.disconnect_timeout)
+        .keep_alive(keep_alive)
         .shutdown_timeout(SHUTDOWN_TIMEOUT.as_secs())
         .listen(listener)?
         .run())
+}
+
+/// Binds `addr` with a listen backlog of `backlog` (`HTTP_BACKLOG`; the kernel caps it at
+/// `net.core.somaxconn`). actix's own `backlog` setting applies only to addresses it binds
+/// itself, and the services are handed a bound listener. Needs a Tokio runtime.
+pub fn bind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As std's TcpListener::bind does on Unix: a restarted service can take its port again
+    // while the old connections are in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)?.into_std()
 }
 
 /// Why a service could not start.
@@ -61,7 +130,7 @@ pub enum StartError {
 }
 
 /// The server of a service: the shared app from `settings` plus the service's own routes
-/// and data, registered by `configure`.
+/// and data, registered by `configure`, with the limits of `settings.http`.
 pub fn start<F>(
     listener: TcpListener,
     workers: usize,
@@ -71,7 +140,8 @@ pub fn start<F>(
 where
     F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
 {
-    http_server(listener, workers, move || {
+    let limits = settings.http;
+    http_server_with(listener, workers, limits, move || {
         crate::app(settings.clone()).configure(configure.clone())
     })
 }
@@ -138,10 +208,15 @@ impl Binary {
             Err(e) => return self.config_failure(e),
         };
         self.with_runtime(&common, async move {
-            let listener = TcpListener::bind(common.bind_addr)
+            let listener = bind(common.bind_addr, common.http.backlog)
                 .map_err(|e| format!("cannot listen on {}: {e}", common.bind_addr))?;
             let server = build(config, listener).map_err(|e| format!("cannot start: {e}"))?;
-            tracing::info!(http.addr = %common.bind_addr, workers = common.workers, "listening");
+            tracing::info!(
+                http.addr = %common.bind_addr,
+                workers = common.workers,
+                max_connections = common.http.max_connections,
+                "listening"
+            );
             server.await.map_err(|e| format!("server failed: {e}"))?;
             tracing::info!("stopped");
             Ok(())

@@ -34,6 +34,7 @@ async fn spawn(envelope: Envelope, pool: db::Pool, database: Option<TestDatabase
         show_internals: false,
         pool,
         openapi: server::ops::openapi(),
+        http: server::HttpLimits::default(),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -1,5 +1,6 @@
 //! The sandbox's environment variables (and the common ones: `APP_ENV`, `BIND_ADDR`,
-//! `HTTP_WORKERS`, `RUST_LOG`, `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT`):
+//! `HTTP_WORKERS`, the `HTTP_*` connection limits of `server::HttpLimits`, `RUST_LOG`,
+//! `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT`):
 //!
 //! | Variable | Default | Meaning |
 //! |---|---|---|

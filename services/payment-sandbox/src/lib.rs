@@ -42,13 +42,18 @@ pub fn build(
         public_url: config.public_url.clone(),
     });
     telemetry::metrics::handle();
-    server::http_server(listener, config.common.workers, move || {
-        App::new()
-            .app_data(sandbox.clone())
-            .configure(routes::configure)
-            .wrap(from_fn(telemetry::http::record_metrics))
-            .wrap(from_fn(telemetry::http::request_id_header))
-            .wrap(telemetry::http::tracing_logger())
-    })
+    server::http_server_with(
+        listener,
+        config.common.workers,
+        config.common.http,
+        move || {
+            App::new()
+                .app_data(sandbox.clone())
+                .configure(routes::configure)
+                .wrap(from_fn(telemetry::http::record_metrics))
+                .wrap(from_fn(telemetry::http::request_id_header))
+                .wrap(telemetry::http::tracing_logger())
+        },
+    )
     .map_err(|e| format!("cannot start the HTTP server: {e}"))
 }

@@ -5,6 +5,7 @@
 use std::str::FromStr;
 
 use bigdecimal::BigDecimal;
+use bigdecimal::num_bigint::BigInt;
 use domain::Points;
 
 /// The text for plain decimal input (`-?digits.digits`, either side may be empty but not
@@ -132,4 +133,23 @@ pub fn check_input(input: &str) -> Result<(), String> {
             "{input:?} was read and written as {text:?}; digit by digit it is {expected:?}"
         )),
     }
+}
+
+/// One input of the fuzz target `points_text`, checked exactly as the target checks it (the
+/// target calls this; `main.rs` replays the target's seeds and corpus through it). As text,
+/// when it is UTF-8: [`check_input`]. As a decimal: the first byte is the scale (-64 to 63,
+/// the range NUMERIC values take in practice and beyond), the rest, up to 64 bytes, the
+/// unscaled integer, signed, big-endian: [`check_text_of`] its text.
+pub fn check_fuzz_input(data: &[u8]) -> Result<(), String> {
+    if let Ok(text) = std::str::from_utf8(data) {
+        check_input(text)?;
+    }
+    if let Some((scale, digits)) = data.split_first() {
+        let scale = i64::from(i8::from_ne_bytes([*scale]) / 2);
+        let unscaled = BigInt::from_signed_bytes_be(&digits[..digits.len().min(64)]);
+        let value = BigDecimal::new(unscaled, scale);
+        let text = Points::new(value.clone()).to_text();
+        check_text_of(&value, &text)?;
+    }
+    Ok(())
 }

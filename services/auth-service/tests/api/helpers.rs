@@ -100,6 +100,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
             app_env: options.app_env,
             bind_addr: "127.0.0.1:0".parse().unwrap(),
             workers: 1,
+            http: server::HttpLimits::default(),
             telemetry: telemetry::TelemetryConfig {
                 service_name: "auth-service",
                 log_format: telemetry::LogFormat::Pretty,

@@ -94,3 +94,16 @@ pub fn check_value(value: &Value) -> Result<Result<Option<NaiveDate>, Unreadable
     }
     Ok(read)
 }
+
+/// One input of the fuzz target `birth_date`, checked exactly as the target checks it (the
+/// target calls this; `main.rs` replays the target's seeds and corpus through it): as a JSON
+/// string's text when it is UTF-8, and as that JSON value when it is JSON.
+pub fn check_fuzz_input(data: &[u8]) -> Result<(), String> {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _answer = check_value(&Value::String(text.to_owned()))?;
+    }
+    if let Ok(value) = serde_json::from_slice::<Value>(data) {
+        let _answer = check_value(&value)?;
+    }
+    Ok(())
+}

@@ -60,6 +60,7 @@ pub async fn spawn_app() -> TestApp {
             app_env: AppEnv::Development,
             bind_addr: "127.0.0.1:0".parse().unwrap(),
             workers: 2,
+            http: server::HttpLimits::default(),
             telemetry: telemetry::TelemetryConfig {
                 service_name: "operator-service",
                 log_format: telemetry::LogFormat::Pretty,

@@ -178,3 +178,9 @@ pub fn check_request(request: &OrderRequest, body: &Map<String, Value>) -> Resul
     }
     Ok(())
 }
+
+/// One input of the fuzz target `order_body`, checked exactly as the target checks it (the
+/// target calls this; `main.rs` replays the target's seeds and corpus through it).
+pub fn check_fuzz_input(data: &[u8]) -> Result<(), String> {
+    check_raw(data).map(|_| ())
+}
