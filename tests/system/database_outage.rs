@@ -9,6 +9,8 @@ use e2e::{LocalCluster, Service, create_database, migrate_and_seed, run};
 use serde_json::json;
 
 const SARA: &str = "legacy-token-of-sara-0123456789abcdef";
+/// Not used before the outage, so the point service's caller cache does not know it.
+const OMAR: &str = "legacy-token-of-omar-0123456789abcdef";
 
 #[tokio::test]
 async fn readyz_follows_the_database_and_recovers_without_a_restart() {
@@ -75,9 +77,17 @@ async fn the_whole_system_recovers_from_a_database_restart() {
     // Errors in each service's envelope, quickly (the pool's wait timeout, not a hang). The
     // auth lookup failing is a 401 by the spec ("an outage looks like a bad token").
     let started = std::time::Instant::now();
-    let (status, body) = stack.call("GET", &balance, Some(SARA), &[], None).await;
+    let (status, body) = stack.call("GET", &balance, Some(OMAR), &[], None).await;
     assert_eq!(status, 401, "{body}");
     assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+    // A caller the point service looked up in the last seconds (AUTH_CALLER_CACHE_SECONDS)
+    // gets as far as the point service's own database: its 500, in envelope B.
+    let (status, body) = stack.call("GET", &balance, Some(SARA), &[], None).await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (500, &json!("INTERNAL_ERROR")),
+        "{body}"
+    );
     let (status, body) = stack.call("GET", &children, None, &[], None).await;
     assert_eq!((status, &body["statusCode"]), (500, &json!(500)), "{body}");
     assert!(started.elapsed() < Duration::from_secs(15));

@@ -2,6 +2,8 @@
 //! a successful lookup is kept for the TTL and no longer, a refusal is never kept, and
 //! concurrent first requests with one token share one lookup.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -83,6 +83,8 @@ pub struct Options {
     pub payment_timeout: Duration,
     /// Instead of the fake payment service.
     pub payment_url: Option<String>,
+    /// `AUTH_CALLER_CACHE_SECONDS`; zero (every request asks) unless a test is about the cache.
+    pub caller_cache_ttl: Duration,
 }
 
 impl Default for Options {
@@ -96,6 +98,7 @@ impl Default for Options {
             auth_unreachable: false,
             payment_timeout: Duration::from_secs(2),
             payment_url: None,
+            caller_cache_ttl: Duration::ZERO,
         }
     }
 }
@@ -150,6 +153,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         },
         auth_service_url: auth_url,
         auth_timeout: Duration::from_secs(2),
+        caller_cache_ttl: options.caller_cache_ttl,
         internal_token: Secret::new(INTERNAL),
         payment_service_url: Some(payment_url),
         payment_timeout: options.payment_timeout,
