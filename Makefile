@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build bench soak clean-db clean-local fuzz
+.PHONY: run test seed build bench soak clean-db clean-local fuzz fuzz-api
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -60,3 +60,10 @@ fuzz:
 	  cargo +nightly fuzz run --debug-assertions $$target fuzz/corpus/$$target fuzz/seeds/$$target -- \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 || exit 1; \
 	done
+
+## make fuzz-api: schemathesis against each service's /openapi.json (auth, point, order,
+## operator) on databases and ports of its own: no 5xx, and every answer's status, content
+## type, headers and body as documented (see scripts/fuzz-api.sh). FUZZ_API_EXAMPLES (50)
+## generated cases per operation; FUZZ_API_SEED=n replays a run. Reports: target/fuzz-api/.
+fuzz-api:
+	scripts/fuzz-api.sh

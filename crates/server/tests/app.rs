@@ -190,6 +190,30 @@ async fn unknown_routes_and_wrong_methods_answer_in_the_envelope() {
     );
 }
 
+/// Another method on an operational route is a 405 with `Allow`, like on every other route;
+/// it was a 404 `Cannot TRACE /healthz` (found by `make fuzz-api`).
+#[tokio::test]
+async fn operational_routes_answer_405_to_other_methods() {
+    let app = spawn_with_database(Envelope::A).await;
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        for method in [reqwest::Method::POST, reqwest::Method::TRACE] {
+            let wrong = app
+                .client
+                .request(method.clone(), format!("{}{path}", app.base))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(wrong.status(), 405, "{method} {path}");
+            assert_eq!(wrong.headers()["allow"], "GET", "{method} {path}");
+            assert_eq!(
+                wrong.text().await.unwrap(),
+                r#"{"status":405,"message":"Method Not Allowed"}"#
+            );
+        }
+        assert_eq!(app.get(path).await.status(), 200, "{path}");
+    }
+}
+
 #[tokio::test]
 async fn every_answer_carries_a_request_id() {
     let app = spawn_with_database(Envelope::B).await;

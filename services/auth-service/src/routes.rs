@@ -138,7 +138,10 @@ pub mod doc {
         pub id: i64,
         /// Always 356315.
         pub client_id: i64,
-        pub device_id: String,
+        /// The body's `device_id` echoed as sent (the spec: not validated; a string in
+        /// practice, but any other JSON value comes back as it was), or the fixed
+        /// `46AE56EF-29BA-40AE-B436-AF22B119FE1E` when it is absent or null.
+        pub device_id: Value,
     }
 
     /// label (≤ 50), address_line (≤ 255), city (≤ 100), latitude and longitude are required
@@ -182,7 +185,9 @@ pub mod doc {
 }
 
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi().merge_from(server::ops::openapi())
+    let mut doc = ApiDoc::openapi().merge_from(server::ops::openapi());
+    envelope::schema::add_door_answers(&mut doc, envelope::Envelope::A);
+    doc
 }
 
 /// Specific paths come before `/api/v1/clients/{client_id}`, which would otherwise take them.

@@ -297,7 +297,9 @@ pub mod doc {
 }
 
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi().merge_from(server::ops::openapi())
+    let mut doc = ApiDoc::openapi().merge_from(server::ops::openapi());
+    envelope::schema::add_door_answers(&mut doc, envelope::Envelope::Operator);
+    doc
 }
 
 /// `/services/all/without-pagination` comes before `/services/{id}`.

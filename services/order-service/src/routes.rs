@@ -93,6 +93,7 @@ pub mod doc {
     use utoipa::ToSchema;
     use utoipa::openapi::path::{HttpMethod, Operation, Parameter, ParameterIn};
     use utoipa::openapi::request_body::RequestBody;
+    use utoipa::openapi::schema::{AnyOf, Schema, SchemaType};
     use utoipa::openapi::security::SecurityRequirement;
     use utoipa::openapi::{Content, Object, Ref, Required, Response, Type};
 
@@ -340,8 +341,34 @@ pub mod doc {
             .response(
                 "200",
                 Response::builder()
-                    .description("the point service's answer, as it came (see its document for the shape)")
-                    .content("application/json", Content::new(Some(Object::new())))
+                    .description(
+                        "the point service's answer, as it came (see its document for the shape: an \
+                         object, or a bare array for the offers, the occasions and the FAQ)",
+                    )
+                    .content(
+                        "application/json",
+                        Content::new(Some(Object::with_type(SchemaType::AnyValue))),
+                    )
+                    .build(),
+            )
+            .response(
+                "400",
+                Response::builder()
+                    .description(format!(
+                        "the point service's own 400 (envelope B; see its document for this route's \
+                         messages), relayed unchanged; or, made by the order service before anything is \
+                         relayed, {} (envelope C)",
+                        envelope::schema::door_400_description()
+                    ))
+                    .content(
+                        "application/json",
+                        Content::new(Some(Schema::AnyOf(
+                            AnyOf::builder()
+                                .item(Ref::from_schema_name("ErrorB"))
+                                .item(Ref::from_schema_name("ErrorC"))
+                                .build(),
+                        ))),
+                    )
                     .build(),
             )
             .response(
@@ -398,7 +425,9 @@ pub mod doc {
 }
 
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi().merge_from(server::ops::openapi())
+    let mut doc = ApiDoc::openapi().merge_from(server::ops::openapi());
+    envelope::schema::add_door_answers(&mut doc, envelope::Envelope::C);
+    doc
 }
 
 /// The relayed point routes, each with its method; nothing else is relayed.

@@ -33,7 +33,7 @@ struct Login {
     params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)")),
     responses(
         (status = 200, description = "a code was sent, or one is still live (nothing sent)", body = crate::routes::doc::Sent),
-        (status = 400, description = "`Last Name cannot be blank.`: no account has this phone", body = envelope::schema::DocErrorA),
+        (status = 400, description = "`Last Name cannot be blank.`: no account has this phone; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
         (status = 401, description = "the account is inactive", body = envelope::schema::DocErrorA),
         (status = 429, description = "too many SMS for this phone or client address in the last hour", body = envelope::schema::DocErrorA),
         (status = 502, description = "the SMS gateway failed; nothing was kept", body = envelope::schema::DocErrorA)))]
@@ -68,7 +68,7 @@ pub async fn reset_otp(
     params(("contact_phone" = String, Query), ("code" = String, Query, description = "the 4-digit code")),
     responses(
         (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = crate::routes::doc::LoginAnswer),
-        (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), or a missing key", body = envelope::schema::DocErrorA),
+        (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), `contact_phone is required`, `code is required`; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
         (status = 401, description = "the account is inactive", body = envelope::schema::DocErrorA),
         (status = 429, description = "too many codes tried for this phone or client address in the last hour", body = envelope::schema::DocErrorA)))]
 pub async fn verify_otp(

@@ -1,9 +1,8 @@
 //! `GET /point-offers`, `GET /point-offers/{id}`, `GET /point-occasions`.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Deserialize;
 
-use super::caller;
+use super::{caller, first};
 use crate::error::PointError;
 use crate::offers;
 use crate::state::AppState;
@@ -45,21 +44,16 @@ pub async fn offer(
     Ok(HttpResponse::Ok().json(offer))
 }
 
-#[derive(Deserialize)]
-pub struct LanguageQuery {
-    language: Option<String>,
-}
-
 #[utoipa::path(get, path = "/api/v2/client/point-occasions", tag = "offers", security(("legacy" = [])),
-    params(("language" = Option<String>, Query, description = "`ar` (trimmed, any case) for Arabic labels")),
+    params(("language" = Option<String>, Query, description = "`ar` (trimmed, any case) for Arabic labels; anything else English; never an error (sent twice, the first counts)")),
     responses((status = 200, description = "the active occasions, labels in the asked language", body = [crate::routes::doc::Occasion]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn occasions(
     state: web::Data<AppState>,
     req: HttpRequest,
-    query: web::Query<LanguageQuery>,
+    query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
     caller(&state, &req).await?;
-    let arabic = offers::wants_arabic(query.language.as_deref());
+    let arabic = offers::wants_arabic(first(&query, "language"));
     let mut conn = state.pool.get().await?;
     let rows = offers::active_occasions(&mut conn).await?;
     Ok(HttpResponse::Ok().json(rows.iter().map(|row| row.view(arabic)).collect::<Vec<_>>()))

@@ -21,3 +21,13 @@ pub async fn caller(state: &AppState, req: &HttpRequest) -> Result<i64, PointErr
         .and_then(|v| v.to_str().ok());
     state.auth.caller(authorization).await
 }
+
+/// The first value of a query key. Queries are read as pairs, not into a struct, so that a
+/// key sent twice is no 400 (`duplicate field`): the spec makes `language` never an error
+/// and page numbers fall back to their defaults. Found by `make fuzz-api`.
+pub fn first<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    query
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}

@@ -1,9 +1,8 @@
 //! `GET /points` (balance), `GET /point-history`, `GET /points-faq`.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Deserialize;
 
-use super::caller;
+use super::{caller, first};
 use crate::balance::{self, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use crate::error::PointError;
 use crate::offers;
@@ -20,33 +19,28 @@ pub async fn balance(
     Ok(HttpResponse::Ok().json(balance::balance(&mut conn, client_id).await?))
 }
 
-#[derive(Deserialize)]
-pub struct PageQuery {
-    page: Option<String>,
-    limit: Option<String>,
-}
-
 /// Page numbers and sizes that cannot be read fall back to the defaults; sizes are capped.
-fn page(query: &PageQuery) -> (i64, i64) {
-    let read = |v: &Option<String>| {
-        v.as_deref()
+/// A key sent twice counts once, its first value (a query is never a 400 here).
+fn page(query: &[(String, String)]) -> (i64, i64) {
+    let read = |key: &str| {
+        first(query, key)
             .and_then(|s| s.trim().parse::<i64>().ok())
             .filter(|n| *n >= 1)
     };
-    let page = read(&query.page).unwrap_or(1).min(1_000_000);
-    let limit = read(&query.limit)
+    let page = read("page").unwrap_or(1).min(1_000_000);
+    let limit = read("limit")
         .unwrap_or(DEFAULT_PAGE_SIZE)
         .min(MAX_PAGE_SIZE);
     (page, limit)
 }
 
 #[utoipa::path(get, path = "/api/v2/client/point-history", tag = "points", security(("legacy" = [])),
-    params(("page" = Option<i64>, Query, description = "default 1"), ("limit" = Option<i64>, Query, description = "default 20, at most 100")),
+    params(("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; sent twice, the first counts"), ("limit" = Option<i64>, Query, description = "default 20, at most 100; unreadable or below 1 is 20; sent twice, the first counts")),
     responses((status = 200, description = "newest first", body = crate::routes::doc::HistoryPage), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn history(
     state: web::Data<AppState>,
     req: HttpRequest,
-    query: web::Query<PageQuery>,
+    query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
     let client_id = caller(&state, &req).await?;
     let (page, limit) = page(&query);

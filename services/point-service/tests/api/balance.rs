@@ -84,6 +84,23 @@ async fn history_is_newest_first_and_paged() {
         ),
         (json!(1), json!(100))
     );
+    // A key sent twice is no 400 (it was `duplicate field`, found by `make fuzz-api`): the
+    // first value counts, and an unreadable first one falls back like any other.
+    let (status, twice) = app
+        .get(
+            "/api/v2/client/point-history?page=2&page=1&limit=2&limit=50",
+            SARA,
+        )
+        .await;
+    assert_eq!(status, 200, "{twice}");
+    assert_eq!(
+        twice["meta"],
+        json!({"totalItems": 3, "page": 2, "itemsPerPage": 2, "totalPages": 2})
+    );
+    let (status, null) = app
+        .get("/api/v2/client/point-history?page=null&page=null", SARA)
+        .await;
+    assert_eq!((status, &null["meta"]["page"]), (200, &json!(1)), "{null}");
 }
 
 #[tokio::test]

@@ -108,4 +108,14 @@ async fn occasions_follow_the_language_rule() {
         .get("/api/v2/client/point-occasions?language=ar-SA", SARA)
         .await;
     assert_eq!(other[0]["occasion"], "Birthday");
+    // `language` is never an error (the spec), not even sent twice: the first counts. It was
+    // a 400 `duplicate field` (found by `make fuzz-api`).
+    let (status, twice) = app
+        .get(
+            "/api/v2/client/point-occasions?language=ar&language=en",
+            SARA,
+        )
+        .await;
+    assert_eq!(status, 200, "{twice}");
+    assert_eq!(twice[0]["occasion"], "عيد ميلاد");
 }
