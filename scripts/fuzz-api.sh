@@ -15,6 +15,11 @@
 #      to schemathesis per security scheme (plus X-Internal-Token on /internal routes);
 #   5. runs schemathesis on each document in turn; exits 1 if any run reported a failure.
 #
+# The documents' examples and patterns name demo.json's data (an offer and occasion id,
+# Sara's phone and legacy order, service 1), so that the examples phase and the generated
+# requests get past validation into the rules: orders made and paid, credits, hierarchy
+# changes, not only 400s.
+#
 # The services are stopped on exit. Their logs and schemathesis' reports (JUnit and the
 # pytest file that reproduces each failure) are kept in $FUZZ_API_OUT (default
 # target/fuzz-api). Knobs:

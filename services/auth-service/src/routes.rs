@@ -79,6 +79,7 @@ pub mod doc {
         /// A primary token (tried first) or a legacy token.
         pub token: String,
         /// `primary` or `legacy`.
+        #[schema(pattern = "^(primary|legacy)$", example = "legacy")]
         pub target_platform: String,
     }
 
@@ -98,32 +99,30 @@ pub mod doc {
     #[derive(ToSchema)]
     pub struct ProfileBody {
         /// Integer or numeric string; must be the caller's.
-        #[schema(value_type = Option<Object>)]
         pub client_id: Option<Value>,
         /// Cannot change: must equal the stored phone with whitespace removed.
+        #[schema(example = "+966500000001")]
         pub contact_phone: Option<String>,
         /// Null clears; at most 100 characters after trimming.
+        #[schema(example = "Sara")]
         pub first_name: Option<String>,
         pub last_name: Option<String>,
         /// No format check; stored trimmed.
         pub email_address: Option<String>,
         /// Any date a standard parser reads (or epoch milliseconds); stored as the UTC date.
+        #[schema(example = "1990-01-10")]
         pub birth_date: Option<String>,
         /// 1 male, 2 female; anything else is stored as 0.
-        #[schema(value_type = Option<Object>)]
         pub sex: Option<Value>,
         /// 1, "1" and true mean on; anything else off.
-        #[schema(value_type = Option<Object>)]
         pub receive_offers: Option<Value>,
     }
 
     #[derive(ToSchema)]
     pub struct SettingBody {
         /// Integer or numeric string; must be the caller's.
-        #[schema(value_type = Object)]
         pub client_id: Value,
         /// 1, "1" and true switch on; anything else off.
-        #[schema(value_type = Object)]
         pub push_enabled: Value,
     }
 
@@ -149,14 +148,23 @@ pub mod doc {
     /// empty clears); is_default is a boolean.
     #[derive(ToSchema)]
     pub struct AddressBody {
+        #[schema(max_length = 50, example = "Home")]
         pub label: Option<String>,
+        #[schema(max_length = 255, example = "King Fahd Road 12")]
         pub address_line: Option<String>,
+        #[schema(max_length = 100, example = "Riyadh")]
         pub city: Option<String>,
+        #[schema(max_length = 100, example = "Olaya")]
         pub district: Option<String>,
+        #[schema(max_length = 50, example = "Tower B")]
         pub building: Option<String>,
+        #[schema(example = 24.6907)]
         pub latitude: Option<f64>,
+        #[schema(example = 46.6855)]
         pub longitude: Option<f64>,
+        #[schema(max_length = 500, example = "Second floor")]
         pub notes: Option<String>,
+        #[schema(example = true)]
         pub is_default: Option<bool>,
     }
 

@@ -215,22 +215,34 @@ pub mod doc {
     #[derive(ToSchema)]
     pub struct ServiceBody {
         /// Arabic name, 1 to 255 characters after trimming; required on create.
+        #[schema(min_length = 1, max_length = 255, example = "برجر")]
         pub title: Option<String>,
         /// English name, 1 to 255 characters after trimming; required on create.
-        #[schema(rename = "titleTranslated")]
+        #[schema(
+            rename = "titleTranslated",
+            min_length = 1,
+            max_length = 255,
+            example = "Burgers"
+        )]
         pub title_translated: Option<String>,
         /// `active` (the default) or `hidden`.
+        #[schema(pattern = "^(active|hidden)$", example = "active")]
         pub status: Option<String>,
         /// Text of at most 2048 characters, or null (stored as `""`, the default).
         pub logo: Option<String>,
         /// Any JSON, or null.
         pub logo_variants: Option<Value>,
         /// An integer ≥ 0 (default 0).
+        #[schema(minimum = 0, example = 3)]
         pub ordering: Option<i32>,
         /// `parent` (the default on create), `standalone` or `child`. A parent leaving the
         /// role releases all its children (they stay `child`, unassigned); a child leaving it
         /// is detached; both in the same transaction, and the answer does not say so.
-        #[schema(rename = "hierarchyRole")]
+        #[schema(
+            rename = "hierarchyRole",
+            pattern = "^(parent|standalone|child)$",
+            example = "child"
+        )]
         pub hierarchy_role: Option<String>,
         /// Text of at most 2048 characters, or null.
         pub image: Option<String>,
@@ -240,7 +252,12 @@ pub mod doc {
         pub url: Option<String>,
         pub background_image_url: Option<String>,
         /// 1 to 50 characters after trimming (default `default`).
-        #[schema(rename = "serviceType")]
+        #[schema(
+            rename = "serviceType",
+            min_length = 1,
+            max_length = 50,
+            example = "default"
+        )]
         pub service_type: Option<String>,
     }
 
@@ -248,11 +265,11 @@ pub mod doc {
     #[derive(ToSchema)]
     pub struct ChildrenBody {
         /// Unique integers; missing or null is `[]`.
-        #[schema(rename = "assignServiceIds")]
+        #[schema(rename = "assignServiceIds", example = json!([8]))]
         pub assign_service_ids: Option<Vec<i64>>,
         /// Unique integers; missing or null is `[]`. Ids that are not this parent's children
         /// are ignored.
-        #[schema(rename = "unassignServiceIds")]
+        #[schema(rename = "unassignServiceIds", example = json!([6]))]
         pub unassign_service_ids: Option<Vec<i64>>,
     }
 

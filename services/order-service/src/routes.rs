@@ -114,6 +114,7 @@ pub mod doc {
     #[derive(ToSchema)]
     pub struct RedeemBody {
         /// The gift-card code: trimmed, 1 to 100 characters.
+        #[schema(min_length = 1, max_length = 100, example = "RAMADAN-250")]
         pub code: String,
     }
 
@@ -274,12 +275,18 @@ pub mod doc {
                     "id" => "the offer id: 24 hex characters, either case; passed on as sent",
                     _ => "passed on as sent",
                 };
+                // Examples from the demo data: an offer, and Sara's legacy order.
+                let example = match name {
+                    "correlation_id" => "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11",
+                    _ => "64b7f0c2a1b2c3d4e5f60718",
+                };
                 Parameter::builder()
                     .name(name)
                     .parameter_in(ParameterIn::Path)
                     .required(Required::True)
                     .schema(Some(Object::with_type(Type::String)))
                     .description(Some(description))
+                    .example(Some(serde_json::json!(example)))
                     .build()
             })
             .collect();

@@ -113,14 +113,19 @@ pub mod doc {
     #[derive(ToSchema)]
     pub struct OrderBody {
         /// 24 hex characters.
+        #[schema(pattern = "^[0-9a-fA-F]{24}$", example = "64b7f0c2a1b2c3d4e5f60719")]
         pub point_offer_id: String,
         /// A positive integer (a numeric string is read as one).
+        #[schema(minimum = 1, example = 1002)]
         pub to_client_id: i64,
         /// `point` or `checkout`.
+        #[schema(pattern = "^(point|checkout)$", example = "checkout")]
         pub payment_type: String,
         /// 24 hex characters; missing, null, 0, "0" and "" mean none.
+        #[schema(example = "64b7f0c2a1b2c3d4e5f60801")]
         pub point_occasion_id: Option<String>,
         /// Free text, 1 to 255 characters after trimming.
+        #[schema(max_length = 255, example = "Happy birthday")]
         pub occasion: Option<String>,
     }
 
@@ -143,11 +148,14 @@ pub mod doc {
 
     #[derive(ToSchema)]
     pub struct DescriptionBody {
+        #[schema(pattern = "^[0-9a-fA-F]{24}$", example = "64b7f0c2a1b2c3d4e5f60718")]
         pub point_offer_id: String,
+        #[schema(example = "64b7f0c2a1b2c3d4e5f60801")]
         pub point_occasion_id: Option<String>,
         /// Free text; wins over the occasion id.
         pub occasion: Option<String>,
         /// `ar` for the Arabic occasion label.
+        #[schema(example = "ar")]
         pub language: Option<String>,
     }
 
@@ -160,8 +168,10 @@ pub mod doc {
     #[derive(ToSchema)]
     pub struct CardBody {
         /// The saved card's id.
+        #[schema(example = "card_visa_4242")]
         pub id: String,
         /// 3 or 4 digits; forwarded to the payment service, never stored or logged.
+        #[schema(pattern = "^[0-9]{3,4}$", example = "123")]
         pub cvv: String,
     }
 
@@ -199,11 +209,15 @@ pub mod doc {
 
     #[derive(ToSchema)]
     pub struct CreditBody {
+        #[schema(minimum = 1, example = 1002)]
         pub client_id: i64,
         /// Positive points text.
+        #[schema(example = "100")]
         pub points: String,
+        #[schema(example = "gift-card:example-1")]
         pub reference: String,
         /// gift_card.
+        #[schema(pattern = "^gift_card$", example = "gift_card")]
         pub reason: String,
     }
 

@@ -30,7 +30,7 @@ struct Login {
 
 /// Sends a login code unless one is live. Always `{status: true}` when it succeeds.
 #[utoipa::path(get, path = "/api/v1/clients/reset-otp", tag = "login",
-    params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)")),
+    params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)", example = "+966500000001")),
     responses(
         (status = 200, description = "a code was sent, or one is still live (nothing sent)", body = crate::routes::doc::Sent),
         (status = 400, description = "`Last Name cannot be blank.`: no account has this phone; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
@@ -65,7 +65,7 @@ pub async fn reset_otp(
 
 /// Trades a live code for a primary token and the profile.
 #[utoipa::path(get, path = "/api/v1/clients/verify-otp", tag = "login",
-    params(("contact_phone" = String, Query), ("code" = String, Query, description = "the 4-digit code")),
+    params(("contact_phone" = String, Query, example = "+966500000001"), ("code" = String, Query, description = "the 4-digit code", example = "1234")),
     responses(
         (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = crate::routes::doc::LoginAnswer),
         (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), `contact_phone is required`, `code is required`; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),

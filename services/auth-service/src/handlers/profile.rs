@@ -14,7 +14,7 @@ use crate::profile_update::{body_object, profile_changes, push_setting};
 use crate::state::AppState;
 
 #[utoipa::path(put, path = "/api/v1/clients/{client_id}", tag = "profile", security(("primary" = [])),
-    params(("client_id" = i64, Path, description = "must be the caller's")),
+    params(("client_id" = i64, Path, description = "must be the caller's", example = 1001)),
     request_body = crate::routes::doc::ProfileBody,
     responses((status = 200, description = "the profile after the update", body = crate::profile::Profile),
         (status = 400, description = "the first failing rule, checked in this order: client_id, contact_phone, first_name, last_name, email_address, birth_date", body = envelope::schema::DocErrorA),

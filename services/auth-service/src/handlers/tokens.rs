@@ -29,7 +29,7 @@ pub struct FindQuery {
 
 /// `GET /api/v1/clients?contact_phone=`: `{status: 200, data: profile}` or 404.
 #[utoipa::path(get, path = "/api/v1/clients", tag = "tokens", security(("primary" = [])),
-    params(("contact_phone" = String, Query)),
+    params(("contact_phone" = String, Query, example = "+966500000002")),
     responses((status = 200, description = "`{status: 200, data: profile}`", body = crate::routes::doc::ProfileAnswer),
         (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
         (status = 404, description = "`client not found`", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]

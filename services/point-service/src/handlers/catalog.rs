@@ -21,7 +21,7 @@ pub async fn offers(
 }
 
 #[utoipa::path(get, path = "/api/v2/client/point-offers/{id}", tag = "offers", security(("legacy" = [])),
-    params(("id" = String, Path, description = "24 hex characters, either case")),
+    params(("id" = String, Path, description = "24 hex characters, either case", example = "64b7f0c2a1b2c3d4e5f60718")),
     responses((status = 200, description = "the offer, bare", body = crate::routes::doc::Offer),
         (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]

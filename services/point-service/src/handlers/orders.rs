@@ -49,7 +49,7 @@ pub async fn create(
 }
 
 #[utoipa::path(get, path = "/api/v2/client/point-orders/{correlation_id}", tag = "point orders", security(("legacy" = [])),
-    params(("correlation_id" = String, Path)),
+    params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     responses((status = 200, description = "the order, when the caller is its payer or recipient", body = crate::routes::doc::Order),
         (status = 404, description = "`point order not found`: missing, or neither payer nor recipient", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn get(

@@ -99,7 +99,7 @@ async fn started(
 }
 
 #[utoipa::path(post, path = "/api/v2/client/point-orders/{correlation_id}/pay/card", tag = "payments", security(("legacy" = [])),
-    params(("correlation_id" = String, Path)),
+    params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     request_body = crate::routes::doc::CardBody,
     responses((status = 200, description = "the payment service's answer as it came: `{id, status: pending, redirect_url}` (3-D Secure)", body = crate::routes::doc::PaymentStarted),
         (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
@@ -151,7 +151,7 @@ pub async fn card(
 }
 
 #[utoipa::path(post, path = "/api/v2/client/point-orders/{correlation_id}/pay/session", tag = "payments", security(("legacy" = [])),
-    params(("correlation_id" = String, Path)),
+    params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     request_body = crate::routes::doc::SessionBody,
     responses((status = 200, description = "the payment service's answer as it came: `{id, session_token, …}`", body = Object),
         (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
