@@ -63,6 +63,15 @@ impl CallerLookup {
         self
     }
 
+    /// The same lookup (and the same cache) over another HTTP client: see
+    /// `telemetry::client::http_client` on why each worker has a client of its own.
+    pub fn with_http(&self, http: telemetry::client::HttpClient) -> Self {
+        Self {
+            http,
+            ..self.clone()
+        }
+    }
+
     /// The caller's client id. The header is checked before the configuration, so a request
     /// without a token is a 401 even on a misconfigured service.
     pub async fn caller(&self, authorization: Option<&str>) -> Result<i64, CallerError> {

@@ -1,6 +1,7 @@
 //! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0).
 
 use std::net::TcpListener;
+use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::web;
@@ -19,10 +20,11 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         telemetry::client::http_client(timeout)
             .map_err(|e| StartError::Http(std::io::Error::other(e)))
     };
-    // One pooled client for the relay; each call sets its own timeout (10 s or 20 s).
-    let relay_http = client(config.pay_timeout.max(config.relay_timeout))?;
-    let short = client(std::time::Duration::from_secs(10))?;
-    let state = web::Data::new(AppState {
+    // The relay's client; each call sets its own timeout (10 s or 20 s).
+    let relay_wait = config.pay_timeout.max(config.relay_timeout);
+    let relay_http = client(relay_wait)?;
+    let short = client(SHORT_CALLS)?;
+    let state = AppState {
         pool: pool.clone(),
         relay: Relay {
             base: config.point_service_url.clone(),
@@ -42,7 +44,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         tries_per_client: config.tries_per_client,
         tries_per_ip: config.tries_per_ip,
         trust_forwarded_for: config.trust_forwarded_for,
-    });
+    };
     let settings = AppSettings::new(
         SERVICE,
         Envelope::C,
@@ -55,8 +57,30 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         config.common.workers,
         settings,
         move |cfg| {
-            cfg.app_data(state.clone());
+            cfg.app_data(web::Data::new(with_worker_clients(&state, relay_wait)));
             routes::configure(cfg);
         },
     )?)
+}
+
+/// The caller lookup's and the credit call's wait.
+const SHORT_CALLS: Duration = Duration::from_secs(10);
+
+/// The state with HTTP clients of the calling worker's own (`telemetry::client::http_client`
+/// says why); the pool and the caches stay shared. Building a client cannot fail once the
+/// first ones were built at start; if it did, the worker keeps the shared ones.
+fn with_worker_clients(shared: &AppState, relay_wait: Duration) -> AppState {
+    let mut state = shared.clone();
+    let client = telemetry::client::http_client;
+    match (client(relay_wait), client(SHORT_CALLS)) {
+        (Ok(relay), Ok(short)) => {
+            state.relay.http = relay;
+            state.caller = state.caller.with_http(short.clone());
+            state.credit.http = short;
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!(error.message = %e, "worker keeps the shared HTTP clients");
+        }
+    }
+    state
 }

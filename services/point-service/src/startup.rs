@@ -1,6 +1,7 @@
 //! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0).
 
 use std::net::TcpListener;
+use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::web;
@@ -19,7 +20,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         telemetry::client::http_client(timeout)
             .map_err(|e| StartError::Http(std::io::Error::other(e)))
     };
-    let state = web::Data::new(AppState {
+    let state = AppState {
         pool: pool.clone(),
         auth: AuthClient::new(
             config.auth_service_url.clone(),
@@ -34,7 +35,8 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         flags: config.flags,
         internal_token: config.internal_token.clone(),
         webhook_secret: config.webhook_secret.clone(),
-    });
+    };
+    let waits = (config.auth_timeout, config.payment_timeout);
     let settings = AppSettings::new(
         SERVICE,
         Envelope::B,
@@ -47,8 +49,29 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         config.common.workers,
         settings,
         move |cfg| {
-            cfg.app_data(state.clone());
+            cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));
             routes::configure(cfg);
         },
     )?)
+}
+
+/// The state with HTTP clients of the calling worker's own (`telemetry::client::http_client`
+/// says why); the pool and the caller cache stay shared. Building a client cannot fail once
+/// the first ones were built at start; if it did, the worker keeps the shared ones.
+fn with_worker_clients(
+    shared: &AppState,
+    (auth_wait, payment_wait): (Duration, Duration),
+) -> AppState {
+    let mut state = shared.clone();
+    let client = telemetry::client::http_client;
+    match (client(auth_wait), client(payment_wait)) {
+        (Ok(auth), Ok(payments)) => {
+            state.auth = state.auth.with_http(auth);
+            state.payments = state.payments.with_http(payments);
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!(error.message = %e, "worker keeps the shared HTTP clients");
+        }
+    }
+    state
 }

@@ -58,6 +58,15 @@ impl AuthClient {
         }
     }
 
+    /// The same client (and the same caller cache) over another HTTP client.
+    pub fn with_http(&self, http: telemetry::client::HttpClient) -> Self {
+        Self {
+            lookup: self.lookup.with_http(http.clone()),
+            http,
+            ..self.clone()
+        }
+    }
+
     fn base(&self) -> Result<&str, PointError> {
         self.base
             .as_deref()

@@ -51,6 +51,14 @@ impl PaymentClient {
         Self { base, http }
     }
 
+    /// The same client over another HTTP client.
+    pub fn with_http(&self, http: telemetry::client::HttpClient) -> Self {
+        Self {
+            base: self.base.clone(),
+            http,
+        }
+    }
+
     pub fn is_configured(&self) -> bool {
         self.base.is_some()
     }
