@@ -15,6 +15,7 @@ pub mod numbers;
 pub mod offers;
 pub mod order_body;
 pub mod orders;
+pub mod payment_state;
 pub mod routes;
 pub mod seed;
 pub mod startup;
