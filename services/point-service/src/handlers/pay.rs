@@ -12,7 +12,9 @@ use uuid::Uuid;
 use super::caller;
 use crate::clients::payments::{Accepted, CardSource, PaymentRequest, SessionRequest};
 use crate::error::{NOT_FOUND_ORDER, PointError};
+use crate::attempts;
 use crate::orders::{self, OrderRow};
+use crate::payment_state::Status;
 use crate::state::AppState;
 
 const PROVIDER: &str = "payment-service";
@@ -44,18 +46,8 @@ async fn payable(
     if !state.payments.is_configured() {
         return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
     }
-    match order.status.as_str() {
-        "successful" | "paid" => {
-            return Err(PointError::Conflict(format!(
-                "point order {correlation_id} is already paid"
-            )));
-        }
-        "payment_failed" => {
-            return Err(PointError::Conflict(format!(
-                "point order {correlation_id} payment failed; create a new order"
-            )));
-        }
-        _ => {}
+    if let Some(status) = Status::from_db(&order.status).filter(|s| *s != Status::Open) {
+        return Err(not_payable(correlation_id, status));
     }
     if state.auth.client(client_id).await?.is_none() {
         return Err(PointError::Validation(format!(
@@ -70,6 +62,56 @@ async fn payable(
         PointError::Validation(format!("point order {correlation_id} has no amount to pay"))
     })?;
     Ok((order, minor))
+}
+
+/// The 409 of an order that is no longer payable.
+fn not_payable(correlation_id: Uuid, status: Status) -> PointError {
+    PointError::Conflict(match status {
+        Status::PaymentFailed => {
+            format!("point order {correlation_id} payment failed; create a new order")
+        }
+        _ => format!("point order {correlation_id} is already paid"),
+    })
+}
+
+/// Asks the payment service through `call`, with the attempt recorded on both sides of the
+/// call and no connection held during it. The order is checked again under its lock when
+/// the attempt is recorded: a decline or capture may have finished it since [`payable`].
+async fn attempt<F>(
+    state: &AppState,
+    order: &OrderRow,
+    kind: attempts::Kind,
+    call: F,
+) -> Result<Accepted, PointError>
+where
+    F: AsyncFnOnce() -> Result<Accepted, PointError>,
+{
+    let correlation_id = order.correlation_id;
+    let attempt = {
+        let mut conn = state.pool.get().await?;
+        attempts::start(&mut conn, correlation_id, kind, state.attempt_window).await?
+    }
+    .map_err(|status| not_payable(correlation_id, status))?;
+    let result = call().await;
+    let answer = match &result {
+        Ok(accepted) => match accepted.json["id"].as_str().filter(|id| !id.is_empty()) {
+            Some(id) => attempts::Answer::Answered(id.to_owned()),
+            None => attempts::Answer::Lost,
+        },
+        Err(PointError::PaymentRefused { .. }) => attempts::Answer::Refused,
+        Err(_) => attempts::Answer::Lost,
+    };
+    let recorded = match state.pool.get().await {
+        Ok(mut conn) => attempts::finish(&mut conn, correlation_id, attempt, &answer).await,
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = recorded {
+        // The payment exists whatever we failed to write: the client still gets its 3-D
+        // Secure step. The attempt stays `started` and counts as lost once its window has
+        // passed, which the webhook's rules handle.
+        tracing::error!(order.id = %correlation_id, attempt.id = attempt, error.message = %e, "payment attempt's answer not recorded");
+    }
+    result
 }
 
 /// Notes the payment on the order (best effort) and answers the payment service's 2xx as
@@ -146,7 +188,10 @@ pub async fn card(
             cvv,
         },
     };
-    let accepted = state.payments.pay(&request).await?;
+    let accepted = attempt(&state, &order, attempts::Kind::Card, async || {
+        state.payments.pay(&request).await
+    })
+    .await?;
     started(&state, &order, accepted).await
 }
 
@@ -179,6 +224,9 @@ pub async fn session(
         customer_id: order.payer_id,
         remember_me,
     };
-    let accepted = state.payments.session(&request).await?;
+    let accepted = attempt(&state, &order, attempts::Kind::Session, async || {
+        state.payments.session(&request).await
+    })
+    .await?;
     started(&state, &order, accepted).await
 }

@@ -35,6 +35,6 @@ pub async fn payments(
     let event: Event = serde_json::from_slice(&body)
         .map_err(|e| PointError::Validation(format!("invalid event: {e}")))?;
     let mut conn = state.pool.get().await?;
-    let outcome = webhook::apply(&mut conn, &event).await?;
+    let outcome = webhook::apply(&mut conn, &event, state.attempt_window).await?;
     Ok(HttpResponse::Ok().json(json!({"received": true, "outcome": outcome.as_str()})))
 }
