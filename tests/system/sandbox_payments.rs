@@ -23,7 +23,11 @@ async fn order_status(stack: &Stack, id: &str) -> String {
 
 async fn balance(stack: &Stack) -> Value {
     let url = format!("{}/api/v2/client/points", stack.order.base);
-    stack.call("GET", &url, Some(OMAR_LEGACY), &[], None).await.1["points"].clone()
+    stack
+        .call("GET", &url, Some(OMAR_LEGACY), &[], None)
+        .await
+        .1["points"]
+        .clone()
 }
 
 #[tokio::test]
@@ -39,7 +43,8 @@ async fn the_sandbox_double_tap_and_decline_card_follow_the_attempt_rules() {
     .await;
     let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
     let create = async || {
-        let body = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "checkout"});
+        let body =
+            json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "checkout"});
         let (status, created) = stack
             .call("POST", &orders, Some(SARA_LEGACY), &[], Some(&body))
             .await;
@@ -65,10 +70,19 @@ async fn the_sandbox_double_tap_and_decline_card_follow_the_attempt_rules() {
     let id = create().await;
     let first = pay(&id, "card_visa_4242").await;
     let second = pay(&id, "card_visa_4242").await;
-    assert_ne!(first["id"], second["id"], "a repeated card pay is a new payment");
+    assert_ne!(
+        first["id"], second["id"],
+        "a repeated card pay is a new payment"
+    );
     let page = |started: &Value| started["redirect_url"].as_str().unwrap().to_owned();
     let (status, html) = stack
-        .call("POST", &format!("{}/decline", page(&first)), None, &[], None)
+        .call(
+            "POST",
+            &format!("{}/decline", page(&first)),
+            None,
+            &[],
+            None,
+        )
         .await;
     assert_eq!(status, 200, "{html}");
     assert_eq!(
@@ -77,13 +91,23 @@ async fn the_sandbox_double_tap_and_decline_card_follow_the_attempt_rules() {
         "the older payment's decline leaves the order to the newer one"
     );
     let (status, html) = stack
-        .call("POST", &format!("{}/approve", page(&second)), None, &[], None)
+        .call(
+            "POST",
+            &format!("{}/approve", page(&second)),
+            None,
+            &[],
+            None,
+        )
         .await;
     assert_eq!(status, 200, "{html}");
     assert_eq!(order_status(&stack, &id).await, "successful");
     let omar_after = balance(&stack).await;
     let points = |v: &Value| v.as_str().unwrap().parse::<f64>().unwrap();
-    assert_eq!(points(&omar_after) - points(&omar_before), 100.0, "credited once");
+    assert_eq!(
+        points(&omar_after) - points(&omar_before),
+        100.0,
+        "credited once"
+    );
 
     // The decline card: the sandbox answers `declined` and sends the webhook at once.
     let declined = create().await;

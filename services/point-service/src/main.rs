@@ -48,10 +48,8 @@ fn main() -> ExitCode {
             BINARY.run(command, Config::from_env, startup::build, seed::load)
         }
         PointCommand::Audit => BINARY.with_database(async |url| audit::command(&url).await),
-        PointCommand::UnappliedCaptures { resolve, note } => {
-            BINARY.with_database(async |url| {
-                unapplied::command(&url, resolve.as_deref(), note.as_deref()).await
-            })
-        }
+        PointCommand::UnappliedCaptures { resolve, note } => BINARY.with_database(async |url| {
+            unapplied::command(&url, resolve.as_deref(), note.as_deref()).await
+        }),
     }
 }

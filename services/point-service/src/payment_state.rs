@@ -95,17 +95,26 @@ pub enum Input<'a> {
     /// A pay route is about to ask the payment service.
     PayStart,
     /// The payment service answered attempt `n` (its index) with a payment id.
-    PayAnswered { attempt: usize, payment_id: &'a str },
+    PayAnswered {
+        attempt: usize,
+        payment_id: &'a str,
+    },
     /// It refused attempt `n` (4xx).
-    PayRefused { attempt: usize },
+    PayRefused {
+        attempt: usize,
+    },
     /// Attempt `n` got no usable answer, or stayed in flight past the pay call's longest
     /// possible wait (the pay route stopped).
-    PayLost { attempt: usize },
+    PayLost {
+        attempt: usize,
+    },
     Captured {
         payment_id: Option<&'a str>,
         amount: Amount,
     },
-    Declined { payment_id: Option<&'a str> },
+    Declined {
+        payment_id: Option<&'a str>,
+    },
 }
 
 /// Why a capture took money without giving points.

@@ -83,7 +83,10 @@ pub const HEADER: &str = "event_id\torder\tpayment_id\tamount\treason\trecorded_
 pub async fn open(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Open>> {
     unapplied_captures::table
         .filter(unapplied_captures::resolved_at.is_null())
-        .order((unapplied_captures::recorded_at, unapplied_captures::event_id))
+        .order((
+            unapplied_captures::recorded_at,
+            unapplied_captures::event_id,
+        ))
         .select((
             unapplied_captures::event_id,
             unapplied_captures::reference,
@@ -127,7 +130,11 @@ pub async fn resolve(
 }
 
 /// `point-service unapplied-captures [--resolve <event id> --note <text>]` against `url`.
-pub async fn command(url: &str, resolve_event: Option<&str>, note: Option<&str>) -> Result<(), String> {
+pub async fn command(
+    url: &str,
+    resolve_event: Option<&str>,
+    note: Option<&str>,
+) -> Result<(), String> {
     let mut conn = AsyncPgConnection::establish(url)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;

@@ -267,7 +267,10 @@ fn report(event: &Event, outcome: Outcome) {
                 "payment captured but not applied: money taken without points; refund it (point-service unapplied-captures)"
             )
         }
-        Outcome::DuplicateCapture | Outcome::NotPending | Outcome::UnknownOrder | Outcome::UnknownType => {
+        Outcome::DuplicateCapture
+        | Outcome::NotPending
+        | Outcome::UnknownOrder
+        | Outcome::UnknownType => {
             tracing::warn!(event.id = %event.id, order.id = reference, payment.id = payment_id, outcome = outcome.as_str(), "payment event recorded, nothing applied")
         }
         _ => {

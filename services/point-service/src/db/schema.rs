@@ -168,4 +168,9 @@ diesel::table! {
 
 diesel::joinable!(payment_attempts -> point_orders (correlation_id));
 diesel::joinable!(unapplied_captures -> payment_events (event_id));
-diesel::allow_tables_to_appear_in_same_query!(payment_attempts, point_orders, unapplied_captures, payment_events);
+diesel::allow_tables_to_appear_in_same_query!(
+    payment_attempts,
+    point_orders,
+    unapplied_captures,
+    payment_events
+);

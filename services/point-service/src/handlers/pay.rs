@@ -1,7 +1,9 @@
 //! `POST /point-orders/{correlation_id}/pay/card` and `.../pay/session`. Checks, in the
 //! spec's order: flag, the caller's own order, payment type, payment service configured,
 //! not `successful`, not `payment_failed`, payer's profile, amount. The pay routes never
-//! move the order; the webhook does.
+//! move the order; the webhook does. Each call is a payment attempt of the order
+//! (`attempts`), recorded before the payment service is asked (the order's status checked
+//! again under its lock) and again with the answer, with no connection held in between.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use bigdecimal::{BigDecimal, ToPrimitive};
@@ -10,9 +12,9 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::caller;
+use crate::attempts;
 use crate::clients::payments::{Accepted, CardSource, PaymentRequest, SessionRequest};
 use crate::error::{NOT_FOUND_ORDER, PointError};
-use crate::attempts;
 use crate::orders::{self, OrderRow};
 use crate::payment_state::Status;
 use crate::state::AppState;
@@ -147,7 +149,7 @@ async fn started(
         (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
         (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
+        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
         (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn card(
@@ -202,7 +204,7 @@ pub async fn card(
         (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
         (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
+        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
         (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn session(

@@ -66,7 +66,11 @@ fn a_decline_of_the_latest_attempt_or_of_nothing_known_fails_the_order() {
     assert_eq!(run(&[decline("p9")]).1[0], Decision::Fail, "no attempt");
     let unknown = run(&[Input::PayStart, answered(0, "p1"), decline("p9")]);
     assert_eq!(unknown.1[2], Decision::Fail, "an id no attempt has");
-    let none = run(&[Input::PayStart, answered(0, "p1"), Input::Declined { payment_id: None }]);
+    let none = run(&[
+        Input::PayStart,
+        answered(0, "p1"),
+        Input::Declined { payment_id: None },
+    ]);
     assert_eq!(none.1[2], Decision::Fail, "no id at all");
 }
 
@@ -74,7 +78,12 @@ fn a_decline_of_the_latest_attempt_or_of_nothing_known_fails_the_order() {
 fn a_decline_before_its_attempt_is_recorded_waits_and_a_capture_does_not() {
     let (_, early) = run(&[Input::PayStart, decline("p1")]);
     assert_eq!(early[1], Decision::RetryLater);
-    let (_, later) = run(&[Input::PayStart, decline("p1"), answered(0, "p1"), decline("p1")]);
+    let (_, later) = run(&[
+        Input::PayStart,
+        decline("p1"),
+        answered(0, "p1"),
+        decline("p1"),
+    ]);
     assert_eq!(later[3], Decision::Fail);
     let (payment, captured) = run(&[Input::PayStart, capture("p1"), answered(0, "p1")]);
     assert_eq!(captured[1], Decision::Credit);
@@ -92,7 +101,11 @@ fn a_decline_of_an_older_attempt_waits_while_the_newer_one_may_still_be_refused(
         decline("p1"),
     ]);
     assert_eq!(decisions[3], Decision::RetryLater);
-    assert_eq!(decisions[5], Decision::Fail, "the refused attempt made no payment");
+    assert_eq!(
+        decisions[5],
+        Decision::Fail,
+        "the refused attempt made no payment"
+    );
     assert_eq!(payment.status, Status::PaymentFailed);
 }
 
@@ -166,11 +179,12 @@ fn captures_that_are_not_applied_are_listed_once_per_payment() {
 
 #[test]
 fn final_orders_start_no_payment() {
-    for status in [Status::Successful, Status::PaymentFailed, Status::LegacyPaid] {
-        let payment = Payment {
-            status,
-            ..open()
-        };
+    for status in [
+        Status::Successful,
+        Status::PaymentFailed,
+        Status::LegacyPaid,
+    ] {
+        let payment = Payment { status, ..open() };
         assert_eq!(
             payment.step(&Input::PayStart).1,
             Decision::NotPayable(status)
@@ -394,7 +408,10 @@ fn play(taps: &[Tap], schedule: &[Index]) -> Result<History, TestCaseError> {
                 if taps[k].end.makes_payment() && taps[k].outcome != Outcome::Nothing {
                     // The payment service sends the webhook as it answers: it may arrive
                     // before the pay route has recorded the answer.
-                    pool.extend(std::iter::repeat_n(Op::Deliver(k), 1 + taps[k].extra_deliveries));
+                    pool.extend(std::iter::repeat_n(
+                        Op::Deliver(k),
+                        1 + taps[k].extra_deliveries,
+                    ));
                 }
             }
             (Op::Deliver(k), Decision::RetryLater) => pool.push(Op::Deliver(k)),

@@ -72,7 +72,10 @@ async fn each_pay_answer_is_recorded_as_an_attempt() {
              WHERE a = 'card:answered:pay_1,card:refused:-,card:lost:-,session:answered:ses_1'"
         ))
         .await;
-    assert_eq!(recorded, 1, "one attempt per answer, with its kind, state and id");
+    assert_eq!(
+        recorded, 1,
+        "one attempt per answer, with its kind, state and id"
+    );
 }
 
 /// A double tap: the older attempt's decline is recorded and leaves the order payable, the
@@ -144,7 +147,11 @@ async fn a_capture_after_the_deciding_decline_is_listed_not_applied() {
         status_of(&app, &id).await,
         (json!("payment_failed"), json!("FAILED"))
     );
-    assert_eq!(pay(&app, &id, "tap-3").await.0, 409, "a failed order takes no new attempt");
+    assert_eq!(
+        pay(&app, &id, "tap-3").await.0,
+        409,
+        "a failed order takes no new attempt"
+    );
     assert_eq!(
         outcome(&app, &event("evt_c1", "payment_captured", &id, "pay_1")).await,
         "payment_failed"
@@ -175,7 +182,11 @@ async fn a_decline_naming_no_attempt_fails_the_order() {
     let id = checkout_for_omar(&app).await;
     pay(&app, &id, "tap-1").await;
     assert_eq!(
-        outcome(&app, &event("evt_d", "payment_declined", &id, "pay_unknown")).await,
+        outcome(
+            &app,
+            &event("evt_d", "payment_declined", &id, "pay_unknown")
+        )
+        .await,
         "declined"
     );
     assert_eq!(status_of(&app, &id).await.0, "payment_failed");
@@ -192,7 +203,11 @@ async fn duplicate_events_credit_once_and_list_nothing() {
     assert_eq!(outcome(&app, &capture).await, "captured");
     assert_eq!(outcome(&app, &capture).await, "duplicate_event");
     assert_eq!(
-        outcome(&app, &event("evt_c1_again", "payment_captured", &id, "pay_1")).await,
+        outcome(
+            &app,
+            &event("evt_c1_again", "payment_captured", &id, "pay_1")
+        )
+        .await,
         "duplicate_capture"
     );
     let decline = event("evt_d1", "payment_declined", &id, "pay_1");
@@ -318,7 +333,11 @@ async fn an_attempt_left_in_flight_by_a_stopped_pay_route_counts_as_lost() {
     );
     assert_eq!(status_of(&app, &id).await.0, "initial_order");
     assert_eq!(
-        outcome(&app, &event("evt_d2", "payment_declined", &id, "pay_never_seen")).await,
+        outcome(
+            &app,
+            &event("evt_d2", "payment_declined", &id, "pay_never_seen")
+        )
+        .await,
         "declined"
     );
     assert_eq!(status_of(&app, &id).await.0, "payment_failed");

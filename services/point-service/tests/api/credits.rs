@@ -94,7 +94,10 @@ async fn the_same_reference_raced_for_two_clients_or_amounts_is_one_200_and_one_
         let mut statuses = Vec::new();
         for racer in racers {
             let (status, body) = racer.await.unwrap();
-            assert!(status == 200 || status == 409, "round {round}: {status} {body}");
+            assert!(
+                status == 200 || status == 409,
+                "round {round}: {status} {body}"
+            );
             statuses.push(status);
         }
         statuses.sort_unstable();

@@ -84,11 +84,26 @@ async fn captures_that_are_not_applied_are_recorded_counted_listed_and_audited()
     );
     let unknown = "00000000-0000-4000-8000-000000000000";
     let cases = [
-        (capture("evt_again", &paid, "pay_again", 1500, "SAR"), "already_successful"),
-        (capture("evt_unknown", unknown, "pay_unknown", 1500, "SAR"), "unknown_order"),
-        (capture("evt_garbage", "not-an-order", "pay_garbage", 1500, "SAR"), "unknown_order"),
-        (capture("evt_less", &open, "pay_less", 1499, "SAR"), "amount_mismatch"),
-        (capture("evt_usd", &open, "pay_usd", 1500, "USD"), "currency_mismatch"),
+        (
+            capture("evt_again", &paid, "pay_again", 1500, "SAR"),
+            "already_successful",
+        ),
+        (
+            capture("evt_unknown", unknown, "pay_unknown", 1500, "SAR"),
+            "unknown_order",
+        ),
+        (
+            capture("evt_garbage", "not-an-order", "pay_garbage", 1500, "SAR"),
+            "unknown_order",
+        ),
+        (
+            capture("evt_less", &open, "pay_less", 1499, "SAR"),
+            "amount_mismatch",
+        ),
+        (
+            capture("evt_usd", &open, "pay_usd", 1500, "USD"),
+            "currency_mismatch",
+        ),
     ];
     for (event, reason) in &cases {
         assert_eq!(outcome(&app, event).await, *reason, "{event}");
@@ -98,7 +113,11 @@ async fn captures_that_are_not_applied_are_recorded_counted_listed_and_audited()
         outcome(&app, &capture("evt_less_2", &open, "pay_less", 1499, "SAR")).await,
         "duplicate_capture"
     );
-    assert_eq!(app.balance_of(OMAR).await, "100", "only the good capture credited");
+    assert_eq!(
+        app.balance_of(OMAR).await,
+        "100",
+        "only the good capture credited"
+    );
     assert_eq!(
         app.get(&format!("/api/v2/client/point-orders/{open}"), SARA)
             .await
@@ -144,26 +163,56 @@ async fn captures_that_are_not_applied_are_recorded_counted_listed_and_audited()
     let again: Vec<&str> = lines[1].split('\t').collect();
     assert_eq!(
         again[..5],
-        ["evt_again", paid.as_str(), "pay_again", "15.00 SAR", "already_successful"]
+        [
+            "evt_again",
+            paid.as_str(),
+            "pay_again",
+            "15.00 SAR",
+            "already_successful"
+        ]
     );
-    assert!(again[5].ends_with('Z') && again[5].len() == 20, "{}", again[5]);
-    assert!(lines[5].starts_with(&format!("evt_usd\t{open}\tpay_usd\t15.00 USD\tcurrency_mismatch\t")));
+    assert!(
+        again[5].ends_with('Z') && again[5].len() == 20,
+        "{}",
+        again[5]
+    );
+    assert!(lines[5].starts_with(&format!(
+        "evt_usd\t{open}\tpay_usd\t15.00 USD\tcurrency_mismatch\t"
+    )));
 
     // Resolved: gone from the list and the count.
     let (ok, out, err) = run_binary(
         &app,
-        &["unapplied-captures", "--resolve", "evt_again", "--note", "refund rf_1 by ops"],
+        &[
+            "unapplied-captures",
+            "--resolve",
+            "evt_again",
+            "--note",
+            "refund rf_1 by ops",
+        ],
     );
     assert!(ok, "{err}");
     assert_eq!(out, "resolved evt_again: refund rf_1 by ops\n");
     let (ok, _, err) = run_binary(
         &app,
-        &["unapplied-captures", "--resolve", "evt_again", "--note", "twice"],
+        &[
+            "unapplied-captures",
+            "--resolve",
+            "evt_again",
+            "--note",
+            "twice",
+        ],
     );
     assert!(!ok, "a resolved one cannot be resolved again");
-    assert!(err.contains("no open unapplied capture has event id evt_again"), "{err}");
+    assert!(
+        err.contains("no open unapplied capture has event id evt_again"),
+        "{err}"
+    );
     let (_, out, _) = run_binary(&app, &["unapplied-captures"]);
-    assert!(!out.contains("evt_again") && out.ends_with("4 open\n"), "{out}");
+    assert!(
+        !out.contains("evt_again") && out.ends_with("4 open\n"),
+        "{out}"
+    );
     let (ok, out, err) = run_binary(&app, &["audit"]);
     assert!(ok, "{err}");
     assert!(
@@ -184,8 +233,14 @@ async fn the_audit_catches_a_capture_that_was_neither_applied_nor_listed() {
     app.sql("DELETE FROM unapplied_captures").await;
     match audit::run(&mut conn).await {
         Err(audit::AuditError::Violation { check, detail }) => {
-            assert_eq!(check, "every capture that was not applied is listed for refund");
-            assert!(detail.contains("evt_again") && detail.contains("pay_again"), "{detail}");
+            assert_eq!(
+                check,
+                "every capture that was not applied is listed for refund"
+            );
+            assert!(
+                detail.contains("evt_again") && detail.contains("pay_again"),
+                "{detail}"
+            );
         }
         other => panic!("expected a violation, got {other:?}"),
     }

@@ -185,7 +185,15 @@ async fn extreme_timestamps_are_refused_without_overflow() {
     let id = checkout_for_omar(&app).await;
     let capture = event("evt_t", "payment_captured", &id, 1500);
     let refused = (401, error_b("UNAUTHORIZED", "invalid signature"));
-    for t in [i64::MIN, i64::MIN + 1, -1, 0, i64::MAX, i64::MAX - 1, now() + 301] {
+    for t in [
+        i64::MIN,
+        i64::MIN + 1,
+        -1,
+        0,
+        i64::MAX,
+        i64::MAX - 1,
+        now() + 301,
+    ] {
         assert_eq!(
             app.webhook(&capture, WEBHOOK_SECRET, t).await,
             refused,
