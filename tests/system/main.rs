@@ -11,6 +11,7 @@ mod operations;
 mod point_service_crash;
 mod points;
 mod relay;
+mod sandbox_payments;
 mod security;
 mod tracing;
 mod walkthrough;

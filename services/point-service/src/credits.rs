@@ -27,20 +27,33 @@ pub async fn credit(
     reference: &str,
 ) -> Result<Credited, PointError> {
     conn.transaction(async |conn| {
-        // The account lock also serialises two credits with one reference.
         ledger::lock_accounts(conn, &[client_id]).await?;
-        let earlier: Option<(i64, BigDecimal, BigDecimal)> = internal_credits::table
-            .find(reference)
-            .select((
-                internal_credits::client_id,
-                internal_credits::points,
-                internal_credits::balance_after,
+        // The reference's key serialises two credits with one reference, whatever their
+        // clients (whose account locks do not meet): the second insert waits for the first
+        // transaction, then inserts nothing and reads the first's row below.
+        let claimed = diesel::insert_into(internal_credits::table)
+            .values((
+                internal_credits::reference.eq(reference),
+                internal_credits::client_id.eq(client_id),
+                internal_credits::points.eq(points),
+                internal_credits::reason.eq("gift_card"),
+                // Set below, once the entry is written, in this same transaction.
+                internal_credits::balance_after.eq(BigDecimal::from(0)),
             ))
-            .for_update()
-            .first(conn)
-            .await
-            .optional()?;
-        if let Some((earlier_client, earlier_points, balance_after)) = earlier {
+            .on_conflict_do_nothing()
+            .execute(conn)
+            .await?;
+        if claimed == 0 {
+            let (earlier_client, earlier_points, balance_after): (i64, BigDecimal, BigDecimal) =
+                internal_credits::table
+                    .find(reference)
+                    .select((
+                        internal_credits::client_id,
+                        internal_credits::points,
+                        internal_credits::balance_after,
+                    ))
+                    .first(conn)
+                    .await?;
             if earlier_client != client_id || &earlier_points != points {
                 return Err(PointError::Conflict(format!(
                     "reference {reference} was already used for another credit"
@@ -59,14 +72,8 @@ pub async fn credit(
             },
         )
         .await?;
-        diesel::insert_into(internal_credits::table)
-            .values((
-                internal_credits::reference.eq(reference),
-                internal_credits::client_id.eq(client_id),
-                internal_credits::points.eq(points),
-                internal_credits::reason.eq("gift_card"),
-                internal_credits::balance_after.eq(&balance),
-            ))
+        diesel::update(internal_credits::table.find(reference))
+            .set(internal_credits::balance_after.eq(&balance))
             .execute(conn)
             .await?;
         Ok(answer(client_id, points, reference, balance))

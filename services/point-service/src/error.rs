@@ -32,6 +32,10 @@ pub enum PointError {
     },
     #[error("The service is busy, try again")]
     Busy(String),
+    /// 503 with `Retry-After`: a payment event that cannot be decided until a pay call's
+    /// answer is recorded; nothing was recorded, so the sender's retry is decided afresh.
+    #[error("{0}")]
+    RetryLater(&'static str),
     /// 500 `INTERNAL_ERROR` with a message the spec fixes (`AUTH_SERVICE_URL not set`).
     #[error("{0}")]
     Misconfigured(&'static str),
@@ -77,7 +81,7 @@ impl PointError {
             Self::PaymentRefused { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
             }
-            Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Busy(_) | Self::RetryLater(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Misconfigured(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -129,6 +133,15 @@ impl ResponseError for PointError {
             Self::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "database busy");
                 ErrorB::new(self.status(), self.code(), self.to_string()).error_response()
+            }
+            Self::RetryLater(message) => {
+                let mut response =
+                    ErrorB::new(self.status(), self.code(), *message).error_response();
+                response.headers_mut().insert(
+                    actix_web::http::header::RETRY_AFTER,
+                    actix_web::http::header::HeaderValue::from_static("1"),
+                );
+                response
             }
             _ => ErrorB::new(self.status(), self.code(), self.to_string()).error_response(),
         }

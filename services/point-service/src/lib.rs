@@ -2,6 +2,7 @@
 //! payments, the payment webhook and the internal credit route. The app never calls it
 //! directly: the order service relays the point routes to it.
 
+pub mod attempts;
 pub mod audit;
 pub mod balance;
 pub mod clients;
@@ -15,10 +16,12 @@ pub mod numbers;
 pub mod offers;
 pub mod order_body;
 pub mod orders;
+pub mod payment_state;
 pub mod routes;
 pub mod seed;
 pub mod startup;
 pub mod state;
+pub mod unapplied;
 pub mod webhook;
 
 /// The binary's name, used in logs, traces and metrics.

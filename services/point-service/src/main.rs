@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use point_service::{DEFAULT_PORT, SERVICE, audit, config::Config, db, seed, startup};
+use point_service::{DEFAULT_PORT, SERVICE, audit, config::Config, db, seed, startup, unapplied};
 use server::{Binary, Command};
 
 /// The points ledger, offers, occasions, point orders, card payments and webhook.
@@ -16,9 +16,21 @@ struct Cli {
 enum PointCommand {
     #[command(flatten)]
     Common(Command),
-    /// Check the ledger's invariants (balances, order entries, idempotency keys, credits);
-    /// exit 1 with the first violation.
+    /// Check the ledger's invariants (balances, order entries, idempotency keys, credits,
+    /// unapplied captures listed); exit 1 with the first violation. Also reports how many
+    /// unapplied captures are open.
     Audit,
+    /// List the open unapplied captures (money taken without points: order already paid or
+    /// failed, unknown order, another amount or currency) for refund, tab-separated: event
+    /// id, order, payment id, amount, reason, time. Refunds are made at the payment service.
+    UnappliedCaptures {
+        /// Mark the capture with this event id resolved (refunded or otherwise settled).
+        #[arg(long, value_name = "EVENT_ID", requires = "note")]
+        resolve: Option<String>,
+        /// With --resolve: the refund's reference, or who settled it and how.
+        #[arg(long, value_name = "TEXT", requires = "resolve")]
+        note: Option<String>,
+    },
 }
 
 const BINARY: Binary = Binary {
@@ -36,5 +48,8 @@ fn main() -> ExitCode {
             BINARY.run(command, Config::from_env, startup::build, seed::load)
         }
         PointCommand::Audit => BINARY.with_database(async |url| audit::command(&url).await),
+        PointCommand::UnappliedCaptures { resolve, note } => BINARY.with_database(async |url| {
+            unapplied::command(&url, resolve.as_deref(), note.as_deref()).await
+        }),
     }
 }

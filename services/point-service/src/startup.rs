@@ -35,6 +35,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         flags: config.flags,
         internal_token: config.internal_token.clone(),
         webhook_secret: config.webhook_secret.clone(),
+        attempt_window: crate::attempts::in_flight_window(config.payment_timeout),
     };
     let waits = (config.auth_timeout, config.payment_timeout);
     let settings = AppSettings::new(

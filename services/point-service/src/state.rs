@@ -1,5 +1,7 @@
 //! What every handler may need, built once at start.
 
+use std::time::Duration;
+
 use server::Secret;
 
 use crate::clients::auth::AuthClient;
@@ -14,4 +16,6 @@ pub struct AppState {
     pub flags: Flags,
     pub internal_token: Secret,
     pub webhook_secret: Secret,
+    /// How long a pay call's attempt counts as in flight (`attempts::in_flight_window`).
+    pub attempt_window: Duration,
 }

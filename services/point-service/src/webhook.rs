@@ -2,9 +2,13 @@
 //!
 //! `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; a timestamp
 //! more than 300 s from our clock is refused so a captured request cannot be replayed
-//! later. Events are idempotent by id. A capture of an order already `successful` is
-//! recorded and alerted (error log, metric) and never credited twice; a capture whose amount
-//! does not match the order is not applied.
+//! later. Events are idempotent by id. What a capture or decline does to the order is the
+//! state machine's decision ([`crate::payment_state`]), taken under the order's row lock. A
+//! capture that is not applied (order already final, unknown order, another amount or
+//! currency) took money without giving points: it is recorded in `unapplied_captures`,
+//! logged at error level and counted in `payment_captures_unapplied_total{reason}`.
+
+use std::time::Duration;
 
 use bigdecimal::ToPrimitive;
 use diesel::prelude::*;
@@ -14,12 +18,15 @@ use serde::Deserialize;
 use sha2::Sha256;
 use uuid::Uuid;
 
+use crate::attempts;
 use crate::db::schema::{payment_events, point_orders};
 use crate::error::PointError;
 use crate::ledger::{self, Entry, Kind};
 use crate::orders::OrderRow;
+use crate::payment_state::{Amount, Decision, Input, Unapplied};
+use crate::unapplied;
 
-pub const TOLERANCE_SECONDS: i64 = 300;
+pub const TOLERANCE_SECONDS: u64 = 300;
 
 /// Checks `X-Signature` against the raw body in constant time.
 pub fn verify_signature(secret: &[u8], header: Option<&str>, body: &[u8], now: i64) -> bool {
@@ -36,7 +43,8 @@ pub fn verify_signature(secret: &[u8], header: Option<&str>, body: &[u8], now: i
     let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
         return false;
     };
-    if (now - timestamp).abs() > TOLERANCE_SECONDS {
+    // `t` is unauthenticated: `(now - t).abs()` overflows for t = i64::MIN and others.
+    if now.abs_diff(timestamp) > TOLERANCE_SECONDS {
         return false;
     }
     let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(secret) else {
@@ -65,15 +73,21 @@ pub struct EventData {
     pub currency: Option<String>,
 }
 
-/// What an event did; stored with it.
+/// What an event did; stored with it and answered to the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Captured,
     Declined,
+    /// A decline of an attempt a newer one supersedes; the order stays payable.
+    Superseded,
     Duplicate,
+    /// Another event for a payment whose capture was already decided: no second charge.
     DuplicateCapture,
-    AmountMismatch,
+    /// Money taken without points: listed in `unapplied_captures` for refund.
+    Unapplied(Unapplied),
+    /// A decline of an order that is no longer payable.
     NotPending,
+    /// A decline naming no order.
     UnknownOrder,
     UnknownType,
 }
@@ -83,9 +97,10 @@ impl Outcome {
         match self {
             Outcome::Captured => "captured",
             Outcome::Declined => "declined",
+            Outcome::Superseded => "superseded",
             Outcome::Duplicate => "duplicate_event",
             Outcome::DuplicateCapture => "duplicate_capture",
-            Outcome::AmountMismatch => "amount_mismatch",
+            Outcome::Unapplied(reason) => reason.as_str(),
             Outcome::NotPending => "not_pending",
             Outcome::UnknownOrder => "unknown_order",
             Outcome::UnknownType => "unknown_type",
@@ -93,8 +108,15 @@ impl Outcome {
     }
 }
 
-/// Applies an event in one transaction: the event row, the order's move and the credit.
-pub async fn apply(conn: &mut AsyncPgConnection, event: &Event) -> Result<Outcome, PointError> {
+/// Applies an event in one transaction: the event row, the order's move, the credit, the
+/// unapplied capture's record. `window` is how long a pay call's attempt counts as in flight.
+/// A decline that must wait for a pay call's answer is `PointError::RetryLater` and leaves
+/// nothing behind, so the sender's next delivery is decided afresh.
+pub async fn apply(
+    conn: &mut AsyncPgConnection,
+    event: &Event,
+    window: Duration,
+) -> Result<Outcome, PointError> {
     let outcome = conn
         .transaction::<_, PointError, _>(async |conn| {
             let inserted = diesel::insert_into(payment_events::table)
@@ -113,7 +135,13 @@ pub async fn apply(conn: &mut AsyncPgConnection, event: &Event) -> Result<Outcom
             if inserted == 0 {
                 return Ok(Outcome::Duplicate);
             }
-            let outcome = decide(conn, event).await?;
+            let mut outcome = decide(conn, event, window).await?;
+            if let Outcome::Unapplied(reason) = outcome
+                && !unapplied::record(conn, event, reason).await?
+            {
+                // The payment is already listed (its capture came again under another id).
+                outcome = Outcome::DuplicateCapture;
+            }
             diesel::update(payment_events::table.find(&event.id))
                 .set(payment_events::outcome.eq(outcome.as_str()))
                 .execute(conn)
@@ -125,19 +153,41 @@ pub async fn apply(conn: &mut AsyncPgConnection, event: &Event) -> Result<Outcom
     Ok(outcome)
 }
 
-async fn decide(conn: &mut AsyncPgConnection, event: &Event) -> Result<Outcome, PointError> {
-    let Ok(correlation_id) = event.data.reference.parse::<Uuid>() else {
-        return Ok(Outcome::UnknownOrder);
+async fn decide(
+    conn: &mut AsyncPgConnection,
+    event: &Event,
+    window: Duration,
+) -> Result<Outcome, PointError> {
+    let is_capture = match event.kind.as_str() {
+        "payment_captured" => true,
+        "payment_declined" => false,
+        _ => return Ok(Outcome::UnknownType),
     };
-    let order: Option<OrderRow> = point_orders::table
+    let unknown_order = if is_capture {
+        Outcome::Unapplied(Unapplied::UnknownOrder)
+    } else {
+        Outcome::UnknownOrder
+    };
+    let Ok(correlation_id) = event.data.reference.parse::<Uuid>() else {
+        return Ok(unknown_order);
+    };
+    let Some(status) = attempts::lock_status(conn, correlation_id).await? else {
+        return Ok(unknown_order);
+    };
+    let order: OrderRow = point_orders::table
         .find(correlation_id)
         .select(OrderRow::as_select())
-        .for_update()
         .first(conn)
-        .await
-        .optional()?;
-    let Some(order) = order else {
-        return Ok(Outcome::UnknownOrder);
+        .await?;
+    let payment = attempts::load(conn, correlation_id, status, window, Some(&event.id)).await?;
+    let payment_id = event.data.payment_id.as_deref();
+    let input = if is_capture {
+        Input::Captured {
+            payment_id,
+            amount: compare(&order, &event.data),
+        }
+    } else {
+        Input::Declined { payment_id }
     };
     let move_to = |status: &'static str, payment_status: &'static str| {
         diesel::update(point_orders::table.find(correlation_id)).set((
@@ -148,16 +198,8 @@ async fn decide(conn: &mut AsyncPgConnection, event: &Event) -> Result<Outcome, 
             point_orders::updated_at.eq(diesel::dsl::now),
         ))
     };
-    match (event.kind.as_str(), order.status.as_str()) {
-        ("payment_captured", "successful") => Ok(Outcome::DuplicateCapture),
-        ("payment_captured", "initial_order") => {
-            let expected = (&order.money_amount * bigdecimal::BigDecimal::from(100))
-                .with_scale(0)
-                .to_i64();
-            let currency_ok = event.data.currency.as_deref().is_none_or(|c| c == "SAR");
-            if event.data.amount_minor != expected || !currency_ok {
-                return Ok(Outcome::AmountMismatch);
-            }
+    match payment.step(&input).1 {
+        Decision::Credit => {
             move_to("successful", "CAPTURED").execute(conn).await?;
             ledger::lock_accounts(conn, &[order.recipient_id]).await?;
             let kind = if order.recipient_id == order.payer_id {
@@ -178,30 +220,61 @@ async fn decide(conn: &mut AsyncPgConnection, event: &Event) -> Result<Outcome, 
             .await?;
             Ok(Outcome::Captured)
         }
-        ("payment_declined", "initial_order") => {
+        Decision::Fail => {
             move_to("payment_failed", "FAILED").execute(conn).await?;
             Ok(Outcome::Declined)
         }
-        ("payment_captured" | "payment_declined", _) => Ok(Outcome::NotPending),
-        _ => Ok(Outcome::UnknownType),
+        Decision::Superseded => Ok(Outcome::Superseded),
+        Decision::RetryLater => Err(PointError::RetryLater(
+            "the payment's attempt is not recorded yet; deliver the event again",
+        )),
+        Decision::NotPending => Ok(Outcome::NotPending),
+        Decision::DuplicateCapture => Ok(Outcome::DuplicateCapture),
+        Decision::Unapplied(reason) => Ok(Outcome::Unapplied(reason)),
+        other @ (Decision::Pay | Decision::NotPayable(_) | Decision::Record) => Err(
+            PointError::Internal(format!("a payment event decided {other:?}")),
+        ),
     }
 }
 
-/// One log line per event; the ones an operator must act on at error level, counted.
+/// The capture's money against the order's: amount in halalas, then currency.
+fn compare(order: &OrderRow, data: &EventData) -> Amount {
+    let expected = (&order.money_amount * bigdecimal::BigDecimal::from(100))
+        .with_scale(0)
+        .to_i64();
+    if data.amount_minor.is_none() || data.amount_minor != expected {
+        Amount::OtherAmount
+    } else if data.currency.as_deref() != Some("SAR") {
+        Amount::OtherCurrency
+    } else {
+        Amount::Matches
+    }
+}
+
+/// One log line per event; money taken without points at error level, counted by reason.
 fn report(event: &Event, outcome: Outcome) {
     metrics::counter!("payment_webhook_events_total", "outcome" => outcome.as_str()).increment(1);
     let reference = event.data.reference.as_str();
+    let payment_id = event.data.payment_id.as_deref().unwrap_or("");
     match outcome {
-        Outcome::DuplicateCapture | Outcome::AmountMismatch => tracing::error!(
-            event.id = %event.id, order.id = reference, outcome = outcome.as_str(),
-            amount_minor = ?event.data.amount_minor,
-            "payment capture not applied: refund or reconcile by hand"
-        ),
-        Outcome::NotPending | Outcome::UnknownOrder | Outcome::UnknownType => {
-            tracing::warn!(event.id = %event.id, order.id = reference, outcome = outcome.as_str(), "payment event ignored")
+        Outcome::Unapplied(reason) => {
+            metrics::counter!("payment_captures_unapplied_total", "reason" => reason.as_str())
+                .increment(1);
+            tracing::error!(
+                event.id = %event.id, order.id = reference, payment.id = payment_id,
+                reason = reason.as_str(), amount_minor = ?event.data.amount_minor,
+                currency = ?event.data.currency,
+                "payment captured but not applied: money taken without points; refund it (point-service unapplied-captures)"
+            )
+        }
+        Outcome::DuplicateCapture
+        | Outcome::NotPending
+        | Outcome::UnknownOrder
+        | Outcome::UnknownType => {
+            tracing::warn!(event.id = %event.id, order.id = reference, payment.id = payment_id, outcome = outcome.as_str(), "payment event recorded, nothing applied")
         }
         _ => {
-            tracing::info!(event.id = %event.id, order.id = reference, outcome = outcome.as_str(), "payment event applied")
+            tracing::info!(event.id = %event.id, order.id = reference, payment.id = payment_id, outcome = outcome.as_str(), "payment event applied")
         }
     }
 }
@@ -239,5 +312,19 @@ mod tests {
         assert!(!verify_signature(b"s", None, b"{}", 1000));
         assert!(!verify_signature(b"s", Some("t=1000"), b"{}", 1000));
         assert!(!verify_signature(b"s", Some("garbage"), b"{}", 1000));
+    }
+
+    #[test]
+    fn extreme_timestamps_fail_without_overflow() {
+        for t in [i64::MIN, i64::MIN + 1, -1, i64::MAX] {
+            let header = sign(b"s", t, b"{}");
+            for now in [i64::MIN, -1, 0, 1_700_000_000, i64::MAX] {
+                assert_eq!(
+                    verify_signature(b"s", Some(&header), b"{}", now),
+                    now.abs_diff(t) <= TOLERANCE_SECONDS,
+                    "t={t} now={now}"
+                );
+            }
+        }
     }
 }

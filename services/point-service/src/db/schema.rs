@@ -138,3 +138,39 @@ diesel::table! {
 
 diesel::joinable!(idempotency_keys -> point_orders (correlation_id));
 diesel::allow_tables_to_appear_in_same_query!(idempotency_keys, point_orders);
+
+diesel::table! {
+    payment_attempts (id) {
+        id -> Int8,
+        correlation_id -> Uuid,
+        kind -> Text,
+        state -> Text,
+        payment_id -> Nullable<Text>,
+        started_at -> Timestamptz,
+        answered_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    unapplied_captures (event_id) {
+        event_id -> Text,
+        reference -> Text,
+        correlation_id -> Nullable<Uuid>,
+        payment_id -> Nullable<Text>,
+        amount_minor -> Nullable<Int8>,
+        currency -> Nullable<Text>,
+        reason -> Text,
+        recorded_at -> Timestamptz,
+        resolved_at -> Nullable<Timestamptz>,
+        resolution -> Nullable<Text>,
+    }
+}
+
+diesel::joinable!(payment_attempts -> point_orders (correlation_id));
+diesel::joinable!(unapplied_captures -> payment_events (event_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    payment_attempts,
+    point_orders,
+    unapplied_captures,
+    payment_events
+);

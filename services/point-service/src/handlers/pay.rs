@@ -1,7 +1,9 @@
 //! `POST /point-orders/{correlation_id}/pay/card` and `.../pay/session`. Checks, in the
 //! spec's order: flag, the caller's own order, payment type, payment service configured,
 //! not `successful`, not `payment_failed`, payer's profile, amount. The pay routes never
-//! move the order; the webhook does.
+//! move the order; the webhook does. Each call is a payment attempt of the order
+//! (`attempts`), recorded before the payment service is asked (the order's status checked
+//! again under its lock) and again with the answer, with no connection held in between.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use bigdecimal::{BigDecimal, ToPrimitive};
@@ -10,9 +12,11 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::caller;
+use crate::attempts;
 use crate::clients::payments::{Accepted, CardSource, PaymentRequest, SessionRequest};
 use crate::error::{NOT_FOUND_ORDER, PointError};
 use crate::orders::{self, OrderRow};
+use crate::payment_state::Status;
 use crate::state::AppState;
 
 const PROVIDER: &str = "payment-service";
@@ -44,18 +48,8 @@ async fn payable(
     if !state.payments.is_configured() {
         return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
     }
-    match order.status.as_str() {
-        "successful" | "paid" => {
-            return Err(PointError::Conflict(format!(
-                "point order {correlation_id} is already paid"
-            )));
-        }
-        "payment_failed" => {
-            return Err(PointError::Conflict(format!(
-                "point order {correlation_id} payment failed; create a new order"
-            )));
-        }
-        _ => {}
+    if let Some(status) = Status::from_db(&order.status).filter(|s| *s != Status::Open) {
+        return Err(not_payable(correlation_id, status));
     }
     if state.auth.client(client_id).await?.is_none() {
         return Err(PointError::Validation(format!(
@@ -70,6 +64,56 @@ async fn payable(
         PointError::Validation(format!("point order {correlation_id} has no amount to pay"))
     })?;
     Ok((order, minor))
+}
+
+/// The 409 of an order that is no longer payable.
+fn not_payable(correlation_id: Uuid, status: Status) -> PointError {
+    PointError::Conflict(match status {
+        Status::PaymentFailed => {
+            format!("point order {correlation_id} payment failed; create a new order")
+        }
+        _ => format!("point order {correlation_id} is already paid"),
+    })
+}
+
+/// Asks the payment service through `call`, with the attempt recorded on both sides of the
+/// call and no connection held during it. The order is checked again under its lock when
+/// the attempt is recorded: a decline or capture may have finished it since [`payable`].
+async fn attempt<F>(
+    state: &AppState,
+    order: &OrderRow,
+    kind: attempts::Kind,
+    call: F,
+) -> Result<Accepted, PointError>
+where
+    F: AsyncFnOnce() -> Result<Accepted, PointError>,
+{
+    let correlation_id = order.correlation_id;
+    let attempt = {
+        let mut conn = state.pool.get().await?;
+        attempts::start(&mut conn, correlation_id, kind, state.attempt_window).await?
+    }
+    .map_err(|status| not_payable(correlation_id, status))?;
+    let result = call().await;
+    let answer = match &result {
+        Ok(accepted) => match accepted.json["id"].as_str().filter(|id| !id.is_empty()) {
+            Some(id) => attempts::Answer::Answered(id.to_owned()),
+            None => attempts::Answer::Lost,
+        },
+        Err(PointError::PaymentRefused { .. }) => attempts::Answer::Refused,
+        Err(_) => attempts::Answer::Lost,
+    };
+    let recorded = match state.pool.get().await {
+        Ok(mut conn) => attempts::finish(&mut conn, correlation_id, attempt, &answer).await,
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = recorded {
+        // The payment exists whatever we failed to write: the client still gets its 3-D
+        // Secure step. The attempt stays `started` and counts as lost once its window has
+        // passed, which the webhook's rules handle.
+        tracing::error!(order.id = %correlation_id, attempt.id = attempt, error.message = %e, "payment attempt's answer not recorded");
+    }
+    result
 }
 
 /// Notes the payment on the order (best effort) and answers the payment service's 2xx as
@@ -105,7 +149,7 @@ async fn started(
         (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
         (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
+        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
         (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn card(
@@ -146,7 +190,10 @@ pub async fn card(
             cvv,
         },
     };
-    let accepted = state.payments.pay(&request).await?;
+    let accepted = attempt(&state, &order, attempts::Kind::Card, async || {
+        state.payments.pay(&request).await
+    })
+    .await?;
     started(&state, &order, accepted).await
 }
 
@@ -157,7 +204,7 @@ pub async fn card(
         (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
         (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order`", body = envelope::schema::DocErrorB),
+        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
         (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn session(
@@ -179,6 +226,9 @@ pub async fn session(
         customer_id: order.payer_id,
         remember_me,
     };
-    let accepted = state.payments.session(&request).await?;
+    let accepted = attempt(&state, &order, attempts::Kind::Session, async || {
+        state.payments.session(&request).await
+    })
+    .await?;
     started(&state, &order, accepted).await
 }

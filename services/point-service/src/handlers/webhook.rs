@@ -1,4 +1,5 @@
-//! `POST /webhooks/v1/payments`: public, guarded by its signature alone.
+//! `POST /webhooks/v1/payments`: public, guarded by its signature alone. What an event does
+//! is `webhook::apply`'s (and the payment state machine's) decision.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::json;
@@ -10,9 +11,10 @@ use crate::webhook::{self, Event};
 #[utoipa::path(post, path = "/webhooks/v1/payments", tag = "payments",
     params(("X-Signature" = String, Header, description = "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">; at most 300 s old")),
     request_body = crate::routes::doc::PaymentEvent,
-    responses((status = 200, description = "`{received: true, outcome}`", body = Object),
+    responses((status = 200, description = "`{received: true, outcome}`: `captured`, `declined`, `superseded` (a decline of an older attempt; the newer one decides), `duplicate_event`, `duplicate_capture`, `not_pending`, `unknown_order`, `unknown_type`, or why a capture was not applied and is listed for refund (`already_successful`, `payment_failed`, `not_payable`, `unknown_order`, `amount_mismatch`, `currency_mismatch`)", body = Object),
         (status = 400, description = "not an event", body = envelope::schema::DocErrorB),
-        (status = 401, description = "`invalid signature`: bad, missing or stale; nothing changes", body = envelope::schema::DocErrorB)))]
+        (status = 401, description = "`invalid signature`: bad, missing or stale; nothing changes", body = envelope::schema::DocErrorB),
+        (status = 503, description = "a decline that depends on a pay call whose answer is not recorded yet, or the database is busy: nothing recorded; deliver it again (`Retry-After`)", body = envelope::schema::DocErrorB)))]
 pub async fn payments(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -35,6 +37,6 @@ pub async fn payments(
     let event: Event = serde_json::from_slice(&body)
         .map_err(|e| PointError::Validation(format!("invalid event: {e}")))?;
     let mut conn = state.pool.get().await?;
-    let outcome = webhook::apply(&mut conn, &event).await?;
+    let outcome = webhook::apply(&mut conn, &event, state.attempt_window).await?;
     Ok(HttpResponse::Ok().json(json!({"received": true, "outcome": outcome.as_str()})))
 }

@@ -46,12 +46,12 @@ async fn busy_ledger() -> (TestApp, String) {
     (app, open["correlation_id"].as_str().unwrap().to_owned())
 }
 
-async fn audit(app: &TestApp) -> Result<Vec<&'static str>, AuditError> {
+async fn audit(app: &TestApp) -> Result<audit::Report, AuditError> {
     let mut conn = app.database.connect().await;
     audit::run(&mut conn).await
 }
 
-fn violated(result: Result<Vec<&'static str>, AuditError>) -> (&'static str, String) {
+fn violated(result: Result<audit::Report, AuditError>) -> (&'static str, String) {
     match result {
         Err(AuditError::Violation { check, detail }) => (check, detail),
         other => panic!("expected a violation, got {other:?}"),
@@ -61,8 +61,9 @@ fn violated(result: Result<Vec<&'static str>, AuditError>) -> (&'static str, Str
 #[tokio::test]
 async fn a_ledger_written_only_by_the_service_passes_every_check() {
     let (app, _) = busy_ledger().await;
-    let passed = audit(&app).await.unwrap();
-    assert_eq!(passed.len(), 7, "{passed:?}");
+    let report = audit(&app).await.unwrap();
+    assert_eq!(report.passed.len(), 8, "{report:?}");
+    assert_eq!(report.open_unapplied_captures, 0);
 }
 
 #[tokio::test]

@@ -56,3 +56,58 @@ async fn the_internal_token_is_required_and_the_body_checked() {
     );
     assert_eq!(app.balance_of(OMAR).await, "0");
 }
+
+/// One reference sent for two clients, or two amounts, at the same moment: one wins (200),
+/// the other gets 409, never a 500 from the reference's unique key; one credit is written.
+#[tokio::test]
+async fn the_same_reference_raced_for_two_clients_or_amounts_is_one_200_and_one_409() {
+    let app = std::sync::Arc::new(spawn_app().await);
+    for round in 0..30 {
+        let reference = format!("gift-card:race-{round}");
+        let bodies = if round % 2 == 0 {
+            [
+                json!({"client_id": OMAR, "points": "100", "reference": reference, "reason": "gift_card"}),
+                json!({"client_id": NOURA, "points": "100", "reference": reference, "reason": "gift_card"}),
+            ]
+        } else {
+            [
+                json!({"client_id": OMAR, "points": "100", "reference": reference, "reason": "gift_card"}),
+                json!({"client_id": OMAR, "points": "50", "reference": reference, "reason": "gift_card"}),
+            ]
+        };
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(2));
+        let racers: Vec<_> = bodies
+            .into_iter()
+            .map(|body| {
+                let (app, barrier) = (app.clone(), barrier.clone());
+                tokio::spawn(async move {
+                    let request = app
+                        .client
+                        .post(app.url("/internal/v1/credits"))
+                        .header("x-internal-token", INTERNAL)
+                        .json(&body);
+                    barrier.wait().await;
+                    answer(request.send().await.unwrap()).await
+                })
+            })
+            .collect();
+        let mut statuses = Vec::new();
+        for racer in racers {
+            let (status, body) = racer.await.unwrap();
+            assert!(
+                status == 200 || status == 409,
+                "round {round}: {status} {body}"
+            );
+            statuses.push(status);
+        }
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 409], "round {round}");
+        assert_eq!(
+            app.count(&format!(
+                "SELECT count(*) AS n FROM point_entries WHERE reference = '{reference}'"
+            ))
+            .await,
+            1
+        );
+    }
+}

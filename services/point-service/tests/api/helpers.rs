@@ -106,11 +106,41 @@ impl Default for Options {
 /// What the fake payment service was asked.
 pub type Recorded = Arc<Mutex<Vec<(String, Value)>>>;
 
+/// Holds the fake payment service's answer to a `gate-<x>` card: the test learns when the
+/// payment was asked for (`asked`) and decides when it is answered (`release`), so it can
+/// deliver a webhook while the pay route still waits, as a real payment service may.
+pub struct Gate {
+    asked: tokio::sync::Semaphore,
+    release: tokio::sync::Semaphore,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self {
+            asked: tokio::sync::Semaphore::new(0),
+            release: tokio::sync::Semaphore::new(0),
+        }
+    }
+}
+
+impl Gate {
+    /// Waits until the fake payment service has been asked for a gated payment.
+    pub async fn asked(&self) {
+        self.asked.acquire().await.unwrap().forget();
+    }
+
+    /// Lets one gated answer go.
+    pub fn release(&self) {
+        self.release.add_permits(1);
+    }
+}
+
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
     pub database: TestDatabase,
     pub payments: Recorded,
+    pub gate: Arc<Gate>,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -130,10 +160,11 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         (None, false) => None,
     };
     let payments: Recorded = Arc::default();
+    let gate: Arc<Gate> = Arc::default();
     let payment_url = options
         .payment_url
         .clone()
-        .unwrap_or_else(|| spawn_fake_payments(payments.clone()));
+        .unwrap_or_else(|| spawn_fake_payments(payments.clone(), gate.clone()));
     let config = Config {
         common: CommonConfig {
             app_env: AppEnv::Development,
@@ -168,6 +199,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         client: reqwest::Client::new(),
         database,
         payments,
+        gate,
     }
 }
 
@@ -239,19 +271,30 @@ fn spawn_fake_auth(mode: AuthMode) -> String {
 }
 
 /// Plays the payment service: card ids starting with `fail4xx` get 402, `fail5xx` 500,
-/// `hang` an answer after 5 s; anything else a pending payment.
-fn spawn_fake_payments(recorded: Recorded) -> String {
+/// `hang` an answer after 5 s; `tap-<x>` the payment `pay_<x>`, `gate-<x>` the same once
+/// the test releases the [`Gate`]; anything else the pending payment `pay_123`.
+fn spawn_fake_payments(recorded: Recorded, gate: Arc<Gate>) -> String {
     server::spawn_local(move || {
         let recorded = recorded.clone();
         let sessions = recorded.clone();
+        let gate = gate.clone();
         App::new()
             .route(
                 "/v1/payments",
                 web::post().to(move |body: web::Json<Value>| {
                     let recorded = recorded.clone();
+                    let gate = gate.clone();
                     async move {
                         recorded.lock().unwrap().push(("payment".into(), body.0.clone()));
                         let card = body["source"]["card_id"].as_str().unwrap_or_default().to_owned();
+                        if let Some(x) = card.strip_prefix("gate-") {
+                            gate.asked.add_permits(1);
+                            gate.release.acquire().await.unwrap().forget();
+                            return HttpResponse::Ok().json(json!({"id": format!("pay_{x}"), "status": "pending", "redirect_url": "http://sandbox/3ds"}));
+                        }
+                        if let Some(x) = card.strip_prefix("tap-") {
+                            return HttpResponse::Ok().json(json!({"id": format!("pay_{x}"), "status": "pending", "redirect_url": "http://sandbox/3ds"}));
+                        }
                         if card.starts_with("fail4xx") {
                             return HttpResponse::PaymentRequired().json(json!({"error": "card_declined", "message": "insufficient funds"}));
                         }

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
+mod attempts;
 mod audit;
 mod auth;
 mod balance;
@@ -14,4 +15,5 @@ mod openapi;
 mod orders;
 mod pay;
 mod seed;
+mod unapplied;
 mod webhook;

@@ -124,7 +124,7 @@ async fn a_decline_is_final_and_both_pay_routes_then_answer_409() {
         .await,
         (409, error_b("CONFLICT", &conflict))
     );
-    // A late capture of a failed order is recorded, not applied.
+    // A late capture of a failed order is recorded and listed for refund, not applied.
     assert_eq!(
         app.webhook(
             &event("evt_c", "payment_captured", &id, 1500),
@@ -133,7 +133,7 @@ async fn a_decline_is_final_and_both_pay_routes_then_answer_409() {
         )
         .await
         .1["outcome"],
-        "not_pending"
+        "payment_failed"
     );
     assert_eq!(app.balance_of(OMAR).await, "0");
 }
@@ -174,5 +174,56 @@ async fn a_capture_for_oneself_is_a_purchase() {
         )
         .await,
         1
+    );
+}
+
+/// `t=` is not authenticated: the extremes of an i64 (where `(now - t).abs()` overflows),
+/// numbers past it and nonsense are each the plain 401, never a panic or a 500.
+#[tokio::test]
+async fn extreme_timestamps_are_refused_without_overflow() {
+    let app = spawn_app().await;
+    let id = checkout_for_omar(&app).await;
+    let capture = event("evt_t", "payment_captured", &id, 1500);
+    let refused = (401, error_b("UNAUTHORIZED", "invalid signature"));
+    for t in [
+        i64::MIN,
+        i64::MIN + 1,
+        -1,
+        0,
+        i64::MAX,
+        i64::MAX - 1,
+        now() + 301,
+    ] {
+        assert_eq!(
+            app.webhook(&capture, WEBHOOK_SECRET, t).await,
+            refused,
+            "t={t}"
+        );
+    }
+    for header in [
+        "t=9223372036854775808,v1=00",
+        "t=-9223372036854775809,v1=00",
+        "t=--1,v1=00",
+        "t=+5,v1=00",
+    ] {
+        let response = app
+            .client
+            .post(app.url("/webhooks/v1/payments"))
+            .header("x-signature", header)
+            .json(&capture)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer(response).await, refused, "{header}");
+    }
+    assert_eq!(order(&app, &id).await["status"], "initial_order");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM payment_events").await,
+        0
+    );
+    // The service is still up and takes a good event.
+    assert_eq!(
+        app.webhook(&capture, WEBHOOK_SECRET, now()).await.1["outcome"],
+        "captured"
     );
 }

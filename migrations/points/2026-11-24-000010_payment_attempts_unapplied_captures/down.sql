@@ -1,0 +1,2 @@
+DROP TABLE unapplied_captures;
+DROP TABLE payment_attempts;

@@ -1,0 +1,199 @@
+//! Payment attempts (no HTTP in here): each pay call of an order, recorded before the
+//! payment service is asked and again with its answer, and the order's payment as the
+//! state machine ([`crate::payment_state`]) sees it. Both writes lock the order's row, like
+//! the webhook, so an event is decided either before an attempt exists or after.
+//!
+//! Neither write is held open across the call to the payment service: `start` commits, the
+//! call runs with no connection, `finish` takes a new one.
+
+use std::time::Duration;
+
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Double, Nullable, Text};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use crate::db::schema::{payment_attempts, point_orders};
+use crate::error::PointError;
+use crate::payment_state::{Attempt, Decision, Input, Payment, Status};
+
+/// Which pay route made the attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Card,
+    Session,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Card => "card",
+            Kind::Session => "session",
+        }
+    }
+}
+
+/// What the payment service's answer means for the attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// 2xx with the payment's (or session's) id.
+    Answered(String),
+    /// 4xx: it made no payment.
+    Refused,
+    /// No usable answer (timeout, transport failure, 5xx, a 2xx without an id): a payment
+    /// may exist whose id we never learn.
+    Lost,
+}
+
+/// How long an attempt counts as in flight: past this, its pay call has certainly ended
+/// (the payment service's timeout plus a margin for the recording itself), so an attempt
+/// still `started` belongs to a pay route that stopped, and counts as lost.
+pub fn in_flight_window(payment_timeout: Duration) -> Duration {
+    payment_timeout + Duration::from_secs(30)
+}
+
+#[derive(QueryableByName)]
+struct AttemptRow {
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    payment_id: Option<String>,
+    #[diesel(sql_type = Bool)]
+    in_flight: bool,
+}
+
+#[derive(QueryableByName)]
+struct CapturedRow {
+    #[diesel(sql_type = Text)]
+    payment_id: String,
+}
+
+/// The order's status, locked (`FOR UPDATE`) until the transaction ends; `None` when there
+/// is no such order.
+pub async fn lock_status(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+) -> Result<Option<Status>, PointError> {
+    let status: Option<String> = point_orders::table
+        .find(correlation_id)
+        .select(point_orders::status)
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    status
+        .map(|s| {
+            Status::from_db(&s)
+                .ok_or_else(|| PointError::Internal(format!("order status {s} is unknown")))
+        })
+        .transpose()
+}
+
+/// The order's payment for the machine. The caller holds the order's lock. `event` is the
+/// event being decided, whose own row is left out of the captures already decided.
+pub async fn load(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    status: Status,
+    window: Duration,
+    event: Option<&str>,
+) -> Result<Payment, PointError> {
+    let rows: Vec<AttemptRow> = diesel::sql_query(
+        "SELECT state, payment_id,
+                (state = 'started' AND started_at > now() - make_interval(secs => $2)) AS in_flight
+         FROM payment_attempts WHERE correlation_id = $1 ORDER BY id",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(correlation_id)
+    .bind::<Double, _>(window.as_secs_f64())
+    .load(conn)
+    .await?;
+    let attempts = rows
+        .into_iter()
+        .map(|row| match (row.state.as_str(), row.payment_id) {
+            ("answered", Some(id)) => Attempt::Answered(id),
+            ("refused", _) => Attempt::Refused,
+            ("started", _) if row.in_flight => Attempt::InFlight,
+            _ => Attempt::Lost,
+        })
+        .collect();
+    let captured: Vec<CapturedRow> = diesel::sql_query(
+        "SELECT DISTINCT payment_id FROM payment_events
+         WHERE reference = $1 AND type = 'payment_captured' AND payment_id IS NOT NULL
+           AND id IS DISTINCT FROM $2",
+    )
+    .bind::<Text, _>(correlation_id.to_string())
+    .bind::<Nullable<Text>, _>(event)
+    .load(conn)
+    .await?;
+    Ok(Payment {
+        status,
+        attempts,
+        captured: captured.into_iter().map(|c| c.payment_id).collect(),
+    })
+}
+
+/// Records a new attempt if the order is still payable (it may have been paid or failed
+/// since the pay route's first read); `Err(status)` when it is not. Commits before the
+/// payment service is asked.
+pub async fn start(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    kind: Kind,
+    window: Duration,
+) -> Result<Result<i64, Status>, PointError> {
+    conn.transaction(async |conn| {
+        let status = lock_status(conn, correlation_id)
+            .await?
+            .ok_or_else(|| PointError::Internal("the order being paid vanished".into()))?;
+        let payment = load(conn, correlation_id, status, window, None).await?;
+        match payment.step(&Input::PayStart).1 {
+            Decision::Pay => {}
+            Decision::NotPayable(status) => return Ok(Err(status)),
+            other => {
+                return Err(PointError::Internal(format!(
+                    "a pay call decided {other:?}"
+                )));
+            }
+        }
+        let id = diesel::insert_into(payment_attempts::table)
+            .values((
+                payment_attempts::correlation_id.eq(correlation_id),
+                payment_attempts::kind.eq(kind.as_str()),
+                payment_attempts::state.eq("started"),
+            ))
+            .returning(payment_attempts::id)
+            .get_result(conn)
+            .await?;
+        Ok(Ok(id))
+    })
+    .await
+}
+
+/// Records the payment service's answer to attempt `id`. The order does not move here (the
+/// pay routes never move it); a decline that waited for this answer is decided when the
+/// payment service delivers it again.
+pub async fn finish(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    id: i64,
+    answer: &Answer,
+) -> Result<(), PointError> {
+    let (state, payment_id) = match answer {
+        Answer::Answered(payment_id) => ("answered", Some(payment_id.as_str())),
+        Answer::Refused => ("refused", None),
+        Answer::Lost => ("lost", None),
+    };
+    conn.transaction(async |conn| {
+        lock_status(conn, correlation_id).await?;
+        diesel::update(payment_attempts::table.find(id))
+            .set((
+                payment_attempts::state.eq(state),
+                payment_attempts::payment_id.eq(payment_id),
+                payment_attempts::answered_at.eq(diesel::dsl::now),
+            ))
+            .execute(conn)
+            .await?;
+        Ok(())
+    })
+    .await
+}
