@@ -6,7 +6,6 @@
 //! recorded and alerted (error log, metric) and never credited twice; a capture whose amount
 //! does not match the order is not applied.
 
-use bigdecimal::ToPrimitive;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use hmac::{Hmac, KeyInit, Mac};
@@ -151,9 +150,7 @@ async fn decide(conn: &mut AsyncPgConnection, event: &Event) -> Result<Outcome, 
     match (event.kind.as_str(), order.status.as_str()) {
         ("payment_captured", "successful") => Ok(Outcome::DuplicateCapture),
         ("payment_captured", "initial_order") => {
-            let expected = (&order.money_amount * bigdecimal::BigDecimal::from(100))
-                .with_scale(0)
-                .to_i64();
+            let expected = crate::numbers::amount_minor(&order.money_amount);
             let currency_ok = event.data.currency.as_deref().is_none_or(|c| c == "SAR");
             if event.data.amount_minor != expected || !currency_ok {
                 return Ok(Outcome::AmountMismatch);
