@@ -171,7 +171,11 @@ fn passes(report: &mut SeedReport, at: &Row, outcome: Result<(), Broken>) -> boo
 }
 
 fn loaded(section: &str, loaded: usize, total: usize) -> String {
-    format!("{section}: {loaded} of {total} upserted")
+    if loaded == total {
+        format!("{section}: {loaded} upserted")
+    } else {
+        format!("{section}: {loaded} of {total} upserted")
+    }
 }
 
 fn rejected_count(report: &SeedReport, before: usize) -> usize {
@@ -302,10 +306,13 @@ async fn load_transactions(
     .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(&accounts)
     .execute(conn)
     .await?;
-    report.line(format!(
-        "point_transactions: {added} added ({present} already present, {} rejected)",
-        rejected_count(report, before)
-    ));
+    let line = match rejected_count(report, before) {
+        0 => format!("point_transactions: {added} added ({present} already present)"),
+        rejected => format!(
+            "point_transactions: {added} added ({present} already present, {rejected} rejected)"
+        ),
+    };
+    report.line(line);
     Ok(())
 }
 
@@ -448,7 +455,11 @@ async fn load_faq(
     diesel::delete(points_faq::table.filter(points_faq::position.ne_all(&kept)))
         .execute(conn)
         .await?;
-    report.line(format!("points_faq: {} of {total} entries", kept.len()));
+    report.line(if kept.len() == total {
+        format!("points_faq: {total} entries")
+    } else {
+        format!("points_faq: {} of {total} entries", kept.len())
+    });
     Ok(())
 }
 
