@@ -322,13 +322,13 @@ async fn an_offer_of_7_75_for_9_125_charges_exactly_9_125() {
 fn a_point_order_charges_exactly_the_generated_price() {
     let runtime = runtime();
     let app = runtime.block_on(spawn_app());
-    let positive = amount().prop_filter("positive", |a| a.positive);
+    let positive = || amount().prop_filter("positive", |a| a.positive);
     let mut runner = TestRunner::new(ProptestConfig {
         cases: 24,
         ..ProptestConfig::default()
     });
     runner
-        .run(&(positive.clone(), positive), |(points, price)| {
+        .run(&(positive(), positive()), |(points, price)| {
             runtime.block_on(point_order_charges_exactly(&app, points.text, price.text))
         })
         .unwrap();
