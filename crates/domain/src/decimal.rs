@@ -18,8 +18,8 @@ pub const MAX_FRACTION_DIGITS: i64 = 16_383;
 /// Refuses a decimal that PostgreSQL's `NUMERIC` cannot hold exactly.
 pub fn check_range(value: BigDecimal) -> Result<BigDecimal, ParseError> {
     let (unscaled, scale) = value.as_bigint_and_exponent();
-    let digits = i64::try_from(unscaled.to_string().trim_start_matches('-').len())
-        .unwrap_or(i64::MAX);
+    let digits =
+        i64::try_from(unscaled.to_string().trim_start_matches('-').len()).unwrap_or(i64::MAX);
     // Trailing zeros of the unscaled integer do not count after the point (`1.500`).
     let zeros = i64::try_from(
         unscaled
@@ -84,7 +84,10 @@ mod tests {
         assert_eq!(exact("9.125"), "9.125");
         assert_eq!(exact("7.75"), "7.75");
         assert_eq!(exact("0.1"), "0.1");
-        assert_eq!(exact("123456789012345678901234.5"), "123456789012345678901234.5");
+        assert_eq!(
+            exact("123456789012345678901234.5"),
+            "123456789012345678901234.5"
+        );
         assert_eq!(
             exact("0.123456789012345678901234567"),
             "0.123456789012345678901234567"

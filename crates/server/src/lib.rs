@@ -16,8 +16,8 @@ pub mod seed;
 pub use app::{AppSettings, app};
 pub use cli::Command;
 pub use client_ip::client_ip;
-pub use seed::{Rejected, Row, SeedReport};
 pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};
 pub use run::{
     Binary, SeedFn, StartError, bind, http_server, http_server_with, spawn_local, start,
 };
+pub use seed::{Rejected, Row, SeedReport};

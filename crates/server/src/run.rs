@@ -357,7 +357,10 @@ impl Binary {
         common: &CommonConfig,
         work: impl std::future::Future<Output = Result<(), String>>,
     ) -> ExitCode {
-        self.with_runtime_code(common, async move { work.await.map(|()| ExitCode::SUCCESS) })
+        self.with_runtime_code(
+            common,
+            async move { work.await.map(|()| ExitCode::SUCCESS) },
+        )
     }
 
     /// [`Self::with_runtime`] for work that chooses its own exit code on success.

@@ -179,10 +179,9 @@ pub async fn settle<T>(
                 .execute(conn)
                 .await?;
             let why = match info.constraint_name() {
-                Some(constraint) => format!(
-                    "refused by the database ({constraint}): {}",
-                    info.message()
-                ),
+                Some(constraint) => {
+                    format!("refused by the database ({constraint}): {}", info.message())
+                }
                 None => format!("refused by the database: {}", info.message()),
             };
             report.reject(at, info.column_name(), why);

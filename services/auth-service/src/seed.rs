@@ -106,10 +106,7 @@ fn check_client(client: &ClientRow) -> Result<(), (&'static str, String)> {
     if phone.as_str() != client.contact_phone {
         return Err((
             "contact_phone",
-            format!(
-                "{:?} must be written without spaces",
-                client.contact_phone
-            ),
+            format!("{:?} must be written without spaces", client.contact_phone),
         ));
     }
     if !matches!(client.status.as_str(), "active" | "inactive") {

@@ -78,7 +78,10 @@ mod tests {
         assert_eq!(amount_minor(&decimal("0.07")), Some(7));
         // 1.15 * 100 through an f64 is 114.99999999999999.
         assert_eq!(amount_minor(&decimal("1.15")), Some(115));
-        assert_eq!(amount_minor(&decimal("92233720368547758.07")), Some(i64::MAX));
+        assert_eq!(
+            amount_minor(&decimal("92233720368547758.07")),
+            Some(i64::MAX)
+        );
         for refused in ["9.125", "0", "0.001", "-15.00", "92233720368547758.08"] {
             assert_eq!(amount_minor(&decimal(refused)), None, "{refused}");
         }

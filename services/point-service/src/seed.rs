@@ -143,7 +143,10 @@ impl Offer {
 impl Occasion {
     fn check(&self) -> Result<(), Broken> {
         if !matches!(self.is_custom, 0 | 1) {
-            return Err(("is_custom", format!("must be 0 or 1, got {}", self.is_custom)));
+            return Err((
+                "is_custom",
+                format!("must be 0 or 1, got {}", self.is_custom),
+            ));
         }
         Ok(())
     }
@@ -275,12 +278,14 @@ async fn load_transactions(
             Kind::Spend => -row.points.clone(),
             Kind::Earn | Kind::Adjustment => row.points.clone(),
         };
-        // The exact decimal names the row (`Points`' text would round to 4 decimals).
+        // The exact decimal names the row: the points text would round two rows that differ
+        // past 4 decimals into one key. Up to 4 decimals both texts are the same, so rows
+        // loaded before keep their reference.
         let key = format!(
             "{}:{:?}:{}:{}",
             row.client_id,
             row.kind,
-            row.points.as_decimal().normalized(),
+            row.points.as_decimal().normalized().to_plain_string(),
             row.created_at.to_rfc3339()
         );
         let rank = seen.entry(key.clone()).or_default();
@@ -523,6 +528,6 @@ struct Exact<'a>(&'a Points);
 
 impl Display for Exact<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0.as_decimal().normalized())
+        f.write_str(&self.0.as_decimal().normalized().to_plain_string())
     }
 }

@@ -88,14 +88,15 @@ async fn a_bad_row_is_reported_by_field_and_skipped_and_the_valid_rows_load() {
     let report = run_report(&mut conn, &bad).await.unwrap();
     let rejected: Vec<String> = report.rejected.iter().map(ToString::to_string).collect();
     assert_eq!(rejected.len(), 2, "{rejected:?}");
-    assert!(
-        rejected[0].starts_with("clients[1] (client_id 1002): contact_phone: "),
-        "{rejected:?}"
-    );
-    assert!(
-        rejected[1].starts_with("clients[2] (client_id x): client_id: invalid type"),
-        "{rejected:?}"
-    );
+    for prefix in [
+        "clients[1] (client_id 1002): contact_phone: ",
+        "clients[2] (client_id x): client_id: invalid type",
+    ] {
+        assert!(
+            rejected.iter().any(|r| r.starts_with(prefix)),
+            "{prefix} not in {rejected:?}"
+        );
+    }
     let rows: Vec<Row> = sql_query("SELECT client_id, first_name FROM clients")
         .load(&mut conn)
         .await

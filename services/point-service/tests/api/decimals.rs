@@ -118,13 +118,16 @@ struct OfferRow {
 }
 
 fn offer_row() -> impl Strategy<Value = OfferRow> {
-    (amount(), prop::option::of(amount()), prop::bool::weighted(0.15)).prop_map(
-        |(point_amount, purchased, sub_halala)| OfferRow {
+    (
+        amount(),
+        prop::option::of(amount()),
+        prop::bool::weighted(0.15),
+    )
+        .prop_map(|(point_amount, purchased, sub_halala)| OfferRow {
             point_amount,
             purchased,
             sub_halala,
-        },
-    )
+        })
 }
 
 impl OfferRow {
@@ -262,7 +265,10 @@ async fn point_order_charges_exactly(
     price: String,
 ) -> Result<(), TestCaseError> {
     let id = priced_offer(app, &point_amount, &price).await;
-    let (payer, recipient) = (balance_exact(app, SARA).await, balance_exact(app, OMAR).await);
+    let (payer, recipient) = (
+        balance_exact(app, SARA).await,
+        balance_exact(app, OMAR).await,
+    );
     let (status, order) = app
         .order(
             SARA,
@@ -274,7 +280,10 @@ async fn point_order_charges_exactly(
         exact(&order["purchased_point_amount"].to_string()),
         exact(&price)
     );
-    prop_assert_eq!(exact(&order["point_amount"].to_string()), exact(&point_amount));
+    prop_assert_eq!(
+        exact(&order["point_amount"].to_string()),
+        exact(&point_amount)
+    );
     let charged = payer.clone() - balance_exact(app, SARA).await;
     prop_assert_eq!(charged, exact(&price));
     let credited = balance_exact(app, OMAR).await - recipient;
@@ -400,9 +409,8 @@ fn the_seed_subcommand_loads_the_valid_rows_and_lists_the_bad_ones() {
                 prop_assert!(stderr.contains(&line), "{} not in {}", line, stderr);
             }
             for (row, id) in rows.iter().zip(&ids) {
-                let (status, body) = runtime.block_on(
-                    app.get(&format!("/api/v2/client/point-offers/{id}"), SARA),
-                );
+                let (status, body) =
+                    runtime.block_on(app.get(&format!("/api/v2/client/point-offers/{id}"), SARA));
                 if row.valid() {
                     prop_assert_eq!(status, 200);
                     prop_assert_eq!(
@@ -422,7 +430,10 @@ fn the_seed_subcommand_loads_the_valid_rows_and_lists_the_bad_ones() {
 fn the_demo_fixture_loads_without_a_rejected_row() {
     let runtime = runtime();
     let app = runtime.block_on(spawn_app());
-    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/fixtures/demo.json");
+    let demo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../deploy/fixtures/demo.json"
+    );
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_point-service"))
         .args(["seed", demo])
         .env("DATABASE_URL", app.database.url())
@@ -435,4 +446,33 @@ fn the_demo_fixture_loads_without_a_rejected_row() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[tokio::test]
+async fn ledger_rows_that_differ_past_four_decimals_are_two_entries_exactly() {
+    let app = spawn_app().await;
+    let rows = json!({"point_transactions": [
+        {"client_id": NOURA, "kind": "earn", "points": number("1.00001"), "created_at": "2026-06-01T10:00:00Z"},
+        {"client_id": NOURA, "kind": "earn", "points": "1.00002", "created_at": "2026-06-01T10:00:00Z"},
+        {"client_id": NOURA, "kind": "spend", "points": number("0"), "created_at": "2026-06-01T10:00:00Z"}
+    ]});
+    let report = load(&app, &rows).await;
+    assert_eq!(report.rejected.len(), 1, "{:?}", report.rejected);
+    assert!(
+        report.rejected[0]
+            .to_string()
+            .starts_with("point_transactions[2] (client_id 1003): points: must be a positive"),
+        "{:?}",
+        report.rejected
+    );
+    assert_eq!(balance_exact(&app, NOURA).await, exact("2.00003"));
+    let again = load(&app, &rows).await;
+    assert!(
+        again
+            .lines
+            .contains(&"point_transactions: 0 added (2 already present, 1 rejected)".to_owned()),
+        "{:?}",
+        again.lines
+    );
+    assert_eq!(balance_exact(&app, NOURA).await, exact("2.00003"));
 }
