@@ -66,7 +66,7 @@ fn amount() -> impl Strategy<Value = Amount> {
             "negative" => format!("-{plain}"),
             _ => plain,
         };
-        let positive = exact(&text) > BigDecimal::from(0);
+        let positive = exact(&text).sign() == bigdecimal::num_bigint::Sign::Plus;
         Amount { text, positive }
     })
 }
