@@ -2,6 +2,7 @@
 //! edge, so that the rest of the code only ever holds valid values.
 
 mod client_id;
+pub mod decimal;
 mod money;
 mod object_id;
 mod phone;

@@ -35,9 +35,11 @@ impl Money {
         &self.0
     }
 
-    /// Halalas, as the payment service takes them.
+    /// Halalas, as the payment service takes them: exact (an amount has at most two
+    /// decimals), `None` past i64.
     pub fn minor_units(&self) -> Option<i64> {
-        (&self.0 * BigDecimal::from(100)).with_scale(0).to_i64()
+        let minor = &self.0 * BigDecimal::from(100);
+        minor.is_integer().then(|| minor.to_i64()).flatten()
     }
 
     /// Exactly two decimals: `15` → `15.00`.

@@ -66,8 +66,9 @@ impl FromStr for Points {
             )));
         }
         BigDecimal::from_str(s)
-            .map(Self)
             .map_err(|_| ParseError(format!("expected a decimal number of points, got {s:?}")))
+            .and_then(crate::decimal::check_range)
+            .map(Self)
     }
 }
 
@@ -111,18 +112,20 @@ impl Serialize for Points {
     }
 }
 
-/// Accepts the text form, and a JSON integer for convenience (fixtures write `100`).
+/// Accepts the text form (`"500.5"`) and a JSON number, read exactly (`9.125`,
+/// `123456789012345678901234.5`, `1.5e3`): never through an f64. Read through a `Value`,
+/// which keeps a number's text (serde_json's `arbitrary_precision`) on every path, the
+/// buffered ones (`untagged`, `flatten`) included.
 impl<'de> Deserialize<'de> for Points {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Text(String),
-            Integer(i64),
-        }
-        match Raw::deserialize(deserializer)? {
-            Raw::Text(s) => s.parse().map_err(serde::de::Error::custom),
-            Raw::Integer(i) => Ok(Points::from(i)),
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(s) => s.parse().map_err(serde::de::Error::custom),
+            serde_json::Value::Number(n) => crate::decimal::from_number(&n)
+                .map(Points)
+                .map_err(serde::de::Error::custom),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a decimal number of points, got {other}"
+            ))),
         }
     }
 }
@@ -176,5 +179,28 @@ mod tests {
         assert_eq!(serde_json::to_string(&p).ok().as_deref(), Some("\"500.5\""));
         let i: Points = serde_json::from_str("100").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(i.to_text(), "100");
+    }
+
+    #[test]
+    fn json_numbers_are_read_exactly() {
+        for (json, exact) in [
+            ("9.125", "9.125"),
+            ("0.1", "0.1"),
+            ("100.0", "100"),
+            ("123456789012345678901234.5", "123456789012345678901234.5"),
+            ("0.000000000000000000001", "0.000000000000000000001"),
+            ("-7.75", "-7.75"),
+        ] {
+            let direct: Points = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}"));
+            let value: serde_json::Value =
+                serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}"));
+            let via_value = Points::deserialize(&value).unwrap_or_else(|e| panic!("{e}"));
+            let expected: BigDecimal = exact.parse().unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(direct.as_decimal(), &expected, "{json}");
+            assert_eq!(via_value.as_decimal(), &expected, "{json} via a Value");
+        }
+        for bad in ["true", "null", "[1]", "\"1e5\"", "1e999999999"] {
+            assert!(serde_json::from_str::<Points>(bad).is_err(), "{bad}");
+        }
     }
 }

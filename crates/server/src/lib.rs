@@ -11,6 +11,7 @@ pub mod config;
 pub mod internal;
 pub mod ops;
 pub mod run;
+pub mod seed;
 
 pub use app::{AppSettings, app};
 pub use cli::Command;
@@ -19,3 +20,4 @@ pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLim
 pub use run::{
     Binary, SeedFn, StartError, bind, http_server, http_server_with, spawn_local, start,
 };
+pub use seed::{Rejected, Row, SeedReport};

@@ -20,11 +20,13 @@ use crate::config::{CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits};
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
 
 /// A service's fixture loader: upserts its sections of the fixture inside the transaction it
-/// is given and returns one line per section for the log.
+/// is given and reports one line per section for the log and every row it refused (a
+/// refused row is skipped, never the file: `crate::seed`). An error ends the load and
+/// nothing is written.
 pub type SeedFn = for<'c> fn(
     &'c mut AsyncPgConnection,
     &'c serde_json::Value,
-) -> BoxFuture<'c, anyhow::Result<Vec<String>>>;
+) -> BoxFuture<'c, anyhow::Result<crate::SeedReport>>;
 
 /// Builds the HTTP server for `factory` on an already bound listener (tests bind port 0),
 /// with the default [`HttpLimits`]; see [`http_server_with`].
@@ -275,13 +277,18 @@ impl Binary {
         })
     }
 
-    /// `seed FILE`: loads this service's sections of a fixture in one transaction.
+    /// `seed FILE`: loads this service's sections of a fixture in one transaction. Rows the
+    /// loader refused are listed on stderr, one line each, after the valid rows are
+    /// committed; the exit code is then [`crate::seed::EXIT_ROWS_REJECTED`], so a script
+    /// notices. A file that cannot be read, or a failure of the database, writes nothing
+    /// and exits 1.
     pub fn seed(&self, file: &Path, seed: SeedFn) -> ExitCode {
         let Some((common, database)) = self.database_only() else {
             return ExitCode::from(2);
         };
         let file = file.to_owned();
-        self.with_runtime(&common, async move {
+        let name = self.name;
+        self.with_runtime_code(&common, async move {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             let fixture: serde_json::Value = serde_json::from_str(&text)
@@ -304,10 +311,22 @@ impl Binary {
                         file.display()
                     )
                 })?;
-            for line in report {
+            for line in &report.lines {
                 tracing::info!(fixture = %file.display(), "{line}");
             }
-            Ok(())
+            if report.rejected.is_empty() {
+                return Ok(ExitCode::SUCCESS);
+            }
+            for rejected in &report.rejected {
+                tracing::error!(fixture = %file.display(), "row rejected: {rejected}");
+                eprintln!("{name}: {}: rejected {rejected}", file.display());
+            }
+            eprintln!(
+                "{name}: {}: {} row(s) rejected and skipped; the other rows were loaded",
+                file.display(),
+                report.rejected.len()
+            );
+            Ok(ExitCode::from(crate::seed::EXIT_ROWS_REJECTED))
         })
     }
 
@@ -338,6 +357,18 @@ impl Binary {
         common: &CommonConfig,
         work: impl std::future::Future<Output = Result<(), String>>,
     ) -> ExitCode {
+        self.with_runtime_code(
+            common,
+            async move { work.await.map(|()| ExitCode::SUCCESS) },
+        )
+    }
+
+    /// [`Self::with_runtime`] for work that chooses its own exit code on success.
+    fn with_runtime_code(
+        &self,
+        common: &CommonConfig,
+        work: impl std::future::Future<Output = Result<ExitCode, String>>,
+    ) -> ExitCode {
         let guard = match telemetry::init(&common.telemetry) {
             Ok(guard) => guard,
             Err(e) => {
@@ -358,7 +389,7 @@ impl Binary {
         let outcome = runtime.block_on(work);
         guard.shutdown();
         match outcome {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(code) => code,
             Err(e) => {
                 tracing::error!(error.message = %e, "{} failed", self.name);
                 eprintln!("{}: {e}", self.name);

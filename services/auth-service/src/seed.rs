@@ -1,22 +1,18 @@
 //! `auth-service seed FILE`: the fixture's `clients` and `legacy_tokens` sections, upserted
-//! by id so that a second run changes nothing. Other sections belong to other services.
+//! by id so that a second run changes nothing. Other sections belong to other services. A
+//! bad row is reported by section, index, id and field, and skipped (`server::seed`).
 
 use chrono::NaiveDate;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
+use serde_json::Value;
+use server::SeedReport;
+use server::seed::{rows, savepoint, settle};
 
 use crate::db::schema::{clients, legacy_tokens};
 use crate::tokens;
-
-#[derive(Deserialize)]
-struct Fixture {
-    #[serde(default)]
-    clients: Vec<ClientRow>,
-    #[serde(default)]
-    legacy_tokens: Vec<LegacyTokenRow>,
-}
 
 #[derive(Deserialize, Insertable, AsChangeset)]
 #[diesel(table_name = clients, primary_key(client_id), treat_none_as_null = true)]
@@ -52,29 +48,36 @@ struct LegacyTokenRow {
 /// Loads the sections inside the caller's transaction.
 pub fn load<'c>(
     conn: &'c mut AsyncPgConnection,
-    fixture: &'c serde_json::Value,
-) -> BoxFuture<'c, anyhow::Result<Vec<String>>> {
+    fixture: &'c Value,
+) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
     Box::pin(async move {
-        let fixture = Fixture::deserialize(fixture)?;
-        for (i, client) in fixture.clients.iter().enumerate() {
-            check_client(client).map_err(|e| anyhow::anyhow!("clients[{i}]: {e}"))?;
-            diesel::insert_into(clients::table)
+        let mut report = SeedReport::default();
+        let mut clients_loaded = 0;
+        for (at, client) in &rows::<ClientRow>(fixture, "clients", "client_id", &mut report) {
+            if let Err((field, why)) = check_client(client) {
+                report.reject(at, Some(field), why);
+                continue;
+            }
+            savepoint(conn).await?;
+            let outcome = diesel::insert_into(clients::table)
                 .values(client)
                 .on_conflict(clients::client_id)
                 .do_update()
                 .set((client, clients::updated_at.eq(diesel::dsl::now)))
                 .execute(conn)
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!("clients[{i}] (client_id {}): {e}", client.client_id)
-                })?;
+                .await;
+            clients_loaded += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
         }
-        for (i, row) in fixture.legacy_tokens.iter().enumerate() {
+        let mut tokens_loaded = 0;
+        for (at, row) in &rows::<LegacyTokenRow>(fixture, "legacy_tokens", "client_id", &mut report)
+        {
             if row.token.is_empty() {
-                anyhow::bail!("legacy_tokens[{i}]: token is empty");
+                report.reject(at, Some("token"), "must not be empty");
+                continue;
             }
             let hash = tokens::legacy_hash(&row.token);
-            diesel::insert_into(legacy_tokens::table)
+            savepoint(conn).await?;
+            let outcome = diesel::insert_into(legacy_tokens::table)
                 .values((
                     legacy_tokens::token_hash.eq(&hash),
                     legacy_tokens::client_id.eq(row.client_id),
@@ -84,35 +87,32 @@ pub fn load<'c>(
                 .do_update()
                 .set(legacy_tokens::client_id.eq(row.client_id))
                 .execute(conn)
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!("legacy_tokens[{i}] (client_id {}): {e}", row.client_id)
-                })?;
+                .await;
+            tokens_loaded += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
         }
-        Ok(vec![
-            format!("clients: {} upserted", fixture.clients.len()),
-            format!("legacy_tokens: {} upserted", fixture.legacy_tokens.len()),
-        ])
+        report.line(format!("clients: {clients_loaded} upserted"));
+        report.line(format!("legacy_tokens: {tokens_loaded} upserted"));
+        Ok(report)
     })
 }
 
 /// The checks that give a clearer message than the database's constraint names.
-fn check_client(client: &ClientRow) -> Result<(), String> {
-    domain::ClientId::new(client.client_id).map_err(|e| e.to_string())?;
+fn check_client(client: &ClientRow) -> Result<(), (&'static str, String)> {
+    domain::ClientId::new(client.client_id).map_err(|e| ("client_id", e.to_string()))?;
     let phone: domain::Phone = client
         .contact_phone
         .parse()
-        .map_err(|e: domain::ParseError| e.to_string())?;
+        .map_err(|e: domain::ParseError| ("contact_phone", e.to_string()))?;
     if phone.as_str() != client.contact_phone {
-        return Err(format!(
-            "contact_phone {:?} must be written without spaces",
-            client.contact_phone
+        return Err((
+            "contact_phone",
+            format!("{:?} must be written without spaces", client.contact_phone),
         ));
     }
     if !matches!(client.status.as_str(), "active" | "inactive") {
-        return Err(format!(
-            "status must be active or inactive, got {:?}",
-            client.status
+        return Err((
+            "status",
+            format!("must be active or inactive, got {:?}", client.status),
         ));
     }
     Ok(())

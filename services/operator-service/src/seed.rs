@@ -5,14 +5,11 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
+use serde_json::Value;
+use server::SeedReport;
+use server::seed::{read, rows, savepoint, settle};
 
 use catalog::schema::services;
-
-#[derive(Deserialize)]
-struct Fixture {
-    #[serde(default)]
-    services: Vec<Service>,
-}
 
 #[derive(Deserialize, Insertable, AsChangeset)]
 #[diesel(table_name = services, treat_none_as_null = true)]
@@ -56,19 +53,17 @@ fn default_type() -> String {
 
 /// Loads the section inside the caller's transaction. Rows go in first without parents and
 /// the parents are set in a second pass, so a child may come before its parent in the file.
+/// A bad row (or a parent the database refuses) is reported and skipped (`server::seed`).
 pub fn load<'c>(
     conn: &'c mut AsyncPgConnection,
-    fixture: &'c serde_json::Value,
-) -> BoxFuture<'c, anyhow::Result<Vec<String>>> {
+    fixture: &'c Value,
+) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
     Box::pin(async move {
-        let rows = Fixture::deserialize(fixture)?.services;
-        let parents: Vec<Parent> = match fixture.get("services") {
-            Some(section) => Vec::<Parent>::deserialize(section)?,
-            None => Vec::new(),
-        };
+        let mut report = SeedReport::default();
+        let rows = rows::<Service>(fixture, "services", "id", &mut report);
         // Children of the fixture's services are released first, so that a parent that the
         // fixture makes a standalone can leave its role (the database refuses it otherwise).
-        let ids: Vec<i64> = rows.iter().map(|s| s.id).collect();
+        let ids: Vec<i64> = rows.iter().map(|(_, s)| s.id).collect();
         diesel::update(
             services::table.filter(
                 services::parent_id
@@ -79,8 +74,10 @@ pub fn load<'c>(
         .set(services::parent_id.eq(None::<i64>))
         .execute(conn)
         .await?;
-        for (i, service) in rows.iter().enumerate() {
-            diesel::insert_into(services::table)
+        let mut loaded = Vec::new();
+        for (at, service) in &rows {
+            savepoint(conn).await?;
+            let outcome = diesel::insert_into(services::table)
                 .values((service, services::parent_id.eq(None::<i64>)))
                 .on_conflict(services::id)
                 .do_update()
@@ -90,18 +87,27 @@ pub fn load<'c>(
                     services::updated_at.eq(diesel::dsl::now),
                 ))
                 .execute(conn)
-                .await
-                .map_err(|e| anyhow::anyhow!("services[{i}] (id {}): {e}", service.id))?;
+                .await;
+            if settle(conn, &mut report, at, outcome).await?.is_some() {
+                loaded.push(at.clone());
+            }
         }
-        for (i, row) in parents.iter().enumerate() {
+        for at in &loaded {
+            let item = &fixture["services"][at.index.unwrap_or_default()];
+            let row = match read::<Parent>(item) {
+                Ok(row) => row,
+                Err((field, why)) => {
+                    report.reject(at, field.as_deref(), why);
+                    continue;
+                }
+            };
             if let Some(parent_id) = row.parent_id {
-                diesel::update(services::table.find(row.id))
+                savepoint(conn).await?;
+                let outcome = diesel::update(services::table.find(row.id))
                     .set(services::parent_id.eq(parent_id))
                     .execute(conn)
-                    .await
-                    .map_err(|e| {
-                        anyhow::anyhow!("services[{i}] (id {}): parentId {parent_id}: {e}", row.id)
-                    })?;
+                    .await;
+                settle(conn, &mut report, at, outcome).await?;
             }
         }
         // Explicit ids do not move the identity sequence; move it past them so that the
@@ -109,6 +115,7 @@ pub fn load<'c>(
         diesel::sql_query("SELECT setval(pg_get_serial_sequence('services', 'id'), GREATEST((SELECT max(id) FROM services), 1))")
             .execute(conn)
             .await?;
-        Ok(vec![format!("services: {} upserted", rows.len())])
+        report.line(format!("services: {} upserted", loaded.len()));
+        Ok(report)
     })
 }

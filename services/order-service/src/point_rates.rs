@@ -46,7 +46,12 @@ pub async fn rates(conn: &mut AsyncPgConnection) -> Result<Vec<Rate>, OrderError
             )),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let from = |rate: &Rate| rate.amount_from.as_f64().unwrap_or(0.0);
-    rates.sort_by(|a, b| from(a).total_cmp(&from(b)));
+    // Compared as the exact decimals they were written as (two starts that differ past a
+    // double's 17 digits keep their order); null, and anything not a number, count as 0.
+    let from = |rate: &Rate| match &rate.amount_from {
+        Value::Number(n) => domain::decimal::from_number(n).unwrap_or_default(),
+        _ => bigdecimal::BigDecimal::default(),
+    };
+    rates.sort_by_cached_key(from);
     Ok(rates)
 }

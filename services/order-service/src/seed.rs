@@ -1,34 +1,20 @@
 //! `order-service seed FILE`: the fixture's `point_rates`, `gift_card_codes`, `stores` and
 //! `banners` sections of the `catalog` database (the operator service loads `services`).
+//! A bad row is reported by section, index, id and field, and skipped (`server::seed`).
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::Points;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
+use serde_json::Value;
+use server::SeedReport;
+use server::seed::{rows, savepoint, settle};
 
 use catalog::schema::{banners, gift_card_codes, stores, system_configs};
 
 /// The option key of the earn-rate table.
 pub const POINT_RATES_KEY: &str = "point_rates";
-
-#[derive(Deserialize)]
-struct Fixture {
-    /// Absent: untouched; `null`: unset; a list: the table; anything else: stored as is.
-    #[serde(default, deserialize_with = "present")]
-    point_rates: Option<serde_json::Value>,
-    #[serde(default)]
-    gift_card_codes: Vec<GiftCardCode>,
-    #[serde(default)]
-    stores: Vec<Store>,
-    #[serde(default)]
-    banners: Vec<Banner>,
-}
-
-/// Tells an absent key (`None`) from an explicit `null` (`Some(Value::Null)`).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
-    serde_json::Value::deserialize(d).map(Some)
-}
 
 #[derive(Deserialize)]
 struct GiftCardCode {
@@ -66,22 +52,48 @@ fn yes() -> bool {
     true
 }
 
+impl GiftCardCode {
+    /// A code's points go to the point service (and the legacy system) as points text,
+    /// which keeps 4 decimals: a code worth more precise points could not be credited
+    /// exactly, so it is refused here rather than rounded at redemption.
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.code.trim().is_empty() {
+            return Err(("code", "must not be empty".to_owned()));
+        }
+        let exact = self.points.as_decimal().normalized();
+        if self.points.is_negative() || self.points == Points::zero() {
+            return Err(("points", format!("must be positive, got {exact}")));
+        }
+        if exact.fractional_digit_count() > Points::TEXT_DECIMALS {
+            return Err((
+                "points",
+                format!(
+                    "must have at most {} decimals (the points text of a credit), got {exact}",
+                    Points::TEXT_DECIMALS
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Loads the sections inside the caller's transaction.
 pub fn load<'c>(
     conn: &'c mut AsyncPgConnection,
-    fixture: &'c serde_json::Value,
-) -> BoxFuture<'c, anyhow::Result<Vec<String>>> {
+    fixture: &'c Value,
+) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
     Box::pin(async move {
-        let fixture = Fixture::deserialize(fixture)?;
-        let mut report = Vec::new();
-        match &fixture.point_rates {
+        let mut report = SeedReport::default();
+        match fixture.get("point_rates") {
             None => {}
-            Some(serde_json::Value::Null) => {
+            Some(Value::Null) => {
                 diesel::delete(system_configs::table.find(POINT_RATES_KEY))
                     .execute(conn)
                     .await?;
-                report.push("point_rates: unset".to_owned());
+                report.line("point_rates: unset");
             }
+            // Any other value is stored as is (the spec's "not a list" case), its numbers
+            // with every digit they were written with.
             Some(value) => {
                 diesel::insert_into(system_configs::table)
                     .values((
@@ -101,55 +113,70 @@ pub fn load<'c>(
                     .map_or("not a list, stored as is".to_owned(), |rows| {
                         format!("{} rows", rows.len())
                     });
-                report.push(format!("point_rates: {shape}"));
+                report.line(format!("point_rates: {shape}"));
             }
         }
-        for (i, code) in fixture.gift_card_codes.iter().enumerate() {
-            if code.code.trim().is_empty()
-                || code.points.is_negative()
-                || code.points == Points::zero()
-            {
-                anyhow::bail!("gift_card_codes[{i}]: needs a code and positive points");
+        let codes = rows::<GiftCardCode>(fixture, "gift_card_codes", "code", &mut report);
+        let mut upserted = 0;
+        for (at, code) in &codes {
+            if let Err((field, why)) = code.check() {
+                report.reject(at, Some(field), why);
+                continue;
             }
             let values = (
                 gift_card_codes::code.eq(&code.code),
                 gift_card_codes::points.eq(code.points.as_decimal()),
                 gift_card_codes::active.eq(code.active),
             );
-            diesel::insert_into(gift_card_codes::table)
+            savepoint(conn).await?;
+            let outcome = diesel::insert_into(gift_card_codes::table)
                 .values(values)
                 .on_conflict(gift_card_codes::code)
                 .do_update()
                 .set(values)
                 .execute(conn)
-                .await?;
+                .await;
+            upserted += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
         }
-        report.push(format!(
-            "gift_card_codes: {} upserted",
-            fixture.gift_card_codes.len()
-        ));
-        for (i, store) in fixture.stores.iter().enumerate() {
-            diesel::insert_into(stores::table)
+        report.line(counted("gift_card_codes", upserted, fixture));
+        let mut upserted = 0;
+        for (at, store) in &rows::<Store>(fixture, "stores", "id", &mut report) {
+            savepoint(conn).await?;
+            let outcome = diesel::insert_into(stores::table)
                 .values(store)
                 .on_conflict(stores::id)
                 .do_update()
                 .set((store, stores::updated_at.eq(diesel::dsl::now)))
                 .execute(conn)
-                .await
-                .map_err(|e| anyhow::anyhow!("stores[{i}] (id {}): {e}", store.id))?;
+                .await;
+            upserted += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
         }
-        report.push(format!("stores: {} upserted", fixture.stores.len()));
-        for (i, banner) in fixture.banners.iter().enumerate() {
-            diesel::insert_into(banners::table)
+        report.line(counted("stores", upserted, fixture));
+        let mut upserted = 0;
+        for (at, banner) in &rows::<Banner>(fixture, "banners", "id", &mut report) {
+            savepoint(conn).await?;
+            let outcome = diesel::insert_into(banners::table)
                 .values(banner)
                 .on_conflict(banners::id)
                 .do_update()
                 .set(banner)
                 .execute(conn)
-                .await
-                .map_err(|e| anyhow::anyhow!("banners[{i}] (id {}): {e}", banner.id))?;
+                .await;
+            upserted += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
         }
-        report.push(format!("banners: {} upserted", fixture.banners.len()));
+        report.line(counted("banners", upserted, fixture));
         Ok(report)
     })
+}
+
+fn counted(section: &'static str, upserted: usize, fixture: &Value) -> String {
+    let total = fixture
+        .get(section)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if upserted == total {
+        format!("{section}: {upserted} upserted")
+    } else {
+        format!("{section}: {upserted} of {total} upserted")
+    }
 }

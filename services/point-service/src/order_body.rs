@@ -77,7 +77,9 @@ fn to_client_id(body: &Map<String, Value>) -> Result<i64, String> {
         None => return Err("Required".into()),
         Some(Value::Null) => return Err("Expected number, received null".into()),
         Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
-        Some(Value::Number(n)) => n.as_f64(),
+        // A number past a double's range is JavaScript's Infinity (serde_json keeps its
+        // text): not an integer, like any other non-integer.
+        Some(Value::Number(n)) => n.as_f64().or(Some(f64::INFINITY)),
         Some(Value::String(s)) if s.trim().is_empty() => Some(0.0),
         Some(Value::String(s)) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
         Some(other) => return Err(format!("Expected number, received {}", type_name(other))),

@@ -95,9 +95,15 @@ pub mod doc {
     pub struct Offer {
         /// 24 hex characters.
         pub id: String,
+        /// Points the recipient gets: the exact decimal as a JSON number in plain notation,
+        /// integral values as integers (`7.75`, `100`, never `100.0` or an exponent). It may
+        /// have more digits than a double holds: read it as a decimal.
         pub point_amount: f64,
+        /// Points the payer is charged with `point`, exactly; same form as `point_amount`.
         pub purchased_point_amount: Option<f64>,
-        /// SAR, exactly two decimals.
+        /// SAR, exactly two decimals; a card payment asks for exactly 100 times this in
+        /// halalas (`amount_minor`). Prices in fractions of a halala are refused when loaded,
+        /// never rounded.
         pub amount: String,
     }
 
@@ -138,8 +144,12 @@ pub mod doc {
         pub status: String,
         /// CAPTURED, FAILED, AUTHORIZED or null.
         pub payment_status: Option<String>,
+        /// The offer's point_amount, exactly (see the offer).
         pub point_amount: f64,
+        /// The offer's purchased_point_amount, exactly; a `point` order charged the payer
+        /// exactly this.
         pub purchased_point_amount: Option<f64>,
+        /// SAR, two decimals; the card payment is exactly 100 times this in halalas.
         pub money_amount: String,
         pub payment_type: String,
         /// gift or transfer.
@@ -211,7 +221,8 @@ pub mod doc {
     pub struct CreditBody {
         #[schema(minimum = 1, example = 1002)]
         pub client_id: i64,
-        /// Positive points text.
+        /// Positive points: decimal text (`"100"`, `"12.345"`), or a JSON number read
+        /// exactly as the decimal it writes (`12.345`, never through a double).
         #[schema(example = "100")]
         pub points: String,
         #[schema(example = "gift-card:example-1")]

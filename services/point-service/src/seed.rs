@@ -2,8 +2,12 @@
 //! `point_offers`, `point_occasions`, `points_faq` and `legacy_point_orders` sections.
 //! Rows with an id are upserted by it; ledger rows (which have none) are keyed by their
 //! content, so a second run adds nothing; the FAQ is keyed by its position in the list.
+//! Amounts of points are read exactly (`9.125` is the decimal 9.125, `server::seed`); a
+//! row that breaks a rule is reported by section, index, id and field, and skipped, and the
+//! valid rows load.
 
 use std::collections::{BTreeSet, HashMap};
+use std::fmt::Display;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -12,36 +16,15 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{Money, ObjectId, Points};
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
+use serde_json::Value;
+use server::SeedReport;
+use server::seed::{Row, rows, savepoint, settle};
 use uuid::Uuid;
 
 use crate::db::schema::{
     point_accounts, point_entries, point_occasions, point_offers, point_orders, point_settings,
     points_faq,
 };
-
-#[derive(Deserialize)]
-struct Fixture {
-    /// Absent: untouched. `null`: unset (the balance then has no expiry date).
-    #[serde(default, deserialize_with = "present")]
-    point_settings: Option<Option<Settings>>,
-    #[serde(default)]
-    point_transactions: Vec<Transaction>,
-    #[serde(default)]
-    point_offers: Vec<Offer>,
-    #[serde(default)]
-    point_occasions: Vec<Occasion>,
-    #[serde(default)]
-    points_faq: Option<Vec<Faq>>,
-    #[serde(default)]
-    legacy_point_orders: Vec<LegacyOrder>,
-}
-
-/// Tells an absent key (`None`) from an explicit `null` (`Some(None)`).
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,44 +107,137 @@ fn yes() -> bool {
     true
 }
 
+/// A row that breaks a rule serde cannot see: the field and why.
+type Broken = (&'static str, String);
+
+/// Refuses zero and negative amounts of points.
+fn positive(field: &'static str, points: &Points) -> Result<(), Broken> {
+    if points.is_negative() || *points == Points::zero() {
+        return Err((
+            field,
+            format!("must be a positive number of points, got {}", Exact(points)),
+        ));
+    }
+    Ok(())
+}
+
+impl Transaction {
+    fn check(&self) -> Result<(), Broken> {
+        match self.kind {
+            Kind::Earn | Kind::Spend => positive("points", &self.points),
+            Kind::Adjustment => Ok(()),
+        }
+    }
+}
+
+impl Offer {
+    fn check(&self) -> Result<(), Broken> {
+        positive("point_amount", &self.point_amount)?;
+        match &self.purchased_point_amount {
+            Some(price) => positive("purchased_point_amount", price),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Occasion {
+    fn check(&self) -> Result<(), Broken> {
+        if !matches!(self.is_custom, 0 | 1) {
+            return Err((
+                "is_custom",
+                format!("must be 0 or 1, got {}", self.is_custom),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl LegacyOrder {
+    fn check(&self) -> Result<(), Broken> {
+        positive("point_amount", &self.point_amount)?;
+        match &self.purchased_point_amount {
+            Some(price) => positive("purchased_point_amount", price),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Reports a row whose rule failed; true when it passed.
+fn passes(report: &mut SeedReport, at: &Row, outcome: Result<(), Broken>) -> bool {
+    match outcome {
+        Ok(()) => true,
+        Err((field, why)) => {
+            report.reject(at, Some(field), why);
+            false
+        }
+    }
+}
+
+fn loaded(section: &str, loaded: usize, total: usize) -> String {
+    if loaded == total {
+        format!("{section}: {loaded} upserted")
+    } else {
+        format!("{section}: {loaded} of {total} upserted")
+    }
+}
+
+fn rejected_count(report: &SeedReport, before: usize) -> usize {
+    report.rejected.len() - before
+}
+
 /// Loads the sections inside the caller's transaction.
 pub fn load<'c>(
     conn: &'c mut AsyncPgConnection,
-    fixture: &'c serde_json::Value,
-) -> BoxFuture<'c, anyhow::Result<Vec<String>>> {
+    fixture: &'c Value,
+) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
     Box::pin(async move {
-        let fixture = Fixture::deserialize(fixture)?;
-        let mut report = Vec::new();
-        if let Some(settings) = &fixture.point_settings {
-            report.push(load_settings(conn, settings.as_ref()).await?);
+        let mut report = SeedReport::default();
+        if let Some(settings) = fixture.get("point_settings") {
+            load_settings(conn, settings, &mut report).await?;
         }
-        report.push(load_transactions(conn, &fixture.point_transactions).await?);
-        report.push(load_offers(conn, &fixture.point_offers).await?);
-        report.push(load_occasions(conn, &fixture.point_occasions).await?);
-        if let Some(faq) = &fixture.points_faq {
-            report.push(load_faq(conn, faq).await?);
-        }
-        report.push(load_legacy_orders(conn, &fixture.legacy_point_orders).await?);
+        load_transactions(conn, fixture, &mut report).await?;
+        load_offers(conn, fixture, &mut report).await?;
+        load_occasions(conn, fixture, &mut report).await?;
+        load_faq(conn, fixture, &mut report).await?;
+        load_legacy_orders(conn, fixture, &mut report).await?;
         Ok(report)
     })
 }
 
+/// `point_settings`: an object sets them, `null` unsets them (the balance then has no
+/// expiry date).
 async fn load_settings(
     conn: &mut AsyncPgConnection,
-    settings: Option<&Settings>,
-) -> anyhow::Result<String> {
+    settings: &Value,
+    report: &mut SeedReport,
+) -> anyhow::Result<()> {
+    let at = Row::section("point_settings");
+    let settings = match server::seed::read::<Option<Settings>>(settings) {
+        Ok(settings) => settings,
+        Err((field, why)) => {
+            report.reject(&at, field.as_deref(), why);
+            return Ok(());
+        }
+    };
     let Some(settings) = settings else {
         diesel::delete(point_settings::table).execute(conn).await?;
-        return Ok("point_settings: unset".to_owned());
+        report.line("point_settings: unset");
+        return Ok(());
     };
     let (expiry, days) = match (settings.expiry, settings.inactivity_days) {
         (Expiry::Never, days) => ("never", days),
         (Expiry::Inactivity, Some(days)) if days >= 0 => ("inactivity", Some(days)),
         (Expiry::Inactivity, _) => {
-            anyhow::bail!("point_settings: expiry inactivity needs inactivity_days >= 0")
+            report.reject(
+                &at,
+                Some("inactivity_days"),
+                "expiry inactivity needs inactivity_days >= 0",
+            );
+            return Ok(());
         }
     };
-    diesel::insert_into(point_settings::table)
+    savepoint(conn).await?;
+    let outcome = diesel::insert_into(point_settings::table)
         .values((
             point_settings::expiry.eq(expiry),
             point_settings::inactivity_days.eq(days),
@@ -174,8 +250,11 @@ async fn load_settings(
             point_settings::updated_at.eq(diesel::dsl::now),
         ))
         .execute(conn)
-        .await?;
-    Ok(format!("point_settings: {expiry}"))
+        .await;
+    if settle(conn, report, &at, outcome).await?.is_some() {
+        report.line(format!("point_settings: {expiry}"));
+    }
+    Ok(())
 }
 
 /// Ledger rows are appended once each: the reference names the row by its content (and
@@ -183,54 +262,46 @@ async fn load_settings(
 /// then recomputed from the entries of the accounts touched.
 async fn load_transactions(
     conn: &mut AsyncPgConnection,
-    rows: &[Transaction],
-) -> anyhow::Result<String> {
+    fixture: &Value,
+    report: &mut SeedReport,
+) -> anyhow::Result<()> {
+    let before = report.rejected.len();
+    let rows = rows::<Transaction>(fixture, "point_transactions", "client_id", report);
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut accounts = BTreeSet::new();
-    let mut added = 0;
-    for (i, row) in rows.iter().enumerate() {
+    let (mut added, mut present) = (0, 0);
+    for (at, row) in &rows {
+        if !passes(report, at, row.check()) {
+            continue;
+        }
         let points = match row.kind {
-            Kind::Earn | Kind::Spend
-                if row.points.is_negative() || row.points == Points::zero() =>
-            {
-                anyhow::bail!(
-                    "point_transactions[{i}]: {:?} points must be positive",
-                    row.kind
-                )
-            }
             Kind::Spend => -row.points.clone(),
             Kind::Earn | Kind::Adjustment => row.points.clone(),
         };
+        // The exact decimal names the row: the points text would round two rows that differ
+        // past 4 decimals into one key. Up to 4 decimals both texts are the same, so rows
+        // loaded before keep their reference.
         let key = format!(
             "{}:{:?}:{}:{}",
             row.client_id,
             row.kind,
-            row.points,
+            row.points.as_decimal().normalized().to_plain_string(),
             row.created_at.to_rfc3339()
         );
         let rank = seen.entry(key.clone()).or_default();
         *rank += 1;
         let reference = format!("fixture:{key}:{rank}");
         let client_id = row.client_id.get();
-        accounts.insert(client_id);
-        diesel::insert_into(point_accounts::table)
-            .values(point_accounts::client_id.eq(client_id))
-            .on_conflict_do_nothing()
-            .execute(conn)
-            .await?;
-        added += diesel::insert_into(point_entries::table)
-            .values((
-                point_entries::client_id.eq(client_id),
-                point_entries::kind.eq(format!("{:?}", row.kind).to_lowercase()),
-                point_entries::points.eq(points.into_decimal()),
-                point_entries::reference.eq(reference),
-                point_entries::created_at.eq(row.created_at),
-            ))
-            .on_conflict(point_entries::reference)
-            .do_nothing()
-            .execute(conn)
-            .await
-            .map_err(|e| anyhow::anyhow!("point_transactions[{i}]: {e}"))?;
+        savepoint(conn).await?;
+        let outcome = append_entry(conn, client_id, row, points, reference).await;
+        match settle(conn, report, at, outcome).await? {
+            Some(0) => present += 1,
+            Some(_) => {
+                added += 1;
+                accounts.insert(client_id);
+            }
+            None => {}
+        }
     }
     let accounts: Vec<i64> = accounts.into_iter().collect();
     diesel::sql_query(
@@ -240,14 +311,54 @@ async fn load_transactions(
     .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(&accounts)
     .execute(conn)
     .await?;
-    Ok(format!(
-        "point_transactions: {added} added ({} already present)",
-        rows.len() - added
-    ))
+    let line = match rejected_count(report, before) {
+        0 => format!("point_transactions: {added} added ({present} already present)"),
+        rejected => format!(
+            "point_transactions: {added} added ({present} already present, {rejected} rejected)"
+        ),
+    };
+    report.line(line);
+    Ok(())
 }
 
-async fn load_offers(conn: &mut AsyncPgConnection, rows: &[Offer]) -> anyhow::Result<String> {
-    for (i, offer) in rows.iter().enumerate() {
+async fn append_entry(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    row: &Transaction,
+    points: Points,
+    reference: String,
+) -> QueryResult<usize> {
+    diesel::insert_into(point_accounts::table)
+        .values(point_accounts::client_id.eq(client_id))
+        .on_conflict_do_nothing()
+        .execute(conn)
+        .await?;
+    diesel::insert_into(point_entries::table)
+        .values((
+            point_entries::client_id.eq(client_id),
+            point_entries::kind.eq(format!("{:?}", row.kind).to_lowercase()),
+            point_entries::points.eq(points.into_decimal()),
+            point_entries::reference.eq(reference),
+            point_entries::created_at.eq(row.created_at),
+        ))
+        .on_conflict(point_entries::reference)
+        .do_nothing()
+        .execute(conn)
+        .await
+}
+
+async fn load_offers(
+    conn: &mut AsyncPgConnection,
+    fixture: &Value,
+    report: &mut SeedReport,
+) -> anyhow::Result<()> {
+    let rows = rows::<Offer>(fixture, "point_offers", "id", report);
+    let total = section_len(fixture, "point_offers");
+    let mut upserted = 0;
+    for (at, offer) in &rows {
+        if !passes(report, at, offer.check()) {
+            continue;
+        }
         let values = (
             point_offers::id.eq(offer.id.as_str()),
             point_offers::point_amount.eq(offer.point_amount.as_decimal()),
@@ -261,22 +372,31 @@ async fn load_offers(conn: &mut AsyncPgConnection, rows: &[Offer]) -> anyhow::Re
             point_offers::active.eq(offer.active),
             point_offers::deleted.eq(offer.deleted),
         );
-        diesel::insert_into(point_offers::table)
+        savepoint(conn).await?;
+        let outcome = diesel::insert_into(point_offers::table)
             .values(values)
             .on_conflict(point_offers::id)
             .do_update()
             .set((values, point_offers::updated_at.eq(diesel::dsl::now)))
             .execute(conn)
-            .await
-            .map_err(|e| anyhow::anyhow!("point_offers[{i}] ({}): {e}", offer.id))?;
+            .await;
+        upserted += count(settle(conn, report, at, outcome).await?);
     }
-    Ok(format!("point_offers: {} upserted", rows.len()))
+    report.line(loaded("point_offers", upserted, total));
+    Ok(())
 }
 
-async fn load_occasions(conn: &mut AsyncPgConnection, rows: &[Occasion]) -> anyhow::Result<String> {
-    for (i, occasion) in rows.iter().enumerate() {
-        if !matches!(occasion.is_custom, 0 | 1) {
-            anyhow::bail!("point_occasions[{i}]: is_custom must be 0 or 1");
+async fn load_occasions(
+    conn: &mut AsyncPgConnection,
+    fixture: &Value,
+    report: &mut SeedReport,
+) -> anyhow::Result<()> {
+    let rows = rows::<Occasion>(fixture, "point_occasions", "id", report);
+    let total = section_len(fixture, "point_occasions");
+    let mut upserted = 0;
+    for (at, occasion) in &rows {
+        if !passes(report, at, occasion.check()) {
+            continue;
         }
         let values = (
             point_occasions::id.eq(occasion.id.as_str()),
@@ -285,21 +405,39 @@ async fn load_occasions(conn: &mut AsyncPgConnection, rows: &[Occasion]) -> anyh
             point_occasions::is_custom.eq(occasion.is_custom),
             point_occasions::active.eq(occasion.active),
         );
-        diesel::insert_into(point_occasions::table)
+        savepoint(conn).await?;
+        let outcome = diesel::insert_into(point_occasions::table)
             .values(values)
             .on_conflict(point_occasions::id)
             .do_update()
             .set((values, point_occasions::updated_at.eq(diesel::dsl::now)))
             .execute(conn)
-            .await
-            .map_err(|e| anyhow::anyhow!("point_occasions[{i}] ({}): {e}", occasion.id))?;
+            .await;
+        upserted += count(settle(conn, report, at, outcome).await?);
     }
-    Ok(format!("point_occasions: {} upserted", rows.len()))
+    report.line(loaded("point_occasions", upserted, total));
+    Ok(())
 }
 
-/// The FAQ is a list: its entries are keyed by position and entries past its end removed.
-async fn load_faq(conn: &mut AsyncPgConnection, rows: &[Faq]) -> anyhow::Result<String> {
-    for (position, faq) in (0_i32..).zip(rows) {
+/// The FAQ is a list: its entries are keyed by position, and entries past its end removed.
+/// A rejected entry's position is emptied too, so the app never shows a stale answer there.
+async fn load_faq(
+    conn: &mut AsyncPgConnection,
+    fixture: &Value,
+    report: &mut SeedReport,
+) -> anyhow::Result<()> {
+    if fixture.get("points_faq").is_none_or(Value::is_null) {
+        return Ok(());
+    }
+    let rows = rows::<Faq>(fixture, "points_faq", "question_en", report);
+    if !fixture["points_faq"].is_array() {
+        // Reported as a whole by `rows`; the FAQ in the database stays as it was.
+        return Ok(());
+    }
+    let total = section_len(fixture, "points_faq");
+    let mut kept = Vec::new();
+    for (at, faq) in &rows {
+        let position = i32::try_from(at.index.unwrap_or_default())?;
         let values = (
             points_faq::position.eq(position),
             points_faq::question_en.eq(&faq.question_en),
@@ -307,28 +445,43 @@ async fn load_faq(conn: &mut AsyncPgConnection, rows: &[Faq]) -> anyhow::Result<
             points_faq::question_ar.eq(&faq.question_ar),
             points_faq::answer_ar.eq(&faq.answer_ar),
         );
-        diesel::insert_into(points_faq::table)
+        savepoint(conn).await?;
+        let outcome = diesel::insert_into(points_faq::table)
             .values(values)
             .on_conflict(points_faq::position)
             .do_update()
             .set(values)
             .execute(conn)
-            .await?;
+            .await;
+        if settle(conn, report, at, outcome).await?.is_some() {
+            kept.push(position);
+        }
     }
-    let len = i32::try_from(rows.len())?;
-    diesel::delete(points_faq::table.filter(points_faq::position.ge(len)))
+    diesel::delete(points_faq::table.filter(points_faq::position.ne_all(&kept)))
         .execute(conn)
         .await?;
-    Ok(format!("points_faq: {} entries", rows.len()))
+    report.line(if kept.len() == total {
+        format!("points_faq: {total} entries")
+    } else {
+        format!("points_faq: {} of {total} entries", kept.len())
+    });
+    Ok(())
 }
 
 /// Orders copied from the legacy system: no order number, and statuses (`paid`,
 /// `AUTHORIZED`) that no route here sets.
 async fn load_legacy_orders(
     conn: &mut AsyncPgConnection,
-    rows: &[LegacyOrder],
-) -> anyhow::Result<String> {
-    for (i, order) in rows.iter().enumerate() {
+    fixture: &Value,
+    report: &mut SeedReport,
+) -> anyhow::Result<()> {
+    let rows = rows::<LegacyOrder>(fixture, "legacy_point_orders", "correlation_id", report);
+    let total = section_len(fixture, "legacy_point_orders");
+    let mut upserted = 0;
+    for (at, order) in &rows {
+        if !passes(report, at, order.check()) {
+            continue;
+        }
         let values = (
             point_orders::correlation_id.eq(order.correlation_id),
             point_orders::order_no.eq(None::<i64>),
@@ -345,16 +498,36 @@ async fn load_legacy_orders(
             point_orders::payment_type.eq(&order.payment_type),
             point_orders::order_type.eq(&order.order_type),
         );
-        diesel::insert_into(point_orders::table)
+        savepoint(conn).await?;
+        let outcome = diesel::insert_into(point_orders::table)
             .values(values)
             .on_conflict(point_orders::correlation_id)
             .do_update()
             .set((values, point_orders::updated_at.eq(diesel::dsl::now)))
             .execute(conn)
-            .await
-            .map_err(|e| {
-                anyhow::anyhow!("legacy_point_orders[{i}] ({}): {e}", order.correlation_id)
-            })?;
+            .await;
+        upserted += count(settle(conn, report, at, outcome).await?);
     }
-    Ok(format!("legacy_point_orders: {} upserted", rows.len()))
+    report.line(loaded("legacy_point_orders", upserted, total));
+    Ok(())
+}
+
+fn count<T>(written: Option<T>) -> usize {
+    usize::from(written.is_some())
+}
+
+fn section_len(fixture: &Value, section: &str) -> usize {
+    fixture
+        .get(section)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+/// For the report's `got …`: points as their exact decimal.
+struct Exact<'a>(&'a Points);
+
+impl Display for Exact<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.as_decimal().normalized().to_plain_string())
+    }
 }

@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-use bigdecimal::ToPrimitive;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use hmac::{Hmac, KeyInit, Mac};
@@ -239,10 +238,9 @@ async fn decide(
 
 /// The capture's money against the order's: amount in halalas, then currency.
 fn compare(order: &OrderRow, data: &EventData) -> Amount {
-    let expected = (&order.money_amount * bigdecimal::BigDecimal::from(100))
-        .with_scale(0)
-        .to_i64();
-    if data.amount_minor.is_none() || data.amount_minor != expected {
+    // `None` when the price is not a whole number of halalas: no capture can match it.
+    let expected = crate::numbers::amount_minor(&order.money_amount);
+    if expected.is_none() || data.amount_minor != expected {
         Amount::OtherAmount
     } else if data.currency.as_deref() != Some("SAR") {
         Amount::OtherCurrency

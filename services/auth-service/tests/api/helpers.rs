@@ -89,9 +89,11 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let database = TestDatabase::new(auth_service::db::SCHEMA).await;
     let mut conn = database.connect().await;
     let fixture = fixture();
-    conn.transaction::<_, anyhow::Error, _>(async |c| auth_service::seed::load(c, &fixture).await)
+    let report = conn
+        .transaction::<_, anyhow::Error, _>(async |c| auth_service::seed::load(c, &fixture).await)
         .await
         .unwrap();
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
 
     let sms: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let gateway_url = spawn_gateway(sms.clone(), options.gateway);

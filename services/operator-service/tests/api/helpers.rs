@@ -50,11 +50,13 @@ pub async fn spawn_app() -> TestApp {
     let database = TestDatabase::new(catalog::SCHEMA).await;
     let mut conn = database.connect().await;
     let fixture = fixture();
-    conn.transaction::<_, anyhow::Error, _>(async |c| {
-        operator_service::seed::load(c, &fixture).await
-    })
-    .await
-    .unwrap();
+    let report = conn
+        .transaction::<_, anyhow::Error, _>(async |c| {
+            operator_service::seed::load(c, &fixture).await
+        })
+        .await
+        .unwrap();
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
     let config = Config {
         common: CommonConfig {
             app_env: AppEnv::Development,

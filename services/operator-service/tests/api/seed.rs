@@ -16,10 +16,20 @@ struct Row {
     parent_id: Option<i64>,
 }
 
+/// A load whose every row must be accepted; its log lines.
 async fn run(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<Vec<String>> {
+    let report = run_report(conn, fixture).await?;
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    Ok(report.lines)
+}
+
+async fn run_report(
+    conn: &mut AsyncPgConnection,
+    fixture: &serde_json::Value,
+) -> anyhow::Result<server::SeedReport> {
     conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
         .await
 }
@@ -81,17 +91,27 @@ async fn a_child_may_precede_its_parent_and_new_ids_continue_after_the_fixture()
 }
 
 #[tokio::test]
-async fn the_database_refuses_a_parent_on_a_non_child() {
+async fn a_parent_the_database_refuses_is_reported_and_the_rows_still_load() {
     let database = ::db::testing::TestDatabase::new(catalog::SCHEMA).await;
     let mut conn = database.connect().await;
-    let error = run(
+    let report = run_report(
         &mut conn,
         &json!({"services": [service(1, "parent", None), service(2, "standalone", Some(1))]}),
     )
     .await
-    .unwrap_err();
+    .unwrap();
+    let rejected: Vec<String> = report.rejected.iter().map(ToString::to_string).collect();
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
     assert!(
-        format!("{error:#}").contains("services_only_children_have_parents"),
-        "{error:#}"
+        rejected[0].starts_with("services[1] (id 2): ")
+            && rejected[0].contains("services_only_children_have_parents"),
+        "{rejected:?}"
     );
+    let count: i64 = diesel::select(diesel::dsl::sql::<BigInt>(
+        "(SELECT count(*) FROM services WHERE parent_id IS NULL)",
+    ))
+    .get_result(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(count, 2, "both services load, without the refused parent");
 }

@@ -76,9 +76,11 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let database = TestDatabase::new(catalog::SCHEMA).await;
     let mut conn = database.connect().await;
     let fixture = fixture();
-    conn.transaction::<_, anyhow::Error, _>(async |c| order_service::seed::load(c, &fixture).await)
+    let report = conn
+        .transaction::<_, anyhow::Error, _>(async |c| order_service::seed::load(c, &fixture).await)
         .await
         .unwrap();
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
     let credits: Arc<Mutex<Vec<Value>>> = Arc::default();
     let credits_fail = Arc::new(AtomicBool::new(false));
     let point_url = match options.point_service {

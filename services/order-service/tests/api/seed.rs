@@ -18,10 +18,20 @@ struct Option_ {
     value: Option<String>,
 }
 
+/// A load whose every row must be accepted; its log lines.
 async fn run(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<Vec<String>> {
+    let report = run_report(conn, fixture).await?;
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    Ok(report.lines)
+}
+
+async fn run_report(
+    conn: &mut AsyncPgConnection,
+    fixture: &serde_json::Value,
+) -> anyhow::Result<server::SeedReport> {
     conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
         .await
 }

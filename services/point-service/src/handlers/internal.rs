@@ -32,7 +32,8 @@ pub async fn credit(
             .parse::<domain::Points>()
             .ok()
             .map(domain::Points::into_decimal),
-        Some(Value::Number(n)) => n.as_i64().map(BigDecimal::from),
+        // Exactly the number's decimal (`12.345` is 12.345), never an f64's.
+        Some(Value::Number(n)) => domain::decimal::from_number(n).ok(),
         _ => None,
     }
     .filter(|p| p.sign() == bigdecimal::num_bigint::Sign::Plus);

@@ -6,7 +6,6 @@
 //! again under its lock) and again with the answer, with no connection held in between.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use bigdecimal::{BigDecimal, ToPrimitive};
 use envelope::Details;
 use serde_json::Value;
 use uuid::Uuid;
@@ -56,11 +55,7 @@ async fn payable(
             "client {client_id} does not exist"
         )));
     }
-    let minor = (&order.money_amount * BigDecimal::from(100))
-        .with_scale(0)
-        .to_i64()
-        .filter(|m| *m > 0);
-    let minor = minor.ok_or_else(|| {
+    let minor = crate::numbers::amount_minor(&order.money_amount).ok_or_else(|| {
         PointError::Validation(format!("point order {correlation_id} has no amount to pay"))
     })?;
     Ok((order, minor))

@@ -151,9 +151,11 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let database = TestDatabase::new(point_service::db::SCHEMA).await;
     let mut conn = database.connect().await;
     let fixture = fixture();
-    conn.transaction::<_, anyhow::Error, _>(async |c| point_service::seed::load(c, &fixture).await)
+    let report = conn
+        .transaction::<_, anyhow::Error, _>(async |c| point_service::seed::load(c, &fixture).await)
         .await
         .unwrap();
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
     let auth_url = match (options.auth, options.auth_unreachable) {
         (_, true) => Some(format!("http://127.0.0.1:{}", unused_port())),
         (Some(mode), false) => Some(spawn_fake_auth(mode)),

@@ -10,6 +10,7 @@ mod balance;
 mod catalog;
 mod concurrency;
 mod credits;
+mod decimals;
 mod helpers;
 mod openapi;
 mod orders;

@@ -16,10 +16,20 @@ struct Balance {
     entries: i64,
 }
 
+/// A load whose every row must be accepted; its log lines.
 async fn run(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<Vec<String>> {
+    let report = run_report(conn, fixture).await?;
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    Ok(report.lines)
+}
+
+async fn run_report(
+    conn: &mut AsyncPgConnection,
+    fixture: &serde_json::Value,
+) -> anyhow::Result<server::SeedReport> {
     conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
         .await
 }
