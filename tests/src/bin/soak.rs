@@ -1,9 +1,14 @@
 //! `make soak`: the whole system under a mixed load while the point service, the order
 //! service and PostgreSQL are killed and restarted under it, on loopback and a PostgreSQL
-//! cluster of its own. Afterwards: `point-service audit` passes, every order the clients were
-//! told succeeded exists as successful, every redeemed gift code was credited, and every 5xx
-//! the clients saw is one the specification or DESIGN.md names. Prints the counts; exits 1 on
-//! any failure.
+//! cluster of its own. The mix has the money paths' awkward cases too: double-tap card
+//! payments whose older attempt is declined, a capture arriving after the decline that failed
+//! its order, duplicate and reordered webhook events, and one gift code redeemed by every
+//! client at once. Afterwards: `point-service audit` passes, every order the clients were told
+//! succeeded exists as successful and was credited once, every capture that could not be
+//! applied is listed by `point-service unapplied-captures` (and nothing else is), every gift
+//! code was credited exactly once with none left pending and at most one 200, and every 5xx the
+//! clients saw is one the specification or DESIGN.md names. Prints the counts; exits 1 on any
+//! failure.
 //!
 //! `SOAK_SECONDS` (default 600) bounds the load phase; `SOAK_WORKERS` (default 8) sets the
 //! number of concurrent clients.
@@ -16,7 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use e2e::stack::{Databases, Stack};
-use e2e::{LocalCluster, create_database, migrate_and_seed, run};
+use e2e::{LocalCluster, WEBHOOK_SECRET, create_database, migrate_and_seed, run};
+use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
 use tokio::sync::RwLock;
 
@@ -29,6 +35,8 @@ const CLIENTS: [(i64, &str); 5] = [
 ];
 const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
 const GIFT_CODES: usize = 5000;
+/// Codes that every client redeems at once (one 200 at most, one credit exactly).
+const RUSH_CODES: usize = 400;
 
 /// What the clients saw, for the report and the checks.
 #[derive(Default)]
@@ -41,6 +49,16 @@ struct Observed {
     approved: Vec<(&'static str, String)>,
     /// Gift codes the app was told were redeemed.
     redeemed: Vec<String>,
+    /// Card orders that must be credited exactly once: (payer token, correlation id).
+    credited_once: Vec<(&'static str, String)>,
+    /// Captures the point service could not apply because a decline had failed the order:
+    /// (payer token, correlation id, payment id). Each must be listed for a refund.
+    unapplied: Vec<(&'static str, String, String)>,
+    /// Rush codes: how many 200s each got across all clients.
+    rush: BTreeMap<String, u64>,
+    /// Every order of the capture-after-decline flow, whatever its buttons answered: a press
+    /// whose answer was lost (a kill) may still have been applied.
+    late_capture_orders: Vec<String>,
     /// 5xx answers outside the specified ones.
     unexpected: Vec<String>,
 }
@@ -73,6 +91,8 @@ struct Soak {
     http: reqwest::Client,
     stop: AtomicBool,
     next_code: AtomicU64,
+    next_rush: AtomicU64,
+    next_event: AtomicU64,
 }
 
 impl Soak {
@@ -129,7 +149,7 @@ impl Soak {
             let (_, token) = CLIENTS[(worker + round) % CLIENTS.len()];
             let (friend, _) = CLIENTS[(worker + round + 1) % CLIENTS.len()];
             let order = self.order_base().await;
-            match round % 10 {
+            match round % 14 {
                 0..=2 => {
                     self.call(
                         "balance",
@@ -175,7 +195,20 @@ impl Soak {
                     )
                     .await
                 }
-                _ => self.gift_code(token).await,
+                9 => self.gift_code(token).await,
+                10 => {
+                    self.double_tap(token, &format!("soak-{worker}-{round}"))
+                        .await
+                }
+                11 => {
+                    self.capture_after_decline(token, &format!("soak-{worker}-{round}"))
+                        .await
+                }
+                12 => {
+                    self.duplicate_and_reordered_events(token, &format!("soak-{worker}-{round}"))
+                        .await
+                }
+                _ => self.rush().await,
             }
         }
     }
@@ -293,6 +326,247 @@ impl Soak {
         }
     }
 
+    /// A checkout order for a friend (Sara), or `None` when it could not be made.
+    async fn checkout(&self, token: &'static str, key: &str) -> Option<Value> {
+        let body =
+            json!({"point_offer_id": OFFER, "to_client_id": 1001, "payment_type": "checkout"});
+        let order = self.order_base().await;
+        match self
+            .call(
+                "card order",
+                "POST",
+                format!("{order}/api/v2/client/point-orders"),
+                Some(token),
+                Some(key),
+                Some(&body),
+            )
+            .await
+        {
+            Some((200, created)) => Some(created),
+            _ => None,
+        }
+    }
+
+    /// A card pay of `id`: the payment's id and its 3-D Secure page.
+    async fn pay(&self, action: &str, token: &'static str, id: &str) -> Option<(String, String)> {
+        let order = self.order_base().await;
+        let (status, started) = self
+            .call(
+                action,
+                "POST",
+                format!("{order}/api/v2/client/point-orders/{id}/pay/card"),
+                Some(token),
+                None,
+                Some(&json!({"id": "card_soak", "cvv": "123"})),
+            )
+            .await?;
+        if status != 200 {
+            return None;
+        }
+        Some((
+            started["id"].as_str()?.to_owned(),
+            started["redirect_url"].as_str()?.to_owned(),
+        ))
+    }
+
+    /// Presses a 3-D Secure button; true when the point service took the event.
+    async fn press(&self, action: &str, page: &str, button: &str) -> bool {
+        let pressed = self.http.post(format!("{page}/{button}")).send().await;
+        let status = pressed.map(|r| r.status().as_u16()).unwrap_or(0);
+        self.observed
+            .lock()
+            .unwrap()
+            .count(action, status.to_string());
+        status == 200
+    }
+
+    /// A double tap: two card pays on one order; the older payment is declined, then the
+    /// newer approved. The order is paid by the newer one, once.
+    async fn double_tap(&self, token: &'static str, key: &str) {
+        let Some(created) = self.checkout(token, key).await else {
+            return;
+        };
+        let id = created["correlation_id"].as_str().unwrap().to_owned();
+        let Some((_, older)) = self.pay("double tap pay", token, &id).await else {
+            return;
+        };
+        let Some((_, newer)) = self.pay("double tap pay", token, &id).await else {
+            return;
+        };
+        // Whether or not the older decline got through, the newer capture pays the order.
+        self.press("double tap decline older", &older, "decline")
+            .await;
+        if self
+            .press("double tap approve newer", &newer, "approve")
+            .await
+        {
+            let mut observed = self.observed.lock().unwrap();
+            observed.approved.push((token, id.clone()));
+            observed.credited_once.push((token, id));
+        }
+    }
+
+    /// Two card pays; the newer payment is declined (the order fails), then the older one is
+    /// captured: money taken that can no longer be turned into points, so it must be listed.
+    async fn capture_after_decline(&self, token: &'static str, key: &str) {
+        let Some(created) = self.checkout(token, key).await else {
+            return;
+        };
+        let id = created["correlation_id"].as_str().unwrap().to_owned();
+        let Some((older_payment, older)) = self.pay("late capture pay", token, &id).await else {
+            return;
+        };
+        let Some((_, newer)) = self.pay("late capture pay", token, &id).await else {
+            return;
+        };
+        self.observed
+            .lock()
+            .unwrap()
+            .late_capture_orders
+            .push(id.clone());
+        if !self
+            .press("late capture decline newer", &newer, "decline")
+            .await
+        {
+            return;
+        }
+        if self
+            .press("late capture approve older", &older, "approve")
+            .await
+        {
+            self.observed
+                .lock()
+                .unwrap()
+                .unapplied
+                .push((token, id, older_payment));
+        }
+    }
+
+    /// Signs and sends one webhook event straight to the point service; its status.
+    async fn send_event(&self, event: &Value) -> Option<u16> {
+        let body = event.to_string();
+        let t = chrono::Utc::now().timestamp();
+        let mut mac =
+            <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
+        mac.update(format!("{t}.{body}").as_bytes());
+        let signature = format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()));
+        let points = self.stack.read().await.points.base.clone();
+        let sent = self
+            .http
+            .post(format!("{points}/webhooks/v1/payments"))
+            .header("content-type", "application/json")
+            .header("x-signature", signature)
+            .body(body)
+            .send()
+            .await;
+        let status = sent.map(|r| r.status().as_u16()).ok();
+        self.observed.lock().unwrap().count(
+            "webhook event",
+            status.map_or("unreachable".to_owned(), |s| s.to_string()),
+        );
+        status
+    }
+
+    /// Sends `event` until the point service answers it (it may be down for a while).
+    async fn deliver(&self, event: &Value) -> bool {
+        for _ in 0..40 {
+            if self.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            match self.send_event(event).await {
+                Some(200) => return true,
+                Some(status) if (400..500).contains(&status) => return false,
+                _ => tokio::time::sleep(Duration::from_millis(250)).await,
+            }
+        }
+        false
+    }
+
+    /// What a real gateway does on a bad day: the newer payment's capture twice under one
+    /// event id and once more under another, then the older payment's decline after it.
+    /// The order is credited once and nothing is listed (no payment was taken twice).
+    async fn duplicate_and_reordered_events(&self, token: &'static str, key: &str) {
+        let Some(created) = self.checkout(token, key).await else {
+            return;
+        };
+        let id = created["correlation_id"].as_str().unwrap().to_owned();
+        let Some((older, _)) = self.pay("events pay", token, &id).await else {
+            return;
+        };
+        let Some((newer, _)) = self.pay("events pay", token, &id).await else {
+            return;
+        };
+        let amount_minor = minor_units(&created["money_amount"]);
+        let n = self.next_event.fetch_add(1, Ordering::Relaxed);
+        let event = |event_id: String, kind: &str, payment: &str| {
+            json!({"id": event_id, "type": kind, "data": {
+                "reference": id, "payment_id": payment, "provider": "soak",
+                "amount_minor": amount_minor, "currency": "SAR"}})
+        };
+        let capture = event(format!("soak-evt-{n}-capture"), "payment_captured", &newer);
+        if !self.deliver(&capture).await {
+            return;
+        }
+        self.deliver(&capture).await;
+        self.deliver(&event(
+            format!("soak-evt-{n}-capture-again"),
+            "payment_captured",
+            &newer,
+        ))
+        .await;
+        self.deliver(&event(
+            format!("soak-evt-{n}-decline"),
+            "payment_declined",
+            &older,
+        ))
+        .await;
+        let mut observed = self.observed.lock().unwrap();
+        observed.approved.push((token, id.clone()));
+        observed.credited_once.push((token, id));
+    }
+
+    /// One new code redeemed by every client at the same moment; each retries a 5xx (a
+    /// credit still pending) as the app does. At most one of them may ever get a 200.
+    async fn rush(&self) {
+        let n = self.next_rush.fetch_add(1, Ordering::Relaxed) as usize;
+        if n >= RUSH_CODES {
+            return;
+        }
+        let code = format!("RUSH-{n:04}");
+        let tries = CLIENTS.map(|(_, token)| {
+            let code = code.clone();
+            async move {
+                for _ in 0..20 {
+                    let order = self.order_base().await;
+                    let answer = self
+                        .call(
+                            "rush code",
+                            "POST",
+                            format!("{order}/api/v2/client/gift-card-code"),
+                            Some(token),
+                            None,
+                            Some(&json!({"code": code})),
+                        )
+                        .await;
+                    match answer {
+                        Some((200, _)) => return true,
+                        Some((status, _)) if (400..500).contains(&status) && status != 429 => {
+                            return false;
+                        }
+                        _ => tokio::time::sleep(Duration::from_millis(500)).await,
+                    }
+                }
+                false
+            }
+        });
+        let wins = futures_util::future::join_all(tries)
+            .await
+            .into_iter()
+            .filter(|won| *won)
+            .count() as u64;
+        self.observed.lock().unwrap().rush.insert(code, wins);
+    }
+
     /// Kills and restarts one part every `period`, in turn: the point service, the order
     /// service, PostgreSQL.
     async fn chaos(&self, cluster: &LocalCluster, period: Duration) -> BTreeMap<&'static str, u64> {
@@ -361,6 +635,8 @@ async fn main() -> std::process::ExitCode {
             .unwrap(),
         stop: AtomicBool::new(false),
         next_code: AtomicU64::new(0),
+        next_rush: AtomicU64::new(0),
+        next_event: AtomicU64::new(0),
     });
 
     eprintln!("soak: {workers} clients for {seconds} s, with a kill every 15 s");
@@ -394,6 +670,12 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// An order's `money_amount` ("15.00") in halalas, as the payment service sends it.
+fn minor_units(money_amount: &Value) -> i64 {
+    let money: domain::Money = money_amount.as_str().unwrap().parse().unwrap();
+    money.minor_units().unwrap()
+}
+
 /// Money to spend and gift codes to redeem, beyond the demo data.
 async fn prepare(databases: &Databases) {
     use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
@@ -423,6 +705,14 @@ async fn prepare(databases: &Databases) {
             "INSERT INTO gift_card_codes (code, points, active)
              SELECT 'SOAK-' || lpad(g::text, 5, '0'), 10, true FROM generate_series(0, {}) g",
             GIFT_CODES - 1
+        ))
+        .await
+        .unwrap();
+    catalog
+        .batch_execute(&format!(
+            "INSERT INTO gift_card_codes (code, points, active)
+             SELECT 'RUSH-' || lpad(g::text, 4, '0'), 7.25, true FROM generate_series(0, {}) g",
+            RUSH_CODES - 1
         ))
         .await
         .unwrap();
@@ -493,6 +783,8 @@ async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
             }
         }
     }
+    failures.extend(check_gift_codes(soak, databases).await);
+    failures.extend(check_card_orders(soak, databases).await);
     for line in unexpected.iter().take(20) {
         failures.push(format!("unspecified 5xx: {line}"));
     }
@@ -503,6 +795,170 @@ async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
             String::from_utf8_lossy(&audit.stdout),
             String::from_utf8_lossy(&audit.stderr)
         ));
+    }
+    failures
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+#[derive(diesel::QueryableByName)]
+struct Text {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    text: String,
+}
+
+async fn connect(url: &str) -> diesel_async::AsyncPgConnection {
+    use diesel_async::AsyncConnection;
+    diesel_async::AsyncPgConnection::establish(url)
+        .await
+        .unwrap()
+}
+
+/// Every redemption credited exactly once (the retry task drains what the kills left
+/// pending), none pending, and no rush code answered 200 more than once.
+async fn check_gift_codes(soak: &Soak, databases: &Databases) -> Vec<String> {
+    use diesel_async::RunQueryDsl;
+    let mut failures = Vec::new();
+    let mut catalog = connect(&databases.catalog).await;
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let pending = loop {
+        let pending: Count = diesel::sql_query(
+            "SELECT count(*) AS n FROM gift_card_redemptions WHERE status = 'pending'",
+        )
+        .get_result(&mut catalog)
+        .await
+        .unwrap();
+        if pending.n == 0 || Instant::now() > deadline {
+            break pending.n;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    if pending > 0 {
+        failures.push(format!(
+            "{pending} gift-code redemptions still pending 180 s after the load"
+        ));
+    }
+    let redemptions: Vec<Text> = diesel::sql_query(
+        "SELECT 'gift-card:' || id AS text FROM gift_card_redemptions WHERE status = 'credited'",
+    )
+    .load(&mut catalog)
+    .await
+    .unwrap();
+    let mut points = connect(&databases.points).await;
+    let credits: Vec<Text> = diesel::sql_query(
+        "SELECT reference AS text FROM internal_credits WHERE reference LIKE 'gift-card:%'",
+    )
+    .load(&mut points)
+    .await
+    .unwrap();
+    let redeemed: std::collections::BTreeSet<_> = redemptions.into_iter().map(|r| r.text).collect();
+    let credited: std::collections::BTreeSet<_> = credits.into_iter().map(|r| r.text).collect();
+    for missing in redeemed.difference(&credited).take(20) {
+        failures.push(format!(
+            "redemption {missing} is marked credited but the point service has no credit"
+        ));
+    }
+    for extra in credited.difference(&redeemed).take(20) {
+        failures.push(format!("credit {extra} names no credited redemption"));
+    }
+    let entries: Count = diesel::sql_query(
+        "SELECT count(*) AS n FROM point_entries WHERE reference LIKE 'gift-card:%'",
+    )
+    .get_result(&mut points)
+    .await
+    .unwrap();
+    if entries.n as usize != credited.len() {
+        failures.push(format!(
+            "{} gift-card ledger entries for {} credits: a code was credited twice",
+            entries.n,
+            credited.len()
+        ));
+    }
+    let observed = soak.observed.lock().unwrap();
+    for (code, wins) in &observed.rush {
+        if *wins > 1 {
+            failures.push(format!("rush code {code} answered 200 {wins} times"));
+        }
+    }
+    failures
+}
+
+/// Card orders paid through the awkward paths were credited once, and every capture that
+/// could not be applied is listed by `point-service unapplied-captures`, with no listed
+/// capture left unexplained.
+async fn check_card_orders(soak: &Soak, databases: &Databases) -> Vec<String> {
+    use diesel::sql_types::Uuid as SqlUuid;
+    use diesel_async::RunQueryDsl;
+    let mut failures = Vec::new();
+    let (credited_once, unapplied, late_orders) = {
+        let observed = soak.observed.lock().unwrap();
+        (
+            observed.credited_once.clone(),
+            observed.unapplied.clone(),
+            observed.late_capture_orders.clone(),
+        )
+    };
+    let mut points = connect(&databases.points).await;
+    for (_, id) in &credited_once {
+        let entries: Count = diesel::sql_query(
+            "SELECT count(*) AS n FROM point_entries WHERE order_correlation_id = $1",
+        )
+        .bind::<SqlUuid, _>(id.parse::<uuid::Uuid>().unwrap())
+        .get_result(&mut points)
+        .await
+        .unwrap();
+        if entries.n != 1 {
+            failures.push(format!(
+                "card order {id} has {} ledger entries, not 1",
+                entries.n
+            ));
+        }
+    }
+    let listed = run(
+        "point-service",
+        &["unapplied-captures"],
+        &databases.points,
+        &[],
+    )
+    .await;
+    let listing = String::from_utf8_lossy(&listed.stdout).into_owned();
+    if !listed.status.success() {
+        failures.push(format!(
+            "point-service unapplied-captures failed: {}",
+            String::from_utf8_lossy(&listed.stderr)
+        ));
+    }
+    let stack = soak.stack.read().await;
+    let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
+    for (token, id, payment) in &unapplied {
+        if !listing
+            .lines()
+            .any(|l| l.contains(id.as_str()) && l.contains(payment.as_str()))
+        {
+            failures.push(format!(
+                "the capture of {payment} (order {id}) after its decline is not listed"
+            ));
+        }
+        let (_, order) = stack
+            .call("GET", &format!("{orders}/{id}"), Some(token), &[], None)
+            .await;
+        if order["status"] != "payment_failed" {
+            failures.push(format!(
+                "order {id} declined then captured is now {}",
+                order["status"]
+            ));
+        }
+    }
+    // A header, one tab-separated line per open capture, then "<n> open".
+    for line in listing.lines().skip(1).filter(|l| l.contains('\t')) {
+        let order = line.split('\t').nth(1).unwrap_or_default();
+        if !late_orders.iter().any(|id| id == order) {
+            failures.push(format!("unexplained unapplied capture: {line}"));
+        }
     }
     failures
 }
@@ -530,6 +986,20 @@ fn report(
     );
     println!("- card orders approved: {}", observed.approved.len());
     println!("- gift codes redeemed: {}", observed.redeemed.len());
+    println!(
+        "- rush codes (every client at once): {}, answered 200 once: {}, never (credited by the retry task or a 5xx retry): {}",
+        observed.rush.len(),
+        observed.rush.values().filter(|w| **w == 1).count(),
+        observed.rush.values().filter(|w| **w == 0).count()
+    );
+    println!(
+        "- card orders paid through a double tap or duplicate/reordered events, credited once: {}",
+        observed.credited_once.len()
+    );
+    println!(
+        "- captures after a decline, listed for refund: {}",
+        observed.unapplied.len()
+    );
     println!("- unspecified 5xx answers: {}", observed.unexpected.len());
     if failures.is_empty() {
         println!("- audit: passed; every check above held");
