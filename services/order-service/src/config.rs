@@ -76,7 +76,9 @@ impl GiftCardRetry {
     /// The wait before the next try of a credit that has failed `attempts` times: the
     /// interval, doubled per further failure, capped.
     pub fn backoff(&self, attempts: i32) -> Duration {
-        let doublings = u32::try_from(attempts.saturating_sub(1)).unwrap_or(0).min(20);
+        let doublings = u32::try_from(attempts.saturating_sub(1))
+            .unwrap_or(0)
+            .min(20);
         self.interval
             .saturating_mul(1 << doublings)
             .min(self.max_backoff)

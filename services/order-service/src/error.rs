@@ -99,9 +99,7 @@ impl ResponseError for OrderError {
                 ErrorC::new(self.status(), self.to_string()).error_response()
             }
             // Logged where it happened, with the redemption (`gift_cards::credit::report`).
-            Self::CreditPending(_) => {
-                ErrorC::new(self.status(), self.to_string()).error_response()
-            }
+            Self::CreditPending(_) => ErrorC::new(self.status(), self.to_string()).error_response(),
             _ => ErrorC::new(self.status(), self.to_string()).error_response(),
         }
     }

@@ -67,10 +67,7 @@ fn seconds(d: Duration) -> f64 {
 /// `SKIP LOCKED` lets several replicas scan at once without waiting on each other; the
 /// lease (not the row lock, which ends with the statement) keeps the others off it while
 /// the call is out.
-pub async fn take_due(
-    conn: &mut AsyncPgConnection,
-    lease: Duration,
-) -> QueryResult<Option<Lease>> {
+pub async fn take_due(conn: &mut AsyncPgConnection, lease: Duration) -> QueryResult<Option<Lease>> {
     diesel::sql_query(
         "UPDATE gift_card_redemptions r \
          SET lease_until = now() + make_interval(secs => $1), attempts = r.attempts + 1 \

@@ -86,8 +86,7 @@ pub async fn pass(
                 done.credited += 1;
             }
             Err(error) => {
-                credit::release(&mut conn, &lease, settings.backoff(lease.attempt), &error)
-                    .await?;
+                credit::release(&mut conn, &lease, settings.backoff(lease.attempt), &error).await?;
             }
         }
     }

@@ -75,7 +75,10 @@ pub async fn record_wrong(
     ip: &str,
     limits: Limits,
 ) -> Result<(), OrderError> {
-    for (class, key) in [(CLIENT_LOCK, client_id.to_string()), (IP_LOCK, ip.to_owned())] {
+    for (class, key) in [
+        (CLIENT_LOCK, client_id.to_string()),
+        (IP_LOCK, ip.to_owned()),
+    ] {
         diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind::<Integer, _>(class)
             .bind::<Text, _>(key)

@@ -379,9 +379,8 @@ async fn wait_until_none_pending(app: &TestApp) {
     }
 }
 
-/// Another replica's retry task, for one pass at a time: its own pool and client on the
-/// app's database.
-async fn other_replica_pass(app: &TestApp, ledger: &Ledger) -> retry::Pass {
+/// Another replica's pool and credit client on the app's database and the ledger.
+fn other_replica(app: &TestApp, ledger: &Ledger) -> (db::Pool, Credit) {
     let pool = db::build_pool(&db::PoolSettings::new(app.database.url(), 2)).unwrap();
     let credit = Credit {
         target: CreditTarget::PointService,
@@ -389,6 +388,13 @@ async fn other_replica_pass(app: &TestApp, ledger: &Ledger) -> retry::Pass {
         internal_token: server::Secret::new(INTERNAL),
         http: telemetry::client::http_client(Duration::from_secs(10)).unwrap(),
     };
+    (pool, credit)
+}
+
+/// Another replica's retry task, for one pass at a time: its own pool and client on the
+/// app's database.
+async fn other_replica_pass(app: &TestApp, ledger: &Ledger) -> retry::Pass {
+    let (pool, credit) = other_replica(app, ledger);
     let (_stop, running) = watch::channel(false);
     retry::pass(
         &pool,
@@ -415,7 +421,10 @@ async fn concurrent_retries_of_one_client_get_one_200_and_one_credit_call() {
     let mut early = Vec::new();
     for _ in 0..8 {
         let next = tokio::time::timeout(WAIT, answers.next()).await;
-        early.push(next.expect("the others answer while the credit is held").unwrap());
+        early.push(
+            next.expect("the others answer while the credit is held")
+                .unwrap(),
+        );
     }
     assert_eq!(early, vec![error_c(409, IN_PROGRESS); 8]);
     assert_eq!(app.redeem(1002, "RAMADAN-250").await, error_c(409, USED));
@@ -429,7 +438,10 @@ async fn concurrent_retries_of_one_client_get_one_200_and_one_credit_call() {
         )
     );
     assert_eq!(app.redeem(1001, "RAMADAN-250").await, error_c(409, USED));
-    assert_eq!(ledger.sent(), BTreeMap::from([("gift-card:1".to_owned(), 1)]));
+    assert_eq!(
+        ledger.sent(),
+        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+    );
     assert_eq!(
         redemption(&app, "RAMADAN-250").await,
         Row {
@@ -453,12 +465,18 @@ async fn concurrent_redemptions_by_different_clients_get_one_200() {
     let mut early = Vec::new();
     for _ in 0..8 {
         let next = tokio::time::timeout(WAIT, answers.next()).await;
-        early.push(next.expect("the others answer while the credit is held").unwrap());
+        early.push(
+            next.expect("the others answer while the credit is held")
+                .unwrap(),
+        );
     }
     assert_eq!(early, vec![error_c(409, USED); 8]);
     ledger.release();
     assert_eq!(answers.next().await.unwrap().0, 200);
-    assert_eq!(ledger.sent(), BTreeMap::from([("gift-card:1".to_owned(), 1)]));
+    assert_eq!(
+        ledger.sent(),
+        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+    );
 }
 
 /// The credit fails twice, then lands: the service's own retry task credits it, once; the
@@ -473,7 +491,10 @@ async fn a_failed_credit_is_retried_by_the_service_until_it_lands_once() {
         error_c(502, "The points could not be credited yet, try again")
     );
     wait_until_none_pending(&app).await;
-    assert_eq!(ledger.sent(), BTreeMap::from([("gift-card:1".to_owned(), 3)]));
+    assert_eq!(
+        ledger.sent(),
+        BTreeMap::from([("gift-card:1".to_owned(), 3)])
+    );
     assert_eq!(
         ledger.credited(),
         BTreeMap::from([("gift-card:1".to_owned(), 1)])
@@ -497,7 +518,11 @@ async fn a_failed_credit_is_retried_by_the_service_until_it_lands_once() {
     );
     assert_eq!(app.redeem(1001, "WELCOME-100").await, error_c(409, USED));
     assert_eq!(app.redeem(1002, "WELCOME-100").await, error_c(409, USED));
-    assert_eq!(ledger.sent()["gift-card:1"], 3, "nothing sent after it landed");
+    assert_eq!(
+        ledger.sent()["gift-card:1"],
+        3,
+        "nothing sent after it landed"
+    );
     let metrics = app.get("/metrics").await.1;
     let metrics = metrics.as_str().unwrap();
     for line in [
@@ -529,13 +554,19 @@ async fn a_credit_in_flight_is_taken_by_no_other_replica_nor_request() {
         other_replica_pass(&app, &ledger).await,
         retry::Pass::default()
     );
-    assert_eq!(app.redeem(1001, "WELCOME-100").await, error_c(409, IN_PROGRESS));
+    assert_eq!(
+        app.redeem(1001, "WELCOME-100").await,
+        error_c(409, IN_PROGRESS)
+    );
     assert_eq!(app.redeem(1002, "WELCOME-100").await, error_c(409, USED));
     ledger.release();
     wait_until_none_pending(&app).await;
     assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 200);
     assert_eq!(app.redeem(1001, "WELCOME-100").await, error_c(409, USED));
-    assert_eq!(ledger.sent(), BTreeMap::from([("gift-card:1".to_owned(), 1)]));
+    assert_eq!(
+        ledger.sent(),
+        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+    );
     assert!(ledger.state.lock().unwrap().overlaps.is_empty());
 }
 
@@ -587,7 +618,10 @@ async fn a_dead_holders_redemption_is_resumed_once_its_lease_runs_out() {
         other_replica_pass(&app, &ledger).await,
         retry::Pass::default()
     );
-    assert_eq!(app.redeem(1001, "WELCOME-100").await, error_c(409, IN_PROGRESS));
+    assert_eq!(
+        app.redeem(1001, "WELCOME-100").await,
+        error_c(409, IN_PROGRESS)
+    );
     app.sql("UPDATE gift_card_redemptions SET lease_until = now() - interval '1 second'")
         .await;
     assert_eq!(
@@ -597,7 +631,10 @@ async fn a_dead_holders_redemption_is_resumed_once_its_lease_runs_out() {
             credited: 1
         }
     );
-    assert_eq!(ledger.sent(), BTreeMap::from([("gift-card:1".to_owned(), 1)]));
+    assert_eq!(
+        ledger.sent(),
+        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+    );
     assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 200);
 }
 
@@ -616,7 +653,11 @@ async fn the_legacy_credit_carries_the_reference_on_every_try() {
     assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 200);
     let requests = ledger.state.lock().unwrap().requests.clone();
     let sent = json!({"client_id": 1001, "points": "100", "reference": "gift-card:1"});
-    let expected = ("/api/v1/points/add".to_owned(), Some("gift-card:1".to_owned()), sent);
+    let expected = (
+        "/api/v1/points/add".to_owned(),
+        Some("gift-card:1".to_owned()),
+        sent,
+    );
     assert_eq!(requests, vec![expected.clone(), expected]);
 }
 
@@ -659,12 +700,34 @@ async fn a_burst_of_wrong_codes_from_one_address_stops_at_the_limit() {
             .json(&json!({"code": format!("GUESS-{i}")}));
         async move { request.send().await.unwrap().status().as_u16() }
     };
-    let statuses = join_all((0..40).map(guess)).await.into_iter().fold(
-        BTreeMap::new(),
-        |mut by, status| {
-            *by.entry(status).or_insert(0) += 1;
-            by
-        },
-    );
+    let statuses =
+        join_all((0..40).map(guess))
+            .await
+            .into_iter()
+            .fold(BTreeMap::new(), |mut by, status| {
+                *by.entry(status).or_insert(0) += 1;
+                by
+            });
     assert_eq!(statuses, BTreeMap::from([(404, 5), (429, 35)]));
+}
+
+/// The retry task ends when asked to (as `serve` asks it on SIGTERM or SIGINT), even in the
+/// middle of its wait between passes.
+#[tokio::test]
+async fn the_retry_task_stops_when_asked() {
+    let ledger = Ledger::start();
+    let app = spawn_app_with(on_ledger(&ledger, false)).await;
+    let (pool, credit) = other_replica(&app, &ledger);
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(retry::run(
+        pool,
+        credit,
+        Options::default().gift_card_retry,
+        stopped,
+    ));
+    stop.send(true).unwrap();
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("the task ends")
+        .unwrap();
 }
