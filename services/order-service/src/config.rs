@@ -142,3 +142,21 @@ impl Config {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_the_interval_up_to_its_cap() {
+        let retry = GiftCardRetry {
+            interval: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(60),
+            lease: Duration::from_secs(60),
+        };
+        let waits: Vec<u64> = [0, 1, 2, 3, 4, 5, 1000, i32::MAX]
+            .map(|attempts| retry.backoff(attempts).as_secs())
+            .to_vec();
+        assert_eq!(waits, [5, 5, 10, 20, 40, 60, 60, 60]);
+    }
+}

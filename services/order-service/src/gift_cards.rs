@@ -151,9 +151,9 @@ pub async fn redeem(
     // The connection is back in the pool while the credit call is in flight.
     let outcome = credit::send(credit, &lease).await;
     credit::report(By::Request, &lease, &outcome, retry);
-    let mut conn = pool.get().await?;
     match outcome {
         Ok(()) => {
+            let mut conn = pool.get().await?;
             if credit::credited(&mut conn, lease.id, true).await? {
                 Ok(redeemed(code, lease.points))
             } else {
@@ -163,7 +163,24 @@ pub async fn redeem(
             }
         }
         Err(error) => {
-            credit::release(&mut conn, &lease, retry.backoff(lease.attempt), &error).await?;
+            // Not giving the lease back only delays the next try until the lease runs out;
+            // the answer stays what the client must know: not credited yet.
+            let released = match pool.get().await {
+                Ok(mut conn) => {
+                    let backoff = retry.backoff(lease.attempt);
+                    credit::release(&mut conn, &lease, backoff, &error)
+                        .await
+                        .map_err(OrderError::from)
+                }
+                Err(e) => Err(OrderError::from(e)),
+            };
+            if let Err(e) = released {
+                tracing::warn!(
+                    redemption.id = lease.id,
+                    error.message = %e,
+                    "gift-card lease not given back; it runs out on its own"
+                );
+            }
             Err(OrderError::CreditPending(error))
         }
     }

@@ -58,7 +58,7 @@ impl By {
     }
 }
 
-/// A lease for the length of `lease`, as SQL seconds.
+/// A duration as the seconds that `make_interval(secs => …)` takes.
 fn seconds(d: Duration) -> f64 {
     d.as_secs_f64()
 }
