@@ -75,6 +75,11 @@ diesel::table! {
         status -> Text,
         created_at -> Timestamptz,
         credited_at -> Nullable<Timestamptz>,
+        attempts -> Int4,
+        lease_until -> Nullable<Timestamptz>,
+        next_attempt_at -> Timestamptz,
+        last_error -> Nullable<Text>,
+        answered_at -> Nullable<Timestamptz>,
     }
 }
 

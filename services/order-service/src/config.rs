@@ -16,6 +16,9 @@
 //! | `LEGACY_URL` | required when `USE_POINT_SERVICE=false` | the legacy add-point call: `POST {LEGACY_URL}/api/v1/points/add` |
 //! | `GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR` | `10` | wrong gift-card codes per client |
 //! | `GIFT_CODE_TRIES_PER_IP_PER_HOUR` | `30` | wrong gift-card codes per client address |
+//! | `GIFT_CARD_RETRY_INTERVAL_MS` | `5000` | how often each replica's retry task looks for gift-card credits that failed; also the first retry's delay |
+//! | `GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS` | `600` | the longest wait between two tries of one credit (the wait doubles from the interval up to this) |
+//! | `GIFT_CARD_CREDIT_LEASE_SECONDS` | `60` | how long a request or a retry task holds a credit it is sending; another may take it over only after that (15 to 3600: above the credit call's 10 s wait) |
 //! | `TRUST_X_FORWARDED_FOR` | off | `true`: the client address is the first `X-Forwarded-For` hop |
 //! | `NEAREST_STORE_CACHE_SECONDS` | `10` | how long a replica keeps a brand's branches for the nearest store; `0`: read them per request |
 
@@ -37,6 +40,49 @@ pub struct Config {
     pub tries_per_ip: i64,
     pub trust_forwarded_for: bool,
     pub nearest_cache_ttl: Duration,
+    pub gift_card_retry: GiftCardRetry,
+}
+
+/// How failed gift-card credits are retried (`crate::gift_cards::retry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GiftCardRetry {
+    /// The retry task's pause between two passes, and the first retry's delay.
+    pub interval: Duration,
+    /// The cap of the doubling delay between two tries of one credit.
+    pub max_backoff: Duration,
+    /// How long the holder of a credit (a request or a retry task) has to finish it before
+    /// another may take it over; longer than the credit call's wait, so a live holder never
+    /// loses it.
+    pub lease: Duration,
+}
+
+impl GiftCardRetry {
+    fn from_env(env: &mut Env) -> Self {
+        Self {
+            interval: Duration::from_millis(env.int_or(
+                "GIFT_CARD_RETRY_INTERVAL_MS",
+                5_000,
+                10..=3_600_000,
+            )),
+            max_backoff: Duration::from_secs(env.int_or(
+                "GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS",
+                600,
+                1..=86_400,
+            )),
+            lease: Duration::from_secs(env.int_or("GIFT_CARD_CREDIT_LEASE_SECONDS", 60, 15..=3600)),
+        }
+    }
+
+    /// The wait before the next try of a credit that has failed `attempts` times: the
+    /// interval, doubled per further failure, capped.
+    pub fn backoff(&self, attempts: i32) -> Duration {
+        let doublings = u32::try_from(attempts.saturating_sub(1))
+            .unwrap_or(0)
+            .min(20);
+        self.interval
+            .saturating_mul(1 << doublings)
+            .min(self.max_backoff)
+    }
 }
 
 /// Where gift-card credit goes.
@@ -92,6 +138,25 @@ impl Config {
                 10,
                 0..=3600,
             )),
+            gift_card_retry: GiftCardRetry::from_env(env),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_the_interval_up_to_its_cap() {
+        let retry = GiftCardRetry {
+            interval: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(60),
+            lease: Duration::from_secs(60),
+        };
+        let waits: Vec<u64> = [0, 1, 2, 3, 4, 5, 1000, i32::MAX]
+            .map(|attempts| retry.backoff(attempts).as_secs())
+            .to_vec();
+        assert_eq!(waits, [5, 5, 10, 20, 40, 60, 60, 60]);
     }
 }

@@ -17,7 +17,8 @@ pub enum OrderError {
     Conflict(&'static str),
     #[error("Too many attempts, try again later")]
     TooManyRequests,
-    /// The credit could not be confirmed; the redemption stays pending for a retry.
+    /// The credit could not be confirmed; the redemption stays pending, and the service
+    /// retries it on its own.
     #[error("The points could not be credited yet, try again")]
     CreditPending(String),
     #[error("The service is busy, try again")]
@@ -93,10 +94,12 @@ impl ResponseError for OrderError {
                 tracing::error!(error.message = %what, "misconfigured");
                 ErrorC::new(self.status(), self.to_string()).error_response()
             }
-            Self::CreditPending(raw) | Self::Busy(raw) => {
+            Self::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "{self}");
                 ErrorC::new(self.status(), self.to_string()).error_response()
             }
+            // Logged where it happened, with the redemption (`gift_cards::credit::report`).
+            Self::CreditPending(_) => ErrorC::new(self.status(), self.to_string()).error_response(),
             _ => ErrorC::new(self.status(), self.to_string()).error_response(),
         }
     }

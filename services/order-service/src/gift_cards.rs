@@ -1,24 +1,32 @@
 //! Gift-card codes (no HTTP answers in here): a code is redeemed once, ever; wrong codes are
-//! limited per client and per client address so codes cannot be guessed; the credit goes
-//! to the point service (idempotent by redemption id, so a retry after a timeout cannot
-//! credit twice) or to the legacy add-point call.
+//! limited per client and per client address so codes cannot be guessed; the credit goes to
+//! the point service or to the legacy add-point call, and is retried until it lands.
+//!
+//! A redemption is `pending` until its credit lands, then `credited`. While pending, it is
+//! either being credited (its lease is held by the redeeming request or by one replica's
+//! retry task) or waiting for its next try. Exactly one answer per redemption is 200: the
+//! request that credits it answers 200; when the retry task credited it instead, the
+//! owner's next request answers 200 (`answered_at` records that it was given). Every other
+//! request for the code gets 409.
+
+pub mod credit;
+pub mod retry;
+pub mod tries;
 
 use bigdecimal::BigDecimal;
-use chrono::{Duration, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::Text;
+use diesel::sql_types::{BigInt, Bool, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Points;
 use serde::Serialize;
-use serde_json::json;
 
-use catalog::schema::{gift_card_codes, gift_card_redemptions, gift_card_tries};
+use catalog::schema::{gift_card_codes, gift_card_redemptions};
 
-use crate::config::CreditTarget;
+use crate::config::GiftCardRetry;
 use crate::error::OrderError;
+use crate::gift_cards::credit::{By, Lease};
+use crate::gift_cards::tries::Limits;
 use crate::state::Credit;
-
-const WINDOW: Duration = Duration::hours(1);
 
 /// The answer to a redemption.
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -28,54 +36,54 @@ pub struct Redeemed {
     pub points: String,
 }
 
-/// A redemption to credit: new, or this client's own still pending from an earlier try.
-struct Claim {
+/// 409 for a code that is someone else's, or whose 200 was given.
+const USED: &str = "The code has already been used";
+/// 409 for the owner's request while another request or a retry task is crediting it.
+const IN_PROGRESS: &str = "The code is being redeemed, try again shortly";
+
+/// What a claim leaves the request to do.
+enum Claimed {
+    /// Send the credit (a new redemption, or the caller's own pending one that nobody holds).
+    Credit(Lease),
+    /// The retry task credited the caller's redemption and no 200 was given for it yet:
+    /// this answer is that 200.
+    Answer(BigDecimal),
+}
+
+/// The code's redemption, as found under its row lock.
+#[derive(QueryableByName)]
+struct Existing {
+    #[diesel(sql_type = BigInt)]
     id: i64,
-    points: BigDecimal,
-}
-
-/// Refuses when this client or address has tried too many wrong codes in the last hour.
-async fn check_tries(
-    conn: &mut AsyncPgConnection,
+    #[diesel(sql_type = BigInt)]
     client_id: i64,
-    ip: &str,
-    limits: (i64, i64),
-) -> Result<(), OrderError> {
-    let since = Utc::now() - WINDOW;
-    let by_client: i64 = gift_card_tries::table
-        .filter(
-            gift_card_tries::client_id
-                .eq(client_id)
-                .and(gift_card_tries::created_at.gt(since)),
-        )
-        .count()
-        .get_result(conn)
-        .await?;
-    let by_ip: i64 = gift_card_tries::table
-        .filter(
-            gift_card_tries::ip
-                .eq(ip)
-                .and(gift_card_tries::created_at.gt(since)),
-        )
-        .count()
-        .get_result(conn)
-        .await?;
-    if by_client >= limits.0 || by_ip >= limits.1 {
-        Err(OrderError::TooManyRequests)
-    } else {
-        Ok(())
-    }
+    #[diesel(sql_type = Numeric)]
+    points: BigDecimal,
+    #[diesel(sql_type = Text)]
+    status: String,
+    /// Its 200 was given.
+    #[diesel(sql_type = Bool)]
+    answered: bool,
+    /// A request or a retry task is crediting it (the database's clock decides, as it does
+    /// for every holder).
+    #[diesel(sql_type = Bool)]
+    held: bool,
 }
 
-/// Claims the code for the client in one transaction: the code's unique redemption row
-/// decides between concurrent tries.
+/// Looks the code up and claims it in one transaction: the wrong-code limits, then the
+/// code, then the redemption. The code's unique redemption row decides between concurrent
+/// requests: the first inserts it holding the lease; the others wait for that insert, then
+/// read the row under its lock.
 async fn claim(
     conn: &mut AsyncPgConnection,
     client_id: i64,
     code: &str,
     ip: &str,
-) -> Result<Claim, OrderError> {
+    limits: Limits,
+    lease: std::time::Duration,
+) -> Result<Claimed, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
+        tries::check(conn, client_id, ip, limits).await?;
         let points: Option<BigDecimal> = gift_card_codes::table
             .find(code)
             .filter(gift_card_codes::active)
@@ -84,49 +92,40 @@ async fn claim(
             .await
             .optional()?;
         let Some(points) = points else {
-            diesel::insert_into(gift_card_tries::table)
-                .values((
-                    gift_card_tries::client_id.eq(client_id),
-                    gift_card_tries::ip.eq(ip),
-                ))
-                .execute(conn)
-                .await?;
+            tries::record_wrong(conn, client_id, ip, limits).await?;
+            // The try is committed with the 404 (an error would roll it back).
             return Ok(Err(OrderError::NotFound("The code not exist")));
         };
-        // Serialises concurrent claims of one code, so the loser sees the winner's row.
-        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('gift-card:' || $1)::bigint)")
-            .bind::<Text, _>(code)
-            .execute(conn)
-            .await?;
-        let existing: Option<(i64, i64, BigDecimal, String)> = gift_card_redemptions::table
-            .filter(gift_card_redemptions::code.eq(code))
-            .select((
-                gift_card_redemptions::id,
-                gift_card_redemptions::client_id,
-                gift_card_redemptions::points,
-                gift_card_redemptions::status,
-            ))
-            .first(conn)
-            .await
-            .optional()?;
-        Ok(match existing {
-            Some((id, owner, points, status)) if owner == client_id && status == "pending" => {
-                Ok(Claim { id, points })
+        if let Some(lease) = credit::take_new(conn, code, client_id, &points, lease).await? {
+            return Ok(Ok(Claimed::Credit(lease)));
+        }
+        let existing: Existing = diesel::sql_query(
+            "SELECT id, client_id, points, status, answered_at IS NOT NULL AS answered, \
+                    COALESCE(lease_until > now(), false) AS held \
+             FROM gift_card_redemptions WHERE code = $1 FOR UPDATE",
+        )
+        .bind::<Text, _>(code)
+        .get_result(conn)
+        .await?;
+        if existing.client_id != client_id {
+            return Ok(Err(OrderError::Conflict(USED)));
+        }
+        if existing.status == "credited" {
+            if existing.answered {
+                return Ok(Err(OrderError::Conflict(USED)));
             }
-            Some(_) => Err(OrderError::Conflict("The code has already been used")),
-            None => {
-                let id = diesel::insert_into(gift_card_redemptions::table)
-                    .values((
-                        gift_card_redemptions::code.eq(code),
-                        gift_card_redemptions::client_id.eq(client_id),
-                        gift_card_redemptions::points.eq(&points),
-                    ))
-                    .returning(gift_card_redemptions::id)
-                    .get_result(conn)
-                    .await?;
-                Ok(Claim { id, points })
-            }
-        })
+            diesel::update(gift_card_redemptions::table.find(existing.id))
+                .set(gift_card_redemptions::answered_at.eq(diesel::dsl::now))
+                .execute(conn)
+                .await?;
+            return Ok(Ok(Claimed::Answer(existing.points)));
+        }
+        if existing.held {
+            return Ok(Err(OrderError::Conflict(IN_PROGRESS)));
+        }
+        Ok(Ok(Claimed::Credit(
+            credit::take_locked(conn, existing.id, lease).await?,
+        )))
     })
     .await?
 }
@@ -135,58 +134,62 @@ async fn claim(
 pub async fn redeem(
     pool: &db::Pool,
     credit: &Credit,
+    retry: &GiftCardRetry,
     client_id: i64,
     code: &str,
     ip: &str,
-    limits: (i64, i64),
+    limits: Limits,
 ) -> Result<Redeemed, OrderError> {
     let claimed = {
         let mut conn = pool.get().await?;
-        check_tries(&mut conn, client_id, ip, limits).await?;
-        claim(&mut conn, client_id, code, ip).await?
+        claim(&mut conn, client_id, code, ip, limits, retry.lease).await?
+    };
+    let lease = match claimed {
+        Claimed::Answer(points) => return Ok(redeemed(code, points)),
+        Claimed::Credit(lease) => lease,
     };
     // The connection is back in the pool while the credit call is in flight.
-    send_credit(credit, client_id, &claimed).await?;
-    let mut conn = pool.get().await?;
-    diesel::update(gift_card_redemptions::table.find(claimed.id))
-        .set((
-            gift_card_redemptions::status.eq("credited"),
-            gift_card_redemptions::credited_at.eq(diesel::dsl::now),
-        ))
-        .execute(&mut conn)
-        .await?;
-    tracing::info!(
-        client.id = client_id,
-        redemption.id = claimed.id,
-        "gift-card code redeemed"
-    );
-    Ok(Redeemed {
-        message: "The code was redeemed",
-        code: code.to_owned(),
-        points: Points::new(claimed.points).to_text(),
-    })
+    let outcome = credit::send(credit, &lease).await;
+    credit::report(By::Request, &lease, &outcome, retry);
+    match outcome {
+        Ok(()) => {
+            let mut conn = pool.get().await?;
+            if credit::credited(&mut conn, lease.id, true).await? {
+                Ok(redeemed(code, lease.points))
+            } else {
+                // A retry task took over after this request's lease ran out, and the owner's
+                // other request was given the 200.
+                Err(OrderError::Conflict(USED))
+            }
+        }
+        Err(error) => {
+            // Not giving the lease back only delays the next try until the lease runs out;
+            // the answer stays what the client must know: not credited yet.
+            let released = match pool.get().await {
+                Ok(mut conn) => {
+                    let backoff = retry.backoff(lease.attempt);
+                    credit::release(&mut conn, &lease, backoff, &error)
+                        .await
+                        .map_err(OrderError::from)
+                }
+                Err(e) => Err(OrderError::from(e)),
+            };
+            if let Err(e) = released {
+                tracing::warn!(
+                    redemption.id = lease.id,
+                    error.message = %e,
+                    "gift-card lease not given back; it runs out on its own"
+                );
+            }
+            Err(OrderError::CreditPending(error))
+        }
+    }
 }
 
-async fn send_credit(credit: &Credit, client_id: i64, claimed: &Claim) -> Result<(), OrderError> {
-    let reference = format!("gift-card:{}", claimed.id);
-    let points = Points::new(claimed.points.clone()).to_text();
-    let request = match &credit.target {
-        CreditTarget::PointService => credit
-            .http
-            .post(format!("{}/internal/v1/credits", credit.point_service))
-            .header("x-internal-token", credit.internal_token.expose())
-            .json(&json!({"client_id": client_id, "points": points, "reference": reference, "reason": "gift_card"})),
-        CreditTarget::Legacy(url) => credit
-            .http
-            .post(format!("{url}/api/v1/points/add"))
-            .json(&json!({"client_id": client_id, "points": points, "reference": reference})),
-    };
-    match request.send().await {
-        Ok(response) if response.status().is_success() => Ok(()),
-        Ok(response) => Err(OrderError::CreditPending(format!(
-            "credit answered {}",
-            response.status()
-        ))),
-        Err(e) => Err(OrderError::CreditPending(format!("credit failed: {e}"))),
+fn redeemed(code: &str, points: BigDecimal) -> Redeemed {
+    Redeemed {
+        message: "The code was redeemed",
+        code: code.to_owned(),
+        points: Points::new(points).to_text(),
     }
 }

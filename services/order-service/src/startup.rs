@@ -1,4 +1,5 @@
-//! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0).
+//! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0), and
+//! starts the gift-card retry task beside it (it stops on the server's shutdown signals).
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -8,11 +9,13 @@ use actix_web::web;
 use envelope::Envelope;
 use server::caller::CallerLookup;
 use server::{AppSettings, StartError};
+use tokio::signal;
+use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::nearest::BranchIndexes;
 use crate::state::{AppState, Credit, Relay};
-use crate::{SERVICE, catalog, routes};
+use crate::{SERVICE, catalog, gift_cards, routes};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
@@ -44,7 +47,25 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         tries_per_client: config.tries_per_client,
         tries_per_ip: config.tries_per_ip,
         trust_forwarded_for: config.trust_forwarded_for,
+        gift_card_retry: config.gift_card_retry,
     };
+    // The retry task runs on the main runtime with a client of its own (see
+    // `with_worker_clients` on why clients are not shared across runtimes).
+    let retry_credit = Credit {
+        http: client(SHORT_CALLS)?,
+        ..state.credit.clone()
+    };
+    let (stop, stopped) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    tokio::spawn(gift_cards::retry::run(
+        pool.clone(),
+        retry_credit,
+        config.gift_card_retry,
+        stopped,
+    ));
     let settings = AppSettings::new(
         SERVICE,
         Envelope::C,
@@ -63,8 +84,28 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     )?)
 }
 
-/// The caller lookup's and the credit call's wait.
+/// The caller lookup's and the credit call's wait (`GIFT_CARD_CREDIT_LEASE_SECONDS` is at
+/// least 15 so that a credit call always ends inside its lease).
 const SHORT_CALLS: Duration = Duration::from_secs(10);
+
+/// SIGTERM (what Kubernetes sends) or SIGINT: the signals on which the HTTP server stops.
+async fn shutdown_signal() {
+    let terminate = async {
+        match signal::unix::signal(signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                terminate.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error.message = %e, "cannot watch SIGTERM; the retry task stops on SIGINT only");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
 
 /// The state with HTTP clients of the calling worker's own (`telemetry::client::http_client`
 /// says why); the pool and the caches stay shared. Building a client cannot fail once the

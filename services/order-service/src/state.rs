@@ -6,7 +6,7 @@ use server::Secret;
 use server::caller::CallerLookup;
 
 use crate::catalog::ChildrenCache;
-use crate::config::CreditTarget;
+use crate::config::{CreditTarget, GiftCardRetry};
 use crate::nearest::BranchIndexes;
 
 #[derive(Clone)]
@@ -20,6 +20,7 @@ pub struct AppState {
     pub tries_per_client: i64,
     pub tries_per_ip: i64,
     pub trust_forwarded_for: bool,
+    pub gift_card_retry: GiftCardRetry,
 }
 
 /// The point service as the relay sees it.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
-use order_service::config::{Config, CreditTarget};
+use order_service::config::{Config, CreditTarget, GiftCardRetry};
 use serde_json::{Value, json};
 pub use server::AppEnv;
 use server::{CommonConfig, DatabaseConfig, Secret};
@@ -43,6 +43,14 @@ pub struct Options {
     pub app_env: AppEnv,
     /// `NEAREST_STORE_CACHE_SECONDS`; zero (no cache) unless a test is about the cache.
     pub nearest_cache_ttl: Duration,
+    pub tries_per_ip: i64,
+    /// A test's own point service instead of the default fake.
+    pub point_service_url: Option<String>,
+    /// Some: `USE_POINT_SERVICE=false` with this `LEGACY_URL`.
+    pub legacy_url: Option<String>,
+    /// The gift-card retry task; its interval is an hour (it stays idle) unless a test is
+    /// about it.
+    pub gift_card_retry: GiftCardRetry,
 }
 
 impl Default for Options {
@@ -54,6 +62,14 @@ impl Default for Options {
             auth_service: true,
             app_env: AppEnv::Development,
             nearest_cache_ttl: Duration::ZERO,
+            tries_per_ip: 1000,
+            point_service_url: None,
+            legacy_url: None,
+            gift_card_retry: GiftCardRetry {
+                interval: Duration::from_secs(3600),
+                max_backoff: Duration::from_secs(3600),
+                lease: Duration::from_secs(60),
+            },
         }
     }
 }
@@ -83,9 +99,10 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     assert!(report.rejected.is_empty(), "{:?}", report.rejected);
     let credits: Arc<Mutex<Vec<Value>>> = Arc::default();
     let credits_fail = Arc::new(AtomicBool::new(false));
-    let point_url = match options.point_service {
-        true => fake_point_service(credits_fail.clone(), credits.clone()),
-        false => format!(
+    let point_url = match (&options.point_service_url, options.point_service) {
+        (Some(url), _) => url.clone(),
+        (None, true) => fake_point_service(credits_fail.clone(), credits.clone()),
+        (None, false) => format!(
             "http://127.0.0.1:{}",
             TcpListener::bind("127.0.0.1:0")
                 .unwrap()
@@ -94,6 +111,18 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
                 .port()
         ),
     };
+    let base = start(database.url(), &point_url, &options);
+    TestApp {
+        base,
+        client: reqwest::Client::new(),
+        database,
+        credits,
+        credits_fail,
+    }
+}
+
+/// One app (one replica) on `database_url`, its point service at `point_url`; its base URL.
+pub fn start(database_url: &str, point_url: &str, options: &Options) -> String {
     let config = Config {
         common: CommonConfig {
             app_env: options.app_env,
@@ -108,32 +137,30 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
             },
         },
         database: DatabaseConfig {
-            url: Secret::new(database.url()),
+            url: Secret::new(database_url),
             pool_size: 10,
         },
-        point_service_url: point_url,
+        point_service_url: point_url.to_owned(),
         relay_timeout: options.relay_timeout,
         pay_timeout: options.relay_timeout * 2,
         auth_service_url: options.auth_service.then(fake_auth),
         internal_token: Secret::new(INTERNAL),
-        credit: CreditTarget::PointService,
+        credit: match &options.legacy_url {
+            Some(url) => CreditTarget::Legacy(url.clone()),
+            None => CreditTarget::PointService,
+        },
         tries_per_client: options.tries_per_client,
-        tries_per_ip: 1000,
+        tries_per_ip: options.tries_per_ip,
         trust_forwarded_for: true,
         nearest_cache_ttl: options.nearest_cache_ttl,
+        gift_card_retry: options.gift_card_retry,
     };
     // As the binary does: spans get trace ids, so the relay can send traceparent.
     let _ = telemetry::init(&config.common.telemetry);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(order_service::startup::build(config, listener).unwrap());
-    TestApp {
-        base,
-        client: reqwest::Client::new(),
-        database,
-        credits,
-        credits_fail,
-    }
+    base
 }
 
 /// `token-<id>` is client `<id>`.

@@ -1,0 +1,9 @@
+DROP INDEX gift_card_redemptions_pending;
+ALTER TABLE gift_card_redemptions
+    DROP CONSTRAINT gift_card_redemptions_answered_once_credited,
+    DROP CONSTRAINT gift_card_redemptions_credited_at,
+    DROP COLUMN answered_at,
+    DROP COLUMN last_error,
+    DROP COLUMN next_attempt_at,
+    DROP COLUMN lease_until,
+    DROP COLUMN attempts;

@@ -1,0 +1,99 @@
+//! The wrong-code limits: so many wrong codes per client and per client address in the
+//! last hour. Recording a wrong code counts again under two advisory locks (the client's,
+//! then the address's, as the auth service's OTP limits do), so a burst of parallel wrong
+//! codes takes turns at the count and cannot all pass it together.
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Integer, Text};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+use catalog::schema::gift_card_tries;
+
+use crate::error::OrderError;
+
+/// Wrong codes allowed per hour.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub per_client: i64,
+    pub per_ip: i64,
+}
+
+/// The advisory lock classes (the two-key form, a space apart from the one-key locks that
+/// `migrate` takes). Every caller locks the client before the address, so two requests
+/// never wait on each other in a circle.
+const CLIENT_LOCK: i32 = 0x6763_0001;
+const IP_LOCK: i32 = 0x6763_0002;
+
+#[derive(QueryableByName)]
+struct Counts {
+    #[diesel(sql_type = BigInt)]
+    by_client: i64,
+    #[diesel(sql_type = BigInt)]
+    by_ip: i64,
+}
+
+async fn over(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    ip: &str,
+    limits: Limits,
+) -> Result<bool, OrderError> {
+    let counts: Counts = diesel::sql_query(
+        "SELECT count(*) FILTER (WHERE client_id = $1) AS by_client, \
+                count(*) FILTER (WHERE ip = $2) AS by_ip \
+         FROM gift_card_tries \
+         WHERE created_at > now() - interval '1 hour' AND (client_id = $1 OR ip = $2)",
+    )
+    .bind::<BigInt, _>(client_id)
+    .bind::<Text, _>(ip)
+    .get_result(conn)
+    .await?;
+    Ok(counts.by_client >= limits.per_client || counts.by_ip >= limits.per_ip)
+}
+
+/// Refuses when this client or address is at its limit. Read without the locks: it only
+/// decides whether to go on, and nothing but [`record_wrong`] adds to the counts.
+pub async fn check(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    ip: &str,
+    limits: Limits,
+) -> Result<(), OrderError> {
+    if over(conn, client_id, ip, limits).await? {
+        return Err(OrderError::TooManyRequests);
+    }
+    Ok(())
+}
+
+/// Counts a wrong code, inside the caller's transaction: under the locks, the count is
+/// taken again and the try recorded only while under the limit (429 otherwise, as if the
+/// limit had been reached before the code was looked at). The locks last until the
+/// transaction ends, so the next request's count sees this try.
+pub async fn record_wrong(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    ip: &str,
+    limits: Limits,
+) -> Result<(), OrderError> {
+    for (class, key) in [
+        (CLIENT_LOCK, client_id.to_string()),
+        (IP_LOCK, ip.to_owned()),
+    ] {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind::<Integer, _>(class)
+            .bind::<Text, _>(key)
+            .execute(conn)
+            .await?;
+    }
+    if over(conn, client_id, ip, limits).await? {
+        return Err(OrderError::TooManyRequests);
+    }
+    diesel::insert_into(gift_card_tries::table)
+        .values((
+            gift_card_tries::client_id.eq(client_id),
+            gift_card_tries::ip.eq(ip),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
