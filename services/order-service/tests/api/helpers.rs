@@ -43,6 +43,8 @@ pub struct Options {
     pub app_env: AppEnv,
     /// `NEAREST_STORE_CACHE_SECONDS`; zero (no cache) unless a test is about the cache.
     pub nearest_cache_ttl: Duration,
+    /// Another point service than the echoing fake (e.g. a [`crate::upstream`] recorder).
+    pub point_service_url: Option<String>,
 }
 
 impl Default for Options {
@@ -54,6 +56,7 @@ impl Default for Options {
             auth_service: true,
             app_env: AppEnv::Development,
             nearest_cache_ttl: Duration::ZERO,
+            point_service_url: None,
         }
     }
 }
@@ -82,6 +85,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     let credits: Arc<Mutex<Vec<Value>>> = Arc::default();
     let credits_fail = Arc::new(AtomicBool::new(false));
     let point_url = match options.point_service {
+        _ if options.point_service_url.is_some() => options.point_service_url.clone().unwrap(),
         true => fake_point_service(credits_fail.clone(), credits.clone()),
         false => format!(
             "http://127.0.0.1:{}",
