@@ -4,6 +4,7 @@
 
 mod configuration;
 mod database_outage;
+mod docs_page;
 mod hierarchy;
 mod logging;
 mod migrate_and_seed;
@@ -11,6 +12,7 @@ mod operations;
 mod point_service_crash;
 mod points;
 mod relay;
+mod relay_climb;
 mod security;
 mod tracing;
 mod walkthrough;

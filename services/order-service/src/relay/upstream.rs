@@ -26,31 +26,19 @@ pub struct Upstream {
 
 impl Upstream {
     /// `base` is `POINT_SERVICE_URL`: `http://host[:port]`, nothing after the authority but an
-    /// optional `/` (anything else would have to be joined with the app's target, which is
+    /// optional `/` (a base path would have to be joined with the app's target, which is
     /// exactly the rewriting the relay must not do).
     pub fn new(base: &str, connect_timeout: Duration) -> Result<Self, String> {
-        let invalid = |why: &str| format!("POINT_SERVICE_URL={base:?} is invalid: {why}");
-        let uri: Uri = base
-            .parse()
-            .map_err(|e| invalid(&format!("not a URL ({e})")))?;
-        if uri.scheme() != Some(&Scheme::HTTP) {
-            return Err(invalid(
-                "the relay speaks plain http:// to the point service inside the cluster",
-            ));
-        }
-        let authority = uri
-            .authority()
-            .filter(|a| !a.as_str().contains('@'))
-            .cloned()
-            .ok_or_else(|| invalid("expected http://host[:port]"))?;
-        if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
-            return Err(invalid("expected http://host[:port] with no path or query"));
-        }
         Ok(Self {
-            authority,
+            authority: authority(base)?,
             connect_timeout,
             client: client(connect_timeout),
         })
+    }
+
+    /// Whether `base` can be the relay's `POINT_SERVICE_URL` (the configuration's check).
+    pub fn check(base: &str) -> Result<(), String> {
+        authority(base).map(drop)
     }
 
     /// The same upstream with a connection pool of its own, for one actix worker: a pooled
@@ -90,6 +78,27 @@ impl Upstream {
     ) -> Result<hyper::Response<Incoming>, hyper_util::client::legacy::Error> {
         self.client.request(request).await
     }
+}
+
+/// The authority of `base`, which must be `http://host[:port]` with nothing after it but an
+/// optional `/`: the app's target is sent as it came, never joined to a base path.
+fn authority(base: &str) -> Result<Authority, String> {
+    let invalid = |why: &str| format!("POINT_SERVICE_URL={base:?} is invalid: {why}");
+    let uri: Uri = base
+        .parse()
+        .map_err(|e| invalid(&format!("not a URL ({e})")))?;
+    if uri.scheme() != Some(&Scheme::HTTP) {
+        return Err(invalid(
+            "expected http://host[:port] (the relay speaks plain HTTP to the point service inside the cluster)",
+        ));
+    }
+    if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+        return Err(invalid("expected http://host[:port] with no path or query"));
+    }
+    uri.authority()
+        .filter(|a| !a.as_str().contains('@'))
+        .cloned()
+        .ok_or_else(|| invalid("expected http://host[:port]"))
 }
 
 fn client(connect_timeout: Duration) -> Client<HttpConnector, Body> {
