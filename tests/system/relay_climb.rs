@@ -35,7 +35,7 @@ fn climbs(aim: &str) -> Vec<String> {
         ),
         format!("..%2F..%2F..%2F..%2F{}", aim.replace('/', "%2F")),
         format!(".%2e\\.%2e\\%2e.\\%2E%2E\\{backslashed}"),
-        format!("..\\..\\..\\..\\{backslashed}?x=..\\..\\"),
+        format!("%2e%2e\\%2E%2E%5C..%2f.%2e/{backslashed}").replace('/', "\\"),
     ]
 }
 
@@ -87,7 +87,7 @@ async fn no_spelling_of_a_climb_reaches_the_point_services_own_routes() {
         for climb in climbs(aim) {
             for (method, target) in [
                 ("GET", format!("/api/v2/client/point-offers/{climb}")),
-                ("GET", format!("/api/v2/client/point-orders/{climb}")),
+                ("GET", format!("/api/v2/client/point-orders/{climb}?x=..\\..\\{climb}")),
                 (
                     "POST",
                     format!("/api/v2/client/point-orders/{climb}/pay/card"),
