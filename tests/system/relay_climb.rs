@@ -87,7 +87,10 @@ async fn no_spelling_of_a_climb_reaches_the_point_services_own_routes() {
         for climb in climbs(aim) {
             for (method, target) in [
                 ("GET", format!("/api/v2/client/point-offers/{climb}")),
-                ("GET", format!("/api/v2/client/point-orders/{climb}?x=..\\..\\{climb}")),
+                (
+                    "GET",
+                    format!("/api/v2/client/point-orders/{climb}?x=..\\..\\{climb}"),
+                ),
                 (
                     "POST",
                     format!("/api/v2/client/point-orders/{climb}/pay/card"),
