@@ -6,7 +6,8 @@
 #      document validated offline by kubernetes-validate --strict against one Kubernetes version;
 #   3. checkov on the rendered manifests (skips and their reasons: k8s/.checkov.yaml);
 #   4. this project's own rules (no sandbox in prod, no /internal on the Ingress, grace
-#      periods, probes, migration waits, each service only its own variables, ...).
+#      periods, probes, migration waits, each service only its own variables, default deny
+#      both ways, X-Forwarded-For trusted only in prod, ...).
 # The validators are installed on first use into a cached virtualenv, pinned below; the
 # virtualenv is rebuilt only when a pin (or the Python version) changes.
 set -euo pipefail
@@ -261,6 +262,16 @@ for path in sys.argv[1:]:
     check(sources == allowed_sources, f"{where} point-service is reachable from {sorted(sources)}, expected {sorted(allowed_sources)}")
     check(any(p["spec"]["podSelector"] == {} and not p["spec"].get("ingress") for p in by_kind.get("NetworkPolicy", [])),
           f"{where} no default-deny NetworkPolicy")
+    check(any(p["spec"]["podSelector"] == {} and p["spec"].get("policyTypes") == ["Egress"]
+              and not p["spec"].get("egress") for p in by_kind.get("NetworkPolicy", [])),
+          f"{where} no default-deny egress NetworkPolicy")
+
+    # X-Forwarded-For is trusted only where the ingress controller is known to overwrite it
+    # (the prod overlay; k8s/README.md, "X-Forwarded-For").
+    for name, data in configmaps.items():
+        if overlay != "prod":
+            check(data.get("TRUST_X_FORWARDED_FOR", "false") != "true",
+                  f"{where} ConfigMap {name} trusts X-Forwarded-For")
 
 for e in errors:
     print(f"check-deploy: {e}", file=sys.stderr)

@@ -4,6 +4,7 @@
 
 mod configuration;
 mod database_outage;
+mod docs_page;
 mod hierarchy;
 mod logging;
 mod migrate_and_seed;
@@ -12,6 +13,7 @@ mod point_service_crash;
 mod points;
 mod relay;
 mod sandbox_payments;
+mod relay_climb;
 mod security;
 mod tracing;
 mod walkthrough;

@@ -59,10 +59,20 @@ pub async fn not_found(envelope: web::Data<Envelope>, req: HttpRequest) -> HttpR
         .error_response()
 }
 
-/// Turns every error answer that is not JSON (a 405 from a resource, a payload error raised
-/// inside actix) into the app's envelope, with the status's reason phrase as the message.
+/// Marks an answer that another service made and this one passes on as it came (the order
+/// service's relay): put in the response's extensions, it keeps [`plain_errors_to_json`]
+/// away, whatever the answer's status and content type.
+#[derive(Debug, Clone, Copy)]
+pub struct Verbatim;
+
+/// Turns every error answer of the app's own that is not JSON (a 405 from a resource, a
+/// payload error raised inside actix) into the app's envelope, with the status's reason
+/// phrase as the message. Answers marked [`Verbatim`] pass untouched.
 pub fn plain_errors_to_json<B: MessageBody + 'static>(envelope: Envelope) -> ErrorHandlers<B> {
     ErrorHandlers::new().default_handler(move |res: ServiceResponse<B>| {
+        if res.response().extensions().contains::<Verbatim>() {
+            return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+        }
         let is_json = res
             .headers()
             .get(header::CONTENT_TYPE)

@@ -82,6 +82,14 @@ pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
         .body(telemetry::metrics::render())
 }
 
+/// `GET /docs` (DESIGN.md: the page, or a redirect to `/docs/`): the page lives at `/docs/`,
+/// where its relative links to its scripts and styles resolve.
+pub async fn docs_without_slash() -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((actix_web::http::header::LOCATION, "/docs/"))
+        .finish()
+}
+
 #[derive(OpenApi)]
 #[openapi(paths(healthz, readyz, metrics), tags((name = "operations", description = "Probes and metrics for the platform")))]
 struct OpsDoc;
@@ -99,5 +107,6 @@ pub fn configure(cfg: &mut web::ServiceConfig, openapi: utoipa::openapi::OpenApi
     cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
         .service(web::resource("/readyz").route(web::get().to(readyz)))
         .service(web::resource("/metrics").route(web::get().to(metrics)))
+        .service(web::resource("/docs").route(web::get().to(docs_without_slash)))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi));
 }

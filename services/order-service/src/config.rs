@@ -7,7 +7,7 @@
 //!
 //! | Variable | Default | Meaning |
 //! |---|---|---|
-//! | `POINT_SERVICE_URL` | required | where the point routes are relayed |
+//! | `POINT_SERVICE_URL` | required | where the point routes are relayed: `http://host[:port]` (no path, no https) |
 //! | `POINT_SERVICE_TIMEOUT_MS` | `10000` | relay wait; on expiry 504 |
 //! | `POINT_SERVICE_PAY_TIMEOUT_MS` | `20000` | relay wait on the two pay routes |
 //! | `AUTH_SERVICE_URL` | unset | caller lookup of the gift-card route; unset, that route answers 500 |
@@ -97,6 +97,12 @@ impl Config {
         let point_service_url = env.url("POINT_SERVICE_URL");
         if point_service_url.is_none() && env.optional("POINT_SERVICE_URL").is_none() {
             env.error("POINT_SERVICE_URL is required but not set");
+        }
+        if let Some(Err(problem)) = point_service_url
+            .as_deref()
+            .map(crate::relay::Upstream::check)
+        {
+            env.error(problem);
         }
         let relay_timeout =
             Duration::from_millis(env.int_or("POINT_SERVICE_TIMEOUT_MS", 10_000, 10..=120_000));

@@ -1,4 +1,4 @@
-//! The service's own errors, in envelope C (`{message, statusCode}`). The relay's two
+//! The service's own errors, in envelope C (`{message, statusCode}`). The relay's three
 //! errors are envelope B, like the point service's answers they stand in for.
 
 use actix_web::http::StatusCode;
@@ -35,6 +35,10 @@ pub enum OrderError {
     /// 502 `POINT_SERVICE_UNAVAILABLE` (envelope B).
     #[error("Point service unavailable: {0}")]
     RelayUnavailable(String),
+    /// 400 `VALIDATION_ERROR` (envelope B): the request target cannot be sent to the point
+    /// service byte for byte, so it is not relayed at all.
+    #[error("Request target cannot be relayed unchanged")]
+    RelayTarget,
 }
 
 impl From<db::Failure> for OrderError {
@@ -61,7 +65,7 @@ impl From<db::PoolError> for OrderError {
 impl OrderError {
     fn status(&self) -> StatusCode {
         match self {
-            Self::Invalid(_) => StatusCode::BAD_REQUEST,
+            Self::Invalid(_) | Self::RelayTarget => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
@@ -88,6 +92,9 @@ impl ResponseError for OrderError {
             Self::RelayUnavailable(_) => {
                 ErrorB::new(self.status(), "POINT_SERVICE_UNAVAILABLE", self.to_string())
                     .error_response()
+            }
+            Self::RelayTarget => {
+                ErrorB::new(self.status(), "VALIDATION_ERROR", self.to_string()).error_response()
             }
             Self::Internal(raw) => ErrorC::internal(raw).error_response(),
             Self::Misconfigured(what) => {

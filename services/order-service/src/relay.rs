@@ -1,19 +1,31 @@
-//! The relay: the point routes go to the point service with the same method, path, query
-//! and body and a fixed list of headers, and its status, body and content type come back
-//! unchanged (the body streamed, never parsed). No other path is relayed, so nothing under
-//! `/internal` or `/webhooks` can be reached through it.
+//! The relay: the point routes go to the point service with the same method, request target
+//! (path and query, byte for byte), body and a fixed list of headers, and its status, body
+//! and content type come back unchanged (the body streamed, never parsed). Only the routes of
+//! `routes::RELAYED` are relayed, and the target goes out exactly as it matched one of them,
+//! so nothing under `/internal` or `/webhooks`, and no operational route, can be reached
+//! through it: no URL library sees the target on the way (`upstream`).
+
+mod answer;
+mod upstream;
 
 use std::time::Instant;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
+use http_body_util::Full;
+use opentelemetry_http::HeaderInjector;
+use tracing::Instrument;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+pub use upstream::Upstream;
 
 use crate::error::OrderError;
 use crate::state::AppState;
 
 /// The request headers forwarded; everything else (cookies, `X-Internal-Token`, ...) stays
-/// here. `traceparent`/`tracestate` are written by the traced client from this request's
-/// own span, which continues the caller's trace.
+/// here. `traceparent`/`tracestate` are written from the relay's own client span, which
+/// continues the caller's trace.
 pub const FORWARDED_HEADERS: [&str; 5] = [
     "authorization",
     "content-type",
@@ -27,86 +39,144 @@ pub(crate) fn is_pay_route(path: &str) -> bool {
     path.ends_with("/pay/card") || path.ends_with("/pay/session")
 }
 
+/// One relayed route, fixed when the route table is built: its pattern (the metrics' label),
+/// its method and which wait applies.
+#[derive(Clone, Copy)]
+pub struct Route {
+    pattern: &'static str,
+    post: bool,
+    pay: bool,
+}
+
+impl Route {
+    pub const fn get(pattern: &'static str, pay: bool) -> Self {
+        Self {
+            pattern,
+            post: false,
+            pay,
+        }
+    }
+
+    pub const fn post(pattern: &'static str, pay: bool) -> Self {
+        Self {
+            pattern,
+            post: true,
+            pay,
+        }
+    }
+
+    fn method(&self) -> http::Method {
+        if self.post {
+            http::Method::POST
+        } else {
+            http::Method::GET
+        }
+    }
+}
+
+/// Relays one request of `route`.
+///
+/// A target that cannot go out byte for byte (see [`Upstream::target`]; actix refuses most
+/// such targets before any handler) is not relayed: 400 `VALIDATION_ERROR` `Request target
+/// cannot be relayed unchanged` in envelope B. A `#` and what follows it is not part of a
+/// request target (RFC 9112, section 3.2): actix's parser drops it before this handler runs,
+/// and the rest goes out unchanged.
 pub async fn relay(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,
+    route: Route,
 ) -> Result<HttpResponse, OrderError> {
     let relay = &state.relay;
-    let timeout = if is_pay_route(req.path()) {
+    let timeout = if route.pay {
         relay.pay_timeout
     } else {
         relay.timeout
     };
-    let path_and_query = req
-        .uri()
-        .path_and_query()
-        .map_or(req.path(), |p| p.as_str());
-    let method = reqwest::Method::from_bytes(req.method().as_str().as_bytes())
-        .map_err(|e| OrderError::Internal(format!("method not relayable: {e}")))?;
-    let mut upstream = relay
-        .http
-        .request(method, format!("{}{path_and_query}", relay.base))
-        .timeout(timeout);
+    let sent = req.uri().path_and_query().map_or("", |p| p.as_str());
+    let uri = relay.upstream.target(sent).ok_or(OrderError::RelayTarget)?;
+    let mut upstream = hyper::Request::new(Full::new(body));
+    let method = route.method();
+    *upstream.method_mut() = method.clone();
+    *upstream.uri_mut() = uri;
+    let headers = upstream.headers_mut();
     for name in FORWARDED_HEADERS {
-        let value = req
-            .headers()
-            .get(name)
-            .and_then(|v| reqwest::header::HeaderValue::from_bytes(v.as_bytes()).ok());
-        if let Some(value) = value {
-            upstream = upstream.header(name, value);
+        for value in req.headers().get_all(name) {
+            if let Ok(value) = http::HeaderValue::from_bytes(value.as_bytes()) {
+                headers.append(http::HeaderName::from_static(name), value);
+            }
         }
     }
-    if !body.is_empty() {
-        upstream = upstream.body(body);
-    }
-    let route = telemetry::http::route_pattern(&req).unwrap_or_else(|| "unmatched".to_owned());
+    // The call's client span, child of this request's span; the point service's server span
+    // continues it (traceparent/tracestate), as reqwest-tracing did for the other calls.
+    let span = tracing::info_span!(
+        "relay",
+        otel.kind = "client",
+        otel.name = method.as_str(),
+        otel.status_code = Empty,
+        http.request.method = method.as_str(),
+        http.route = route.pattern,
+        peer.service = "point-service",
+        http.response.status_code = Empty,
+    );
+    opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.inject_context(&span.context(), &mut HeaderInjector(headers));
+    });
+
     let started = Instant::now();
-    let outcome = upstream.send().await;
+    let deadline = tokio::time::Instant::from_std(started + timeout);
+    let outcome = tokio::time::timeout_at(deadline, relay.upstream.send(upstream))
+        .instrument(span.clone())
+        .await;
     let label = match &outcome {
-        Ok(_) => "answered",
-        Err(e) if is_timeout(e) => "timeout",
-        Err(_) => "unavailable",
+        Ok(Ok(_)) => "answered",
+        Err(_) => "timeout",
+        Ok(Err(_)) => "unavailable",
     };
-    metrics::counter!("relay_upstream_total", "route" => route.clone(), "outcome" => label)
+    metrics::counter!("relay_upstream_total", "route" => route.pattern, "outcome" => label)
         .increment(1);
-    metrics::histogram!("relay_upstream_duration_seconds", "route" => route)
+    metrics::histogram!("relay_upstream_duration_seconds", "route" => route.pattern)
         .record(started.elapsed().as_secs_f64());
     let response = match outcome {
-        Ok(response) => response,
-        Err(e) if is_timeout(&e) => {
-            tracing::error!(
-                upstream = "point-service",
-                timeout_ms = timeout.as_millis() as u64,
-                "relay timed out; outcome unknown"
-            );
+        Ok(Ok(response)) => response,
+        Err(_elapsed) => {
+            span.record("otel.status_code", "ERROR");
+            span.in_scope(|| {
+                tracing::error!(
+                    upstream = "point-service",
+                    timeout_ms = timeout.as_millis() as u64,
+                    "relay timed out; outcome unknown"
+                );
+            });
             return Err(OrderError::RelayTimeout);
         }
-        Err(e) => {
-            tracing::error!(upstream = "point-service", error.message = %e, "relay could not reach the point service");
-            return Err(OrderError::RelayUnavailable(error_text(&e)));
+        Ok(Err(e)) => {
+            let text = error_text(&e);
+            span.record("otel.status_code", "ERROR");
+            span.in_scope(|| {
+                tracing::error!(upstream = "point-service", error.message = %text, "relay could not reach the point service");
+            });
+            return Err(OrderError::RelayUnavailable(text));
         }
     };
-    let status =
-        StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
-    let mut answer = HttpResponse::build(status);
-    if let Some(content_type) = response.headers().get(reqwest::header::CONTENT_TYPE) {
-        answer.insert_header(("content-type", content_type.as_bytes()));
+    span.record("http.response.status_code", response.status().as_u16());
+    let (head, body) = response.into_parts();
+    let status = StatusCode::from_u16(head.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut reply = HttpResponse::build(status);
+    if let Some(content_type) = head.headers.get(http::header::CONTENT_TYPE) {
+        reply.insert_header(("content-type", content_type.as_bytes()));
     }
-    Ok(answer.streaming(response.bytes_stream()))
+    // The point service's answer as it left: the envelope handlers must not rewrite it.
+    reply.extensions_mut().insert(envelope::handlers::Verbatim);
+    Ok(reply.body(answer::Streamed::new(body, deadline)))
 }
 
-fn is_timeout(e: &reqwest_middleware::Error) -> bool {
-    match e {
-        reqwest_middleware::Error::Reqwest(e) => e.is_timeout(),
-        reqwest_middleware::Error::Middleware(_) => false,
-    }
-}
-
-/// The error and its causes on one line ("error sending request for url (...): connection refused").
-fn error_text(e: &reqwest_middleware::Error) -> String {
+/// The error and its causes on one line ("client error (Connect): tcp connect error:
+/// Connection refused (os error 111)"). hyper's errors carry no URL, so neither the answer
+/// nor the log shows the target or its query (which may carry a caller's data).
+fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut source = e.source();
     while let Some(cause) = source {
         let cause_text = cause.to_string();
         if !text.contains(&cause_text) {

@@ -4,7 +4,7 @@ use actix_web::web;
 use utoipa::OpenApi;
 
 use crate::handlers::{catalog, gift_cards, stores};
-use crate::relay::relay;
+use crate::relay;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -14,8 +14,12 @@ use crate::relay::relay;
                        **Relayed point routes** (tag `relayed point routes`): balance, history, FAQ, offers, offer by \
                        id, occasions, point orders (create, get, description) and the two pay routes go to the point \
                        service unchanged (same method, path, query and body; its status, Content-Type and body come \
-                       back unchanged); their answers are the point service's (see its document), in envelope B \
-                       `{success: false, error: {code, message, details?}}`. The relay itself answers 504 \
+                       back unchanged, whatever their status and content type: the order service never rewrites \
+                       them); their answers are the point service's (see its document), in envelope B \
+                       `{success: false, error: {code, message, details?}}`. The request target (path and query) \
+                       goes to the point service byte for byte as sent: no dot-segment removal, no `\\` read as \
+                       `/`, no decoding or re-encoding; a target that cannot be sent so is not relayed (400 \
+                       `VALIDATION_ERROR` `Request target cannot be relayed unchanged`, envelope B). The relay itself answers 504 \
                        `POINT_SERVICE_TIMEOUT` after 10 s (20 s on the pay routes) and 502 `POINT_SERVICE_UNAVAILABLE` \
                        when the point service cannot be reached, both in envelope B. Nothing else is relayed (nothing \
                        under /internal or /webhooks).\n\n\
@@ -333,7 +337,8 @@ pub mod doc {
             )))
             .summary(Some(format!("{summary} (relayed)")))
             .description(Some(format!(
-                "Relayed to the point service unchanged: the same method, path, query and body, with the \
+                "Relayed to the point service unchanged: the same method, request target (path and query, \
+                 byte for byte) and body, with the \
                  request headers {} (and `traceparent`/`tracestate` from the relay's own span); the point \
                  service's status, Content-Type and body come back unchanged, the body streamed. The answers \
                  below other than 502, 504 and 413 are the point service's own; see its document for this \
@@ -364,7 +369,9 @@ pub mod doc {
                     .description(format!(
                         "the point service's own 400 (envelope B; see its document for this route's \
                          messages), relayed unchanged; or, made by the order service before anything is \
-                         relayed, {} (envelope C)",
+                         relayed: `VALIDATION_ERROR` `Request target cannot be relayed unchanged` (envelope \
+                         B) for a request target that cannot go to the point service byte for byte, or {} \
+                         (envelope C)",
                         envelope::schema::door_400_description()
                     ))
                     .content(
@@ -460,12 +467,17 @@ const RELAYED: [(&str, &str); 11] = [
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     for (method, path) in RELAYED {
-        let route = if method == "GET" {
-            web::get()
+        let pay = crate::relay::is_pay_route(path);
+        let (route, relayed) = if method == "GET" {
+            (web::get(), relay::Route::get(path, pay))
         } else {
-            web::post()
+            (web::post(), relay::Route::post(path, pay))
         };
-        cfg.service(web::resource(path).route(route.to(relay)));
+        let handler =
+            move |state: web::Data<crate::state::AppState>,
+                  req: actix_web::HttpRequest,
+                  body: web::Bytes| relay::relay(state, req, body, relayed);
+        cfg.service(web::resource(path).route(route.to(handler)));
     }
     cfg.service(
         web::resource("/api/v2/client/system_configs/point_rates")

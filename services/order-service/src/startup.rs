@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::nearest::BranchIndexes;
+use crate::relay::Upstream;
 use crate::state::{AppState, Credit, Relay};
 use crate::{SERVICE, catalog, gift_cards, routes};
 
@@ -23,15 +24,16 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         telemetry::client::http_client(timeout)
             .map_err(|e| StartError::Http(std::io::Error::other(e)))
     };
-    // The relay's client; each call sets its own timeout (10 s or 20 s).
-    let relay_wait = config.pay_timeout.max(config.relay_timeout);
-    let relay_http = client(relay_wait)?;
+    // The relay's client; each call has its own deadline (10 s or 20 s), connecting at most
+    // 3 s of it, like the other clients.
+    let relay_wait = config.relay_timeout.min(config.pay_timeout);
+    let upstream = Upstream::new(&config.point_service_url, relay_wait.min(CONNECT))
+        .map_err(|e| StartError::Http(std::io::Error::other(e)))?;
     let short = client(SHORT_CALLS)?;
     let state = AppState {
         pool: pool.clone(),
         relay: Relay {
-            base: config.point_service_url.clone(),
-            http: relay_http,
+            upstream,
             timeout: config.relay_timeout,
             pay_timeout: config.pay_timeout,
         },
@@ -78,7 +80,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         config.common.workers,
         settings,
         move |cfg| {
-            cfg.app_data(web::Data::new(with_worker_clients(&state, relay_wait)));
+            cfg.app_data(web::Data::new(with_worker_clients(&state)));
             routes::configure(cfg);
         },
     )?)
@@ -87,6 +89,8 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
 /// The caller lookup's and the credit call's wait (`GIFT_CARD_CREDIT_LEASE_SECONDS` is at
 /// least 15 so that a credit call always ends inside its lease).
 const SHORT_CALLS: Duration = Duration::from_secs(10);
+/// The relay's longest wait for a connection to the point service.
+const CONNECT: Duration = Duration::from_secs(3);
 
 /// SIGTERM (what Kubernetes sends) or SIGINT: the signals on which the HTTP server stops.
 async fn shutdown_signal() {
@@ -110,16 +114,15 @@ async fn shutdown_signal() {
 /// The state with HTTP clients of the calling worker's own (`telemetry::client::http_client`
 /// says why); the pool and the caches stay shared. Building a client cannot fail once the
 /// first ones were built at start; if it did, the worker keeps the shared ones.
-fn with_worker_clients(shared: &AppState, relay_wait: Duration) -> AppState {
+fn with_worker_clients(shared: &AppState) -> AppState {
     let mut state = shared.clone();
-    let client = telemetry::client::http_client;
-    match (client(relay_wait), client(SHORT_CALLS)) {
-        (Ok(relay), Ok(short)) => {
-            state.relay.http = relay;
+    state.relay.upstream = shared.relay.upstream.for_worker();
+    match telemetry::client::http_client(SHORT_CALLS) {
+        Ok(short) => {
             state.caller = state.caller.with_http(short.clone());
             state.credit.http = short;
         }
-        (Err(e), _) | (_, Err(e)) => {
+        Err(e) => {
             tracing::warn!(error.message = %e, "worker keeps the shared HTTP clients");
         }
     }

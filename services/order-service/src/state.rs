@@ -26,8 +26,7 @@ pub struct AppState {
 /// The point service as the relay sees it.
 #[derive(Clone)]
 pub struct Relay {
-    pub base: String,
-    pub http: telemetry::client::HttpClient,
+    pub upstream: crate::relay::Upstream,
     pub timeout: Duration,
     pub pay_timeout: Duration,
 }

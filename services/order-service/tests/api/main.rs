@@ -9,5 +9,8 @@ mod helpers;
 mod openapi;
 mod point_rates;
 mod relay;
+mod relay_answers;
+mod relay_targets;
 mod seed;
 mod stores;
+mod upstream;

@@ -143,7 +143,7 @@ async fn an_unreachable_point_service_gives_502_with_the_error_text() {
         ..Options::default()
     })
     .await;
-    let (status, body) = app.get("/api/v2/client/points").await;
+    let (status, body) = app.get("/api/v2/client/points?phone=966500000001").await;
     assert_eq!(status, 502);
     assert_eq!(body["success"], false);
     assert_eq!(body["error"]["code"], "POINT_SERVICE_UNAVAILABLE");
@@ -153,4 +153,9 @@ async fn an_unreachable_point_service_gives_502_with_the_error_text() {
         "{message}"
     );
     assert!(message.len() > "Point service unavailable: ".len());
+    // The error text names no outbound URL: not the point service's address, not the
+    // relayed target, not its query (which may carry a caller's data).
+    for leak in ["http://", "127.0.0.1", "/api/v2", "966500000001"] {
+        assert!(!message.contains(leak), "{leak} in {message}");
+    }
 }

@@ -1,0 +1,176 @@
+//! The point service as the relay calls it: hyper's client over plain HTTP/1.1, with the
+//! request target built from the bytes the app sent. Not reqwest: reqwest takes every target
+//! through `url::Url`, which for `http` URLs reads `\` as `/` and removes dot segments, so
+//! `/api/v2/client/point-offers/..\..\..\..\metrics` went out as `/metrics`.
+
+use std::time::Duration;
+
+use actix_web::web::Bytes;
+use http::uri::{Authority, Parts, PathAndQuery, Scheme, Uri};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+/// The request body: the whole body the app sent (read and checked before the handler).
+pub type Body = Full<Bytes>;
+
+/// Where the relay sends requests, with a pooled client.
+#[derive(Clone)]
+pub struct Upstream {
+    authority: Authority,
+    connect_timeout: Duration,
+    client: Client<HttpConnector, Body>,
+}
+
+impl Upstream {
+    /// `base` is `POINT_SERVICE_URL`: `http://host[:port]`, nothing after the authority but an
+    /// optional `/` (a base path would have to be joined with the app's target, which is
+    /// exactly the rewriting the relay must not do).
+    pub fn new(base: &str, connect_timeout: Duration) -> Result<Self, String> {
+        Ok(Self {
+            authority: authority(base)?,
+            connect_timeout,
+            client: client(connect_timeout),
+        })
+    }
+
+    /// Whether `base` can be the relay's `POINT_SERVICE_URL` (the configuration's check).
+    pub fn check(base: &str) -> Result<(), String> {
+        authority(base).map(drop)
+    }
+
+    /// The same upstream with a connection pool of its own, for one actix worker: a pooled
+    /// connection is driven by the runtime that opened it (`telemetry::client::http_client`).
+    pub fn for_worker(&self) -> Self {
+        Self {
+            client: client(self.connect_timeout),
+            ..self.clone()
+        }
+    }
+
+    /// The upstream URI for `sent`, the request target (path and query) as the app sent it,
+    /// or `None` when hyper would not write it back byte for byte. hyper writes an
+    /// origin-form target as the URI's path, then `?` and its query; `http::uri` reads an
+    /// empty path as `/` and drops a `#` and what follows, so only a target that starts with
+    /// `/` and that `http::uri` keeps whole comes out as it went in. The bytes are copied
+    /// once (actix's URI and hyper's are types of two versions of the `http` crate).
+    pub fn target(&self, sent: &str) -> Option<Uri> {
+        if !sent.starts_with('/') {
+            return None;
+        }
+        let kept = PathAndQuery::from_maybe_shared(Bytes::copy_from_slice(sent.as_bytes())).ok()?;
+        let written = kept.path().len() + kept.query().map_or(0, |q| q.len() + 1);
+        if written != sent.len() {
+            return None;
+        }
+        let mut parts = Parts::default();
+        parts.scheme = Some(Scheme::HTTP);
+        parts.authority = Some(self.authority.clone());
+        parts.path_and_query = Some(kept);
+        Uri::from_parts(parts).ok()
+    }
+
+    pub async fn send(
+        &self,
+        request: hyper::Request<Body>,
+    ) -> Result<hyper::Response<Incoming>, hyper_util::client::legacy::Error> {
+        self.client.request(request).await
+    }
+}
+
+/// The authority of `base`, which must be `http://host[:port]` with nothing after it but an
+/// optional `/`: the app's target is sent as it came, never joined to a base path.
+fn authority(base: &str) -> Result<Authority, String> {
+    let invalid = |why: &str| format!("POINT_SERVICE_URL={base:?} is invalid: {why}");
+    let uri: Uri = base
+        .parse()
+        .map_err(|e| invalid(&format!("not a URL ({e})")))?;
+    if uri.scheme() != Some(&Scheme::HTTP) {
+        return Err(invalid(
+            "expected http://host[:port] (the relay speaks plain HTTP to the point service inside the cluster)",
+        ));
+    }
+    if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+        return Err(invalid("expected http://host[:port] with no path or query"));
+    }
+    uri.authority()
+        .filter(|a| !a.as_str().contains('@'))
+        .cloned()
+        .ok_or_else(|| invalid("expected http://host[:port]"))
+}
+
+fn client(connect_timeout: Duration) -> Client<HttpConnector, Body> {
+    let mut connector = HttpConnector::new();
+    connector.set_connect_timeout(Some(connect_timeout));
+    // Small requests and answers: do not let Nagle's algorithm hold them back.
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(60))
+        .pool_timer(TokioTimer::new())
+        .build(connector)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Upstream;
+
+    fn upstream() -> Upstream {
+        Upstream::new("http://point-service:8083", Duration::from_secs(1)).unwrap()
+    }
+
+    #[test]
+    fn a_target_goes_out_byte_for_byte() {
+        for sent in [
+            r"/api/v2/client/point-offers/..\..\..\..\metrics",
+            "/api/v2/client/point-offers/%2e%2e%2f%2E%2e/%5c?x=..&y=%2f#",
+            "/api/v2/client/points?",
+            "/api/v2/client/points;a=\"{b}\"?q={}|^",
+        ] {
+            let sent = sent.trim_end_matches('#');
+            let uri = upstream().target(sent).unwrap();
+            let written = format!(
+                "{}{}",
+                uri.path(),
+                uri.query().map(|q| format!("?{q}")).unwrap_or_default()
+            );
+            assert_eq!(written, sent);
+            assert_eq!(uri.authority().unwrap().as_str(), "point-service:8083");
+        }
+    }
+
+    #[test]
+    fn a_target_that_would_change_is_not_relayed() {
+        for sent in [
+            "?x=1",
+            "",
+            "*",
+            "/points#frag",
+            "/points?a#b",
+            "/a b",
+            "/a\\\u{1}",
+        ] {
+            assert!(upstream().target(sent).is_none(), "{sent:?}");
+        }
+    }
+
+    #[test]
+    fn only_a_plain_http_authority_is_an_upstream() {
+        assert!(Upstream::new("http://127.0.0.1:8083/", Duration::from_secs(1)).is_ok());
+        for base in [
+            "https://point-service:8083",
+            "http://point-service:8083/prefix",
+            "http://user:pw@point-service:8083",
+            "http://point-service:8083?x",
+            "point-service:8083",
+        ] {
+            assert!(
+                Upstream::new(base, Duration::from_secs(1)).is_err(),
+                "{base}"
+            );
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Every answer of the point service reaches the app as it left: status, Content-Type (or
+//! none) and body bytes, whatever the status and content type; the order service's own
+//! error handling (its envelope-C rewriting of non-JSON errors) never touches it.
+
+use std::io::Write;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use crate::helpers::*;
+use crate::upstream::{RawUpstream, write_answer};
+
+const STATUSES: [u16; 19] = [
+    200, 201, 202, 204, 207, 400, 401, 403, 404, 405, 409, 413, 418, 422, 429, 500, 502, 503, 504,
+];
+const CONTENT_TYPES: [Option<&str>; 6] = [
+    Some("application/problem+json"),
+    Some("text/plain; charset=utf-8"),
+    None,
+    Some("application/json"),
+    Some("text/html"),
+    Some("application/octet-stream"),
+];
+const BODIES: [&[u8]; 4] = [
+    b"",
+    b"plain words, not JSON",
+    br#"{"success":false,"error":{"code":"X","message":"y"}}"#,
+    &[0xff, 0xfe, 0x00, b'{', 0x80],
+];
+
+/// The answer case `n`: every status with every content type and every body (204 none).
+fn case(n: usize) -> (u16, Option<&'static str>, &'static [u8]) {
+    let status = STATUSES[n % STATUSES.len()];
+    let content_type = CONTENT_TYPES[(n / STATUSES.len()) % CONTENT_TYPES.len()];
+    let body = BODIES[n / (STATUSES.len() * CONTENT_TYPES.len())];
+    (status, content_type, if status == 204 { b"" } else { body })
+}
+
+const CASES: usize = STATUSES.len() * CONTENT_TYPES.len() * BODIES.len();
+
+#[tokio::test]
+async fn every_status_content_type_and_body_of_the_point_service_comes_back_unchanged() {
+    let upstream = RawUpstream::start(|_, target, stream| {
+        let target = String::from_utf8_lossy(target);
+        let n: usize = target.rsplit("case=").next().unwrap().parse().unwrap();
+        let (status, content_type, body) = case(n);
+        write_answer(stream, status, content_type, body);
+    });
+    let app = spawn_app_with(Options {
+        point_service_url: Some(upstream.url.clone()),
+        ..Options::default()
+    })
+    .await;
+    for n in 0..CASES {
+        let (status, content_type, body) = case(n);
+        // A relayed GET and a relayed POST route, with and without a token.
+        let request = if n % 2 == 0 {
+            app.client
+                .get(app.url(&format!("/api/v2/client/points?case={n}")))
+                .bearer_auth(token(1001))
+        } else {
+            app.client.post(app.url(&format!(
+                "/api/v2/client/point-orders/0f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11/pay/card?case={n}"
+            )))
+        };
+        let response = request.send().await.unwrap();
+        let got_status = response.status().as_u16();
+        let got_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let got_body = response.bytes().await.unwrap();
+        let what = format!("case {n}: {status} {content_type:?} {body:?}");
+        assert_eq!(got_status, status, "{what}");
+        assert_eq!(got_type.as_deref(), content_type, "{what}");
+        assert_eq!(&got_body[..], body, "{what}");
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_answer_is_passed_on_as_it_arrives() {
+    // The upstream sends its first chunk, then waits until the test has read that chunk
+    // through the relay before it sends the rest: a relay that waited for the whole body
+    // would never show the first chunk, and the test would hang instead of passing.
+    let (first_read, wait_for_read) = mpsc::channel::<()>();
+    let wait_for_read = Arc::new(Mutex::new(wait_for_read));
+    let upstream = RawUpstream::start(move |_, _, stream| {
+        let _ = stream.write_all(
+            b"HTTP/1.1 409 Conflict\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nfirst \r\n",
+        );
+        let _ = stream.flush();
+        let _ = wait_for_read.lock().unwrap().recv();
+        let _ = stream.write_all(b"4\r\nlast\r\n0\r\n\r\n");
+    });
+    let app = spawn_app_with(Options {
+        point_service_url: Some(upstream.url.clone()),
+        ..Options::default()
+    })
+    .await;
+    let mut response = app
+        .client
+        .get(app.url("/api/v2/client/point-history"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 409);
+    assert_eq!(response.headers()["content-type"], "text/plain");
+    let mut body = response.chunk().await.unwrap().unwrap().to_vec();
+    assert_eq!(body, b"first ");
+    first_read.send(()).unwrap();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        body.extend_from_slice(&chunk);
+    }
+    assert_eq!(body, b"first last");
+}
