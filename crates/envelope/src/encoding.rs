@@ -101,7 +101,10 @@ mod tests {
         assert_eq!(Coding::parse(Some(b" GZip ")), Ok(Coding::Gzip));
         assert_eq!(Coding::parse(Some(b"x-gzip")), Ok(Coding::Gzip));
         assert_eq!(Coding::parse(Some(b"deflate")), Ok(Coding::Deflate));
-        assert!(matches!(Coding::parse(Some(b"br")), Err(DecodeError::Unsupported(_))));
+        assert!(matches!(
+            Coding::parse(Some(b"br")),
+            Err(DecodeError::Unsupported(_))
+        ));
         assert!(matches!(
             Coding::parse(Some(b"gzip, gzip")),
             Err(DecodeError::Unsupported(_))
@@ -111,7 +114,10 @@ mod tests {
     #[test]
     fn gzip_and_deflate_decode_and_a_bomb_stops_at_the_limit() {
         let body = br#"{"a":1}"#;
-        assert_eq!(decode(Coding::Gzip, &gzip(body), 100), Ok(Some(body.to_vec())));
+        assert_eq!(
+            decode(Coding::Gzip, &gzip(body), 100),
+            Ok(Some(body.to_vec()))
+        );
         let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
         z.write_all(body).unwrap();
         assert_eq!(
@@ -120,8 +126,17 @@ mod tests {
         );
         let bomb = gzip(&vec![b' '; 10 * 1024 * 1024]);
         assert!(bomb.len() < 64 * 1024, "{}", bomb.len());
-        assert_eq!(decode(Coding::Gzip, &bomb, 64 * 1024), Err(DecodeError::TooLarge));
-        assert_eq!(decode(Coding::Gzip, &gzip(&[b'x'; 100]), 100).unwrap().unwrap().len(), 100);
+        assert_eq!(
+            decode(Coding::Gzip, &bomb, 64 * 1024),
+            Err(DecodeError::TooLarge)
+        );
+        assert_eq!(
+            decode(Coding::Gzip, &gzip(&[b'x'; 100]), 100)
+                .unwrap()
+                .unwrap()
+                .len(),
+            100
+        );
         assert_eq!(
             decode(Coding::Gzip, b"{\"not\": \"gzip\"}", 100),
             Err(DecodeError::Corrupt("gzip"))

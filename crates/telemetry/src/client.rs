@@ -37,7 +37,9 @@ pub fn http_client(timeout: Duration) -> Result<HttpClient, reqwest::Error> {
 /// The error with its URL taken off (a middleware's own error has none to take).
 pub fn without_url(e: reqwest_middleware::Error) -> reqwest_middleware::Error {
     match e {
-        reqwest_middleware::Error::Reqwest(e) => reqwest_middleware::Error::Reqwest(e.without_url()),
+        reqwest_middleware::Error::Reqwest(e) => {
+            reqwest_middleware::Error::Reqwest(e.without_url())
+        }
         other => other,
     }
 }

@@ -63,11 +63,13 @@ pub async fn take(
     client_id: i64,
 ) -> Result<(), AuthError> {
     let kind = what.kind();
-    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('client:' || $1 || ':' || $2)::bigint)")
-        .bind::<Text, _>(kind)
-        .bind::<BigInt, _>(client_id)
-        .execute(conn)
-        .await?;
+    diesel::sql_query(
+        "SELECT pg_advisory_xact_lock(hashtext('client:' || $1 || ':' || $2)::bigint)",
+    )
+    .bind::<Text, _>(kind)
+    .bind::<BigInt, _>(client_id)
+    .execute(conn)
+    .await?;
     // This client's rows that left the window go first, so the table keeps at most one
     // window of rows per client and kind.
     diesel::sql_query(format!(

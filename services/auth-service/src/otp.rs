@@ -172,8 +172,8 @@ pub async fn reset(
         if !client.is_active() {
             return Err(AuthError::Unauthorized);
         }
-        let send_deadline = Utc::now()
-            - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
+        let send_deadline =
+            Utc::now() - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
         let live: i64 = otp_codes::table
             .filter(otp_codes::client_id.eq(client.client_id))
             .filter(otp_codes::expires_at.gt(diesel::dsl::now))

@@ -70,7 +70,9 @@ impl SmsProvider for HttpSms {
                 })
                 .send()
                 .await
-                .map_err(|e| SmsError::Unreachable(telemetry::client::without_url(e).to_string()))?;
+                .map_err(|e| {
+                    SmsError::Unreachable(telemetry::client::without_url(e).to_string())
+                })?;
             let status = response.status();
             if status.is_success() {
                 Ok(())

@@ -52,8 +52,13 @@ pub async fn find_by_phone(
     let mut conn = state.pool.get().await?;
     let recipient = conn
         .transaction::<_, AuthError, _>(async |conn| {
-            client_limits::take(conn, &state.client_limits, Counted::Lookup, caller.client_id)
-                .await?;
+            client_limits::take(
+                conn,
+                &state.client_limits,
+                Counted::Lookup,
+                caller.client_id,
+            )
+            .await?;
             Ok(clients::table
                 .filter(clients::contact_phone.eq(&phone))
                 .select(Recipient::as_select())

@@ -94,13 +94,10 @@ impl PaymentClient {
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| {
-                let e = e.without_url();
-                PointError::Internal(format!("payment service answer unreadable: {e}"))
-            })?;
+        let body = response.bytes().await.map_err(|e| {
+            let e = e.without_url();
+            PointError::Internal(format!("payment service answer unreadable: {e}"))
+        })?;
         match status {
             200..=299 => {
                 let json = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
