@@ -45,10 +45,17 @@ async fn a_production_start_refuses_the_development_test_code_with_a_clear_line(
 async fn in_production_without_a_test_code_a_test_mode_account_cannot_log_in() {
     let database = demo_database(&["auth-service"], "auth_login_prod").await;
     let gateway = format!("http://127.0.0.1:{}/send", free_port());
-    let auth = Service::start("auth-service", database.url(), &pairs(&production(&gateway))).await;
+    let auth = Service::start(
+        "auth-service",
+        database.url(),
+        &pairs(&production(&gateway)),
+    )
+    .await;
     // Sara is in test mode (demo data): she is told a code is on its way, and none works.
     let phone = "contact_phone=%2B966500000001";
-    let reset = auth.get(&format!("/api/v1/clients/reset-otp?{phone}")).await;
+    let reset = auth
+        .get(&format!("/api/v1/clients/reset-otp?{phone}"))
+        .await;
     assert_eq!(reset.status(), 200);
     for code in ["1234", "0000"] {
         let verify = auth
@@ -88,6 +95,12 @@ async fn an_sms_failure_logs_no_gateway_url_or_key() {
         logs.contains("error sending request"),
         "the error's own text is kept: {logs}"
     );
-    assert!(!logs.contains(KEY), "the gateway's key is in the log:\n{logs}");
-    assert!(!logs.contains("/send?"), "the gateway's URL is in the log:\n{logs}");
+    assert!(
+        !logs.contains(KEY),
+        "the gateway's key is in the log:\n{logs}"
+    );
+    assert!(
+        !logs.contains("/send?"),
+        "the gateway's URL is in the log:\n{logs}"
+    );
 }

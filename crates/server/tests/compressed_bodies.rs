@@ -99,8 +99,16 @@ async fn a_compressed_body_gets_the_answer_its_plain_text_gets() {
         }
     }
     // The plain answers, for the record: the checks did run on the decoded bodies.
-    assert_eq!(post(&base, "/echo", Some("gzip"), gzip(b"{\"a\":1}")).await, (200, "{\"a\":1}".into()));
-    assert_eq!(post(&base, "/json", Some("gzip"), gzip(br#"{"a":"\u0000"}"#)).await.0, 400);
+    assert_eq!(
+        post(&base, "/echo", Some("gzip"), gzip(b"{\"a\":1}")).await,
+        (200, "{\"a\":1}".into())
+    );
+    assert_eq!(
+        post(&base, "/json", Some("gzip"), gzip(br#"{"a":"\u0000"}"#))
+            .await
+            .0,
+        400
+    );
 }
 
 #[tokio::test]
@@ -111,7 +119,11 @@ async fn a_gzip_bomb_stops_at_the_size_limit() {
     inflated.extend(std::iter::repeat_n(b' ', 50 * 1024 * 1024));
     inflated.extend(b"\"}");
     let bomb = gzip(&inflated);
-    assert!(bomb.len() < envelope::handlers::JSON_LIMIT_BYTES, "{}", bomb.len());
+    assert!(
+        bomb.len() < envelope::handlers::JSON_LIMIT_BYTES,
+        "{}",
+        bomb.len()
+    );
     drop(inflated);
     for path in ["/echo", "/json"] {
         let (status, body) = post(&base, path, Some("gzip"), bomb.clone()).await;
@@ -130,12 +142,19 @@ async fn a_body_that_does_not_decode_is_a_400_and_an_unknown_coding_a_415() {
         let (status, body) = post(&base, path, Some("gzip"), b"{\"a\":1}".to_vec()).await;
         assert_eq!(
             (status, serde_json::from_str::<Value>(&body).unwrap()),
-            (400, json!({"status": 400, "message": "Invalid body: it is not valid gzip data"})),
+            (
+                400,
+                json!({"status": 400, "message": "Invalid body: it is not valid gzip data"})
+            ),
             "{path}"
         );
         let mut truncated = gzip(b"{\"a\":\"some text to cut\"}");
         truncated.truncate(truncated.len() - 6);
-        assert_eq!(post(&base, path, Some("gzip"), truncated).await.0, 400, "{path}");
+        assert_eq!(
+            post(&base, path, Some("gzip"), truncated).await.0,
+            400,
+            "{path}"
+        );
         let (status, _) = post(&base, path, Some("br"), b"{\"a\":1}".to_vec()).await;
         assert_eq!(status, 415, "{path}");
     }

@@ -356,7 +356,8 @@ async fn a_brands_branches_come_one_page_of_at_most_100_at_a_time() {
     let (_, past) = app.get("/api/v2/client/stores?merchantId=5&page=4").await;
     assert_eq!(ids(&past), Vec::<i64>::new());
     assert_eq!(
-        app.get("/api/v2/client/stores?merchantId=5&limit=101").await,
+        app.get("/api/v2/client/stores?merchantId=5&limit=101")
+            .await,
         error_c(400, "limit must be an integer from 1 to 100")
     );
     assert_eq!(
