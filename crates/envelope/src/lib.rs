@@ -13,6 +13,7 @@
 
 pub mod depth;
 mod details;
+pub mod encoding;
 mod envelopes;
 pub mod exposure;
 pub mod handlers;

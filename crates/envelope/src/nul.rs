@@ -15,6 +15,13 @@
 //!   rather than in each route's parser because every body passes here exactly once, the
 //!   relay's (which is never parsed) included, and it needs no parse: it counts brackets
 //!   outside strings on the bytes already in memory.
+//!
+//! A compressed body (`Content-Encoding: gzip` or `deflate`) is decoded first
+//! ([`crate::encoding`]) and every rule above applies to what it decodes to: the size
+//! limit to both the compressed and the decoded body (a gzip bomb stops at the limit, 413),
+//! a body that does not decode is a 400 and an unknown coding a 415. The handler gets the
+//! decoded body with `Content-Encoding` removed, so compressing a body never changes its
+//! answer.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -23,6 +30,7 @@ use std::time::Duration;
 use actix_web::HttpMessage;
 use actix_web::body::{BodySize, BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::web::{Bytes, BytesMut};
@@ -30,6 +38,7 @@ use futures_util::StreamExt;
 
 use crate::Envelope;
 use crate::depth;
+use crate::encoding::{self, Coding, DecodeError};
 use crate::exposure::Answer;
 use crate::handlers::JSON_LIMIT_BYTES;
 
@@ -50,6 +59,12 @@ pub fn middleware<B: MessageBody + 'static>(
             if has_encoded_nul(req.path()) || has_encoded_nul(req.query_string()) {
                 return Err(envelope.error(StatusCode::BAD_REQUEST, MESSAGE));
             }
+            let coding = Coding::parse(
+                req.headers()
+                    .get(header::CONTENT_ENCODING)
+                    .map(|v| v.as_bytes()),
+            )
+            .map_err(|e| refusal(envelope, &e))?;
             let mut payload = req.take_payload();
             let read = async {
                 let mut body = BytesMut::new();
@@ -79,6 +94,17 @@ pub fn middleware<B: MessageBody + 'static>(
                 return Ok(req.into_response(answer).map_into_right_body());
             };
             let body = body?;
+            let body = match encoding::decode(coding, &body, JSON_LIMIT_BYTES) {
+                Ok(None) => body,
+                Ok(Some(decoded)) => BytesMut::from(&decoded[..]),
+                Err(e) => return Err(refusal(envelope, &e)),
+            };
+            if coding != Coding::Identity {
+                // The handler reads the decoded body as it is: nothing may decode it again.
+                req.headers_mut().remove(header::CONTENT_ENCODING);
+                req.headers_mut()
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+            }
             if has_nul(&body) {
                 return Err(envelope.error(StatusCode::BAD_REQUEST, MESSAGE));
             }
@@ -91,6 +117,16 @@ pub fn middleware<B: MessageBody + 'static>(
                 .map(ServiceResponse::map_into_left_body)
         })
     }
+}
+
+/// The answer to a body that cannot be decoded, in the route's envelope.
+fn refusal(envelope: Envelope, e: &DecodeError) -> actix_web::Error {
+    let status = match e {
+        DecodeError::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        DecodeError::Corrupt(_) => StatusCode::BAD_REQUEST,
+        DecodeError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+    };
+    envelope.error(status, e.to_string())
 }
 
 /// The 408's body, holding the unfinished request payload until the answer is written.

@@ -66,7 +66,9 @@ pub fn schema_name(envelope: Envelope) -> &'static str {
 pub fn door_400_description() -> String {
     format!(
         "`{}` (a NUL in the path, the query or the body) or `{}`: refused on every route \
-         before any handler runs",
+         before any handler runs; a compressed body (`Content-Encoding: gzip` or `deflate`) is \
+         checked once decoded, and one that does not decode is `Invalid body: it is not valid \
+         gzip data`",
         nul::MESSAGE,
         depth::MESSAGE
     )
@@ -85,8 +87,9 @@ pub fn answer(description: &str, schema: &str) -> Response {
 
 /// Documents, on every operation of `openapi`, the answers that the app's door
 /// ([`nul::middleware`], on every app) gives on every route before any handler runs, in the
-/// app's envelope: 400 for a NUL or a body nested too deep, 408 for a body that stops
-/// arriving, 413 for a body over 64 KiB. Only statuses an operation does not document yet
+/// app's envelope: 400 for a NUL or a body nested too deep (or a compressed body that does
+/// not decode), 408 for a body that stops arriving, 413 for a body over 64 KiB, 415 for a
+/// `Content-Encoding` other than gzip and deflate. Only statuses an operation does not document yet
 /// are added: where it has its own 400, that answer has the same envelope, and its
 /// description names its own messages. Found by `make fuzz-api` (schemathesis sends NULs to
 /// every route).
@@ -104,7 +107,14 @@ pub fn add_door_answers(openapi: &mut OpenApi, envelope: Envelope) {
         ),
         (
             "413",
-            "`Payload Too Large`: a request body over 64 KiB, refused before any handler runs"
+            "`Payload Too Large`: a request body over 64 KiB, compressed or once decoded \
+             (decoding stops there), refused before any handler runs"
+                .to_owned(),
+        ),
+        (
+            "415",
+            "`Unsupported Media Type: Content-Encoding ... is not supported (gzip or deflate)`: \
+             a body in another coding, refused before any handler runs"
                 .to_owned(),
         ),
     ];

@@ -96,7 +96,7 @@ impl CallerLookup {
             .header("authorization", authorization)
             .send()
             .await
-            .map_err(|e| CallerError::Unreachable(e.to_string()))?;
+            .map_err(|e| CallerError::Unreachable(telemetry::client::without_url(e).to_string()))?;
         if !response.status().is_success() {
             return Err(CallerError::InvalidToken);
         }

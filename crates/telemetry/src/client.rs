@@ -1,9 +1,16 @@
 //! The outgoing HTTP client. Every call gets a client span and the W3C `traceparent` /
-//! `tracestate` headers of the current trace.
+//! `tracestate` headers of the current trace, and no error of a call names its URL.
+//!
+//! reqwest's errors print the URL they were sending to ("error sending request for url
+//! (https://sms.example/send?key=…)"), and a URL may carry a credential in its query (an
+//! SMS provider's API key). Every client made here takes the URL off each error before the
+//! caller, or the tracing span (which records the error's text), sees it; callers that
+//! turn a reqwest error into text still use [`without_url`] on their own, so that the rule
+//! does not depend on which client made the error.
 
 use std::time::Duration;
 
-use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Next};
 use reqwest_tracing::TracingMiddleware;
 
 pub type HttpClient = ClientWithMiddleware;
@@ -20,7 +27,32 @@ pub fn http_client(timeout: Duration) -> Result<HttpClient, reqwest::Error> {
         .connect_timeout(timeout.min(Duration::from_secs(3)))
         .pool_idle_timeout(Duration::from_secs(60))
         .build()?;
+    // Added last, so it runs innermost: the tracing span records the error without its URL.
     Ok(ClientBuilder::new(inner)
         .with(TracingMiddleware::default())
+        .with(strip_urls)
         .build())
+}
+
+/// The error with its URL taken off (a middleware's own error has none to take).
+pub fn without_url(e: reqwest_middleware::Error) -> reqwest_middleware::Error {
+    match e {
+        reqwest_middleware::Error::Reqwest(e) => {
+            reqwest_middleware::Error::Reqwest(e.without_url())
+        }
+        other => other,
+    }
+}
+
+type Answer<'a> = std::pin::Pin<
+    Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>,
+>;
+
+/// The middleware that applies [`without_url`] to every failed call.
+fn strip_urls<'a>(
+    req: reqwest::Request,
+    extensions: &'a mut http::Extensions,
+    next: Next<'a>,
+) -> Answer<'a> {
+    Box::pin(async move { next.run(req, extensions).await.map_err(without_url) })
 }

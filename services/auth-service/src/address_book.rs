@@ -4,7 +4,8 @@
 //! caller, so another client's id is simply not found. At most one address per client is
 //! the default; making one the default clears the others in the same transaction, with the
 //! client's row locked so that two such writes take turns (a unique index holds the rule
-//! in the database as well).
+//! in the database as well). A client holds at most [`MAX_ADDRESSES`] addresses, counted
+//! under the same lock, so the table cannot be grown without bound by one account.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -47,6 +48,15 @@ pub struct AddressFields {
     pub longitude: Option<f64>,
     pub notes: Option<Option<String>>,
     pub is_default: Option<bool>,
+}
+
+/// The most addresses one client may save: far above a real address book, and a bound on
+/// what one account can store (and on the list's answer, which has no pages).
+pub const MAX_ADDRESSES: i64 = 50;
+
+/// The 400 when the address book is full.
+pub fn full_message() -> String {
+    format!("address book is full: at most {MAX_ADDRESSES} addresses")
 }
 
 /// (field, maximum characters) of the required text fields, then of the optional ones.
@@ -217,6 +227,14 @@ pub async fn create(
 ) -> Result<Address, AuthError> {
     conn.transaction(async |conn| {
         lock_owner(conn, client_id).await?;
+        let saved: i64 = addresses::table
+            .filter(addresses::client_id.eq(client_id))
+            .count()
+            .get_result(conn)
+            .await?;
+        if saved >= MAX_ADDRESSES {
+            return Err(AuthError::Invalid(full_message()));
+        }
         if fields.is_default == Some(true) {
             clear_default(conn, client_id).await?;
         }

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `AUTH_JWT_SECRET` | required | HS256 key of primary tokens; also keys the OTP hashes |
 //! | `INTERNAL_API_TOKEN` | required | `X-Internal-Token` of `/internal/v1/...` |
-//! | `OTP_TEST_CODE` | `1234` | the fixed code of test-mode accounts (4 digits) |
+//! | `OTP_TEST_CODE` | `1234` outside production; none in production | the fixed code of test-mode accounts (4 digits). In production it comes from a Secret; unset, test-mode accounts get no code and cannot log in; `1234` (the development value) refuses to start |
 //! | `SMS_PROVIDER` | required | `log` (writes the code to the log; refused in production) or `http` |
 //! | `SMS_HTTP_URL` | required for `http` | where the `http` provider posts `{to, message}` |
 //! | `SMS_HTTP_TIMEOUT_MS` | `5000` | its timeout |
@@ -17,13 +17,21 @@
 //! | `OTP_SMS_PER_IP_PER_HOUR` | `20` | SMS actually sent for one client address |
 //! | `OTP_TRIES_PER_PHONE_PER_HOUR` | `10` | codes tried for one phone |
 //! | `OTP_TRIES_PER_IP_PER_HOUR` | `50` | codes tried from one client address |
+//! | `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` | `30` | client lookups by phone (`GET /api/v1/clients`) one caller may make, found or not |
+//! | `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` | `20` | legacy tokens exchange-token may mint (and store) for one client |
 //! | `TRUST_X_FORWARDED_FOR` | off | `true`: the client address is the first `X-Forwarded-For` hop (only behind a proxy that sets it) |
 
 use std::time::Duration;
 
 use server::{AppEnv, CommonConfig, DatabaseConfig, Env, Secret};
 
+use crate::client_limits::ClientLimits;
 use crate::otp::Limits;
+
+/// `OTP_TEST_CODE`'s value outside production, and the one value production refuses: it is
+/// public (README, demo data), and test-mode accounts exist in production for store
+/// reviewers.
+pub const DEVELOPMENT_TEST_CODE: &str = "1234";
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -31,9 +39,11 @@ pub struct Config {
     pub database: DatabaseConfig,
     pub jwt_secret: Secret,
     pub internal_token: Secret,
-    pub otp_test_code: String,
+    /// `None`: test-mode accounts get no code (production without the Secret's value).
+    pub otp_test_code: Option<Secret>,
     pub sms: SmsConfig,
     pub limits: Limits,
+    pub client_limits: ClientLimits,
     pub trust_forwarded_for: bool,
 }
 
@@ -47,13 +57,7 @@ impl Config {
     pub fn from_env(env: &mut Env, common: CommonConfig, database: DatabaseConfig) -> Self {
         let jwt_secret = env.secret("AUTH_JWT_SECRET", common.app_env);
         let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
-        let otp_test_code = env.parse_or("OTP_TEST_CODE", "1234".to_owned(), |s| {
-            if s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) {
-                Ok(s.to_owned())
-            } else {
-                Err("expected 4 digits".to_owned())
-            }
-        });
+        let otp_test_code = otp_test_code(env, common.app_env);
         let sms = match env.required("SMS_PROVIDER").as_str() {
             "log" if common.app_env == AppEnv::Production => {
                 env.error("SMS_PROVIDER=\"log\" writes login codes to the log and is refused in production");
@@ -86,6 +90,12 @@ impl Config {
             tries_per_phone: env.int_or("OTP_TRIES_PER_PHONE_PER_HOUR", 10, 1..=1000) as i64,
             tries_per_ip: env.int_or("OTP_TRIES_PER_IP_PER_HOUR", 50, 1..=100_000) as i64,
         };
+        let client_limits = ClientLimits {
+            lookups_per_hour: env.int_or("CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR", 30, 1..=10_000)
+                as i64,
+            legacy_tokens_per_hour: env.int_or("LEGACY_TOKENS_PER_CLIENT_PER_HOUR", 20, 1..=10_000)
+                as i64,
+        };
         let trust_forwarded_for = env.flag("TRUST_X_FORWARDED_FOR");
         Self {
             common,
@@ -95,7 +105,62 @@ impl Config {
             otp_test_code,
             sms,
             limits,
+            client_limits,
             trust_forwarded_for,
         }
+    }
+}
+
+/// `OTP_TEST_CODE`: 4 digits. Outside production it defaults to the development value; in
+/// production it has no default, and the development value is refused.
+fn otp_test_code(env: &mut Env, app_env: AppEnv) -> Option<Secret> {
+    let production = app_env == AppEnv::Production;
+    let default = (!production).then(|| DEVELOPMENT_TEST_CODE.to_owned());
+    let code = env.parse_or("OTP_TEST_CODE", default, |s| {
+        if s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) {
+            Ok(Some(s.to_owned()))
+        } else {
+            Err("expected 4 digits".to_owned())
+        }
+    });
+    if production && code.as_deref() == Some(DEVELOPMENT_TEST_CODE) {
+        env.error(format!(
+            "OTP_TEST_CODE={DEVELOPMENT_TEST_CODE} is the public development code and is refused in production: \
+             set a secret 4-digit code from the Secret, or leave it unset (test-mode accounts then cannot log in)"
+        ));
+    }
+    code.map(Secret::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_code(vars: &[(&str, &str)], app_env: AppEnv) -> Result<Option<String>, Vec<String>> {
+        let mut env = Env::from_vars(vars.iter().copied());
+        let code = otp_test_code(&mut env, app_env);
+        env.finish(code.map(|c| c.expose().to_owned()))
+            .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn the_test_code_has_a_default_only_outside_production() {
+        assert_eq!(test_code(&[], AppEnv::Development), Ok(Some("1234".into())));
+        assert_eq!(test_code(&[], AppEnv::Production), Ok(None));
+        assert_eq!(
+            test_code(&[("OTP_TEST_CODE", "8051")], AppEnv::Production),
+            Ok(Some("8051".into()))
+        );
+    }
+
+    #[test]
+    fn production_refuses_the_development_code_with_a_clear_message() {
+        let errors = test_code(&[("OTP_TEST_CODE", "1234")], AppEnv::Production).unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].starts_with("OTP_TEST_CODE=1234 is the public development code"),
+            "{errors:?}"
+        );
+        assert!(test_code(&[("OTP_TEST_CODE", "12a4")], AppEnv::Production).is_err());
     }
 }

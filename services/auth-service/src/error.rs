@@ -24,6 +24,9 @@ pub enum AuthError {
     WrongCode,
     #[error("Too many attempts, try again later")]
     TooManyRequests,
+    /// A per-client limit (`client_limits`); the message names what was limited.
+    #[error("{0}")]
+    Limited(&'static str),
     #[error("{0} not found")]
     NotFound(&'static str),
     /// The SMS gateway refused or could not be reached; nothing was kept.
@@ -68,7 +71,7 @@ impl AuthError {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Invalid(_) | Self::UnknownPhone | Self::WrongCode => StatusCode::BAD_REQUEST,
-            Self::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooManyRequests | Self::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::SmsFailed => StatusCode::BAD_GATEWAY,
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,

@@ -1,7 +1,13 @@
 //! Login by SMS code: the rules of reset-otp and verify-otp (no HTTP in here).
 //!
 //! - A code lives 3 minutes. While one is live, reset-otp sends nothing and still succeeds.
-//! - Test-mode accounts get the fixed `OTP_TEST_CODE` and no SMS.
+//! - Test-mode accounts get the fixed `OTP_TEST_CODE` and no SMS; without one (production
+//!   with no value in the Secret) they get no code and cannot log in.
+//! - The code is committed before its SMS goes out (no transaction or pooled connection
+//!   waits on the gateway). A failed send deletes it and the send it counted, so the client
+//!   can ask again at once; until a send is confirmed the code counts as live only for
+//!   [`OtpSettings::pending_for`] (as long as a send can take), so a crash between the
+//!   commit and the send does not block reset-otp for the code's 3 minutes either.
 //! - A code dies after 5 wrong tries: it no longer verifies, even when right, and the next
 //!   reset-otp sends a new one.
 //! - Rate limits count SMS actually sent and codes actually tried, per phone and per client
@@ -18,6 +24,7 @@ use crate::db::schema::{clients, otp_codes, otp_events};
 use crate::error::AuthError;
 use crate::profile::Profile;
 use crate::tokens::TokenKeys;
+use server::Secret;
 
 pub const CODE_LIFETIME: Duration = Duration::minutes(3);
 pub const MAX_WRONG_TRIES: i32 = 5;
@@ -34,8 +41,12 @@ pub struct Limits {
 
 #[derive(Debug, Clone)]
 pub struct OtpSettings {
-    pub test_code: String,
+    /// `None`: test-mode accounts get no code.
+    pub test_code: Option<Secret>,
     pub limits: Limits,
+    /// How long a stored code whose SMS is not confirmed yet counts as live: the SMS
+    /// timeout and a margin. Past it, the send is taken as lost and reset-otp sends again.
+    pub pending_for: std::time::Duration,
 }
 
 /// What reset-otp decided, once its transaction has committed.
@@ -45,12 +56,21 @@ pub enum Reset {
     AlreadyLive,
     /// A test-mode account: the fixed code is live, nothing to send.
     TestMode,
-    /// Send this code to this phone (the send is recorded; undo it with [`undo_send`]).
-    Send {
-        client_id: i64,
-        phone: String,
-        code: String,
-    },
+    /// A test-mode account while no test code is configured: nothing stored, nothing sent.
+    TestModeWithoutCode,
+    /// Send this code to this phone; then [`confirm_sent`] or, if the send failed,
+    /// [`undo_send`].
+    Send(Pending),
+}
+
+/// A stored code whose SMS has not gone out yet, and the send it counted.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Pending {
+    pub client_id: i64,
+    pub phone: String,
+    pub code: String,
+    code_hash: Vec<u8>,
+    event_id: i64,
 }
 
 /// The phone as the accounts hold it. A `+` sent unencoded in a query string arrives as a
@@ -97,26 +117,28 @@ async fn recent(
     .await
 }
 
+/// Records one event and returns its id.
 async fn record(
     conn: &mut AsyncPgConnection,
     kind: &str,
     phone: &str,
     ip: &str,
-) -> QueryResult<()> {
-    diesel::insert_into(otp_events::table)
+) -> QueryResult<i64> {
+    let id = diesel::insert_into(otp_events::table)
         .values((
             otp_events::kind.eq(kind),
             otp_events::phone.eq(phone),
             otp_events::ip.eq(ip),
         ))
-        .execute(conn)
+        .returning(otp_events::id)
+        .get_result(conn)
         .await?;
     diesel::delete(
         otp_events::table.filter(otp_events::created_at.lt(Utc::now() - Duration::days(1))),
     )
     .execute(conn)
     .await?;
-    Ok(())
+    Ok(id)
 }
 
 /// The account of a phone, locked for the rest of the transaction so that two requests
@@ -134,8 +156,8 @@ async fn lock_client(
         .optional()
 }
 
-/// reset-otp's rule. Commits before returning; the caller sends the SMS after the commit
-/// (never holding a transaction across an HTTP call) and calls [`undo_send`] if it fails.
+/// reset-otp's rule. Commits before returning; the caller gives its connection back, sends
+/// the SMS, then calls [`confirm_sent`] or [`undo_send`] on a connection taken afresh.
 pub async fn reset(
     conn: &mut AsyncPgConnection,
     keys: &TokenKeys,
@@ -150,10 +172,17 @@ pub async fn reset(
         if !client.is_active() {
             return Err(AuthError::Unauthorized);
         }
+        let send_deadline =
+            Utc::now() - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
         let live: i64 = otp_codes::table
             .filter(otp_codes::client_id.eq(client.client_id))
             .filter(otp_codes::expires_at.gt(diesel::dsl::now))
             .filter(otp_codes::failed_attempts.lt(MAX_WRONG_TRIES))
+            .filter(
+                otp_codes::sent_at
+                    .is_not_null()
+                    .or(otp_codes::created_at.gt(send_deadline)),
+            )
             .count()
             .get_result(conn)
             .await?;
@@ -161,7 +190,10 @@ pub async fn reset(
             return Ok(Reset::AlreadyLive);
         }
         let code = if test_mode {
-            settings.test_code.clone()
+            match &settings.test_code {
+                Some(code) => code.expose().to_owned(),
+                None => return Ok(Reset::TestModeWithoutCode),
+            }
         } else {
             let counts = recent(conn, "sms_sent", phone, ip).await?;
             if counts.by_phone >= settings.limits.sms_per_phone
@@ -171,12 +203,15 @@ pub async fn reset(
             }
             format!("{:04}", rand::rng().random_range(0..10_000))
         };
+        let code_hash = keys.code_hash(client.client_id, &code);
         let values = (
             otp_codes::client_id.eq(client.client_id),
-            otp_codes::code_hash.eq(keys.code_hash(client.client_id, &code)),
+            otp_codes::code_hash.eq(code_hash.clone()),
             otp_codes::expires_at.eq(Utc::now() + CODE_LIFETIME),
             otp_codes::failed_attempts.eq(0),
             otp_codes::created_at.eq(Utc::now()),
+            // A test-mode code is never sent: it is live at once.
+            otp_codes::sent_at.eq(test_mode.then(Utc::now)),
         );
         diesel::insert_into(otp_codes::table)
             .values(values.clone())
@@ -188,40 +223,49 @@ pub async fn reset(
         if test_mode {
             return Ok(Reset::TestMode);
         }
-        record(conn, "sms_sent", phone, ip).await?;
-        Ok(Reset::Send {
+        // Counted now, under the lock, so that a burst cannot overshoot; a failed send
+        // takes it back.
+        let event_id = record(conn, "sms_sent", phone, ip).await?;
+        Ok(Reset::Send(Pending {
             client_id: client.client_id,
             phone: phone.to_owned(),
             code,
-        })
+            code_hash,
+            event_id,
+        }))
     })
     .await
 }
 
-/// Forgets a code whose SMS could not be sent, and the send it counted, so the client
-/// can ask again at once.
-pub async fn undo_send(
-    conn: &mut AsyncPgConnection,
-    client_id: i64,
-    phone: &str,
-    ip: &str,
-) -> QueryResult<()> {
+/// The SMS went out: the code is live for the rest of its 3 minutes.
+pub async fn confirm_sent(conn: &mut AsyncPgConnection, pending: &Pending) -> QueryResult<()> {
+    diesel::update(
+        otp_codes::table
+            .find(pending.client_id)
+            .filter(otp_codes::code_hash.eq(&pending.code_hash)),
+    )
+    .set(otp_codes::sent_at.eq(Utc::now()))
+    .execute(conn)
+    .await
+    .map(|_| ())
+}
+
+/// Forgets a code whose SMS could not be sent, and the send it counted, so the client can
+/// ask again at once (and the limits count only SMS actually sent). Only this request's
+/// code and event go: a code that another request stored since is left alone.
+pub async fn undo_send(conn: &mut AsyncPgConnection, pending: &Pending) -> QueryResult<()> {
     conn.transaction(async |conn| {
-        diesel::delete(otp_codes::table.find(client_id))
+        diesel::delete(
+            otp_codes::table
+                .find(pending.client_id)
+                .filter(otp_codes::code_hash.eq(&pending.code_hash))
+                .filter(otp_codes::sent_at.is_null()),
+        )
+        .execute(conn)
+        .await?;
+        diesel::delete(otp_events::table.find(pending.event_id))
             .execute(conn)
             .await?;
-        let newest = otp_events::table
-            .filter(otp_events::kind.eq("sms_sent"))
-            .filter(otp_events::phone.eq(phone))
-            .filter(otp_events::ip.eq(ip))
-            .select(diesel::dsl::max(otp_events::id))
-            .first::<Option<i64>>(conn)
-            .await?;
-        if let Some(id) = newest {
-            diesel::delete(otp_events::table.find(id))
-                .execute(conn)
-                .await?;
-        }
         Ok(())
     })
     .await
@@ -244,7 +288,7 @@ pub async fn verify(
 ) -> Result<Profile, AuthError> {
     let verdict = conn
         .transaction::<_, AuthError, _>(async |conn| {
-            let Some((client, _)) = lock_client(conn, phone).await? else {
+            let Some((client, test_mode)) = lock_client(conn, phone).await? else {
                 return Ok(Verdict::Refused(AuthError::WrongCode));
             };
             if !client.is_active() {
@@ -257,6 +301,10 @@ pub async fn verify(
                 return Ok(Verdict::Refused(AuthError::TooManyRequests));
             }
             record(conn, "code_tried", phone, ip).await?;
+            if test_mode && settings.test_code.is_none() {
+                // No test code configured: a code stored before that cannot open it either.
+                return Ok(Verdict::Refused(AuthError::WrongCode));
+            }
             let stored = otp_codes::table
                 .find(client.client_id)
                 .filter(otp_codes::expires_at.gt(diesel::dsl::now))

@@ -32,6 +32,19 @@ impl Profile {
     }
 }
 
+/// What the client lookup by phone shows of another client: enough to address a gift,
+/// never its contact details, birth date or settings. Keys in this order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable, utoipa::ToSchema)]
+#[diesel(table_name = clients)]
+pub struct Recipient {
+    #[schema(example = 1002)]
+    pub client_id: i64,
+    #[schema(example = "Omar")]
+    pub first_name: Option<String>,
+    #[schema(example = "Saleh")]
+    pub last_name: Option<String>,
+}
+
 /// The answer wrapper of the auth routes that are not bare: `{status: 200, data: …}`.
 #[derive(Serialize)]
 pub struct Wrapped<T: Serialize> {

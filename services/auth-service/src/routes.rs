@@ -75,6 +75,12 @@ pub mod doc {
     }
 
     #[derive(ToSchema)]
+    pub struct RecipientAnswer {
+        pub status: u16,
+        pub data: crate::profile::Recipient,
+    }
+
+    #[derive(ToSchema)]
     pub struct ExchangeBody {
         /// A primary token (tried first) or a legacy token.
         pub token: String,

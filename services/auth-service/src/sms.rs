@@ -35,7 +35,9 @@ impl SmsProvider for LogSms {
     }
 }
 
-/// Posts `{"to": phone, "message": text}` to a gateway; any 2xx means sent.
+/// Posts `{"to": phone, "message": text}` to a gateway; any 2xx means sent. The gateway's
+/// URL may carry the provider's API key in its query, so no error of this provider names
+/// it: reqwest's errors print their URL unless it is taken off (`without_url`).
 pub struct HttpSms {
     url: String,
     client: telemetry::client::HttpClient,
@@ -68,7 +70,9 @@ impl SmsProvider for HttpSms {
                 })
                 .send()
                 .await
-                .map_err(|e| SmsError::Unreachable(e.to_string()))?;
+                .map_err(|e| {
+                    SmsError::Unreachable(telemetry::client::without_url(e).to_string())
+                })?;
             let status = response.status();
             if status.is_success() {
                 Ok(())

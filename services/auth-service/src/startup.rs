@@ -2,6 +2,7 @@
 
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::web;
@@ -14,6 +15,18 @@ use crate::sms::{HttpSms, LogSms, SmsProvider};
 use crate::state::AppState;
 use crate::tokens::TokenKeys;
 use crate::{SERVICE, routes};
+
+/// Added to the SMS timeout for how long an unconfirmed code blocks a new send: the commit
+/// before the send and the confirmation after it.
+const SEND_MARGIN: Duration = Duration::from_secs(5);
+
+/// The longest an SMS send can take (the `log` provider does not wait on anything).
+fn sms_timeout(sms: &SmsConfig) -> Duration {
+    match sms {
+        SmsConfig::Log => Duration::ZERO,
+        SmsConfig::Http { timeout, .. } => *timeout,
+    }
+}
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
@@ -31,7 +44,9 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         otp: OtpSettings {
             test_code: config.otp_test_code.clone(),
             limits: config.limits,
+            pending_for: sms_timeout(&config.sms) + SEND_MARGIN,
         },
+        client_limits: config.client_limits,
         internal_token: config.internal_token.clone(),
         trust_forwarded_for: config.trust_forwarded_for,
     });

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use server::Secret;
 
+use crate::client_limits::ClientLimits;
 use crate::otp::OtpSettings;
 use crate::sms::SmsProvider;
 use crate::tokens::TokenKeys;
@@ -14,6 +15,7 @@ pub struct AppState {
     pub tokens: TokenKeys,
     pub sms: Arc<dyn SmsProvider>,
     pub otp: OtpSettings,
+    pub client_limits: ClientLimits,
     pub internal_token: Secret,
     pub trust_forwarded_for: bool,
 }

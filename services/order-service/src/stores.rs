@@ -32,8 +32,20 @@ pub async fn find_active(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<O
         .optional()
 }
 
-/// A brand's active stores, by id.
-pub async fn branches(conn: &mut AsyncPgConnection, merchant_id: i64) -> QueryResult<Vec<Store>> {
+/// The most branches one answer holds (and the default page size): a big brand has
+/// thousands, and the whole list in one answer would grow with it.
+pub const PAGE_SIZE: i64 = 100;
+/// The last page asked for: with [`PAGE_SIZE`], 100 000 branches, far past any brand, and a
+/// bound on how far the database skips.
+pub const MAX_PAGE: i64 = 1000;
+
+/// One page (from 1) of a brand's active stores, by id.
+pub async fn branches(
+    conn: &mut AsyncPgConnection,
+    merchant_id: i64,
+    page: i64,
+    limit: i64,
+) -> QueryResult<Vec<Store>> {
     stores::table
         .filter(
             stores::merchant_id
@@ -41,6 +53,8 @@ pub async fn branches(conn: &mut AsyncPgConnection, merchant_id: i64) -> QueryRe
                 .and(stores::management_status.eq("active")),
         )
         .order(stores::id)
+        .limit(limit)
+        .offset((page - 1) * limit)
         .select(Store::as_select())
         .load(conn)
         .await

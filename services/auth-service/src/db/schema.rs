@@ -40,6 +40,16 @@ diesel::table! {
         expires_at -> Timestamptz,
         failed_attempts -> Int4,
         created_at -> Timestamptz,
+        sent_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    client_events (id) {
+        id -> Int8,
+        kind -> Text,
+        client_id -> Int8,
+        created_at -> Timestamptz,
     }
 }
 
@@ -74,4 +84,11 @@ diesel::table! {
 
 diesel::joinable!(otp_codes -> clients (client_id));
 diesel::joinable!(addresses -> clients (client_id));
-diesel::allow_tables_to_appear_in_same_query!(clients, otp_codes, otp_events, addresses);
+diesel::joinable!(client_events -> clients (client_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    clients,
+    otp_codes,
+    otp_events,
+    addresses,
+    client_events
+);

@@ -25,7 +25,7 @@ fn hex_id(raw: &str) -> Result<String, AuthError> {
 }
 
 #[utoipa::path(get, path = "/api/v1/clients/address-book", tag = "address book", security(("primary" = [])),
-    responses((status = 200, description = "`{status: 200, data: [address]}`, the default first", body = crate::routes::doc::AddressListAnswer), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+    responses((status = 200, description = "`{status: 200, data: [address]}`, the default first; at most 50 (a client saves no more), so no pages", body = crate::routes::doc::AddressListAnswer), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
 pub async fn list(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -37,7 +37,7 @@ pub async fn list(
 
 #[utoipa::path(post, path = "/api/v1/clients/address-book", tag = "address book", security(("primary" = [])),
     request_body = crate::routes::doc::AddressBody,
-    responses((status = 201, description = "`{status: 201, data: address}`; is_default true clears the other defaults", body = crate::routes::doc::AddressAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+    responses((status = 201, description = "`{status: 201, data: address}`; is_default true clears the other defaults", body = crate::routes::doc::AddressAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or `address book is full: at most 50 addresses` (a client saves at most 50)", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
 pub async fn create(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::AuthError;
-use crate::otp::{self, Reset, normalize_phone};
+use crate::otp::{self, Pending, Reset, normalize_phone};
 use crate::profile::{Profile, Wrapped};
 use crate::sms::code_message;
 use crate::state::AppState;
@@ -44,23 +44,52 @@ pub async fn reset_otp(
 ) -> Result<HttpResponse, AuthError> {
     let phone = normalize_phone(query.contact_phone.as_deref().unwrap_or_default());
     let ip = client_ip(&req, state.trust_forwarded_for);
-    let mut conn = state.pool.get().await?;
-    let decision = otp::reset(&mut conn, &state.tokens, &state.otp, &phone, &ip).await?;
-    if let Reset::Send {
-        client_id,
-        phone,
-        code,
-    } = decision
-    {
-        // The code is committed before the SMS goes out; no transaction waits on the gateway.
-        if let Err(e) = state.sms.send(&phone, &code_message(&code)).await {
-            tracing::error!(client.id = client_id, error.message = %e, "login code not sent");
-            otp::undo_send(&mut conn, client_id, &phone, &ip).await?;
-            return Err(AuthError::SmsFailed);
+    let decision = {
+        let mut conn = state.pool.get().await?;
+        otp::reset(&mut conn, &state.tokens, &state.otp, &phone, &ip).await?
+        // The connection goes back to the pool here: none is held while the SMS goes out.
+    };
+    match decision {
+        Reset::Send(pending) => send(&state, &pending).await?,
+        Reset::TestModeWithoutCode => {
+            tracing::warn!("a test-mode account asked for a code, but OTP_TEST_CODE is not set")
         }
-        tracing::info!(client.id = client_id, "login code sent");
+        Reset::AlreadyLive | Reset::TestMode => {}
     }
     Ok(HttpResponse::Ok().json(json!({"status": true})))
+}
+
+/// Sends a committed code, then records the outcome on a connection taken afresh: a failed
+/// send takes the code and its count back, so the client can ask again at once.
+async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
+    let client_id = pending.client_id;
+    match state
+        .sms
+        .send(&pending.phone, &code_message(&pending.code))
+        .await
+    {
+        Ok(()) => {
+            tracing::info!(client.id = client_id, "login code sent");
+            // The SMS is out, so the answer is a success whatever happens here; unconfirmed,
+            // the code still verifies, and only stops blocking a new send sooner.
+            let confirmed = match state.pool.get().await {
+                Ok(mut conn) => otp::confirm_sent(&mut conn, pending)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = confirmed {
+                tracing::warn!(client.id = client_id, error.message = %e, "login code sent but not confirmed");
+            }
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!(client.id = client_id, error.message = %e, "login code not sent");
+            let mut conn = state.pool.get().await?;
+            otp::undo_send(&mut conn, pending).await?;
+            Err(AuthError::SmsFailed)
+        }
+    }
 }
 
 /// Trades a live code for a primary token and the profile.

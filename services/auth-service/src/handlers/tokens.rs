@@ -3,14 +3,15 @@
 
 use actix_web::{HttpResponse, web};
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 
 use crate::caller::{LegacyCaller, PrimaryCaller, active, find_by_legacy_token};
+use crate::client_limits::{self, Counted};
 use crate::db::schema::{clients, legacy_tokens};
 use crate::error::AuthError;
 use crate::otp::normalize_phone;
-use crate::profile::{Profile, Wrapped};
+use crate::profile::{Profile, Recipient, Wrapped};
 use crate::profile_update::body_object;
 use crate::state::AppState;
 use crate::tokens::{legacy_hash, new_legacy_token};
@@ -27,14 +28,20 @@ pub struct FindQuery {
     contact_phone: Option<String>,
 }
 
-/// `GET /api/v1/clients?contact_phone=`: `{status: 200, data: profile}` or 404.
+/// `GET /api/v1/clients?contact_phone=`: the id and name of the client with this phone, for
+/// the app to address a gift; never the rest of the profile. Each lookup, found or not,
+/// counts against the caller's hourly limit, so the route cannot list who is a client.
 #[utoipa::path(get, path = "/api/v1/clients", tag = "tokens", security(("primary" = [])),
-    params(("contact_phone" = String, Query, example = "+966500000002")),
-    responses((status = 200, description = "`{status: 200, data: profile}`", body = crate::routes::doc::ProfileAnswer),
+    params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)", example = "+966500000002")),
+    description = "Finds a gift's recipient by phone. Answers only `{status: 200, data: {client_id, first_name, last_name}}`, never email, birth date or settings. \
+                   Checks in this order: token (401), contact_phone (400), the caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour, default 30, found or not), then 404 or 200.",
+    responses((status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`", body = crate::routes::doc::RecipientAnswer),
         (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
-        (status = 404, description = "`client not found`", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA),
+        (status = 404, description = "`client not found`", body = envelope::schema::DocErrorA),
+        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::schema::DocErrorA)))]
 pub async fn find_by_phone(
-    _caller: PrimaryCaller,
+    PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     query: web::Query<FindQuery>,
 ) -> Result<HttpResponse, AuthError> {
@@ -43,14 +50,25 @@ pub async fn find_by_phone(
         return Err(AuthError::invalid("contact_phone is required"));
     }
     let mut conn = state.pool.get().await?;
-    let profile = clients::table
-        .filter(clients::contact_phone.eq(&phone))
-        .select(Profile::as_select())
-        .first(&mut conn)
-        .await
-        .optional()?
+    let recipient = conn
+        .transaction::<_, AuthError, _>(async |conn| {
+            client_limits::take(
+                conn,
+                &state.client_limits,
+                Counted::Lookup,
+                caller.client_id,
+            )
+            .await?;
+            Ok(clients::table
+                .filter(clients::contact_phone.eq(&phone))
+                .select(Recipient::as_select())
+                .first(conn)
+                .await
+                .optional()?)
+        })
+        .await?
         .ok_or(AuthError::NotFound("client"))?;
-    Ok(HttpResponse::Ok().json(Wrapped::ok(profile)))
+    Ok(HttpResponse::Ok().json(Wrapped::ok(recipient)))
 }
 
 /// `GET /api/v1/users`: the legacy token's client as `{status: 200, data: profile}`.
@@ -68,12 +86,14 @@ struct Token {
 
 /// `POST /api/v1/clients/exchange-token` with `{token, target_platform}`: `primary` trades
 /// any valid token for a primary token, `legacy` mints a new legacy token (older ones stay
-/// valid). The token is first tried as a primary JWT, then as a legacy token.
+/// valid; minting is limited per client). The token is first tried as a primary JWT, then
+/// as a legacy token.
 #[utoipa::path(post, path = "/api/v1/clients/exchange-token", tag = "tokens",
     request_body = crate::routes::doc::ExchangeBody,
     responses((status = 200, description = "`{status: 200, data: {token}}`", body = crate::routes::doc::TokenAnswer),
         (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::schema::DocErrorA),
-        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::schema::DocErrorA)))]
+        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::schema::DocErrorA),
+        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::schema::DocErrorA)))]
 pub async fn exchange_token(
     state: web::Data<AppState>,
     body: web::Bytes,
@@ -112,14 +132,26 @@ pub async fn exchange_token(
             .map_err(|e| AuthError::Internal(e.to_string()))?
     } else {
         let token = new_legacy_token();
-        diesel::insert_into(legacy_tokens::table)
-            .values((
-                legacy_tokens::token_hash.eq(legacy_hash(&token)),
-                legacy_tokens::client_id.eq(client.client_id),
-                legacy_tokens::source.eq("exchange"),
-            ))
-            .execute(&mut conn)
+        conn.transaction::<_, AuthError, _>(async |conn| {
+            // Each call stores a token that stays valid: the limit bounds the table.
+            client_limits::take(
+                conn,
+                &state.client_limits,
+                Counted::LegacyToken,
+                client.client_id,
+            )
             .await?;
+            diesel::insert_into(legacy_tokens::table)
+                .values((
+                    legacy_tokens::token_hash.eq(legacy_hash(&token)),
+                    legacy_tokens::client_id.eq(client.client_id),
+                    legacy_tokens::source.eq("exchange"),
+                ))
+                .execute(conn)
+                .await?;
+            Ok(())
+        })
+        .await?;
         token
     };
     tracing::info!(client.id = client.client_id, target, "token exchanged");

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::{App, HttpResponse, HttpServer, web};
+use auth_service::client_limits::ClientLimits;
 use auth_service::config::{Config, SmsConfig};
 use auth_service::otp::Limits;
 use auth_service::tokens::TokenKeys;
@@ -43,18 +44,63 @@ pub fn fixture() -> Value {
 }
 
 /// What the fake gateway does with a message.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Gateway {
     Accepts,
     Fails,
     /// Answers only after the service's 2 s timeout.
     Hangs,
+    /// Holds every message until the test opens the gate, then accepts it.
+    Gated(GateHandle),
+}
+
+/// The gateway's side of a gate: it reports each arrival, then waits for the gate to open.
+#[derive(Clone)]
+pub struct GateHandle {
+    arrivals: tokio::sync::mpsc::UnboundedSender<()>,
+    open: tokio::sync::watch::Receiver<bool>,
+}
+
+/// The test's side of a gate.
+pub struct Gate {
+    arrivals: tokio::sync::mpsc::UnboundedReceiver<()>,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+/// A closed gate for [`Gateway::Gated`].
+pub fn gate() -> (GateHandle, Gate) {
+    let (arrivals_tx, arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let (open, open_rx) = tokio::sync::watch::channel(false);
+    (
+        GateHandle {
+            arrivals: arrivals_tx,
+            open: open_rx,
+        },
+        Gate { arrivals, open },
+    )
+}
+
+impl Gate {
+    /// Waits until `n` more messages are held at the gate.
+    pub async fn held(&mut self, n: usize) {
+        for _ in 0..n {
+            self.arrivals.recv().await.unwrap();
+        }
+    }
+
+    pub fn open(&self) {
+        self.open.send(true).unwrap();
+    }
 }
 
 pub struct Options {
     pub app_env: AppEnv,
     pub limits: Limits,
+    pub client_limits: ClientLimits,
     pub gateway: Gateway,
+    /// `OTP_TEST_CODE`; `None` as production without the Secret's value.
+    pub test_code: Option<&'static str>,
+    pub pool_size: usize,
 }
 
 impl Default for Options {
@@ -67,7 +113,13 @@ impl Default for Options {
                 tries_per_phone: 20,
                 tries_per_ip: 50,
             },
+            client_limits: ClientLimits {
+                lookups_per_hour: 30,
+                legacy_tokens_per_hour: 20,
+            },
             gateway: Gateway::Accepts,
+            test_code: Some(TEST_CODE),
+            pool_size: 4,
         }
     }
 }
@@ -112,16 +164,17 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         },
         database: DatabaseConfig {
             url: Secret::new(database.url()),
-            pool_size: 4,
+            pool_size: options.pool_size,
         },
         jwt_secret: Secret::new(SECRET),
         internal_token: Secret::new(INTERNAL),
-        otp_test_code: TEST_CODE.into(),
+        otp_test_code: options.test_code.map(Secret::new),
         sms: SmsConfig::Http {
             url: gateway_url,
             timeout: Duration::from_secs(2),
         },
         limits: options.limits,
+        client_limits: options.client_limits,
         trust_forwarded_for: true,
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -143,14 +196,20 @@ fn spawn_gateway(sink: Arc<Mutex<Vec<(String, String)>>>, behaviour: Gateway) ->
     let url = format!("http://{}/send", listener.local_addr().unwrap());
     let server = HttpServer::new(move || {
         let sink = sink.clone();
+        let behaviour = behaviour.clone();
         App::new().route(
             "/send",
             web::post().to(move |body: web::Json<Value>| {
                 let sink = sink.clone();
+                let behaviour = behaviour.clone();
                 async move {
                     match behaviour {
                         Gateway::Fails => return HttpResponse::ServiceUnavailable().finish(),
                         Gateway::Hangs => tokio::time::sleep(Duration::from_secs(5)).await,
+                        Gateway::Gated(mut gate) => {
+                            gate.arrivals.send(()).unwrap();
+                            gate.open.wait_for(|open| *open).await.unwrap();
+                        }
                         Gateway::Accepts => {}
                     }
                     let to = body["to"].as_str().unwrap_or_default().to_owned();

@@ -215,7 +215,10 @@ async fn find_by_phone_needs_a_primary_token() {
     )
     .await;
     assert_eq!(status, 200);
-    assert_eq!(body["data"]["client_id"], OMAR);
+    assert_eq!(
+        body["data"],
+        json!({"client_id": OMAR, "first_name": "Omar", "last_name": "Ali"})
+    );
     let (status, body) = answer(
         app.get(
             "/api/v1/clients?contact_phone=%2B966511111111",

@@ -35,14 +35,36 @@ pub async fn store(
 pub struct BranchesQuery {
     #[serde(rename = "merchantId")]
     merchant_id: Option<String>,
+    page: Option<String>,
+    limit: Option<String>,
+}
+
+/// A query number in `range`, `default` when absent, else the 400 `message`.
+fn number_in(
+    raw: Option<&str>,
+    default: i64,
+    range: std::ops::RangeInclusive<i64>,
+    message: &str,
+) -> Result<i64, OrderError> {
+    match raw {
+        None => Ok(default),
+        Some(raw) => raw
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| OrderError::Invalid(message.into())),
+    }
 }
 
 #[utoipa::path(get, path = "/api/v2/client/stores", tag = "stores",
     summary = "A brand's branches",
-    description = "A brand's branches. No token.",
-    params(("merchantId" = i64, Query, description = "the brand (collection) id, as store detail's `merchant_id`; trimmed")),
-    responses((status = 200, description = "`{data: [stores]}`: the brand's active stores by id, possibly empty", body = crate::routes::doc::StoreList),
-        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `Invalid query: Query deserialize error: duplicate field ...` when `merchantId` is sent twice", body = envelope::schema::DocErrorC),
+    description = "A brand's branches, one page at a time (a brand may have thousands): `limit` stores (default and at most 100) from page `page` (default 1, at most 1000), by id. A page shorter than `limit` is the last. No token.",
+    params(("merchantId" = i64, Query, description = "the brand (collection) id, as store detail's `merchant_id`; trimmed"),
+        ("page" = Option<i64>, Query, minimum = 1, maximum = 1000, description = "the page, from 1 (default 1)"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "stores per page (default and at most 100)")),
+    responses((status = 200, description = "`{data: [stores]}`: one page of the brand's active stores by id, possibly empty", body = crate::routes::doc::StoreList),
+        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `page must be an integer from 1 to 1000`; `limit must be an integer from 1 to 100`; `Invalid query: Query deserialize error: duplicate field ...` when a key is sent twice", body = envelope::schema::DocErrorC),
         (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
         (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
 pub async fn branches(
@@ -54,8 +76,21 @@ pub async fn branches(
         .as_deref()
         .and_then(|m| m.trim().parse::<i64>().ok())
         .ok_or_else(|| OrderError::Invalid("merchantId must be an integer".into()))?;
+    let page = number_in(
+        query.page.as_deref(),
+        1,
+        1..=stores::MAX_PAGE,
+        "page must be an integer from 1 to 1000",
+    )?;
+    let limit = number_in(
+        query.limit.as_deref(),
+        stores::PAGE_SIZE,
+        1..=stores::PAGE_SIZE,
+        "limit must be an integer from 1 to 100",
+    )?;
     let mut conn = state.pool.get().await?;
-    Ok(HttpResponse::Ok().json(json!({"data": stores::branches(&mut conn, merchant_id).await?})))
+    let page = stores::branches(&mut conn, merchant_id, page, limit).await?;
+    Ok(HttpResponse::Ok().json(json!({"data": page})))
 }
 
 /// Always 200: `{"store_id": <id>}` or `{"store_id": null}` — unknown merchant, no

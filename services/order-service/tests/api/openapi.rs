@@ -176,7 +176,8 @@ async fn every_operation_declares_its_parameters_answers_and_envelopes() {
                 continue;
             }
             // Own errors are envelope C; the relay's (and the point service's) envelope B;
-            // a body too large or too slow is refused by the order service itself, in
+            // a body too large, too slow or in an unknown coding is refused by the order
+            // service itself, in
             // envelope C, and a 400 is either the point service's (B) or the order service's
             // own refusal of a NUL or too deep a body (C).
             if relayed && status == "400" {
@@ -187,7 +188,7 @@ async fn every_operation_declares_its_parameters_answers_and_envelopes() {
                 );
                 continue;
             }
-            let envelope = if !relayed || status == "413" || status == "408" {
+            let envelope = if !relayed || ["408", "413", "415"].contains(&status.as_str()) {
                 "#/components/schemas/ErrorC"
             } else {
                 "#/components/schemas/ErrorB"

@@ -326,3 +326,42 @@ async fn a_replica_keeps_a_brand_for_the_cache_period_but_never_keeps_a_failure(
         .await;
     assert_eq!(nearest(&app, "78", &at(HERE)).await, json!({"store_id": 3}));
 }
+
+#[tokio::test]
+async fn a_brands_branches_come_one_page_of_at_most_100_at_a_time() {
+    let app = spawn_app().await;
+    app.sql(
+        "INSERT INTO stores (id, merchant_id, real_merchant_id, name, latitude, longitude, management_status, \
+         is_online, store_disabled_ordering) \
+         SELECT g, 5, 77, 'Branch ' || g, 24.7, 46.7, 'active', true, false FROM generate_series(1, 250) g",
+    )
+    .await;
+    let ids = |body: &Value| -> Vec<i64> {
+        body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_i64().unwrap())
+            .collect()
+    };
+    let (status, first) = app.get("/api/v2/client/stores?merchantId=5").await;
+    assert_eq!(status, 200);
+    assert_eq!(ids(&first), (1..=100).collect::<Vec<_>>());
+    let (_, third) = app.get("/api/v2/client/stores?merchantId=5&page=3").await;
+    assert_eq!(ids(&third), (201..=250).collect::<Vec<_>>());
+    let (_, small) = app
+        .get("/api/v2/client/stores?merchantId=5&page=2&limit=7")
+        .await;
+    assert_eq!(ids(&small), (8..=14).collect::<Vec<_>>());
+    let (_, past) = app.get("/api/v2/client/stores?merchantId=5&page=4").await;
+    assert_eq!(ids(&past), Vec::<i64>::new());
+    assert_eq!(
+        app.get("/api/v2/client/stores?merchantId=5&limit=101")
+            .await,
+        error_c(400, "limit must be an integer from 1 to 100")
+    );
+    assert_eq!(
+        app.get("/api/v2/client/stores?merchantId=5&page=0").await,
+        error_c(400, "page must be an integer from 1 to 1000")
+    );
+}

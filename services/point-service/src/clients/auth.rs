@@ -93,7 +93,10 @@ impl AuthClient {
             .header("x-internal-token", self.internal_token.expose())
             .send()
             .await
-            .map_err(|e| PointError::Internal(format!("auth service unreachable: {e}")))?;
+            .map_err(|e| {
+                let e = telemetry::client::without_url(e);
+                PointError::Internal(format!("auth service unreachable: {e}"))
+            })?;
         match response.status().as_u16() {
             404 => Ok(None),
             200..=299 => response
@@ -101,6 +104,7 @@ impl AuthClient {
                 .await
                 .map(Some)
                 .map_err(|e| {
+                    let e = e.without_url();
                     PointError::Internal(format!("auth service sent an unreadable profile: {e}"))
                 }),
             status => Err(PointError::Internal(format!(

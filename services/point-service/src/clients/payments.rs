@@ -82,18 +82,22 @@ impl PaymentClient {
             .json(body)
             .send()
             .await
-            // The error text names the URL, never the body (which holds the cvv).
-            .map_err(|e| PointError::Internal(format!("payment service unreachable: {e}")))?;
+            // The error text names neither the URL (which may carry a credential) nor the
+            // body (which holds the cvv).
+            .map_err(|e| {
+                let e = telemetry::client::without_url(e);
+                PointError::Internal(format!("payment service unreachable: {e}"))
+            })?;
         let status = response.status().as_u16();
         let content_type = response
             .headers()
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| PointError::Internal(format!("payment service answer unreadable: {e}")))?;
+        let body = response.bytes().await.map_err(|e| {
+            let e = e.without_url();
+            PointError::Internal(format!("payment service answer unreadable: {e}"))
+        })?;
         match status {
             200..=299 => {
                 let json = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);

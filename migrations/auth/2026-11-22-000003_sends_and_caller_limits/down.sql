@@ -1,0 +1,2 @@
+DROP TABLE client_events;
+ALTER TABLE otp_codes DROP COLUMN sent_at;
