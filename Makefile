@@ -27,7 +27,8 @@ bench:
 	bench/run.sh
 
 ## make soak: 10 minutes of mixed load while the point service, the order service and
-## PostgreSQL (a cluster of its own) are killed and restarted; then the ledger audit.
+## PostgreSQL (a cluster of its own) are killed and restarted, with the money paths' awkward
+## cases in the mix; then the ledger audit, unapplied captures and gift-code credits are checked.
 ## SOAK_SECONDS=60 make soak for a short run.
 soak:
 	cargo build --workspace --bins --quiet
