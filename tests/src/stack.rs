@@ -31,6 +31,11 @@ impl Stack {
     /// Starts everything with `make run`'s flags (point and card orders on, the sandbox
     /// waiting on its 3-D Secure page).
     pub async fn start(databases: &Databases) -> Stack {
+        Self::start_with_order_env(databases, &[]).await
+    }
+
+    /// [`Stack::start`] with more variables for the order service (kept for its restarts).
+    pub async fn start_with_order_env(databases: &Databases, extra: &[(&str, &str)]) -> Stack {
         let auth = Service::start("auth-service", &databases.auth, &[]).await;
         let sandbox_port = free_port();
         let sandbox_url = format!("http://127.0.0.1:{sandbox_port}");
@@ -52,10 +57,15 @@ impl Stack {
             ],
         )
         .await;
-        let order_env = vec![
+        let mut order_env = vec![
             ("POINT_SERVICE_URL".to_owned(), points.base.clone()),
             ("AUTH_SERVICE_URL".to_owned(), auth.base.clone()),
         ];
+        order_env.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
         let order = Service::start("order-service", &databases.catalog, &pairs(&order_env)).await;
         let operator = Service::start("operator-service", &databases.catalog, &[]).await;
         Stack {

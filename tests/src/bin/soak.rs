@@ -36,7 +36,14 @@ const CLIENTS: [(i64, &str); 5] = [
 const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
 const GIFT_CODES: usize = 5000;
 /// Codes that every client redeems at once (one 200 at most, one credit exactly).
-const RUSH_CODES: usize = 400;
+const RUSH_CODES: usize = 4000;
+/// The order service's gift-card retry task, quick enough that what the kills left pending
+/// drains within the checks' wait (lease + longest backoff + interval, well under 180 s).
+const ORDER_ENV: [(&str, &str); 3] = [
+    ("GIFT_CARD_RETRY_INTERVAL_MS", "1000"),
+    ("GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS", "20"),
+    ("GIFT_CARD_CREDIT_LEASE_SECONDS", "15"),
+];
 
 /// What the clients saw, for the report and the checks.
 #[derive(Default)]
@@ -627,7 +634,7 @@ async fn main() -> std::process::ExitCode {
     prepare(&databases).await;
 
     let soak = Arc::new(Soak {
-        stack: RwLock::new(Stack::start(&databases).await),
+        stack: RwLock::new(Stack::start_with_order_env(&databases, &ORDER_ENV).await),
         observed: Mutex::default(),
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
