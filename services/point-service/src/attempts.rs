@@ -140,12 +140,14 @@ pub async fn start(
     correlation_id: Uuid,
     kind: Kind,
     window: Duration,
+    max_attempts: u64,
 ) -> Result<Result<i64, Status>, PointError> {
     conn.transaction(async |conn| {
         let status = lock_status(conn, correlation_id)
             .await?
             .ok_or_else(|| PointError::Internal("the order being paid vanished".into()))?;
         let payment = load(conn, correlation_id, status, window, None).await?;
+        let made = payment.attempts.len() as u64;
         match payment.step(&Input::PayStart).1 {
             Decision::Pay => {}
             Decision::NotPayable(status) => return Ok(Err(status)),
@@ -154,6 +156,12 @@ pub async fn start(
                     "a pay call decided {other:?}"
                 )));
             }
+        }
+        // Each pay call asks the payment service and stores an attempt: bounded per order.
+        if made >= max_attempts {
+            return Err(PointError::TooManyRequests(format!(
+                "too many payment attempts for point order {correlation_id}: {max_attempts}"
+            )));
         }
         let id = diesel::insert_into(payment_attempts::table)
             .values((

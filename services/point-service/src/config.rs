@@ -16,6 +16,8 @@
 //! | `PAYMENT_WEBHOOK_SECRET` | required | HMAC key of the payment webhook's `X-Signature` |
 //! | `POINT_ORDER_POINT_ENABLED` | off | on only for the exact text `true`: create with `payment_type=point` |
 //! | `POINT_ORDER_CARD_ENABLED` | off | on only for the exact text `true`: the two pay routes |
+//! | `UNPAID_ORDERS_PER_CLIENT_PER_DAY` | `1000` | unpaid `checkout` orders a payer may have created in the last 24 hours; the next create answers 429 (a checkout order costs nothing until paid, so without a bound one client could grow the table without limit) |
+//! | `PAYMENT_ATTEMPTS_PER_ORDER` | `20` | pay calls (card or session) one order may make; the next answers 429 (each asks the payment service and is recorded) |
 
 use std::time::Duration;
 
@@ -33,6 +35,26 @@ pub struct Config {
     pub payment_timeout: Duration,
     pub webhook_secret: Secret,
     pub flags: Flags,
+    pub limits: Limits,
+}
+
+/// Bounds on what one client can make the service store (the table of each grows only this
+/// fast per client).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// `UNPAID_ORDERS_PER_CLIENT_PER_DAY`.
+    pub unpaid_orders_per_day: u64,
+    /// `PAYMENT_ATTEMPTS_PER_ORDER`.
+    pub attempts_per_order: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            unpaid_orders_per_day: 1000,
+            attempts_per_order: 20,
+        }
+    }
 }
 
 /// The two feature flags of the spec.
@@ -58,6 +80,19 @@ impl Config {
             point_orders: env.flag("POINT_ORDER_POINT_ENABLED"),
             card_payments: env.flag("POINT_ORDER_CARD_ENABLED"),
         };
+        let defaults = Limits::default();
+        let limits = Limits {
+            unpaid_orders_per_day: env.int_or(
+                "UNPAID_ORDERS_PER_CLIENT_PER_DAY",
+                defaults.unpaid_orders_per_day,
+                1..=1_000_000,
+            ),
+            attempts_per_order: env.int_or(
+                "PAYMENT_ATTEMPTS_PER_ORDER",
+                defaults.attempts_per_order,
+                1..=1000,
+            ),
+        };
         Self {
             common,
             database,
@@ -69,6 +104,7 @@ impl Config {
             payment_timeout,
             webhook_secret,
             flags,
+            limits,
         }
     }
 }

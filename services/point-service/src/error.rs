@@ -21,6 +21,9 @@ pub enum PointError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// 429: a bound on what one client can make the service store (`config::Limits`).
+    #[error("{0}")]
+    TooManyRequests(String),
     #[error("insufficient points for client {0}")]
     InsufficientPoints(i64),
     /// A 4xx from the payment service, passed through with its own status and body.
@@ -77,6 +80,7 @@ impl PointError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::InsufficientPoints(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PaymentRefused { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)

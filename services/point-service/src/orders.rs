@@ -18,6 +18,8 @@ use crate::state::AppState;
 
 /// How long an `Idempotency-Key` binds to its first order.
 pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
+/// How far back unpaid `checkout` orders count against `UNPAID_ORDERS_PER_CLIENT_PER_DAY`.
+const UNPAID_WINDOW: Duration = Duration::hours(24);
 
 /// The nine keys of a point order, the same from create and get.
 #[derive(Debug, Clone, Serialize, Queryable, Selectable)]
@@ -180,6 +182,9 @@ pub async fn create(
                     return Ok(None);
                 }
             }
+            if !is_point {
+                check_unpaid(conn, caller, state.limits.unpaid_orders_per_day).await?;
+            }
             save(conn, caller, request, &checked, correlation_id).await?;
             Ok(Some(view(conn, correlation_id).await?))
         })
@@ -198,6 +203,34 @@ pub async fn create(
         },
         Err(e) => Err(e),
     }
+}
+
+/// Refuses a new `checkout` order when the payer already has `limit` unpaid ones from the
+/// last 24 hours. A checkout order costs nothing until it is paid, so this is what keeps one
+/// client from growing the table without end. Serialised per payer (advisory lock until the
+/// transaction ends), so a burst of parallel creates cannot overshoot the bound.
+async fn check_unpaid(
+    conn: &mut AsyncPgConnection,
+    caller: i64,
+    limit: u64,
+) -> Result<(), PointError> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('unpaid-orders:' || $1)::bigint)")
+        .bind::<diesel::sql_types::BigInt, _>(caller)
+        .execute(conn)
+        .await?;
+    let unpaid: i64 = point_orders::table
+        .filter(point_orders::payer_id.eq(caller))
+        .filter(point_orders::status.eq("initial_order"))
+        .filter(point_orders::created_at.gt(Utc::now() - UNPAID_WINDOW))
+        .count()
+        .get_result(conn)
+        .await?;
+    if u64::try_from(unpaid).unwrap_or(0) >= limit {
+        return Err(PointError::TooManyRequests(format!(
+            "too many unpaid point orders: {limit} in 24 hours; pay or drop the older ones first"
+        )));
+    }
+    Ok(())
 }
 
 /// Offer, recipient, occasion — in that order.

@@ -36,6 +36,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         internal_token: config.internal_token.clone(),
         webhook_secret: config.webhook_secret.clone(),
         attempt_window: crate::attempts::in_flight_window(config.payment_timeout),
+        limits: config.limits,
     };
     let waits = (config.auth_timeout, config.payment_timeout);
     let settings = AppSettings::new(

@@ -6,7 +6,7 @@ use server::Secret;
 
 use crate::clients::auth::AuthClient;
 use crate::clients::payments::PaymentClient;
-use crate::config::Flags;
+use crate::config::{Flags, Limits};
 
 #[derive(Clone)]
 pub struct AppState {
@@ -18,4 +18,5 @@ pub struct AppState {
     pub webhook_secret: Secret,
     /// How long a pay call's attempt counts as in flight (`attempts::in_flight_window`).
     pub attempt_window: Duration,
+    pub limits: Limits,
 }

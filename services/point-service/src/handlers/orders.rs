@@ -21,7 +21,8 @@ const MAX_KEY_LEN: usize = 255;
         (status = 403, description = "`paying a point order with points is disabled`", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB),
         (status = 409, description = "the Idempotency-Key was used with another request", body = envelope::schema::DocErrorB),
-        (status = 422, description = "`insufficient points for client <id>`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+        (status = 422, description = "`insufficient points for client <id>`", body = envelope::schema::DocErrorB),
+        (status = 429, description = "`too many unpaid point orders: <n> in 24 hours; pay or drop the older ones first` (a `checkout` order when the payer already has UNPAID_ORDERS_PER_CLIENT_PER_DAY, default 1000, unpaid ones from the last 24 hours)", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
 pub async fn create(
     state: web::Data<AppState>,
     req: HttpRequest,

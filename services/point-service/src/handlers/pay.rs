@@ -86,7 +86,14 @@ where
     let correlation_id = order.correlation_id;
     let attempt = {
         let mut conn = state.pool.get().await?;
-        attempts::start(&mut conn, correlation_id, kind, state.attempt_window).await?
+        attempts::start(
+            &mut conn,
+            correlation_id,
+            kind,
+            state.attempt_window,
+            state.limits.attempts_per_order,
+        )
+        .await?
     }
     .map_err(|status| not_payable(correlation_id, status))?;
     let result = call().await;
@@ -145,6 +152,7 @@ async fn started(
         (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
         (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
+        (status = 429, description = "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
         (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn card(
@@ -200,6 +208,7 @@ pub async fn card(
         (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
         (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
         (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
+        (status = 429, description = "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)", body = envelope::schema::DocErrorB),
         (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
         (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
 pub async fn session(

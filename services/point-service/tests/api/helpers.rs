@@ -10,7 +10,7 @@ use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 use hmac::{Hmac, KeyInit, Mac};
-use point_service::config::{Config, Flags};
+use point_service::config::{Config, Flags, Limits};
 use serde_json::{Value, json};
 use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
 use sha2::Sha256;
@@ -85,6 +85,8 @@ pub struct Options {
     pub payment_url: Option<String>,
     /// `AUTH_CALLER_CACHE_SECONDS`; zero (every request asks) unless a test is about the cache.
     pub caller_cache_ttl: Duration,
+    /// `UNPAID_ORDERS_PER_CLIENT_PER_DAY` and `PAYMENT_ATTEMPTS_PER_ORDER`.
+    pub limits: Limits,
 }
 
 impl Default for Options {
@@ -99,6 +101,7 @@ impl Default for Options {
             payment_timeout: Duration::from_secs(2),
             payment_url: None,
             caller_cache_ttl: Duration::ZERO,
+            limits: Limits::default(),
         }
     }
 }
@@ -192,6 +195,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         payment_timeout: options.payment_timeout,
         webhook_secret: Secret::new(WEBHOOK_SECRET),
         flags: options.flags,
+        limits: options.limits,
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -7,6 +7,7 @@ mod attempts;
 mod audit;
 mod auth;
 mod balance;
+mod bounds;
 mod catalog;
 mod concurrency;
 mod credits;

@@ -1,0 +1,1 @@
+DROP INDEX point_orders_unpaid;
