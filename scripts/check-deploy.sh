@@ -85,8 +85,10 @@ checkov --framework kubernetes --config-file k8s/.checkov.yaml \
 
 # --- 4 ---------------------------------------------------------------------------------------
 echo "== project rules"
-"$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" <<'PY'
+CONTROLLER_CONFIG=k8s/ingress-nginx/controller-config.yaml \
+    "$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" <<'PY'
 import os
+import re
 import sys
 
 import yaml
@@ -125,6 +127,19 @@ INGRESS = {
     "/api/v1/operator": ("Prefix", "operator-service"),
     "/webhooks/v1/payments": ("Exact", "point-service"),
 }
+# Request targets the Ingress must refuse (encoded / or \, dot segments) and must pass.
+REFUSED_TARGETS = [
+    "/internal/v1/clients/1%2F..%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients",
+    "/api/v1/clients/1%2f..%2fx", "/api/v1/clients/a%5Cb", "/api/v1/clients/a%5cb",
+    "/api/v1/clients/x/../y", "/api/v1/clients/..", "/api/v1/clients/./x",
+    "/api/v1/clients/%2e%2E/x", "/api/v1/clients/.%2e", "/api/v1/clients/x/..?a=1",
+    "/api/v2/client/point-offers/..\\..\\..\\..\\metrics",
+]
+PASSED_TARGETS = [
+    "/api/v1/clients", "/api/v1/clients/verify-otp?contact_phone=%2B966500000001&code=1234",
+    "/api/v1/clients/reset-otp?note=a%2F..", "/api/v1/clients/a..b", "/api/v1/clients/.well",
+    "/api/v2/client/point-offers/65f0a1b2c3d4e5f6a7b8c9d0", "/webhooks/v1/payments",
+]
 SHUTDOWN_TIMEOUT = 25  # crates/server/src/run.rs: in-flight requests get up to 25 s
 DATABASES = {"auth-service": "auth", "point-service": "points",
              "order-service": "catalog", "operator-service": "catalog"}
@@ -273,6 +288,20 @@ for path in sys.argv[1:]:
         if overlay != "prod":
             check(data.get("TRUST_X_FORWARDED_FOR", "false") != "true",
                   f"{where} ConfigMap {name} trusts X-Forwarded-For")
+
+# The controller refuses encoded separators and dot segments before choosing a rule
+# (k8s/ingress-nginx/controller-config.yaml): nginx matches on the decoded path but forwards
+# the raw target. Its regex is run here on targets that must be refused and ones that must pass.
+with open(os.environ["CONTROLLER_CONFIG"]) as f:
+    snippet = (yaml.safe_load(f) or {}).get("data", {}).get("server-snippet", "")
+found = re.search(r'if \(\$request_uri ~\* "([^"]+)"\) \{\s*return 400;\s*\}', snippet)
+check(found, "k8s/ingress-nginx/controller-config.yaml: no server-snippet refusing encoded separators")
+if found:
+    refuse = re.compile(found.group(1), re.IGNORECASE)
+    for target in REFUSED_TARGETS:
+        check(refuse.search(target), f"the controller's server-snippet lets {target} through")
+    for target in PASSED_TARGETS:
+        check(not refuse.search(target), f"the controller's server-snippet refuses {target}")
 
 for e in errors:
     print(f"check-deploy: {e}", file=sys.stderr)
