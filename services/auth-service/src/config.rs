@@ -122,7 +122,7 @@ impl Config {
 fn otp_test_code(env: &mut Env, app_env: AppEnv) -> Option<Secret> {
     let production = app_env == AppEnv::Production;
     let default = (!production).then(|| DEVELOPMENT_TEST_CODE.to_owned());
-    let code = env.parse_or("OTP_TEST_CODE", default, |s| {
+    let code = env.secret_parse_or("OTP_TEST_CODE", default, |s| {
         if s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) {
             Ok(Some(s.to_owned()))
         } else {
@@ -167,6 +167,7 @@ mod tests {
             errors[0].starts_with("OTP_TEST_CODE=1234 is the public development code"),
             "{errors:?}"
         );
-        assert!(test_code(&[("OTP_TEST_CODE", "12a4")], AppEnv::Production).is_err());
+        let errors = test_code(&[("OTP_TEST_CODE", "12a4")], AppEnv::Production).unwrap_err();
+        assert_eq!(errors, ["OTP_TEST_CODE is invalid: expected 4 digits"]);
     }
 }
