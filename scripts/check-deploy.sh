@@ -85,8 +85,10 @@ checkov --framework kubernetes --config-file k8s/.checkov.yaml \
 
 # --- 4 ---------------------------------------------------------------------------------------
 echo "== project rules"
-"$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" <<'PY'
+CONTROLLER_CONFIG=k8s/ingress-nginx/controller-config.yaml \
+    "$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" <<'PY'
 import os
+import re
 import sys
 
 import yaml
@@ -101,12 +103,15 @@ OWN = {
     "auth-service": COMMON | DB | {
         "AUTH_JWT_SECRET", "INTERNAL_API_TOKEN", "OTP_TEST_CODE", "SMS_PROVIDER", "SMS_HTTP_URL",
         "SMS_HTTP_TIMEOUT_MS", "OTP_SMS_PER_PHONE_PER_HOUR", "OTP_SMS_PER_IP_PER_HOUR",
-        "OTP_TRIES_PER_PHONE_PER_HOUR", "OTP_TRIES_PER_IP_PER_HOUR", "TRUST_X_FORWARDED_FOR",
+        "OTP_TRIES_PER_PHONE_PER_HOUR", "OTP_TRIES_PER_IP_PER_HOUR", "OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR",
+        "TRUST_X_FORWARDED_FOR",
         "CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR", "LEGACY_TOKENS_PER_CLIENT_PER_HOUR"},
     "order-service": COMMON | DB | {
         "POINT_SERVICE_URL", "POINT_SERVICE_TIMEOUT_MS", "POINT_SERVICE_PAY_TIMEOUT_MS",
         "AUTH_SERVICE_URL", "INTERNAL_API_TOKEN", "USE_POINT_SERVICE", "LEGACY_URL",
         "GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR", "GIFT_CODE_TRIES_PER_IP_PER_HOUR",
+        "GIFT_CARD_RETRY_INTERVAL_MS", "GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS",
+        "GIFT_CARD_CREDIT_LEASE_SECONDS",
         "TRUST_X_FORWARDED_FOR", "NEAREST_STORE_CACHE_SECONDS"},
     "point-service": COMMON | DB | {
         "AUTH_SERVICE_URL", "AUTH_SERVICE_TIMEOUT_MS", "AUTH_CALLER_CACHE_SECONDS",
@@ -125,6 +130,19 @@ INGRESS = {
     "/api/v1/operator": ("Prefix", "operator-service"),
     "/webhooks/v1/payments": ("Exact", "point-service"),
 }
+# Request targets the Ingress must refuse (encoded / or \, dot segments) and must pass.
+REFUSED_TARGETS = [
+    "/internal/v1/clients/1%2F..%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients",
+    "/api/v1/clients/1%2f..%2fx", "/api/v1/clients/a%5Cb", "/api/v1/clients/a%5cb",
+    "/api/v1/clients/x/../y", "/api/v1/clients/..", "/api/v1/clients/./x",
+    "/api/v1/clients/%2e%2E/x", "/api/v1/clients/.%2e", "/api/v1/clients/x/..?a=1",
+    "/api/v2/client/point-offers/..\\..\\..\\..\\metrics",
+]
+PASSED_TARGETS = [
+    "/api/v1/clients", "/api/v1/clients/verify-otp?contact_phone=%2B966500000001&code=1234",
+    "/api/v1/clients/reset-otp?note=a%2F..", "/api/v1/clients/a..b", "/api/v1/clients/.well",
+    "/api/v2/client/point-offers/65f0a1b2c3d4e5f6a7b8c9d0", "/webhooks/v1/payments",
+]
 SHUTDOWN_TIMEOUT = 25  # crates/server/src/run.rs: in-flight requests get up to 25 s
 DATABASES = {"auth-service": "auth", "point-service": "points",
              "order-service": "catalog", "operator-service": "catalog"}
@@ -273,6 +291,20 @@ for path in sys.argv[1:]:
         if overlay != "prod":
             check(data.get("TRUST_X_FORWARDED_FOR", "false") != "true",
                   f"{where} ConfigMap {name} trusts X-Forwarded-For")
+
+# The controller refuses encoded separators and dot segments before choosing a rule
+# (k8s/ingress-nginx/controller-config.yaml): nginx matches on the decoded path but forwards
+# the raw target. Its regex is run here on targets that must be refused and ones that must pass.
+with open(os.environ["CONTROLLER_CONFIG"]) as f:
+    snippet = (yaml.safe_load(f) or {}).get("data", {}).get("server-snippet", "")
+found = re.search(r'if \(\$request_uri ~\* "([^"]+)"\) \{\s*return 400;\s*\}', snippet)
+check(found, "k8s/ingress-nginx/controller-config.yaml: no server-snippet refusing encoded separators")
+if found:
+    refuse = re.compile(found.group(1), re.IGNORECASE)
+    for target in REFUSED_TARGETS:
+        check(refuse.search(target), f"the controller's server-snippet lets {target} through")
+    for target in PASSED_TARGETS:
+        check(not refuse.search(target), f"the controller's server-snippet refuses {target}")
 
 for e in errors:
     print(f"check-deploy: {e}", file=sys.stderr)

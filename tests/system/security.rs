@@ -1778,12 +1778,20 @@ fn odd_input_probes(sys: &System, base: &Baseline, inputs: &[String]) -> Vec<Pro
                 error_a(400, "client_id does not match the authenticated client"),
             ),
         );
+        // Digits reach the route and its token check; anything else matches no route.
         probe(
             "GET",
             sys.auth(&format!("/internal/v1/clients/{e}")),
             None,
             None,
-            Expect::Exactly(401, unauthorization()),
+            if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+                Expect::Exactly(401, unauthorization())
+            } else {
+                Expect::Exactly(
+                    404,
+                    error_a(404, &format!("Cannot GET /internal/v1/clients/{e}")),
+                )
+            },
         );
 
         // The point routes, through the relay.

@@ -117,13 +117,37 @@ impl Env {
         default: T,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> T {
+        self.parse_shown_or(name, default, parse, true)
+    }
+
+    /// [`Env::parse_or`] for a secret value: an invalid one is not repeated in the error,
+    /// which goes to the log.
+    pub fn secret_parse_or<T>(
+        &mut self,
+        name: &str,
+        default: T,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> T {
+        self.parse_shown_or(name, default, parse, false)
+    }
+
+    fn parse_shown_or<T>(
+        &mut self,
+        name: &str,
+        default: T,
+        parse: impl Fn(&str) -> Result<T, String>,
+        show: bool,
+    ) -> T {
         match self.optional(name) {
             None => default,
             Some(raw) => match parse(&raw) {
                 Ok(value) => value,
                 Err(expected) => {
-                    self.errors
-                        .push(format!("{name}={raw:?} is invalid: {expected}"));
+                    self.errors.push(if show {
+                        format!("{name}={raw:?} is invalid: {expected}")
+                    } else {
+                        format!("{name} is invalid: {expected}")
+                    });
                     default
                 }
             },
@@ -166,20 +190,23 @@ impl Env {
         Secret(value)
     }
 
-    /// A `http(s)://` URL, or `None` when unset.
+    /// A `http(s)://` URL, or `None` when unset. An invalid one is reported by its scheme and
+    /// host only, like `DATABASE_URL`: its user info, path or query may hold a credential
+    /// (`SMS_HTTP_URL` may carry the provider's key), and the error goes to the log.
     pub fn url(&mut self, name: &str) -> Option<String> {
         let raw = self.optional(name)?;
-        match url::Url::parse(&raw) {
+        let shown = match url::Url::parse(&raw) {
             Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
-                Some(raw.trim_end_matches('/').to_owned())
+                return Some(raw.trim_end_matches('/').to_owned());
             }
-            _ => {
-                self.errors.push(format!(
-                    "{name}={raw:?} is invalid: expected an http:// or https:// URL"
-                ));
-                None
-            }
-        }
+            Ok(u) => format!("{}://{}", u.scheme(), u.host_str().unwrap_or_default()),
+            // The parser's reason names no part of the value ("relative URL without a base").
+            Err(e) => e.to_string(),
+        };
+        self.errors.push(format!(
+            "{name} is invalid ({shown}): expected an http:// or https:// URL"
+        ));
+        None
     }
 
     /// Records a problem found by the caller's own checks.
@@ -365,6 +392,52 @@ mod tests {
 
     fn env(pairs: &[(&str, &str)]) -> Env {
         Env::from_vars(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+    }
+
+    #[test]
+    fn an_invalid_url_is_reported_by_scheme_and_host_only() {
+        let secret_parts = ["provider-key-123", "user", "hunter2", "/send/path"];
+        let cases = [
+            (
+                "ftp://user:hunter2@sms.example.com/send/path?key=provider-key-123",
+                "SMS_HTTP_URL is invalid (ftp://sms.example.com): expected an http:// or https:// URL",
+            ),
+            (
+                "sms.example.com/send/path?key=provider-key-123",
+                "SMS_HTTP_URL is invalid (relative URL without a base): expected an http:// or https:// URL",
+            ),
+            (
+                "https://user:hunter2@sms.example.com:99999/send/path?key=provider-key-123",
+                "SMS_HTTP_URL is invalid (invalid port number): expected an http:// or https:// URL",
+            ),
+        ];
+        for (raw, expected) in cases {
+            let mut e = env(&[("SMS_HTTP_URL", raw)]);
+            assert_eq!(e.url("SMS_HTTP_URL"), None);
+            let message = e.finish(()).unwrap_err().to_string();
+            assert_eq!(message, expected);
+            for part in secret_parts {
+                assert!(!message.contains(part), "{message}");
+            }
+        }
+        let mut e = env(&[("SMS_HTTP_URL", "https://sms.example.com/send?key=k/")]);
+        assert_eq!(
+            e.url("SMS_HTTP_URL").as_deref(),
+            Some("https://sms.example.com/send?key=k")
+        );
+    }
+
+    #[test]
+    fn an_invalid_secret_value_is_not_repeated() {
+        let mut e = env(&[("CODE", "12a4")]);
+        let parsed = e.secret_parse_or("CODE", None, |_| {
+            Err::<Option<u8>, _>("expected 4 digits".into())
+        });
+        assert_eq!(parsed, None);
+        assert_eq!(
+            e.finish(()).unwrap_err().to_string(),
+            "CODE is invalid: expected 4 digits"
+        );
     }
 
     #[test]

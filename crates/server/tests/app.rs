@@ -136,6 +136,36 @@ async fn metrics_show_requests_by_route_and_status_and_pool_usage() {
 }
 
 #[tokio::test]
+async fn invented_methods_share_one_other_series_in_the_metrics() {
+    let app = spawn_with_database(Envelope::B).await;
+    for n in 0..50 {
+        let method = reqwest::Method::from_bytes(format!("QWERTY{n}").as_bytes()).unwrap();
+        let answer = app
+            .client
+            .request(method, format!("{}/healthz", app.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 405);
+    }
+    let text = app.get("/metrics").await.text().await.unwrap();
+    let requests: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("http_requests_total{"))
+        .collect();
+    let other: Vec<&&str> = requests
+        .iter()
+        .filter(|line| line.contains(r#"method="other""#))
+        .collect();
+    assert_eq!(other.len(), 1, "{text}");
+    assert!(
+        other[0].ends_with(" 50"),
+        "all fifty counted in one series: {text}"
+    );
+    assert!(!text.contains("QWERTY"), "{text}");
+}
+
+#[tokio::test]
 async fn openapi_document_and_docs_page_are_served() {
     let app = spawn_with_database(Envelope::B).await;
     let doc = app.get("/openapi.json").await;

@@ -28,6 +28,26 @@ pub fn route_pattern(request: &actix_web::HttpRequest) -> Option<String> {
     pattern
 }
 
+/// The request method as a bounded label: one of the nine standard methods, else `other`.
+/// actix-web accepts any method token (`QWERTY123 /x HTTP/1.1`), so the method as sent would
+/// let any caller grow the metric series (and the span names a trace backend groups by)
+/// without limit. A `&'static str`, so labelling a request allocates nothing.
+pub fn method_label(method: &actix_web::http::Method) -> &'static str {
+    use actix_web::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
 /// The root span of each request: the fields of `tracing-actix-web`'s default span (method,
 /// route, status, trace id, `request_id`) plus the `X-Request-Id` a caller sent, if any, so
 /// that a relayed request can be matched with the relay's own line.
@@ -55,7 +75,7 @@ impl RootSpanBuilder for RequestSpan {
             .and_then(|h| h.to_str().ok())
             .unwrap_or("");
         let route = route_pattern(request.request()).unwrap_or_else(|| "default".to_owned());
-        let method = tam::http_method_str(request.method());
+        let method = method_label(request.method());
         let connection = request.connection_info();
         let span = tracing::info_span!(
             "HTTP request",
@@ -106,14 +126,16 @@ pub async fn request_id_header(
     Ok(res)
 }
 
-/// Counts requests and records their latency by method, route pattern and status. Paths
-/// that match no route share the label `unmatched`, so probing cannot grow the series.
+/// Counts requests and records their latency by method, route pattern and status. Every
+/// label is bounded whatever the caller sends: a method outside the standard nine is
+/// `other` ([`method_label`]), paths that match no route share the route `unmatched`, and
+/// the status is one the service itself answered.
 pub async fn record_metrics(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let started = Instant::now();
-    let method = req.method().to_string();
+    let method = method_label(req.method());
     let result = next.call(req).await;
     let (route, status) = match &result {
         Ok(res) => (
@@ -126,12 +148,12 @@ pub async fn record_metrics(
         ),
     };
     let labels = [
-        ("method", method),
-        ("route", route),
-        ("status", status.to_string()),
+        metrics::Label::new("method", method),
+        metrics::Label::new("route", route),
+        metrics::Label::new("status", status.to_string()),
     ];
-    metrics::counter!("http_requests_total", &labels).increment(1);
-    metrics::histogram!("http_request_duration_seconds", &labels)
+    metrics::counter!("http_requests_total", labels.iter()).increment(1);
+    metrics::histogram!("http_request_duration_seconds", labels.iter())
         .record(started.elapsed().as_secs_f64());
     result
 }

@@ -17,6 +17,7 @@
 //! | `OTP_SMS_PER_IP_PER_HOUR` | `20` | SMS actually sent for one client address |
 //! | `OTP_TRIES_PER_PHONE_PER_HOUR` | `10` | codes tried for one phone |
 //! | `OTP_TRIES_PER_IP_PER_HOUR` | `50` | codes tried from one client address |
+//! | `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` | `100` | phones with no account asked for (reset-otp's `Last Name cannot be blank.`, verify-otp's `Invalid or expired code`) from one client address; past it that address gets the OTP 429 for every phone, known ones too, so the routes cannot be used to list who is a client. Generous: an honest app mistypes a phone a few times, and many users may share one address |
 //! | `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` | `30` | client lookups by phone (`GET /api/v1/clients`) one caller may make, found or not |
 //! | `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` | `20` | legacy tokens exchange-token may mint (and store) for one client |
 //! | `TRUST_X_FORWARDED_FOR` | off | `true`: the client address is the first `X-Forwarded-For` hop (only behind a proxy that sets it) |
@@ -89,6 +90,11 @@ impl Config {
             sms_per_ip: env.int_or("OTP_SMS_PER_IP_PER_HOUR", 20, 1..=100_000) as i64,
             tries_per_phone: env.int_or("OTP_TRIES_PER_PHONE_PER_HOUR", 10, 1..=1000) as i64,
             tries_per_ip: env.int_or("OTP_TRIES_PER_IP_PER_HOUR", 50, 1..=100_000) as i64,
+            unknown_phones_per_ip: env.int_or(
+                "OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR",
+                100,
+                1..=100_000,
+            ) as i64,
         };
         let client_limits = ClientLimits {
             lookups_per_hour: env.int_or("CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR", 30, 1..=10_000)
@@ -116,7 +122,7 @@ impl Config {
 fn otp_test_code(env: &mut Env, app_env: AppEnv) -> Option<Secret> {
     let production = app_env == AppEnv::Production;
     let default = (!production).then(|| DEVELOPMENT_TEST_CODE.to_owned());
-    let code = env.parse_or("OTP_TEST_CODE", default, |s| {
+    let code = env.secret_parse_or("OTP_TEST_CODE", default, |s| {
         if s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) {
             Ok(Some(s.to_owned()))
         } else {
@@ -161,6 +167,7 @@ mod tests {
             errors[0].starts_with("OTP_TEST_CODE=1234 is the public development code"),
             "{errors:?}"
         );
-        assert!(test_code(&[("OTP_TEST_CODE", "12a4")], AppEnv::Production).is_err());
+        let errors = test_code(&[("OTP_TEST_CODE", "12a4")], AppEnv::Production).unwrap_err();
+        assert_eq!(errors, ["OTP_TEST_CODE is invalid: expected 4 digits"]);
     }
 }

@@ -13,6 +13,10 @@
 //! - Rate limits count SMS actually sent and codes actually tried, per phone and per client
 //!   address, in the database (shared by all replicas). A reset-otp while a code is live
 //!   counts as nothing, so it never becomes a 429.
+//! - Phones with no account are counted per client address on both routes (their answer,
+//!   reset-otp's `Last Name cannot be blank.`, says who is not a client, so without a limit
+//!   anyone could test every number). Past [`Limits::unknown_phones_per_ip`] an address gets
+//!   the 429 for every phone, known ones included, so the answers stop telling them apart.
 
 use chrono::{Duration, Utc};
 use diesel::prelude::*;
@@ -37,6 +41,8 @@ pub struct Limits {
     pub sms_per_ip: i64,
     pub tries_per_phone: i64,
     pub tries_per_ip: i64,
+    /// Phones with no account asked for (reset-otp or verify-otp) from one address.
+    pub unknown_phones_per_ip: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -92,20 +98,26 @@ struct Counts {
     by_ip: i64,
 }
 
-/// Events of `kind` in the last hour for this phone and this address. The advisory lock
-/// serialises concurrent requests from one address until the transaction ends, so that
-/// they cannot all pass the count together.
+/// Serialises the requests counting events of `kind` for one address until the transaction
+/// ends, so that concurrent ones (on any replica) cannot all pass the count together.
+async fn lock_address(conn: &mut AsyncPgConnection, kind: &str, ip: &str) -> QueryResult<()> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('otp:' || $1 || ':' || $2)::bigint)")
+        .bind::<Text, _>(kind)
+        .bind::<Text, _>(ip)
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+/// Events of `kind` in the last hour for this phone and this address, under
+/// [`lock_address`].
 async fn recent(
     conn: &mut AsyncPgConnection,
     kind: &str,
     phone: &str,
     ip: &str,
 ) -> QueryResult<Counts> {
-    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('otp:' || $1 || ':' || $2)::bigint)")
-        .bind::<Text, _>(kind)
-        .bind::<Text, _>(ip)
-        .execute(conn)
-        .await?;
+    lock_address(conn, kind, ip).await?;
     diesel::sql_query(format!(
         "SELECT count(*) FILTER (WHERE phone = $2) AS by_phone, count(*) FILTER (WHERE ip = $3) AS by_ip \
          FROM otp_events WHERE kind = $1 AND created_at > now() - interval '{WINDOW}' AND (phone = $2 OR ip = $3)"
@@ -115,6 +127,48 @@ async fn recent(
     .bind::<Text, _>(ip)
     .get_result(conn)
     .await
+}
+
+const UNKNOWN_PHONE: &str = "unknown_phone";
+
+/// Unknown phones asked for from this address in the last hour.
+async fn unknown_phones(conn: &mut AsyncPgConnection, ip: &str) -> QueryResult<i64> {
+    otp_events::table
+        .filter(otp_events::kind.eq(UNKNOWN_PHONE))
+        .filter(otp_events::ip.eq(ip))
+        .filter(otp_events::created_at.gt(Utc::now() - Duration::hours(1)))
+        .count()
+        .get_result(conn)
+        .await
+}
+
+/// The answer to a phone with no account: `answer` while the address is under its limit,
+/// counted under the address's lock, else the 429. The count is written in the caller's
+/// transaction, which commits it with the refusal.
+async fn refuse_unknown_phone(
+    conn: &mut AsyncPgConnection,
+    settings: &OtpSettings,
+    ip: &str,
+    answer: AuthError,
+) -> QueryResult<AuthError> {
+    lock_address(conn, UNKNOWN_PHONE, ip).await?;
+    if unknown_phones(conn, ip).await? >= settings.limits.unknown_phones_per_ip {
+        return Ok(AuthError::TooManyRequests);
+    }
+    // No phone kept: the limit is the address's, and numbers of people who are not clients
+    // are none of our business.
+    record(conn, UNKNOWN_PHONE, "", ip).await?;
+    Ok(answer)
+}
+
+/// Whether this address is past its unknown-phone limit. Read without the lock: a known
+/// phone adds nothing to the count, so there is nothing to overshoot.
+async fn address_blocked(
+    conn: &mut AsyncPgConnection,
+    settings: &OtpSettings,
+    ip: &str,
+) -> QueryResult<bool> {
+    Ok(unknown_phones(conn, ip).await? >= settings.limits.unknown_phones_per_ip)
 }
 
 /// Records one event and returns its id.
@@ -165,76 +219,101 @@ pub async fn reset(
     phone: &str,
     ip: &str,
 ) -> Result<Reset, AuthError> {
-    conn.transaction::<_, AuthError, _>(async |conn| {
-        let (client, test_mode) = lock_client(conn, phone)
-            .await?
-            .ok_or(AuthError::UnknownPhone)?;
-        if !client.is_active() {
-            return Err(AuthError::Unauthorized);
-        }
-        let send_deadline =
-            Utc::now() - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
-        let live: i64 = otp_codes::table
-            .filter(otp_codes::client_id.eq(client.client_id))
-            .filter(otp_codes::expires_at.gt(diesel::dsl::now))
-            .filter(otp_codes::failed_attempts.lt(MAX_WRONG_TRIES))
-            .filter(
-                otp_codes::sent_at
-                    .is_not_null()
-                    .or(otp_codes::created_at.gt(send_deadline)),
+    // The outer error rolls back; the inner one is an answer committed with what it counted.
+    conn.transaction::<Result<Reset, AuthError>, AuthError, _>(async |conn| {
+        let Some((client, test_mode)) = lock_client(conn, phone).await? else {
+            return Ok(Err(refuse_unknown_phone(
+                conn,
+                settings,
+                ip,
+                AuthError::UnknownPhone,
             )
-            .count()
-            .get_result(conn)
-            .await?;
-        if live > 0 {
-            return Ok(Reset::AlreadyLive);
-        }
-        let code = if test_mode {
-            match &settings.test_code {
-                Some(code) => code.expose().to_owned(),
-                None => return Ok(Reset::TestModeWithoutCode),
-            }
-        } else {
-            let counts = recent(conn, "sms_sent", phone, ip).await?;
-            if counts.by_phone >= settings.limits.sms_per_phone
-                || counts.by_ip >= settings.limits.sms_per_ip
-            {
-                return Err(AuthError::TooManyRequests);
-            }
-            format!("{:04}", rand::rng().random_range(0..10_000))
+            .await?));
         };
-        let code_hash = keys.code_hash(client.client_id, &code);
-        let values = (
-            otp_codes::client_id.eq(client.client_id),
-            otp_codes::code_hash.eq(code_hash.clone()),
-            otp_codes::expires_at.eq(Utc::now() + CODE_LIFETIME),
-            otp_codes::failed_attempts.eq(0),
-            otp_codes::created_at.eq(Utc::now()),
-            // A test-mode code is never sent: it is live at once.
-            otp_codes::sent_at.eq(test_mode.then(Utc::now)),
-        );
-        diesel::insert_into(otp_codes::table)
-            .values(values.clone())
-            .on_conflict(otp_codes::client_id)
-            .do_update()
-            .set(values)
-            .execute(conn)
-            .await?;
-        if test_mode {
-            return Ok(Reset::TestMode);
+        if address_blocked(conn, settings, ip).await? {
+            return Ok(Err(AuthError::TooManyRequests));
         }
-        // Counted now, under the lock, so that a burst cannot overshoot; a failed send
-        // takes it back.
-        let event_id = record(conn, "sms_sent", phone, ip).await?;
-        Ok(Reset::Send(Pending {
-            client_id: client.client_id,
-            phone: phone.to_owned(),
-            code,
-            code_hash,
-            event_id,
-        }))
+        reset_known(conn, keys, settings, client, test_mode, phone, ip)
+            .await
+            .map(Ok)
     })
-    .await
+    .await?
+}
+
+/// reset-otp for an account, inside [`reset`]'s transaction.
+async fn reset_known(
+    conn: &mut AsyncPgConnection,
+    keys: &TokenKeys,
+    settings: &OtpSettings,
+    client: Profile,
+    test_mode: bool,
+    phone: &str,
+    ip: &str,
+) -> Result<Reset, AuthError> {
+    if !client.is_active() {
+        return Err(AuthError::Unauthorized);
+    }
+    let send_deadline =
+        Utc::now() - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
+    let live: i64 = otp_codes::table
+        .filter(otp_codes::client_id.eq(client.client_id))
+        .filter(otp_codes::expires_at.gt(diesel::dsl::now))
+        .filter(otp_codes::failed_attempts.lt(MAX_WRONG_TRIES))
+        .filter(
+            otp_codes::sent_at
+                .is_not_null()
+                .or(otp_codes::created_at.gt(send_deadline)),
+        )
+        .count()
+        .get_result(conn)
+        .await?;
+    if live > 0 {
+        return Ok(Reset::AlreadyLive);
+    }
+    let code = if test_mode {
+        match &settings.test_code {
+            Some(code) => code.expose().to_owned(),
+            None => return Ok(Reset::TestModeWithoutCode),
+        }
+    } else {
+        let counts = recent(conn, "sms_sent", phone, ip).await?;
+        if counts.by_phone >= settings.limits.sms_per_phone
+            || counts.by_ip >= settings.limits.sms_per_ip
+        {
+            return Err(AuthError::TooManyRequests);
+        }
+        format!("{:04}", rand::rng().random_range(0..10_000))
+    };
+    let code_hash = keys.code_hash(client.client_id, &code);
+    let values = (
+        otp_codes::client_id.eq(client.client_id),
+        otp_codes::code_hash.eq(code_hash.clone()),
+        otp_codes::expires_at.eq(Utc::now() + CODE_LIFETIME),
+        otp_codes::failed_attempts.eq(0),
+        otp_codes::created_at.eq(Utc::now()),
+        // A test-mode code is never sent: it is live at once.
+        otp_codes::sent_at.eq(test_mode.then(Utc::now)),
+    );
+    diesel::insert_into(otp_codes::table)
+        .values(values.clone())
+        .on_conflict(otp_codes::client_id)
+        .do_update()
+        .set(values)
+        .execute(conn)
+        .await?;
+    if test_mode {
+        return Ok(Reset::TestMode);
+    }
+    // Counted now, under the lock, so that a burst cannot overshoot; a failed send
+    // takes it back.
+    let event_id = record(conn, "sms_sent", phone, ip).await?;
+    Ok(Reset::Send(Pending {
+        client_id: client.client_id,
+        phone: phone.to_owned(),
+        code,
+        code_hash,
+        event_id,
+    }))
 }
 
 /// The SMS went out: the code is live for the rest of its 3 minutes.
@@ -289,8 +368,13 @@ pub async fn verify(
     let verdict = conn
         .transaction::<_, AuthError, _>(async |conn| {
             let Some((client, test_mode)) = lock_client(conn, phone).await? else {
-                return Ok(Verdict::Refused(AuthError::WrongCode));
+                return Ok(Verdict::Refused(
+                    refuse_unknown_phone(conn, settings, ip, AuthError::WrongCode).await?,
+                ));
             };
+            if address_blocked(conn, settings, ip).await? {
+                return Ok(Verdict::Refused(AuthError::TooManyRequests));
+            }
             if !client.is_active() {
                 return Ok(Verdict::Refused(AuthError::Unauthorized));
             }

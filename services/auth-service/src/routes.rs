@@ -240,5 +240,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::put().to(profile::update_profile)),
         )
         .service(web::resource("/api/v1/users").route(web::get().to(tokens::users)))
-        .service(web::resource("/internal/v1/clients/{id}").route(web::get().to(internal::client)));
+        // Digits only (DESIGN: the profile or 404): an id carrying `%2F`, `%5C` or anything
+        // else matches no route, so a target that a proxy reads as another path after decoding
+        // (`/internal/v1/clients/1%2F..%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients`) never reaches it.
+        .service(
+            web::resource("/internal/v1/clients/{id:[0-9]+}")
+                .route(web::get().to(internal::client)),
+        );
 }

@@ -112,6 +112,7 @@ impl Default for Options {
                 sms_per_ip: 20,
                 tries_per_phone: 20,
                 tries_per_ip: 50,
+                unknown_phones_per_ip: 100,
             },
             client_limits: ClientLimits {
                 lookups_per_hour: 30,

@@ -137,6 +137,136 @@ async fn an_unknown_phone_gets_the_legacy_message() {
     );
 }
 
+async fn from(app: &TestApp, route: &str, query: &str, ip: &str) -> (u16, serde_json::Value) {
+    let url = app.url(&format!(
+        "/api/v1/clients/{route}?{}",
+        query.replace('+', "%2B")
+    ));
+    answer(
+        app.client
+            .get(url)
+            .header("x-forwarded-for", ip)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+async fn unknown_phone_events(app: &TestApp, ip: &str) -> i64 {
+    use diesel::prelude::*;
+    use diesel::sql_types::{BigInt, Text};
+    use diesel_async::RunQueryDsl;
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let mut conn = app.database.connect().await;
+    diesel::sql_query(
+        "SELECT count(*) AS n FROM otp_events WHERE kind = 'unknown_phone' AND ip = $1",
+    )
+    .bind::<Text, _>(ip)
+    .get_result::<Count>(&mut conn)
+    .await
+    .unwrap()
+    .n
+}
+
+#[tokio::test]
+async fn a_burst_of_unknown_phones_from_one_address_stops_exactly_at_the_limit() {
+    let mut options = Options::default();
+    options.limits.unknown_phones_per_ip = 5;
+    let app = spawn_app_with(options).await;
+    let answers = futures_util::future::join_all((0..24).map(|i| {
+        let query = format!("contact_phone=+9665111111{i:02}");
+        let app = &app;
+        async move { from(app, "reset-otp", &query, "10.0.0.1").await }
+    }))
+    .await;
+    let unknown = json!({"status": 400, "message": "Last Name cannot be blank."});
+    let limited = json!({"status": 429, "message": "Too many attempts, try again later"});
+    let passed = answers
+        .iter()
+        .filter(|(s, b)| (*s, without_stack(b.clone())) == (400, unknown.clone()))
+        .count();
+    let refused = answers
+        .iter()
+        .filter(|(s, b)| (*s, without_stack(b.clone())) == (429, limited.clone()))
+        .count();
+    let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+    assert_eq!((passed, refused), (5, 19), "{statuses:?}");
+    assert_eq!(unknown_phone_events(&app, "10.0.0.1").await, 5);
+
+    // Past the limit the address gets the 429 for every phone, so the answers no longer
+    // tell a client from a stranger: a known phone too, and on verify-otp.
+    let (status, body) = from(
+        &app,
+        "reset-otp",
+        &format!("contact_phone={OMAR_PHONE}"),
+        "10.0.0.1",
+    )
+    .await;
+    assert_eq!((status, without_stack(body)), (429, limited.clone()));
+    let (status, body) = from(
+        &app,
+        "verify-otp",
+        "contact_phone=+966511111199&code=1234",
+        "10.0.0.1",
+    )
+    .await;
+    assert_eq!((status, without_stack(body)), (429, limited.clone()));
+    assert!(app.sms.lock().unwrap().is_empty());
+
+    // Another address is unaffected: a known phone gets its code, an unknown one the spec's
+    // message.
+    let (status, body) = from(
+        &app,
+        "reset-otp",
+        &format!("contact_phone={OMAR_PHONE}"),
+        "10.0.0.2",
+    )
+    .await;
+    assert_eq!((status, body), (200, json!({"status": true})));
+    assert_eq!(app.sms.lock().unwrap().len(), 1);
+    let (status, body) = from(&app, "reset-otp", "contact_phone=+966511111199", "10.0.0.2").await;
+    assert_eq!((status, without_stack(body)), (400, unknown));
+    assert_eq!(unknown_phone_events(&app, "10.0.0.1").await, 5);
+}
+
+#[tokio::test]
+async fn unknown_phones_on_verify_otp_count_toward_the_same_limit() {
+    let mut options = Options::default();
+    options.limits.unknown_phones_per_ip = 3;
+    let app = spawn_app_with(options).await;
+    let wrong = json!({"status": 400, "message": "Invalid or expired code"});
+    for i in 0..2 {
+        let query = format!("contact_phone=+9665111111{i:02}&code=1234");
+        let (status, body) = from(&app, "verify-otp", &query, "10.0.0.1").await;
+        assert_eq!((status, without_stack(body)), (400, wrong.clone()));
+    }
+    let (status, _) = from(&app, "reset-otp", "contact_phone=+966511111102", "10.0.0.1").await;
+    assert_eq!(status, 400);
+    let (status, _) = from(
+        &app,
+        "verify-otp",
+        "contact_phone=+966511111103&code=1234",
+        "10.0.0.1",
+    )
+    .await;
+    assert_eq!(status, 429);
+    assert_eq!(unknown_phone_events(&app, "10.0.0.1").await, 3);
+    // A known phone's wrong code from another address is still the plain 400.
+    let (status, body) = from(
+        &app,
+        "verify-otp",
+        &format!("contact_phone={SARA_PHONE}&code=0000"),
+        "10.0.0.2",
+    )
+    .await;
+    assert_eq!((status, without_stack(body)), (400, wrong));
+}
+
 #[tokio::test]
 async fn a_plus_lost_in_the_query_string_still_finds_the_account() {
     let app = spawn_app().await;
