@@ -17,4 +17,5 @@ mod orders;
 mod pay;
 mod seed;
 mod unapplied;
+mod unreadable;
 mod webhook;
