@@ -172,7 +172,7 @@ pub async fn redeem(
             // the answer stays what the client must know: not credited yet.
             let released = match pool.get().await {
                 Ok(mut conn) => {
-                    let backoff = retry.backoff(lease.attempt);
+                    let backoff = error.backoff(retry, lease.attempt);
                     credit::release(&mut conn, &lease, backoff, &error)
                         .await
                         .map_err(OrderError::from)
@@ -186,7 +186,7 @@ pub async fn redeem(
                     "gift-card lease not given back; it runs out on its own"
                 );
             }
-            Err(OrderError::CreditPending(error))
+            Err(OrderError::CreditPending(error.to_string()))
         }
     }
 }

@@ -854,3 +854,88 @@ async fn a_pending_redemption_of_a_code_deactivated_since_is_resumed_not_404() {
     );
     assert_eq!(app.credits.lock().unwrap().len(), 1);
 }
+
+/// The credit carries the code's exact points, not the answer's 4-decimal text: 1.23456
+/// credits 1.23456 (not 1.2346, points invented), 0.00001 credits 0.00001 (not "0", which
+/// the point service refuses). The answer's `points` stays the spec's text.
+#[tokio::test]
+async fn the_credit_carries_the_exact_points() {
+    let app = spawn_app().await;
+    let mut conn = app.database.connect().await;
+    diesel::sql_query(
+        "INSERT INTO gift_card_codes (code, points, active) VALUES ('EXACT', 1.23456, true), ('TINY', 0.00001, true)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        app.redeem(1001, "EXACT").await,
+        (
+            200,
+            json!({"message": "The code was redeemed", "code": "EXACT", "points": "1.2346"})
+        )
+    );
+    assert_eq!(
+        app.redeem(1001, "TINY").await,
+        (
+            200,
+            json!({"message": "The code was redeemed", "code": "TINY", "points": "0"})
+        )
+    );
+    let sent: Vec<Value> = app
+        .credits
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| c["points"].clone())
+        .collect();
+    assert_eq!(sent, vec![json!("1.23456"), json!("0.00001")]);
+}
+
+/// A credit the point service refuses (a 4xx other than 409 and 429) is not hammered: its
+/// next try by the retry task is hours away, where a failure that may heal waits the
+/// ordinary backoff.
+#[tokio::test]
+async fn a_refused_credit_waits_long_before_its_next_try() {
+    let refusing = server::spawn_local(|| {
+        App::new().default_service(web::to(|| async {
+            HttpResponse::UnprocessableEntity().json(json!({"message": "no such client"}))
+        }))
+    })
+    .unwrap();
+    for (url, code, refused) in [
+        (Some(refusing), "WELCOME-100", true),
+        (None, "RAMADAN-250", false),
+    ] {
+        let mut options = Options {
+            point_service_url: url,
+            ..Options::default()
+        };
+        // The ordinary first backoff: one interval.
+        options.gift_card_retry.interval = Duration::from_secs(60);
+        let app = spawn_app_with(options).await;
+        app.credits_fail.store(true, Ordering::SeqCst);
+        assert_eq!(app.redeem(1001, code).await.0, 502, "{code}");
+        assert_eq!(
+            count(
+                &app,
+                "SELECT count(*) AS n FROM gift_card_redemptions \
+                 WHERE status = 'pending' AND next_attempt_at > now() + interval '1 hour'"
+            )
+            .await,
+            i64::from(refused),
+            "{code}"
+        );
+        if refused {
+            assert_eq!(
+                count(
+                    &app,
+                    "SELECT count(*) AS n FROM gift_card_redemptions \
+                     WHERE last_error = 'credit refused with 422'"
+                )
+                .await,
+                1
+            );
+        }
+    }
+}
