@@ -1,28 +1,57 @@
-//! What a database error means for the caller: try again (503), or a bug or outage (500).
+//! What a database error means for the caller: try again (503), or a bug (500).
+//!
+//! diesel names only some SQLSTATEs (40001 is `SerializationFailure`); diesel-async keeps the
+//! server's error, code included, behind a private wrapper that exposes only its message.
+//! So the other retryable codes are told by PostgreSQL's own message for each (the server
+//! writes them in English unless `lc_messages` says otherwise; a translated message makes
+//! the error a 500, never a wrong 503).
 
 use crate::PoolError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// Pool exhausted past its wait, deadlock, lock timeout, serialization failure: the
-    /// same request may well succeed a moment later.
+    /// Pool exhausted past its wait, no connection to the database (it is down or
+    /// restarting), a connection lost mid-request, a deadlock, a lock or statement timeout,
+    /// a serialization failure: the same request may well succeed a moment later.
     Busy(String),
     /// Anything else.
     Broken(String),
+}
+
+/// The start of PostgreSQL's message for each retryable SQLSTATE diesel has no kind for.
+const RETRYABLE_MESSAGES: &[(&str, &str)] = &[
+    ("40P01", "deadlock detected"),
+    ("55P03", "canceling statement due to lock timeout"),
+    ("55P03", "could not obtain lock on "),
+    ("57014", "canceling statement due to statement timeout"),
+    ("57014", "canceling statement due to user request"),
+    // 57P01..57P03: the server is shutting down or starting.
+    (
+        "57P01",
+        "terminating connection due to administrator command",
+    ),
+    ("57P03", "the database system is "),
+];
+
+/// The SQLSTATE of a retryable server error, from its message.
+fn retryable_code(message: &str) -> Option<&'static str> {
+    RETRYABLE_MESSAGES
+        .iter()
+        .find(|(_, start)| message.starts_with(start))
+        .map(|(code, _)| *code)
 }
 
 impl From<diesel::result::Error> for Failure {
     fn from(e: diesel::result::Error) -> Self {
         use diesel::result::{DatabaseErrorKind, Error};
         match &e {
-            Error::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
-                Self::Busy(e.to_string())
-            }
-            // 40P01 deadlock and 55P03 lock timeout have no kind of their own in diesel.
-            Error::DatabaseError(_, info)
-                if info.message().contains("deadlock")
-                    || info.message().contains("lock timeout") =>
-            {
+            Error::DatabaseError(
+                DatabaseErrorKind::SerializationFailure
+                | DatabaseErrorKind::ClosedConnection
+                | DatabaseErrorKind::UnableToSendCommand,
+                _,
+            ) => Self::Busy(e.to_string()),
+            Error::DatabaseError(_, info) if retryable_code(info.message()).is_some() => {
                 Self::Busy(e.to_string())
             }
             _ => Self::Broken(format!("database error: {e}")),
@@ -33,8 +62,84 @@ impl From<diesel::result::Error> for Failure {
 impl From<PoolError> for Failure {
     fn from(e: PoolError) -> Self {
         match e {
-            PoolError::Timeout(_) => Self::Busy(e.to_string()),
-            other => Self::Broken(format!("no database connection: {other}")),
+            // No connection in time, none can be opened (the database is down or refuses),
+            // or a new one failed its session setup: a moment later it may work.
+            PoolError::Timeout(_) | PoolError::Backend(_) | PoolError::PostCreateHook(_) => {
+                Self::Busy(format!("no database connection: {e}"))
+            }
+            PoolError::Closed | PoolError::NoRuntimeSpecified => {
+                Self::Broken(format!("no database connection: {e}"))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::result::{DatabaseErrorKind, Error};
+
+    use super::*;
+
+    fn server_error(kind: DatabaseErrorKind, message: &str) -> Failure {
+        Failure::from(Error::DatabaseError(kind, Box::new(message.to_owned())))
+    }
+
+    fn is_busy(failure: &Failure) -> bool {
+        matches!(failure, Failure::Busy(_))
+    }
+
+    #[test]
+    fn retryable_server_errors_are_busy() {
+        for message in [
+            "deadlock detected",
+            "canceling statement due to lock timeout",
+            "could not obtain lock on row in relation \"gift_card_redemptions\"",
+            "canceling statement due to statement timeout",
+            "terminating connection due to administrator command",
+            "the database system is starting up",
+        ] {
+            assert!(
+                is_busy(&server_error(DatabaseErrorKind::Unknown, message)),
+                "{message}"
+            );
+        }
+        for kind in [
+            DatabaseErrorKind::SerializationFailure,
+            DatabaseErrorKind::ClosedConnection,
+            DatabaseErrorKind::UnableToSendCommand,
+        ] {
+            assert!(is_busy(&server_error(kind, "x")), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn other_errors_are_broken() {
+        for (kind, message) in [
+            (DatabaseErrorKind::UniqueViolation, "duplicate key value"),
+            (DatabaseErrorKind::CheckViolation, "new row violates check"),
+            (DatabaseErrorKind::Unknown, "column \"x\" does not exist"),
+            // Only the start of the message counts: a value that quotes it is no timeout.
+            (
+                DatabaseErrorKind::Unknown,
+                "invalid input syntax: \"canceling statement due to statement timeout\"",
+            ),
+        ] {
+            assert!(!is_busy(&server_error(kind, message)), "{kind:?} {message}");
+        }
+        assert!(!is_busy(&Failure::from(Error::NotFound)));
+    }
+
+    #[test]
+    fn pool_errors_are_busy_unless_the_pool_is_closed() {
+        use deadpool::managed::TimeoutType;
+        assert!(is_busy(&Failure::from(PoolError::Timeout(
+            TimeoutType::Wait
+        ))));
+        assert!(is_busy(&Failure::from(PoolError::Backend(
+            diesel_async::pooled_connection::PoolError::ConnectionError(
+                diesel::ConnectionError::BadConnection("connection refused".into())
+            )
+        ))));
+        assert!(!is_busy(&Failure::from(PoolError::Closed)));
     }
 }

@@ -234,3 +234,63 @@ async fn a_connection_is_checked_only_after_sitting_idle_and_a_dead_one_is_repla
     let mut conn = pool.get().await.unwrap();
     assert_eq!(count(&mut conn, "SELECT 7::bigint AS n").await, 7);
 }
+
+/// The server's own errors for a statement timeout (57014), a lock timeout and a NOWAIT
+/// lock (55P03) and a deadlock (40P01) are retryable: 503, not 500.
+#[tokio::test]
+async fn timeouts_lock_failures_and_deadlocks_from_the_server_are_busy() {
+    let database = TestDatabase::new(SCHEMA).await;
+    let mut holder = database.connect().await;
+    let mut waiter = database.connect().await;
+    holder
+        .batch_execute("CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1), (2)")
+        .await
+        .unwrap();
+    let busy = |e: diesel::result::Error| {
+        let failure = db::Failure::from(e);
+        assert!(matches!(failure, db::Failure::Busy(_)), "{failure:?}");
+    };
+    busy(
+        waiter
+            .batch_execute("SET statement_timeout = '10ms'; SELECT pg_sleep(5)")
+            .await
+            .unwrap_err(),
+    );
+    waiter
+        .batch_execute("RESET statement_timeout")
+        .await
+        .unwrap();
+
+    holder
+        .batch_execute("BEGIN; SELECT * FROM t WHERE id = 1 FOR UPDATE")
+        .await
+        .unwrap();
+    busy(
+        waiter
+            .batch_execute("SELECT * FROM t WHERE id = 1 FOR UPDATE NOWAIT")
+            .await
+            .unwrap_err(),
+    );
+    busy(
+        waiter
+            .batch_execute("SET lock_timeout = '10ms'; SELECT * FROM t WHERE id = 1 FOR UPDATE")
+            .await
+            .unwrap_err(),
+    );
+    waiter.batch_execute("RESET lock_timeout").await.unwrap();
+
+    // A deadlock: each holds one row and asks for the other's. The second to ask is the
+    // one the server picks (it waits deadlock_timeout, 1 s by default, then checks).
+    waiter
+        .batch_execute("BEGIN; SELECT * FROM t WHERE id = 2 FOR UPDATE")
+        .await
+        .unwrap();
+    let first = holder.batch_execute("SELECT * FROM t WHERE id = 2 FOR UPDATE");
+    let second = waiter.batch_execute("SELECT * FROM t WHERE id = 1 FOR UPDATE");
+    let (first, second) = tokio::join!(first, second);
+    let lost = match (first, second) {
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => e,
+        other => panic!("expected exactly one deadlock victim, got {other:?}"),
+    };
+    busy(lost);
+}

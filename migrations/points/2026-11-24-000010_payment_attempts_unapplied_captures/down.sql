@@ -1,2 +1,3 @@
+DROP INDEX payment_events_payment;
 DROP TABLE unapplied_captures;
 DROP TABLE payment_attempts;

@@ -31,7 +31,8 @@ CREATE TABLE unapplied_captures (
     currency       TEXT,
     reason         TEXT NOT NULL CHECK (reason IN (
         'already_successful', 'payment_failed', 'not_payable', 'unknown_order',
-        'amount_mismatch', 'currency_mismatch')),
+        -- unreadable: a signed event whose body could not be read and that may be a capture.
+        'amount_mismatch', 'currency_mismatch', 'unreadable')),
     recorded_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
     -- Set by `point-service unapplied-captures --resolve <event id> --note <text>`.
     resolved_at    TIMESTAMPTZ,
@@ -40,6 +41,9 @@ CREATE TABLE unapplied_captures (
 );
 CREATE UNIQUE INDEX unapplied_captures_payment ON unapplied_captures (payment_id) WHERE payment_id IS NOT NULL;
 CREATE INDEX unapplied_captures_open ON unapplied_captures (recorded_at) WHERE resolved_at IS NULL;
+
+-- A payment captured again is found by its payment id alone, whatever reference it names.
+CREATE INDEX payment_events_payment ON payment_events (payment_id) WHERE payment_id IS NOT NULL;
 
 -- Captures the earlier code recorded but did not apply, listed now so that none is lost. A
 -- capture of the very payment that made its order successful (the same payment under

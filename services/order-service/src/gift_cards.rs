@@ -70,10 +70,12 @@ struct Existing {
     held: bool,
 }
 
-/// Looks the code up and claims it in one transaction: the wrong-code limits, then the
-/// code, then the redemption. The code's unique redemption row decides between concurrent
-/// requests: the first inserts it holding the lease; the others wait for that insert, then
-/// read the row under its lock.
+/// Looks the code up and claims it in one transaction: the wrong-code limits (under the
+/// client's and the address's locks, held to the end), then the code, then the redemption.
+/// The code's unique redemption row decides between concurrent requests: the first inserts
+/// it holding the lease; the others wait for that insert, then read the row under its lock.
+/// A redemption that exists decides even when its code was deactivated since: its owner
+/// resumes it rather than being told the code does not exist.
 async fn claim(
     conn: &mut AsyncPgConnection,
     client_id: i64,
@@ -83,7 +85,7 @@ async fn claim(
     lease: std::time::Duration,
 ) -> Result<Claimed, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
-        tries::check(conn, client_id, ip, limits).await?;
+        tries::lock_and_check(conn, client_id, ip, limits).await?;
         let points: Option<BigDecimal> = gift_card_codes::table
             .find(code)
             .filter(gift_card_codes::active)
@@ -91,22 +93,25 @@ async fn claim(
             .first(conn)
             .await
             .optional()?;
-        let Some(points) = points else {
-            tries::record_wrong(conn, client_id, ip, limits).await?;
-            // The try is committed with the 404 (an error would roll it back).
-            return Ok(Err(OrderError::NotFound("The code not exist")));
-        };
-        if let Some(lease) = credit::take_new(conn, code, client_id, &points, lease).await? {
+        if let Some(points) = &points
+            && let Some(lease) = credit::take_new(conn, code, client_id, points, lease).await?
+        {
             return Ok(Ok(Claimed::Credit(lease)));
         }
-        let existing: Existing = diesel::sql_query(
+        let existing: Option<Existing> = diesel::sql_query(
             "SELECT id, client_id, points, status, answered_at IS NOT NULL AS answered, \
                     COALESCE(lease_until > now(), false) AS held \
              FROM gift_card_redemptions WHERE code = $1 FOR UPDATE",
         )
         .bind::<Text, _>(code)
         .get_result(conn)
-        .await?;
+        .await
+        .optional()?;
+        let Some(existing) = existing else {
+            tries::record_wrong(conn, client_id, ip).await?;
+            // The try is committed with the 404 (an error would roll it back).
+            return Ok(Err(OrderError::NotFound("The code not exist")));
+        };
         if existing.client_id != client_id {
             return Ok(Err(OrderError::Conflict(USED)));
         }
@@ -167,7 +172,7 @@ pub async fn redeem(
             // the answer stays what the client must know: not credited yet.
             let released = match pool.get().await {
                 Ok(mut conn) => {
-                    let backoff = retry.backoff(lease.attempt);
+                    let backoff = error.backoff(retry, lease.attempt);
                     credit::release(&mut conn, &lease, backoff, &error)
                         .await
                         .map_err(OrderError::from)
@@ -181,7 +186,7 @@ pub async fn redeem(
                     "gift-card lease not given back; it runs out on its own"
                 );
             }
-            Err(OrderError::CreditPending(error))
+            Err(OrderError::CreditPending(error.to_string()))
         }
     }
 }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Double, Nullable, Text};
+use diesel::sql_types::{Bool, Double, Integer, Nullable, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
@@ -89,14 +89,14 @@ pub async fn lock_status(
         .transpose()
 }
 
-/// The order's payment for the machine. The caller holds the order's lock. `event` is the
-/// event being decided, whose own row is left out of the captures already decided.
+/// The order's payment for the machine. The caller holds the order's lock. `captured` is
+/// what [`decided_captures`] found for the event being decided (empty for a pay call).
 pub async fn load(
     conn: &mut AsyncPgConnection,
     correlation_id: Uuid,
     status: Status,
     window: Duration,
-    event: Option<&str>,
+    captured: Vec<String>,
 ) -> Result<Payment, PointError> {
     let rows: Vec<AttemptRow> = diesel::sql_query(
         "SELECT state, payment_id,
@@ -116,20 +116,58 @@ pub async fn load(
             _ => Attempt::Lost,
         })
         .collect();
-    let captured: Vec<CapturedRow> = diesel::sql_query(
-        "SELECT DISTINCT payment_id FROM payment_events
-         WHERE reference = $1 AND type = 'payment_captured' AND payment_id IS NOT NULL
-           AND id IS DISTINCT FROM $2",
-    )
-    .bind::<Text, _>(correlation_id.to_string())
-    .bind::<Nullable<Text>, _>(event)
-    .load(conn)
-    .await?;
     Ok(Payment {
         status,
         attempts,
-        captured: captured.into_iter().map(|c| c.payment_id).collect(),
+        captured,
     })
+}
+
+/// `payment_id` (as a one-element list) when a capture of that payment was already decided
+/// by another event than `event_id`: credited or listed for refund (an unreadable one too).
+/// Found by the payment id alone, whatever reference (or order) the earlier event named:
+/// one payment takes the money once, however its events spell the reference. The caller
+/// holds the payment's lock ([`lock_payment`]).
+pub async fn decided_captures(
+    conn: &mut AsyncPgConnection,
+    payment_id: Option<&str>,
+    event_id: &str,
+) -> Result<Vec<String>, PointError> {
+    let Some(payment_id) = payment_id else {
+        return Ok(Vec::new());
+    };
+    let found: Vec<CapturedRow> = diesel::sql_query(
+        "SELECT $1 AS payment_id
+         WHERE EXISTS (SELECT 1 FROM payment_events
+                       WHERE payment_id = $1 AND id <> $2 AND type = 'payment_captured')
+            OR EXISTS (SELECT 1 FROM unapplied_captures WHERE payment_id = $1)",
+    )
+    .bind::<Text, _>(payment_id)
+    .bind::<Text, _>(event_id)
+    .load(conn)
+    .await?;
+    Ok(found.into_iter().map(|c| c.payment_id).collect())
+}
+
+/// The advisory lock class of a payment id (the two-key form, apart from `migrate`'s
+/// one-key lock).
+const PAYMENT_LOCK: i32 = 0x7061_0001;
+
+/// Locks `payment_id` until the transaction ends, so that two events of one payment (even
+/// naming different orders, on two replicas) are decided one after the other. Taken before
+/// any order's row lock.
+pub async fn lock_payment(
+    conn: &mut AsyncPgConnection,
+    payment_id: Option<&str>,
+) -> Result<(), PointError> {
+    if let Some(payment_id) = payment_id {
+        diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+            .bind::<Integer, _>(PAYMENT_LOCK)
+            .bind::<Text, _>(payment_id)
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Records a new attempt if the order is still payable (it may have been paid or failed
@@ -146,7 +184,7 @@ pub async fn start(
         let status = lock_status(conn, correlation_id)
             .await?
             .ok_or_else(|| PointError::Internal("the order being paid vanished".into()))?;
-        let payment = load(conn, correlation_id, status, window, None).await?;
+        let payment = load(conn, correlation_id, status, window, Vec::new()).await?;
         let made = payment.attempts.len() as u64;
         match payment.step(&Input::PayStart).1 {
             Decision::Pay => {}

@@ -89,11 +89,19 @@ const CHECKS: &[Check] = &[
         name: "every capture that was not applied is listed for refund",
         sql: "SELECT format('capture event %s (order %s, payment %s) was not applied and is not in unapplied_captures', e.id, e.reference, e.payment_id) AS violation
               FROM payment_events e
-              WHERE e.type = 'payment_captured' AND e.outcome <> 'captured'
+              WHERE (e.type = 'payment_captured' OR (e.outcome = 'unreadable' AND e.type <> 'payment_declined'))
+                AND e.outcome <> 'captured'
                 AND NOT EXISTS (SELECT 1 FROM unapplied_captures u WHERE u.event_id = e.id OR u.payment_id = e.payment_id)
                 AND NOT EXISTS (SELECT 1 FROM payment_events c
                                 WHERE c.type = 'payment_captured' AND c.outcome = 'captured' AND c.payment_id = e.payment_id)
               ORDER BY e.received_at, e.id LIMIT 1",
+    },
+    Check {
+        name: "no payment is both credited and listed as unapplied",
+        sql: "SELECT format('payment %s credited order %s (event %s) and is listed for refund (event %s, %s)', c.payment_id, c.reference, c.id, u.event_id, u.reason) AS violation
+              FROM payment_events c JOIN unapplied_captures u ON u.payment_id = c.payment_id
+              WHERE c.type = 'payment_captured' AND c.outcome = 'captured'
+              ORDER BY c.received_at, c.id LIMIT 1",
     },
 ];
 

@@ -2,6 +2,7 @@
 //! field is checked and every problem reported (`fieldErrors` in schema order); a body that
 //! is not a JSON object is a form error.
 
+use bigdecimal::{BigDecimal, ToPrimitive};
 use envelope::Details;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -71,17 +72,29 @@ fn offer_id(body: &Map<String, Value>) -> Result<String, String> {
     }
 }
 
-/// A positive integer, read as JavaScript's `Number()` would (`" 7 "` → 7, `true` → 1).
+/// 2^53: below it a double holds every integer, so an integral f64 below it is the
+/// integer the body wrote (or, for a fraction too fine for a double, the one JavaScript
+/// reads); from it on, a double may be a neighbour of the written integer.
+const EXACT_IN_F64: f64 = 9_007_199_254_740_992.0;
+
+/// A positive integer, read as JavaScript's `Number()` would (`" 7 "` → 7, `true` → 1), but
+/// exactly: an id past 2^53 is the integer the body wrote, never the double next to it
+/// (which would be another client's id).
 fn to_client_id(body: &Map<String, Value>) -> Result<i64, String> {
-    let number = match body.get("to_client_id") {
+    // The f64 decides the spec's categories (not a number, not an integer, not positive);
+    // the text, when there is one, gives the exact id.
+    let (number, text) = match body.get("to_client_id") {
         None => return Err("Required".into()),
         Some(Value::Null) => return Err("Expected number, received null".into()),
-        Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
+        Some(Value::Bool(b)) => (Some(f64::from(u8::from(*b))), None),
         // A number past a double's range is JavaScript's Infinity (serde_json keeps its
         // text): not an integer, like any other non-integer.
-        Some(Value::Number(n)) => n.as_f64().or(Some(f64::INFINITY)),
-        Some(Value::String(s)) if s.trim().is_empty() => Some(0.0),
-        Some(Value::String(s)) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        Some(Value::Number(n)) => (n.as_f64().or(Some(f64::INFINITY)), Some(n.to_string())),
+        Some(Value::String(s)) if s.trim().is_empty() => (Some(0.0), None),
+        Some(Value::String(s)) => (
+            s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+            Some(s.trim().to_owned()),
+        ),
         Some(other) => return Err(format!("Expected number, received {}", type_name(other))),
     };
     let number = number.ok_or_else(|| "Expected number, received nan".to_owned())?;
@@ -91,7 +104,21 @@ fn to_client_id(body: &Map<String, Value>) -> Result<i64, String> {
     if number <= 0.0 || number > i64::MAX as f64 {
         return Err("Number must be greater than 0".into());
     }
-    Ok(number as i64)
+    if number < EXACT_IN_F64 {
+        return Ok(number as i64);
+    }
+    // Past 2^53 the double may be a neighbour: read the text's decimal (`1e16` and
+    // `12345678901234567.0` included) and take it only when it is an integer an i64 holds.
+    let exact = text
+        .as_deref()
+        .and_then(|t| t.parse::<BigDecimal>().ok())
+        .ok_or_else(|| "Expected number, received nan".to_owned())?;
+    if !exact.is_integer() {
+        return Err("Expected integer, received float".into());
+    }
+    exact
+        .to_i64()
+        .ok_or_else(|| "Number must be greater than 0".to_owned())
 }
 
 fn payment_type(body: &Map<String, Value>) -> Result<PaymentType, String> {
@@ -225,12 +252,23 @@ mod tests {
         assert_eq!(id(json!(true)), Some(1));
         assert_eq!(id(json!("12")), Some(12));
         assert_eq!(id(json!(7.0)), Some(7));
+        // Past 2^53, exactly the id written, never a neighbouring double's.
+        let big: Value = serde_json::from_str("9007199254740993").unwrap();
+        assert_eq!(id(big), Some(9_007_199_254_740_993));
+        assert_eq!(id(json!(" 9007199254740993 ")), Some(9_007_199_254_740_993));
+        assert_eq!(id(json!("9223372036854775807")), Some(i64::MAX));
+        let big_float: Value = serde_json::from_str("9007199254740993.0").unwrap();
+        assert_eq!(id(big_float), Some(9_007_199_254_740_993));
+        assert_eq!(id(json!("1e16")), Some(10_000_000_000_000_000));
         for bad in [
             json!(""),
             json!(null),
             json!("abc"),
             json!("12.5"),
             json!(12.5),
+            json!("9007199254740993.5"),
+            json!("9223372036854775808"),
+            serde_json::from_str("9223372036854775808").unwrap(),
             json!(false),
             json!(-3),
             json!([1]),

@@ -127,6 +127,9 @@ pub enum Unapplied {
     UnknownOrder,
     AmountMismatch,
     CurrencyMismatch,
+    /// Never the machine's decision: the webhook's, for a correctly signed event whose body
+    /// it could not read but that may be a capture.
+    Unreadable,
 }
 
 impl Unapplied {
@@ -138,6 +141,7 @@ impl Unapplied {
             Self::UnknownOrder => "unknown_order",
             Self::AmountMismatch => "amount_mismatch",
             Self::CurrencyMismatch => "currency_mismatch",
+            Self::Unreadable => "unreadable",
         }
     }
 }

@@ -12,29 +12,36 @@ use uuid::Uuid;
 use crate::db::schema::unapplied_captures;
 use crate::error::PointError;
 use crate::payment_state::Unapplied;
-use crate::webhook::Event;
 
-/// Lists the capture of `event`; `false` when its payment is already listed (the same
-/// payment captured again under another event id is no second charge).
+/// A capture to list: what its event said, as far as it could be read.
+#[derive(Debug)]
+pub struct Listing<'a> {
+    pub event_id: &'a str,
+    /// The reference as recorded with the event (canonical when it is a UUID).
+    pub reference: &'a str,
+    /// The order, only when it exists (the column references the orders).
+    pub order: Option<Uuid>,
+    pub payment_id: Option<&'a str>,
+    pub amount_minor: Option<i64>,
+    pub currency: Option<&'a str>,
+    pub reason: Unapplied,
+}
+
+/// Lists a capture; `false` when its payment is already listed (the same payment captured
+/// again under another event id is no second charge).
 pub async fn record(
     conn: &mut AsyncPgConnection,
-    event: &Event,
-    reason: Unapplied,
+    listing: &Listing<'_>,
 ) -> Result<bool, PointError> {
-    // Only an order that exists is named (the column references the orders).
-    let order = match reason {
-        Unapplied::UnknownOrder => None,
-        _ => event.data.reference.parse::<Uuid>().ok(),
-    };
     let inserted = diesel::insert_into(unapplied_captures::table)
         .values((
-            unapplied_captures::event_id.eq(&event.id),
-            unapplied_captures::reference.eq(&event.data.reference),
-            unapplied_captures::correlation_id.eq(order),
-            unapplied_captures::payment_id.eq(&event.data.payment_id),
-            unapplied_captures::amount_minor.eq(event.data.amount_minor),
-            unapplied_captures::currency.eq(&event.data.currency),
-            unapplied_captures::reason.eq(reason.as_str()),
+            unapplied_captures::event_id.eq(listing.event_id),
+            unapplied_captures::reference.eq(listing.reference),
+            unapplied_captures::correlation_id.eq(listing.order),
+            unapplied_captures::payment_id.eq(listing.payment_id),
+            unapplied_captures::amount_minor.eq(listing.amount_minor),
+            unapplied_captures::currency.eq(listing.currency),
+            unapplied_captures::reason.eq(listing.reason.as_str()),
         ))
         .on_conflict_do_nothing()
         .execute(conn)

@@ -8,6 +8,8 @@
 //! currency) took money without giving points: it is recorded in `unapplied_captures`,
 //! logged at error level and counted in `payment_captures_unapplied_total{reason}`.
 
+pub mod unreadable;
+
 use std::time::Duration;
 
 use diesel::prelude::*;
@@ -23,7 +25,7 @@ use crate::error::PointError;
 use crate::ledger::{self, Entry, Kind};
 use crate::orders::OrderRow;
 use crate::payment_state::{Amount, Decision, Input, Unapplied};
-use crate::unapplied;
+use crate::unapplied::{self, Listing};
 
 pub const TOLERANCE_SECONDS: u64 = 300;
 
@@ -107,6 +109,15 @@ impl Outcome {
     }
 }
 
+/// The reference as it is recorded: a UUID in its canonical text (lower-case hyphenated),
+/// however the sender spelled it (upper case, braces, the 32-hex form), so that every
+/// event of an order is found under one text; anything else as sent.
+pub fn canonical_reference(reference: &str) -> String {
+    reference
+        .parse::<Uuid>()
+        .map_or_else(|_| reference.to_owned(), |id| id.to_string())
+}
+
 /// Applies an event in one transaction: the event row, the order's move, the credit, the
 /// unapplied capture's record. `window` is how long a pay call's attempt counts as in flight.
 /// A decline that must wait for a pay call's answer is `PointError::RetryLater` and leaves
@@ -116,14 +127,17 @@ pub async fn apply(
     event: &Event,
     window: Duration,
 ) -> Result<Outcome, PointError> {
+    let reference = canonical_reference(&event.data.reference);
+    let payment_id = event.data.payment_id.as_deref();
     let outcome = conn
         .transaction::<_, PointError, _>(async |conn| {
+            attempts::lock_payment(conn, payment_id).await?;
             let inserted = diesel::insert_into(payment_events::table)
                 .values((
                     payment_events::id.eq(&event.id),
                     payment_events::kind.eq(&event.kind),
-                    payment_events::reference.eq(&event.data.reference),
-                    payment_events::payment_id.eq(&event.data.payment_id),
+                    payment_events::reference.eq(&reference),
+                    payment_events::payment_id.eq(payment_id),
                     payment_events::amount_minor.eq(event.data.amount_minor),
                     payment_events::currency.eq(&event.data.currency),
                     payment_events::outcome.eq("pending"),
@@ -134,12 +148,21 @@ pub async fn apply(
             if inserted == 0 {
                 return Ok(Outcome::Duplicate);
             }
-            let mut outcome = decide(conn, event, window).await?;
-            if let Outcome::Unapplied(reason) = outcome
-                && !unapplied::record(conn, event, reason).await?
-            {
-                // The payment is already listed (its capture came again under another id).
-                outcome = Outcome::DuplicateCapture;
+            let (mut outcome, order) = decide(conn, event, window).await?;
+            if let Outcome::Unapplied(reason) = outcome {
+                let listing = Listing {
+                    event_id: &event.id,
+                    reference: &reference,
+                    order,
+                    payment_id,
+                    amount_minor: event.data.amount_minor,
+                    currency: event.data.currency.as_deref(),
+                    reason,
+                };
+                if !unapplied::record(conn, &listing).await? {
+                    // The payment is already listed (its capture came again under another id).
+                    outcome = Outcome::DuplicateCapture;
+                }
             }
             diesel::update(payment_events::table.find(&event.id))
                 .set(payment_events::outcome.eq(outcome.as_str()))
@@ -152,34 +175,44 @@ pub async fn apply(
     Ok(outcome)
 }
 
+/// What the event does, and the order it names when that order exists.
 async fn decide(
     conn: &mut AsyncPgConnection,
     event: &Event,
     window: Duration,
-) -> Result<Outcome, PointError> {
+) -> Result<(Outcome, Option<Uuid>), PointError> {
     let is_capture = match event.kind.as_str() {
         "payment_captured" => true,
         "payment_declined" => false,
-        _ => return Ok(Outcome::UnknownType),
+        _ => return Ok((Outcome::UnknownType, None)),
     };
-    let unknown_order = if is_capture {
+    let payment_id = event.data.payment_id.as_deref();
+    // A capture of a payment already decided is no second charge, whatever order its
+    // reference names (or fails to name).
+    let captured = if is_capture {
+        attempts::decided_captures(conn, payment_id, &event.id).await?
+    } else {
+        Vec::new()
+    };
+    let unknown_order = if !is_capture {
+        Outcome::UnknownOrder
+    } else if captured.is_empty() {
         Outcome::Unapplied(Unapplied::UnknownOrder)
     } else {
-        Outcome::UnknownOrder
+        Outcome::DuplicateCapture
     };
     let Ok(correlation_id) = event.data.reference.parse::<Uuid>() else {
-        return Ok(unknown_order);
+        return Ok((unknown_order, None));
     };
     let Some(status) = attempts::lock_status(conn, correlation_id).await? else {
-        return Ok(unknown_order);
+        return Ok((unknown_order, None));
     };
     let order: OrderRow = point_orders::table
         .find(correlation_id)
         .select(OrderRow::as_select())
         .first(conn)
         .await?;
-    let payment = attempts::load(conn, correlation_id, status, window, Some(&event.id)).await?;
-    let payment_id = event.data.payment_id.as_deref();
+    let payment = attempts::load(conn, correlation_id, status, window, captured).await?;
     let input = if is_capture {
         Input::Captured {
             payment_id,
@@ -197,7 +230,7 @@ async fn decide(
             point_orders::updated_at.eq(diesel::dsl::now),
         ))
     };
-    match payment.step(&input).1 {
+    let outcome = match payment.step(&input).1 {
         Decision::Credit => {
             move_to("successful", "CAPTURED").execute(conn).await?;
             ledger::lock_accounts(conn, &[order.recipient_id]).await?;
@@ -217,23 +250,28 @@ async fn decide(
                 },
             )
             .await?;
-            Ok(Outcome::Captured)
+            Outcome::Captured
         }
         Decision::Fail => {
             move_to("payment_failed", "FAILED").execute(conn).await?;
-            Ok(Outcome::Declined)
+            Outcome::Declined
         }
-        Decision::Superseded => Ok(Outcome::Superseded),
-        Decision::RetryLater => Err(PointError::RetryLater(
-            "the payment's attempt is not recorded yet; deliver the event again",
-        )),
-        Decision::NotPending => Ok(Outcome::NotPending),
-        Decision::DuplicateCapture => Ok(Outcome::DuplicateCapture),
-        Decision::Unapplied(reason) => Ok(Outcome::Unapplied(reason)),
-        other @ (Decision::Pay | Decision::NotPayable(_) | Decision::Record) => Err(
-            PointError::Internal(format!("a payment event decided {other:?}")),
-        ),
-    }
+        Decision::Superseded => Outcome::Superseded,
+        Decision::RetryLater => {
+            return Err(PointError::RetryLater(
+                "the payment's attempt is not recorded yet; deliver the event again",
+            ));
+        }
+        Decision::NotPending => Outcome::NotPending,
+        Decision::DuplicateCapture => Outcome::DuplicateCapture,
+        Decision::Unapplied(reason) => Outcome::Unapplied(reason),
+        other @ (Decision::Pay | Decision::NotPayable(_) | Decision::Record) => {
+            return Err(PointError::Internal(format!(
+                "a payment event decided {other:?}"
+            )));
+        }
+    };
+    Ok((outcome, Some(correlation_id)))
 }
 
 /// The capture's money against the order's: amount in halalas, then currency.

@@ -14,7 +14,6 @@ use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Integer, Nullable, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use domain::Points;
 use serde_json::json;
 
 use crate::config::{CreditTarget, GiftCardRetry};
@@ -126,11 +125,41 @@ pub async fn take_locked(
     .await
 }
 
-/// Sends the credit. `Err` is why it cannot be counted as done: no answer in time, no
-/// connection, or an answer other than 2xx.
-pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), String> {
+/// Why a try did not land.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    /// The other side refused this credit (a 4xx other than 409 and 429): the same body
+    /// again will be refused again until someone fixes one side, so it is retried only
+    /// after [`REFUSED_BACKOFF`] and logged at error level every time.
+    #[error("credit refused with {0}")]
+    Refused(u16),
+    /// No answer in time, no connection, or an answer that may heal (5xx, 409, 429).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// How long a refused credit waits before its next try by the retry task: a few tries a
+/// day, in case the fix was made on the other side, instead of one every few minutes.
+pub const REFUSED_BACKOFF: Duration = Duration::from_secs(6 * 3600);
+
+impl Failure {
+    /// The wait before the retry task tries the credit again.
+    pub fn backoff(&self, retry: &GiftCardRetry, attempt: i32) -> Duration {
+        match self {
+            Self::Refused(_) => REFUSED_BACKOFF,
+            Self::Failed(_) => retry.backoff(attempt),
+        }
+    }
+}
+
+/// Sends the credit. `Err` is why it cannot be counted as done.
+///
+/// The points go as the exact decimal (plain notation, no trailing zeros: `1.23456`), which
+/// the point service reads exactly; the spec's 4-decimal text is for answers only, and
+/// sending it would credit 1.2346 for 1.23456, or "0" (refused) for 0.00001.
+pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), Failure> {
     let reference = lease.reference();
-    let points = Points::new(lease.points.clone()).to_text();
+    let points = domain::decimal::to_number(&lease.points).to_string();
     let request = match &credit.target {
         CreditTarget::PointService => credit
             .http
@@ -147,8 +176,20 @@ pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), String> {
     };
     match request.send().await {
         Ok(response) if response.status().is_success() => Ok(()),
-        Ok(response) => Err(format!("credit answered {}", response.status())),
-        Err(e) => Err(format!("credit failed: {}", with_causes(&e))),
+        Ok(response)
+            if response.status().is_client_error()
+                && !matches!(response.status().as_u16(), 409 | 429) =>
+        {
+            Err(Failure::Refused(response.status().as_u16()))
+        }
+        Ok(response) => Err(Failure::Failed(format!(
+            "credit answered {}",
+            response.status()
+        ))),
+        Err(e) => Err(Failure::Failed(format!(
+            "credit failed: {}",
+            with_causes(&e)
+        ))),
     }
 }
 
@@ -203,7 +244,7 @@ pub async fn release(
     conn: &mut AsyncPgConnection,
     lease: &Lease,
     backoff: Duration,
-    error: &str,
+    error: &Failure,
 ) -> QueryResult<()> {
     diesel::sql_query(
         "UPDATE gift_card_redemptions \
@@ -214,7 +255,7 @@ pub async fn release(
     .bind::<BigInt, _>(lease.id)
     .bind::<Integer, _>(lease.attempt)
     .bind::<Double, _>(seconds(backoff))
-    .bind::<Nullable<Text>, _>(Some(error))
+    .bind::<Nullable<Text>, _>(Some(error.to_string()))
     .execute(conn)
     .await?;
     Ok(())
@@ -225,7 +266,7 @@ pub async fn release(
 const ERROR_AFTER: i32 = 5;
 
 /// Logs and counts one try's outcome (`gift_card_credit_attempts_total{by, outcome}`).
-pub fn report(by: By, lease: &Lease, outcome: &Result<(), String>, retry: &GiftCardRetry) {
+pub fn report(by: By, lease: &Lease, outcome: &Result<(), Failure>, retry: &GiftCardRetry) {
     let by_label = by.label();
     match outcome {
         Ok(()) => {
@@ -240,10 +281,25 @@ pub fn report(by: By, lease: &Lease, outcome: &Result<(), String>, retry: &GiftC
             );
         }
         Err(error) => {
-            metrics::counter!("gift_card_credit_attempts_total", "by" => by_label, "outcome" => "failed")
+            let outcome = match error {
+                Failure::Refused(_) => "refused",
+                Failure::Failed(_) => "failed",
+            };
+            metrics::counter!("gift_card_credit_attempts_total", "by" => by_label, "outcome" => outcome)
                 .increment(1);
-            let next_in = retry.backoff(lease.attempt).as_secs_f64();
-            if lease.attempt >= ERROR_AFTER {
+            let next_in = error.backoff(retry, lease.attempt).as_secs_f64();
+            if matches!(error, Failure::Refused(_)) {
+                tracing::error!(
+                    redemption.id = lease.id,
+                    client.id = lease.client_id,
+                    points = %lease.points,
+                    attempt = lease.attempt,
+                    by = by_label,
+                    next_try_in_seconds = next_in,
+                    error.message = %error,
+                    "gift-card credit refused: it stays pending and is retried rarely; look at why the other side refuses it"
+                );
+            } else if lease.attempt >= ERROR_AFTER {
                 tracing::error!(
                     redemption.id = lease.id,
                     client.id = lease.client_id,

@@ -86,7 +86,8 @@ pub async fn pass(
                 done.credited += 1;
             }
             Err(error) => {
-                credit::release(&mut conn, &lease, settings.backoff(lease.attempt), &error).await?;
+                let backoff = error.backoff(settings, lease.attempt);
+                credit::release(&mut conn, &lease, backoff, &error).await?;
             }
         }
     }

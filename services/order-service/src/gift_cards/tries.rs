@@ -1,7 +1,10 @@
 //! The wrong-code limits: so many wrong codes per client and per client address in the
-//! last hour. Recording a wrong code counts again under two advisory locks (the client's,
-//! then the address's, as the auth service's OTP limits do), so a burst of parallel wrong
-//! codes takes turns at the count and cannot all pass it together.
+//! last hour. A redemption takes two advisory locks (the client's, then the address's, as
+//! the auth service's OTP limits do) before it counts, and holds them while it looks the
+//! code up and records a wrong one, all in one short transaction: a burst of parallel
+//! requests takes turns, so no code is looked at once the limit is reached (a right code
+//! hidden among wrong ones gets no extra chances). This serialises one client's, and one
+//! address's, redemptions; the locks are never held across the credit call.
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Text};
@@ -21,8 +24,8 @@ pub struct Limits {
 /// The advisory lock classes (the two-key form, a space apart from the one-key locks that
 /// `migrate` takes). Every caller locks the client before the address, so two requests
 /// never wait on each other in a circle.
-const CLIENT_LOCK: i32 = 0x6763_0001;
-const IP_LOCK: i32 = 0x6763_0002;
+pub const CLIENT_LOCK: i32 = 0x6763_0001;
+pub const IP_LOCK: i32 = 0x6763_0002;
 
 #[derive(QueryableByName)]
 struct Counts {
@@ -51,25 +54,10 @@ async fn over(
     Ok(counts.by_client >= limits.per_client || counts.by_ip >= limits.per_ip)
 }
 
-/// Refuses when this client or address is at its limit. Read without the locks: it only
-/// decides whether to go on, and nothing but [`record_wrong`] adds to the counts.
-pub async fn check(
-    conn: &mut AsyncPgConnection,
-    client_id: i64,
-    ip: &str,
-    limits: Limits,
-) -> Result<(), OrderError> {
-    if over(conn, client_id, ip, limits).await? {
-        return Err(OrderError::TooManyRequests);
-    }
-    Ok(())
-}
-
-/// Counts a wrong code, inside the caller's transaction: under the locks, the count is
-/// taken again and the try recorded only while under the limit (429 otherwise, as if the
-/// limit had been reached before the code was looked at). The locks last until the
-/// transaction ends, so the next request's count sees this try.
-pub async fn record_wrong(
+/// Takes the client's lock, then the address's, until the caller's transaction ends, then
+/// refuses when this client or address is at its limit. While the locks are held nobody
+/// else can add to either count, so the count stays true until [`record_wrong`].
+pub async fn lock_and_check(
     conn: &mut AsyncPgConnection,
     client_id: i64,
     ip: &str,
@@ -88,6 +76,15 @@ pub async fn record_wrong(
     if over(conn, client_id, ip, limits).await? {
         return Err(OrderError::TooManyRequests);
     }
+    Ok(())
+}
+
+/// Counts a wrong code, in the transaction that holds the locks of [`lock_and_check`].
+pub async fn record_wrong(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    ip: &str,
+) -> Result<(), OrderError> {
     diesel::insert_into(gift_card_tries::table)
         .values((
             gift_card_tries::client_id.eq(client_id),

@@ -1,6 +1,7 @@
 //! `POST /gift-card-code`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use futures_util::stream::FuturesUnordered;
 use order_service::config::CreditTarget;
-use order_service::gift_cards::retry;
+use order_service::gift_cards::{retry, tries};
 use order_service::state::Credit;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -730,4 +731,211 @@ async fn the_retry_task_stops_when_asked() {
         .await
         .expect("the task ends")
         .unwrap();
+}
+
+/// Requests waiting for the client lock of the wrong-code limits, on `app`'s database.
+async fn waiting_for_client_lock(app: &TestApp) -> i64 {
+    count(
+        app,
+        &format!(
+            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND classid = {} AND objsubid = 2 \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            tries::CLIENT_LOCK
+        ),
+    )
+    .await
+}
+
+/// Waits until `n` requests wait for the client lock, or `done` is set.
+async fn until_waiting(app: &TestApp, n: i64, done: &AtomicBool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !done.load(Ordering::SeqCst) && waiting_for_client_lock(app).await < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{n} requests never waited for the client lock"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// At one wrong code below the limit, a burst of 30 requests gets at most one code looked
+/// at: the right code sent among 29 wrong ones is not redeemed once a wrong one reached the
+/// limit. The test holds the client's lock (a gate) until the 29 wrong requests and then
+/// the right one wait for it, so the right one comes last.
+#[tokio::test]
+async fn a_burst_at_the_limit_gets_one_code_looked_at_even_with_the_right_one_among_them() {
+    let app = spawn_app_with(Options {
+        tries_per_client: 5,
+        pool_size: 40,
+        ..Options::default()
+    })
+    .await;
+    for i in 0..4 {
+        assert_eq!(app.redeem(1001, &format!("EARLIER-{i}")).await.0, 404);
+    }
+    let mut gate = app.database.connect().await;
+    diesel::sql_query("SELECT pg_advisory_lock($1, hashtext('1001'))")
+        .bind::<Integer, _>(tries::CLIENT_LOCK)
+        .execute(&mut gate)
+        .await
+        .unwrap();
+    let right_answered = AtomicBool::new(false);
+    let wrong = join_all((0..29).map(|i| {
+        let code = format!("GUESS-{i}");
+        let app = &app;
+        async move { app.redeem(1001, &code).await.0 }
+    }));
+    let right = async {
+        until_waiting(&app, 29, &AtomicBool::new(false)).await;
+        let status = app.redeem(1001, "WELCOME-100").await.0;
+        right_answered.store(true, Ordering::SeqCst);
+        status
+    };
+    let gatekeeper = async {
+        // The old code looked the right one up without waiting: it answers at once.
+        until_waiting(&app, 30, &right_answered).await;
+        diesel::sql_query("SELECT pg_advisory_unlock($1, hashtext('1001'))")
+            .bind::<Integer, _>(tries::CLIENT_LOCK)
+            .execute(&mut gate)
+            .await
+            .unwrap();
+    };
+    let (wrong, right, ()) = tokio::join!(wrong, right, gatekeeper);
+    let statuses = wrong
+        .into_iter()
+        .chain([right])
+        .fold(BTreeMap::new(), |mut by, status| {
+            *by.entry(status).or_insert(0) += 1;
+            by
+        });
+    assert_eq!(
+        statuses,
+        BTreeMap::from([(404, 1), (429, 29)]),
+        "one code looked at (404s + 200s), the rest 429"
+    );
+    assert_eq!(right, 429);
+    assert_eq!(
+        count(&app, "SELECT count(*) AS n FROM gift_card_redemptions").await,
+        0
+    );
+    assert!(app.credits.lock().unwrap().is_empty());
+}
+
+/// A code deactivated while its redemption is pending: the owner's next request resumes
+/// it (a redemption that exists decides), it is no wrong guess.
+#[tokio::test]
+async fn a_pending_redemption_of_a_code_deactivated_since_is_resumed_not_404() {
+    let app = spawn_app().await;
+    app.credits_fail.store(true, Ordering::SeqCst);
+    assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 502);
+    let mut conn = app.database.connect().await;
+    diesel::sql_query("UPDATE gift_card_codes SET active = false WHERE code = 'WELCOME-100'")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    app.credits_fail.store(false, Ordering::SeqCst);
+    assert_eq!(
+        app.redeem(1001, "WELCOME-100").await,
+        (
+            200,
+            json!({"message": "The code was redeemed", "code": "WELCOME-100", "points": "100"})
+        )
+    );
+    assert_eq!(
+        app.redeem(1002, "WELCOME-100").await,
+        error_c(409, USED),
+        "someone else is told it is used, not that it does not exist"
+    );
+    assert_eq!(
+        count(&app, "SELECT count(*) AS n FROM gift_card_tries").await,
+        0,
+        "no wrong guess counted"
+    );
+    assert_eq!(app.credits.lock().unwrap().len(), 1);
+}
+
+/// The credit carries the code's exact points, not the answer's 4-decimal text: 1.23456
+/// credits 1.23456 (not 1.2346, points invented), 0.00001 credits 0.00001 (not "0", which
+/// the point service refuses). The answer's `points` stays the spec's text.
+#[tokio::test]
+async fn the_credit_carries_the_exact_points() {
+    let app = spawn_app().await;
+    let mut conn = app.database.connect().await;
+    diesel::sql_query(
+        "INSERT INTO gift_card_codes (code, points, active) VALUES ('EXACT', 1.23456, true), ('TINY', 0.00001, true)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        app.redeem(1001, "EXACT").await,
+        (
+            200,
+            json!({"message": "The code was redeemed", "code": "EXACT", "points": "1.2346"})
+        )
+    );
+    assert_eq!(
+        app.redeem(1001, "TINY").await,
+        (
+            200,
+            json!({"message": "The code was redeemed", "code": "TINY", "points": "0"})
+        )
+    );
+    let sent: Vec<Value> = app
+        .credits
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| c["points"].clone())
+        .collect();
+    assert_eq!(sent, vec![json!("1.23456"), json!("0.00001")]);
+}
+
+/// A credit the point service refuses (a 4xx other than 409 and 429) is not hammered: its
+/// next try by the retry task is hours away, where a failure that may heal waits the
+/// ordinary backoff.
+#[tokio::test]
+async fn a_refused_credit_waits_long_before_its_next_try() {
+    let refusing = server::spawn_local(|| {
+        App::new().default_service(web::to(|| async {
+            HttpResponse::UnprocessableEntity().json(json!({"message": "no such client"}))
+        }))
+    })
+    .unwrap();
+    for (url, code, refused) in [
+        (Some(refusing), "WELCOME-100", true),
+        (None, "RAMADAN-250", false),
+    ] {
+        let mut options = Options {
+            point_service_url: url,
+            ..Options::default()
+        };
+        // The ordinary first backoff: one interval.
+        options.gift_card_retry.interval = Duration::from_secs(60);
+        let app = spawn_app_with(options).await;
+        app.credits_fail.store(true, Ordering::SeqCst);
+        assert_eq!(app.redeem(1001, code).await.0, 502, "{code}");
+        assert_eq!(
+            count(
+                &app,
+                "SELECT count(*) AS n FROM gift_card_redemptions \
+                 WHERE status = 'pending' AND next_attempt_at > now() + interval '1 hour'"
+            )
+            .await,
+            i64::from(refused),
+            "{code}"
+        );
+        if refused {
+            assert_eq!(
+                count(
+                    &app,
+                    "SELECT count(*) AS n FROM gift_card_redemptions \
+                     WHERE last_error = 'credit refused with 422'"
+                )
+                .await,
+                1
+            );
+        }
+    }
 }

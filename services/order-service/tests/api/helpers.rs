@@ -51,6 +51,8 @@ pub struct Options {
     /// The gift-card retry task; its interval is an hour (it stays idle) unless a test is
     /// about it.
     pub gift_card_retry: GiftCardRetry,
+    /// `DATABASE_POOL_SIZE`.
+    pub pool_size: usize,
 }
 
 impl Default for Options {
@@ -70,6 +72,7 @@ impl Default for Options {
                 max_backoff: Duration::from_secs(3600),
                 lease: Duration::from_secs(60),
             },
+            pool_size: 10,
         }
     }
 }
@@ -138,7 +141,7 @@ pub fn start(database_url: &str, point_url: &str, options: &Options) -> String {
         },
         database: DatabaseConfig {
             url: Secret::new(database_url),
-            pool_size: 10,
+            pool_size: options.pool_size,
         },
         point_service_url: point_url.to_owned(),
         relay_timeout: options.relay_timeout,

@@ -12,7 +12,7 @@ use crate::webhook::{self, Event};
     params(("X-Signature" = String, Header, description = "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">; at most 300 s old")),
     request_body = crate::routes::doc::PaymentEvent,
     responses((status = 200, description = "`{received: true, outcome}`: `captured`, `declined`, `superseded` (a decline of an older attempt; the newer one decides), `duplicate_event`, `duplicate_capture`, `not_pending`, `unknown_order`, `unknown_type`, or why a capture was not applied and is listed for refund (`already_successful`, `payment_failed`, `not_payable`, `unknown_order`, `amount_mismatch`, `currency_mismatch`)", body = Object),
-        (status = 400, description = "not an event", body = envelope::schema::DocErrorB),
+        (status = 400, description = "signed, but not an event (a field missing or of another type, not JSON): recorded with outcome `unreadable` and, unless its `type` is `payment_declined`, listed for refund with the reason `unreadable` (once, however often it is delivered)", body = envelope::schema::DocErrorB),
         (status = 401, description = "`invalid signature`: bad, missing or stale; nothing changes", body = envelope::schema::DocErrorB),
         (status = 503, description = "a decline that depends on a pay call whose answer is not recorded yet, or the database is busy: nothing recorded; deliver it again (`Retry-After`)", body = envelope::schema::DocErrorB)))]
 pub async fn payments(
@@ -34,9 +34,17 @@ pub async fn payments(
         tracing::warn!("payment webhook refused: bad or stale signature");
         return Err(PointError::Unauthorized("invalid signature".into()));
     }
-    let event: Event = serde_json::from_slice(&body)
-        .map_err(|e| PointError::Validation(format!("invalid event: {e}")))?;
     let mut conn = state.pool.get().await?;
+    let event: Event = match serde_json::from_slice(&body) {
+        Ok(event) => event,
+        Err(e) => {
+            // Signed, so the payment service sent it: it may be a capture, which must not
+            // vanish. Recorded (and listed for refund) once; still 400, since the same
+            // bytes again cannot be read either.
+            webhook::unreadable::record(&mut conn, &body).await?;
+            return Err(PointError::Validation(format!("invalid event: {e}")));
+        }
+    };
     let outcome = webhook::apply(&mut conn, &event, state.attempt_window).await?;
     Ok(HttpResponse::Ok().json(json!({"received": true, "outcome": outcome.as_str()})))
 }

@@ -62,7 +62,7 @@ fn violated(result: Result<audit::Report, AuditError>) -> (&'static str, String)
 async fn a_ledger_written_only_by_the_service_passes_every_check() {
     let (app, _) = busy_ledger().await;
     let report = audit(&app).await.unwrap();
-    assert_eq!(report.passed.len(), 8, "{report:?}");
+    assert_eq!(report.passed.len(), 9, "{report:?}");
     assert_eq!(report.open_unapplied_captures, 0);
 }
 
@@ -138,4 +138,27 @@ async fn an_idempotency_key_bound_to_another_clients_order_is_caught() {
     .await;
     let (check, _) = violated(audit(&app).await);
     assert!(check.starts_with("an idempotency key"), "{check}");
+}
+
+#[tokio::test]
+async fn a_payment_both_credited_and_listed_for_refund_is_caught() {
+    let (app, _) = busy_ledger().await;
+    audit(&app).await.unwrap();
+    // What the earlier code could do: the payment that credited `evt_0`'s order, captured
+    // again under another spelling of its reference, listed for refund all the same.
+    app.sql(
+        "INSERT INTO payment_events (id, type, reference, payment_id, amount_minor, currency, outcome)
+         SELECT 'evt_0_again', type, upper(reference), payment_id, amount_minor, currency, 'already_successful'
+         FROM payment_events WHERE id = 'evt_0' AND outcome = 'captured';
+         INSERT INTO unapplied_captures (event_id, reference, payment_id, amount_minor, currency, reason)
+         SELECT id, reference, payment_id, amount_minor, currency, outcome
+         FROM payment_events WHERE id = 'evt_0_again';",
+    )
+    .await;
+    let (check, detail) = violated(audit(&app).await);
+    assert_eq!(check, "no payment is both credited and listed as unapplied");
+    assert!(
+        detail.contains("pay_1") && detail.contains("evt_0_again"),
+        "{detail}"
+    );
 }

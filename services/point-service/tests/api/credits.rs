@@ -111,3 +111,30 @@ async fn the_same_reference_raced_for_two_clients_or_amounts_is_one_200_and_one_
         );
     }
 }
+
+/// The gift-card credit sends a code's exact points as text; they are credited exactly
+/// (the answer's texts are the spec's 4-decimal ones), and the same reference with the
+/// rounded amount is another amount (409), not the same credit.
+#[tokio::test]
+async fn points_text_is_credited_exactly() {
+    let app = spawn_app().await;
+    for (reference, points, answered) in [
+        ("gift-card:1", "1.23456", "1.2346"),
+        ("gift-card:2", "0.00001", "0"),
+    ] {
+        let body = json!({"client_id": OMAR, "points": points, "reference": reference, "reason": "gift_card"});
+        let (status, answer) = credit(&app, &body, Some(INTERNAL)).await;
+        assert_eq!((status, answer["points"].clone()), (200, json!(answered)));
+    }
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM point_entries WHERE client_id = 1002 \
+             AND points IN (1.23456, 0.00001)"
+        )
+        .await,
+        2
+    );
+    assert_eq!(app.balance_of(OMAR).await, "1.2346");
+    let rounded = json!({"client_id": OMAR, "points": "1.2346", "reference": "gift-card:1", "reason": "gift_card"});
+    assert_eq!(credit(&app, &rounded, Some(INTERNAL)).await.0, 409);
+}

@@ -392,7 +392,13 @@ impl TestApp {
 
     /// Posts a signed webhook event.
     pub async fn webhook(&self, event: &Value, secret: &str, timestamp: i64) -> (u16, Value) {
-        let body = event.to_string();
+        self.webhook_raw(&event.to_string(), secret, timestamp)
+            .await
+    }
+
+    /// Posts `body`, byte for byte, signed.
+    pub async fn webhook_raw(&self, body: &str, secret: &str, timestamp: i64) -> (u16, Value) {
+        let body = body.to_owned();
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.as_bytes()).unwrap();
         mac.update(format!("{timestamp}.{body}").as_bytes());
         let signature = format!(

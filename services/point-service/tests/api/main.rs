@@ -18,4 +18,5 @@ mod orders;
 mod pay;
 mod seed;
 mod unapplied;
+mod unreadable;
 mod webhook;

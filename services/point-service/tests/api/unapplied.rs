@@ -30,7 +30,7 @@ async fn checkout_for_omar(app: &TestApp) -> String {
 }
 
 /// The counter's value for `reason` on the app's own `/metrics` (0 before its first use).
-async fn unapplied_metric(app: &TestApp, reason: &str) -> u64 {
+pub(crate) async fn unapplied_metric(app: &TestApp, reason: &str) -> u64 {
     let text = app
         .client
         .get(app.url("/metrics"))

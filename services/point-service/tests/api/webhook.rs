@@ -227,3 +227,67 @@ async fn extreme_timestamps_are_refused_without_overflow() {
         "captured"
     );
 }
+
+/// One payment credits its order once, however its events spell the reference: a capture
+/// of an already credited payment is a duplicate by its payment id alone, never listed
+/// for refund (a refund would leave the client both the money back and the points).
+#[tokio::test]
+async fn a_payment_captured_again_is_a_duplicate_whatever_the_reference_spelling() {
+    let app = spawn_app().await;
+    let id = checkout_for_omar(&app).await;
+    let upper = id.to_uppercase();
+    assert_eq!(
+        app.webhook(
+            &event("evt_1", "payment_captured", &upper, 1500),
+            WEBHOOK_SECRET,
+            now()
+        )
+        .await,
+        (200, json!({"received": true, "outcome": "captured"}))
+    );
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_events WHERE id = 'evt_1' AND reference = '{id}'"
+        ))
+        .await,
+        1,
+        "the reference is recorded in its canonical text"
+    );
+    let simple = id.replace('-', "");
+    for (n, reference) in [
+        id.clone(),
+        format!("{{{upper}}}"),
+        simple,
+        "not-an-order".to_owned(),
+        "00000000-0000-4000-8000-000000000000".to_owned(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(
+            app.webhook(
+                &event(
+                    &format!("evt_again_{n}"),
+                    "payment_captured",
+                    reference,
+                    1500
+                ),
+                WEBHOOK_SECRET,
+                now()
+            )
+            .await
+            .1["outcome"],
+            "duplicate_capture",
+            "{reference}"
+        );
+    }
+    assert_eq!(app.balance_of(OMAR).await, "100");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM unapplied_captures")
+            .await,
+        0,
+        "nothing listed for refund: the payment was credited"
+    );
+    let mut conn = app.database.connect().await;
+    point_service::audit::run(&mut conn).await.unwrap();
+}

@@ -131,15 +131,24 @@ pub fn check_request(request: &OrderRequest, body: &Map<String, Value>) -> Resul
         return fail("point_offer_id is not the body's 24 hex, lower-cased");
     }
 
-    // Read as JavaScript's Number() reads it: the id is that number (as f64, so that ids
-    // past 2^53 compare as JavaScript sees them).
+    // Read as JavaScript's Number() reads it (the id is that number as f64), and exactly:
+    // a body that writes a plain integer gets that very integer, past 2^53 too, where the
+    // f64 would also match a neighbouring id.
     let number = match field("to_client_id") {
         Value::Bool(true) => Some(1.0),
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok(),
         _ => None,
     };
-    if request.to_client_id <= 0 || number != Some(request.to_client_id as f64) {
+    let written = match field("to_client_id") {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    if request.to_client_id <= 0
+        || number != Some(request.to_client_id as f64)
+        || written.is_some_and(|id| id != request.to_client_id)
+    {
         return fail("to_client_id is not the body's positive integer");
     }
 

@@ -104,6 +104,10 @@ fn client_field() -> impl Strategy<Value = Read<i64>> {
         }),
         (1..=MAX_SAFE).prop_map(|n| (json!(format!("{n}.0")), n)),
         (1..=9_007_199_254i64).prop_map(|n| (json!(format!("{n}e3")), n * 1000)),
+        // Past 2^53: the very id written, not the double next to it.
+        (MAX_SAFE + 1..=i64::MAX).prop_map(|n| (json!(n), n)),
+        (MAX_SAFE + 1..=i64::MAX, padding(), padding())
+            .prop_map(|(n, l, r)| (json!(format!("{l}{n}{r}")), n)),
         Just((json!(true), 1)),
     ];
     let invalid = prop_oneof![
@@ -480,4 +484,28 @@ fn the_checks_catch_wrong_answers() {
 #[test]
 fn the_fuzz_targets_seeds_pass_its_checks() {
     replay::replay_fuzz_inputs("order_body", checks::check_fuzz_input);
+}
+
+/// The checks refuse the neighbouring double's id for an id past 2^53, as a number or as
+/// text, and the parser gives the written one.
+#[test]
+fn an_id_past_2_pow_53_is_the_one_written() {
+    for written in ["9007199254740993", "\" 9007199254740993 \""] {
+        let raw = format!(
+            r#"{{"point_offer_id":"64b7f0c2a1b2c3d4e5f60718","to_client_id":{written},"payment_type":"point"}}"#
+        );
+        let Ok(Value::Object(body)) = serde_json::from_str::<Value>(&raw) else {
+            unreachable!()
+        };
+        let request = checks::check_raw(raw.as_bytes()).unwrap().unwrap();
+        assert_eq!(request.to_client_id, 9_007_199_254_740_993, "{written}");
+        let neighbour = OrderRequest {
+            to_client_id: 9_007_199_254_740_992,
+            ..request
+        };
+        assert!(
+            checks::check_request(&neighbour, &body).is_err(),
+            "{written}"
+        );
+    }
 }
