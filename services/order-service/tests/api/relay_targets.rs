@@ -178,6 +178,27 @@ fn hostile_target() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// Hostile spellings that still pass actix's own request-line checks and land on a relayed
+/// route (one segment after the offer or order prefix), so that every run compares a good
+/// share of relayed targets; the fully random ones above are mostly refused before routing.
+fn relayable_target() -> impl Strategy<Value = Vec<u8>> {
+    let prefix = prop::sample::select(vec![
+        "/api/v2/client/point-offers/",
+        "/api/v2/client/point-orders/",
+    ]);
+    let piece = prop::sample::select(vec![
+        "..", ".", "\\", "..\\", "%2e", "%2E", "%2e%2e", "%2f", "%2F", "%5c", "%5C", ";", ";x=..",
+        "%c0%ae", "metrics", "internal", "readyz", "x",
+    ]);
+    let query = prop::sample::select(vec!["", "?a=/../metrics", "?..\\..\\", "?%2e%2e%2f"]);
+    (prefix, prop::collection::vec(piece, 1..6), query).prop_map(|(prefix, pieces, query)| {
+        let mut target = prefix.to_owned();
+        target.extend(pieces);
+        target.push_str(query);
+        target.into_bytes()
+    })
+}
+
 #[test]
 fn every_relayed_target_reaches_the_point_service_unchanged_and_only_on_a_relayed_route() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -189,7 +210,7 @@ fn every_relayed_target_reaches_the_point_service_unchanged_and_only_on_a_relaye
     let relayed = std::cell::Cell::new(0usize);
     proptest!(
         ProptestConfig { cases: 300, ..ProptestConfig::default() },
-        |(target in hostile_target(), post in any::<bool>())| {
+        |(target in prop_oneof![hostile_target(), relayable_target()], post in any::<bool>())| {
             let method = if post { "POST" } else { "GET" };
             let before = upstream.seen().len();
             let answer = raw_exchange(&app.base, &raw_request(method, &target));
@@ -215,7 +236,8 @@ fn every_relayed_target_reaches_the_point_service_unchanged_and_only_on_a_relaye
     );
     // Not vacuous: a fair share of the generated targets were relayed and checked.
     let relayed = relayed.get();
-    assert!(relayed >= 20, "only {relayed} targets reached the upstream");
+    // About 85 of 300 on average (half the cases are shaped to be relayable); 40 is far below.
+    assert!(relayed >= 40, "only {relayed} targets reached the upstream");
     drop(app);
 }
 
