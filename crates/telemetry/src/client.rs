@@ -56,3 +56,20 @@ fn strip_urls<'a>(
 ) -> Answer<'a> {
     Box::pin(async move { next.run(req, extensions).await.map_err(without_url) })
 }
+
+/// An outbound call's error and its causes on one line, so that a log says "connection
+/// refused" or "operation timed out" rather than only "error sending request". Give it an
+/// error that names no URL (hyper's, or one through [`without_url`]).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

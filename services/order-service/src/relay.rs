@@ -151,7 +151,9 @@ pub async fn relay(
             return Err(OrderError::RelayTimeout);
         }
         Ok(Err(e)) => {
-            let text = error_text(&e);
+            // hyper's errors carry no URL, so neither the answer nor the log shows the target or
+            // its query (which may carry a caller's data).
+            let text = telemetry::client::error_chain(&e);
             span.record("otel.status_code", "ERROR");
             span.in_scope(|| {
                 tracing::error!(upstream = "point-service", error.message = %text, "relay could not reach the point service");
@@ -169,23 +171,6 @@ pub async fn relay(
     // The point service's answer as it left: the envelope handlers must not rewrite it.
     reply.extensions_mut().insert(envelope::handlers::Verbatim);
     Ok(reply.body(answer::Streamed::new(body, deadline)))
-}
-
-/// The error and its causes on one line ("client error (Connect): tcp connect error:
-/// Connection refused (os error 111)"). hyper's errors carry no URL, so neither the answer
-/// nor the log shows the target or its query (which may carry a caller's data).
-fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

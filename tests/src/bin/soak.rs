@@ -310,11 +310,19 @@ impl Soak {
             return;
         }
         let code = format!("SOAK-{n:05}");
+        if self.redeem("gift code", token, &code).await {
+            self.observed.lock().unwrap().redeemed.push(code);
+        }
+    }
+
+    /// Redeems `code` as the app does, retrying a 5xx or a 429 (a credit still pending, a
+    /// service down); true when it answered 200.
+    async fn redeem(&self, action: &str, token: &'static str, code: &str) -> bool {
         for _ in 0..20 {
             let order = self.order_base().await;
             let answer = self
                 .call(
-                    "gift code",
+                    action,
                     "POST",
                     format!("{order}/api/v2/client/gift-card-code"),
                     Some(token),
@@ -323,14 +331,12 @@ impl Soak {
                 )
                 .await;
             match answer {
-                Some((200, _)) => {
-                    self.observed.lock().unwrap().redeemed.push(code);
-                    return;
-                }
-                Some((status, _)) if (400..500).contains(&status) && status != 429 => return,
+                Some((200, _)) => return true,
+                Some((status, _)) if (400..500).contains(&status) && status != 429 => return false,
                 _ => tokio::time::sleep(Duration::from_millis(500)).await,
             }
         }
+        false
     }
 
     /// A checkout order for a friend (Sara), or `None` when it could not be made.
@@ -540,32 +546,7 @@ impl Soak {
             return;
         }
         let code = format!("RUSH-{n:04}");
-        let tries = CLIENTS.map(|(_, token)| {
-            let code = code.clone();
-            async move {
-                for _ in 0..20 {
-                    let order = self.order_base().await;
-                    let answer = self
-                        .call(
-                            "rush code",
-                            "POST",
-                            format!("{order}/api/v2/client/gift-card-code"),
-                            Some(token),
-                            None,
-                            Some(&json!({"code": code})),
-                        )
-                        .await;
-                    match answer {
-                        Some((200, _)) => return true,
-                        Some((status, _)) if (400..500).contains(&status) && status != 429 => {
-                            return false;
-                        }
-                        _ => tokio::time::sleep(Duration::from_millis(500)).await,
-                    }
-                }
-                false
-            }
-        });
+        let tries = CLIENTS.map(|(_, token)| self.redeem("rush code", token, &code));
         let wins = futures_util::future::join_all(tries)
             .await
             .into_iter()

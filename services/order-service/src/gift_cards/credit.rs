@@ -188,25 +188,9 @@ pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), Failure> {
         ))),
         Err(e) => Err(Failure::Failed(format!(
             "credit failed: {}",
-            with_causes(&e)
+            telemetry::client::error_chain(&e)
         ))),
     }
-}
-
-/// The error and its causes on one line, so the log says "connection refused" or
-/// "operation timed out" rather than only "error sending request".
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Writes down that the credit landed. With `answer` (the redeeming request, about to
