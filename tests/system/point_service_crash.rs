@@ -107,7 +107,7 @@ async fn a_crashed_point_service_gives_502_then_recovers_without_losing_a_point(
     );
     assert_eq!(
         report.lines().filter(|l| l.starts_with("ok: ")).count(),
-        8,
+        9,
         "{report}"
     );
 }

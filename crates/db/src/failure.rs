@@ -1,4 +1,6 @@
-//! What a database error means for the caller: try again (503), or a bug (500).
+//! What a database error means for the caller: busy, try again (503), or a bug or an outage
+//! (500: the spec's point routes answer 401/500/502/504 only, and a database that is down
+//! is its "unexpected failure in the point service").
 //!
 //! diesel names only some SQLSTATEs (40001 is `SerializationFailure`); diesel-async keeps the
 //! server's error, code included, behind a private wrapper that exposes only its message.
@@ -10,9 +12,9 @@ use crate::PoolError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// Pool exhausted past its wait, no connection to the database (it is down or
-    /// restarting), a connection lost mid-request, a deadlock, a lock or statement timeout,
-    /// a serialization failure: the same request may well succeed a moment later.
+    /// Pool exhausted past its wait, a deadlock, a lock or statement timeout, a
+    /// serialization failure: the database is up but contended, and the same request may
+    /// well succeed a moment later.
     Busy(String),
     /// Anything else.
     Broken(String),
@@ -25,12 +27,6 @@ const RETRYABLE_MESSAGES: &[(&str, &str)] = &[
     ("55P03", "could not obtain lock on "),
     ("57014", "canceling statement due to statement timeout"),
     ("57014", "canceling statement due to user request"),
-    // 57P01..57P03: the server is shutting down or starting.
-    (
-        "57P01",
-        "terminating connection due to administrator command",
-    ),
-    ("57P03", "the database system is "),
 ];
 
 /// The SQLSTATE of a retryable server error, from its message.
@@ -45,12 +41,9 @@ impl From<diesel::result::Error> for Failure {
     fn from(e: diesel::result::Error) -> Self {
         use diesel::result::{DatabaseErrorKind, Error};
         match &e {
-            Error::DatabaseError(
-                DatabaseErrorKind::SerializationFailure
-                | DatabaseErrorKind::ClosedConnection
-                | DatabaseErrorKind::UnableToSendCommand,
-                _,
-            ) => Self::Busy(e.to_string()),
+            Error::DatabaseError(DatabaseErrorKind::SerializationFailure, _) => {
+                Self::Busy(e.to_string())
+            }
             Error::DatabaseError(_, info) if retryable_code(info.message()).is_some() => {
                 Self::Busy(e.to_string())
             }
@@ -62,14 +55,14 @@ impl From<diesel::result::Error> for Failure {
 impl From<PoolError> for Failure {
     fn from(e: PoolError) -> Self {
         match e {
-            // No connection in time, none can be opened (the database is down or refuses),
-            // or a new one failed its session setup: a moment later it may work.
-            PoolError::Timeout(_) | PoolError::Backend(_) | PoolError::PostCreateHook(_) => {
-                Self::Busy(format!("no database connection: {e}"))
-            }
-            PoolError::Closed | PoolError::NoRuntimeSpecified => {
-                Self::Broken(format!("no database connection: {e}"))
-            }
+            // Every connection busy past the pool's wait.
+            PoolError::Timeout(_) => Self::Busy(format!("no database connection: {e}")),
+            // None can be opened (the database is down or refuses), or a new one failed its
+            // session setup: an outage, the spec's 500.
+            PoolError::Backend(_)
+            | PoolError::PostCreateHook(_)
+            | PoolError::Closed
+            | PoolError::NoRuntimeSpecified => Self::Broken(format!("no database connection: {e}")),
         }
     }
 }
@@ -95,21 +88,16 @@ mod tests {
             "canceling statement due to lock timeout",
             "could not obtain lock on row in relation \"gift_card_redemptions\"",
             "canceling statement due to statement timeout",
-            "terminating connection due to administrator command",
-            "the database system is starting up",
         ] {
             assert!(
                 is_busy(&server_error(DatabaseErrorKind::Unknown, message)),
                 "{message}"
             );
         }
-        for kind in [
+        assert!(is_busy(&server_error(
             DatabaseErrorKind::SerializationFailure,
-            DatabaseErrorKind::ClosedConnection,
-            DatabaseErrorKind::UnableToSendCommand,
-        ] {
-            assert!(is_busy(&server_error(kind, "x")), "{kind:?}");
-        }
+            "x"
+        )));
     }
 
     #[test]
@@ -118,6 +106,20 @@ mod tests {
             (DatabaseErrorKind::UniqueViolation, "duplicate key value"),
             (DatabaseErrorKind::CheckViolation, "new row violates check"),
             (DatabaseErrorKind::Unknown, "column \"x\" does not exist"),
+            // An outage is the spec's 500, not a 503.
+            (
+                DatabaseErrorKind::ClosedConnection,
+                "server closed the connection",
+            ),
+            (DatabaseErrorKind::UnableToSendCommand, "broken pipe"),
+            (
+                DatabaseErrorKind::Unknown,
+                "terminating connection due to administrator command",
+            ),
+            (
+                DatabaseErrorKind::Unknown,
+                "the database system is starting up",
+            ),
             // Only the start of the message counts: a value that quotes it is no timeout.
             (
                 DatabaseErrorKind::Unknown,
@@ -130,12 +132,12 @@ mod tests {
     }
 
     #[test]
-    fn pool_errors_are_busy_unless_the_pool_is_closed() {
+    fn only_a_pool_wait_past_its_timeout_is_busy() {
         use deadpool::managed::TimeoutType;
         assert!(is_busy(&Failure::from(PoolError::Timeout(
             TimeoutType::Wait
         ))));
-        assert!(is_busy(&Failure::from(PoolError::Backend(
+        assert!(!is_busy(&Failure::from(PoolError::Backend(
             diesel_async::pooled_connection::PoolError::ConnectionError(
                 diesel::ConnectionError::BadConnection("connection refused".into())
             )
