@@ -17,7 +17,7 @@
 //! | `OTP_SMS_PER_IP_PER_HOUR` | `20` | SMS actually sent for one client address |
 //! | `OTP_TRIES_PER_PHONE_PER_HOUR` | `10` | codes tried for one phone |
 //! | `OTP_TRIES_PER_IP_PER_HOUR` | `50` | codes tried from one client address |
-//! | `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` | `100` | phones with no account asked for (reset-otp's `Last Name cannot be blank.`, verify-otp's `Invalid or expired code`) from one client address; past it that address gets the OTP 429 for every phone, known ones too, so the routes cannot be used to list who is a client. Generous: an honest app mistypes a phone a few times, and many users may share one address |
+//! | `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` | `1000` | phones with no account asked for (reset-otp's `Last Name cannot be blank.`, verify-otp's `Invalid or expired code`) from one client address; past it that address gets the OTP 429 for every phone, known ones too, so the routes cannot be used to list who is a client. Generous: an honest app mistypes a phone a few times, many users may share one address, and an unknown phone costs no SMS; at 1000 an hour, one address needs years to try a country's mobile numbers |
 //! | `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` | `30` | client lookups by phone (`GET /api/v1/clients`) one caller may make, found or not |
 //! | `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` | `20` | legacy tokens exchange-token may mint (and store) for one client |
 //! | `TRUST_X_FORWARDED_FOR` | off | `true`: the client address is the first `X-Forwarded-For` hop (only behind a proxy that sets it) |
@@ -92,7 +92,7 @@ impl Config {
             tries_per_ip: env.int_or("OTP_TRIES_PER_IP_PER_HOUR", 50, 1..=100_000) as i64,
             unknown_phones_per_ip: env.int_or(
                 "OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR",
-                100,
+                1000,
                 1..=100_000,
             ) as i64,
         };
