@@ -53,9 +53,9 @@ fn yes() -> bool {
 }
 
 impl GiftCardCode {
-    /// A code's points go to the point service (and the legacy system) as points text,
-    /// which keeps 4 decimals: a code worth more precise points could not be credited
-    /// exactly, so it is refused here rather than rounded at redemption.
+    /// A code and positive points; any number of decimals (the credit carries the exact
+    /// decimal, `gift_cards::credit`; only the answer's text is rounded, as the spec's points
+    /// text is).
     fn check(&self) -> Result<(), (&'static str, String)> {
         if self.code.trim().is_empty() {
             return Err(("code", "must not be empty".to_owned()));
@@ -63,15 +63,6 @@ impl GiftCardCode {
         let exact = self.points.as_decimal().normalized();
         if self.points.is_negative() || self.points == Points::zero() {
             return Err(("points", format!("must be positive, got {exact}")));
-        }
-        if exact.fractional_digit_count() > Points::TEXT_DECIMALS {
-            return Err((
-                "points",
-                format!(
-                    "must have at most {} decimals (the points text of a credit), got {exact}",
-                    Points::TEXT_DECIMALS
-                ),
-            ));
         }
         Ok(())
     }

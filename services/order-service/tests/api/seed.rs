@@ -95,3 +95,60 @@ async fn seeding_twice_upserts_and_point_rates_follow_the_fixture_rules() {
     run(&mut conn, &json!({"point_rates": null})).await.unwrap();
     assert_eq!(rates(&mut conn).await, None);
 }
+
+#[derive(QueryableByName)]
+struct CodePoints {
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    points: String,
+}
+
+/// Gift-card codes keep every decimal they are written with (the credit carries the exact
+/// decimal); only codes that cannot be credited at all are refused, each reported, the rest
+/// loaded.
+#[tokio::test]
+async fn gift_card_codes_load_exactly_and_only_the_bad_rows_are_refused() {
+    let database = ::db::testing::TestDatabase::new(catalog::SCHEMA).await;
+    let mut conn = database.connect().await;
+    let fixture: serde_json::Value = serde_json::from_str(
+        r#"{"gift_card_codes": [
+            {"code": "FINE", "points": 1.23456, "active": true},
+            {"code": "HUGE", "points": 123456789012345678901234.5, "active": true},
+            {"code": "ROUND", "points": 100.0, "active": true},
+            {"code": "ZERO", "points": 0, "active": true},
+            {"code": "NEGATIVE", "points": -5, "active": true},
+            {"code": "   ", "points": 5, "active": true}
+        ]}"#,
+    )
+    .unwrap();
+    let report = run_report(&mut conn, &fixture).await.unwrap();
+    let rejected: Vec<String> = report.rejected.iter().map(|r| r.to_string()).collect();
+    assert_eq!(rejected.len(), 3, "{rejected:?}");
+    for (index, reason) in [
+        (3, "must be positive"),
+        (4, "must be positive"),
+        (5, "must not be empty"),
+    ] {
+        assert!(
+            rejected
+                .iter()
+                .any(|r| r.contains(&format!("[{index}]")) && r.contains(reason)),
+            "row {index}: {rejected:?}"
+        );
+    }
+    let loaded: Vec<CodePoints> =
+        sql_query("SELECT code, points::text AS points FROM gift_card_codes ORDER BY code")
+            .load(&mut conn)
+            .await
+            .unwrap();
+    let loaded: Vec<(String, String)> = loaded.into_iter().map(|r| (r.code, r.points)).collect();
+    assert_eq!(
+        loaded,
+        [
+            ("FINE".to_owned(), "1.23456".to_owned()),
+            ("HUGE".to_owned(), "123456789012345678901234.5".to_owned()),
+            ("ROUND".to_owned(), "100.0".to_owned()),
+        ]
+    );
+}
