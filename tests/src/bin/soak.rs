@@ -45,6 +45,20 @@ const ORDER_ENV: [(&str, &str); 3] = [
     ("GIFT_CARD_CREDIT_LEASE_SECONDS", "15"),
 ];
 
+/// A card payment waiting on its 3-D Secure page.
+struct Payment {
+    id: String,
+    page: String,
+}
+
+/// A checkout order paid twice by card: the order as created, its id, and both payments.
+struct Tapped {
+    created: Value,
+    id: String,
+    older: Payment,
+    newer: Payment,
+}
+
 /// What the clients saw, for the report and the checks.
 #[derive(Default)]
 struct Observed {
@@ -259,47 +273,21 @@ impl Soak {
     }
 
     async fn card_order(&self, token: &'static str, approve: bool, key: &str) {
-        let body =
-            json!({"point_offer_id": OFFER, "to_client_id": 1001, "payment_type": "checkout"});
-        let order = self.order_base().await;
-        let Some((200, created)) = self
-            .call(
-                "card order",
-                "POST",
-                format!("{order}/api/v2/client/point-orders"),
-                Some(token),
-                Some(key),
-                Some(&body),
-            )
-            .await
-        else {
+        let Some(created) = self.checkout(token, key).await else {
             return;
         };
         let id = created["correlation_id"].as_str().unwrap().to_owned();
         let card = if approve { "card_soak" } else { "decline-soak" };
-        let Some((200, started)) = self
-            .call(
-                "pay card",
-                "POST",
-                format!("{order}/api/v2/client/point-orders/{id}/pay/card"),
-                Some(token),
-                None,
-                Some(&json!({"id": card, "cvv": "123"})),
-            )
-            .await
-        else {
+        let Some(started) = self.pay("pay card", token, &id, card).await else {
             return;
         };
-        if let Some(page) = started["redirect_url"].as_str() {
-            // The sandbox's Approve button; a 502 page means the point service did not take
-            // the event, and the payment stays pending (as it would at a real provider).
-            let approved = self.http.post(format!("{page}/approve")).send().await;
-            let status = approved.map(|r| r.status().as_u16()).unwrap_or(0);
-            let mut observed = self.observed.lock().unwrap();
-            observed.count("3ds approve", status.to_string());
-            if status == 200 {
-                observed.approved.push((token, id));
-            }
+        // A `decline` card has no page: the sandbox declines it by webhook on its own. The
+        // Approve button's 502 means the point service did not take the event, and the
+        // payment stays pending (as it would at a real provider).
+        if let Some(page) = started["redirect_url"].as_str()
+            && self.press("3ds approve", page, "approve").await
+        {
+            self.observed.lock().unwrap().approved.push((token, id));
         }
     }
 
@@ -360,26 +348,46 @@ impl Soak {
         }
     }
 
-    /// A card pay of `id`: the payment's id and its 3-D Secure page.
-    async fn pay(&self, action: &str, token: &'static str, id: &str) -> Option<(String, String)> {
+    /// A card pay of `id` with `card`: the payment service's answer, when it was a 200.
+    async fn pay(&self, action: &str, token: &'static str, id: &str, card: &str) -> Option<Value> {
         let order = self.order_base().await;
-        let (status, started) = self
+        match self
             .call(
                 action,
                 "POST",
                 format!("{order}/api/v2/client/point-orders/{id}/pay/card"),
                 Some(token),
                 None,
-                Some(&json!({"id": "card_soak", "cvv": "123"})),
+                Some(&json!({"id": card, "cvv": "123"})),
             )
-            .await?;
-        if status != 200 {
-            return None;
+            .await?
+        {
+            (200, started) => Some(started),
+            _ => None,
         }
-        Some((
-            started["id"].as_str()?.to_owned(),
-            started["redirect_url"].as_str()?.to_owned(),
-        ))
+    }
+
+    /// A checkout order paid twice by card (a double tap), each payment waiting on its 3-D
+    /// Secure page; `None` when a step did not answer 200.
+    async fn tapped_twice(&self, action: &str, token: &'static str, key: &str) -> Option<Tapped> {
+        let created = self.checkout(token, key).await?;
+        let id = created["correlation_id"].as_str()?.to_owned();
+        let mut payments = Vec::with_capacity(2);
+        for _ in 0..2 {
+            let started = self.pay(action, token, &id, "card_soak").await?;
+            payments.push(Payment {
+                id: started["id"].as_str()?.to_owned(),
+                page: started["redirect_url"].as_str()?.to_owned(),
+            });
+        }
+        let newer = payments.pop()?;
+        let older = payments.pop()?;
+        Some(Tapped {
+            created,
+            id,
+            older,
+            newer,
+        })
     }
 
     /// Presses a 3-D Secure button; true when the point service took the event.
@@ -396,21 +404,17 @@ impl Soak {
     /// A double tap: two card pays on one order; the older payment is declined, then the
     /// newer approved. The order is paid by the newer one, once.
     async fn double_tap(&self, token: &'static str, key: &str) {
-        let Some(created) = self.checkout(token, key).await else {
-            return;
-        };
-        let id = created["correlation_id"].as_str().unwrap().to_owned();
-        let Some((_, older)) = self.pay("double tap pay", token, &id).await else {
-            return;
-        };
-        let Some((_, newer)) = self.pay("double tap pay", token, &id).await else {
+        let Some(Tapped {
+            id, older, newer, ..
+        }) = self.tapped_twice("double tap pay", token, key).await
+        else {
             return;
         };
         // Whether or not the older decline got through, the newer capture pays the order.
-        self.press("double tap decline older", &older, "decline")
+        self.press("double tap decline older", &older.page, "decline")
             .await;
         if self
-            .press("double tap approve newer", &newer, "approve")
+            .press("double tap approve newer", &newer.page, "approve")
             .await
         {
             let mut observed = self.observed.lock().unwrap();
@@ -422,14 +426,10 @@ impl Soak {
     /// Two card pays; the newer payment is declined (the order fails), then the older one is
     /// captured: money taken that can no longer be turned into points, so it must be listed.
     async fn capture_after_decline(&self, token: &'static str, key: &str) {
-        let Some(created) = self.checkout(token, key).await else {
-            return;
-        };
-        let id = created["correlation_id"].as_str().unwrap().to_owned();
-        let Some((older_payment, older)) = self.pay("late capture pay", token, &id).await else {
-            return;
-        };
-        let Some((_, newer)) = self.pay("late capture pay", token, &id).await else {
+        let Some(Tapped {
+            id, older, newer, ..
+        }) = self.tapped_twice("late capture pay", token, key).await
+        else {
             return;
         };
         self.observed
@@ -438,20 +438,20 @@ impl Soak {
             .late_capture_orders
             .push(id.clone());
         if !self
-            .press("late capture decline newer", &newer, "decline")
+            .press("late capture decline newer", &newer.page, "decline")
             .await
         {
             return;
         }
         if self
-            .press("late capture approve older", &older, "approve")
+            .press("late capture approve older", &older.page, "approve")
             .await
         {
             self.observed
                 .lock()
                 .unwrap()
                 .unapplied
-                .push((token, id, older_payment));
+                .push((token, id, older.id));
         }
     }
 
@@ -499,14 +499,13 @@ impl Soak {
     /// event id and once more under another, then the older payment's decline after it.
     /// The order is credited once and nothing is listed (no payment was taken twice).
     async fn duplicate_and_reordered_events(&self, token: &'static str, key: &str) {
-        let Some(created) = self.checkout(token, key).await else {
-            return;
-        };
-        let id = created["correlation_id"].as_str().unwrap().to_owned();
-        let Some((older, _)) = self.pay("events pay", token, &id).await else {
-            return;
-        };
-        let Some((newer, _)) = self.pay("events pay", token, &id).await else {
+        let Some(Tapped {
+            created,
+            id,
+            older,
+            newer,
+        }) = self.tapped_twice("events pay", token, key).await
+        else {
             return;
         };
         let amount_minor = minor_units(&created["money_amount"]);
@@ -516,7 +515,11 @@ impl Soak {
                 "reference": id, "payment_id": payment, "provider": "soak",
                 "amount_minor": amount_minor, "currency": "SAR"}})
         };
-        let capture = event(format!("soak-evt-{n}-capture"), "payment_captured", &newer);
+        let capture = event(
+            format!("soak-evt-{n}-capture"),
+            "payment_captured",
+            &newer.id,
+        );
         if !self.deliver(&capture).await {
             return;
         }
@@ -524,13 +527,13 @@ impl Soak {
         self.deliver(&event(
             format!("soak-evt-{n}-capture-again"),
             "payment_captured",
-            &newer,
+            &newer.id,
         ))
         .await;
         self.deliver(&event(
             format!("soak-evt-{n}-decline"),
             "payment_declined",
-            &older,
+            &older.id,
         ))
         .await;
         let mut observed = self.observed.lock().unwrap();
