@@ -1,6 +1,6 @@
 //! The app every service starts from: operational routes, error handlers in the service's
-//! envelope, and the middleware stack (outermost first): tracing root span, `X-Request-Id`,
-//! request metrics, exposure of internals, JSON for every error actix makes itself, the
+//! envelope, and the middleware stack (outermost first): the request's span, `X-Request-Id`
+//! and metrics (`telemetry::http`), exposure of internals, JSON for every error actix makes itself, the
 //! body's limits (read deadline, size, NUL characters, JSON depth: `envelope::nul`).
 
 use actix_web::body::MessageBody;
@@ -75,7 +75,5 @@ pub fn app(
         )))
         .wrap(handlers::plain_errors_to_json(envelope))
         .wrap(from_fn(exposure::middleware(settings.show_internals)))
-        .wrap(from_fn(telemetry::http::record_metrics))
-        .wrap(from_fn(telemetry::http::request_id_header))
-        .wrap(telemetry::http::tracing_logger())
+        .wrap(telemetry::http::observe())
 }

@@ -3,6 +3,13 @@
 //! operational routes ([`ops`]), the app with its middleware ([`app`]) and the HTTP server
 //! with graceful shutdown ([`run`]).
 
+/// Every service allocates through mimalloc: a request allocates and frees many small
+/// buffers (headers, extensions, futures), and glibc's malloc spent about a sixth of a
+/// relayed request's CPU time on them (`docs/benchmarks.md`). Declared here, once, so that
+/// every binary built on this crate (and its tests) uses it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod app;
 pub mod caller;
 pub mod cli;

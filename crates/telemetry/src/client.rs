@@ -1,5 +1,5 @@
-//! The outgoing HTTP client. Every call gets a client span and the W3C `traceparent` /
-//! `tracestate` headers of the current trace, and no error of a call names its URL.
+//! The outgoing HTTP client. Every call gets a client span (when spans are exported) and
+//! the W3C `traceparent` / `tracestate` headers of the current trace, and no error of a call names its URL.
 //!
 //! reqwest's errors print the URL they were sending to ("error sending request for url
 //! (https://sms.example/send?key=…)"), and a URL may carry a credential in its query (an
@@ -30,6 +30,7 @@ pub fn http_client(timeout: Duration) -> Result<HttpClient, reqwest::Error> {
     // Added last, so it runs innermost: the tracing span records the error without its URL.
     Ok(ClientBuilder::new(inner)
         .with(TracingMiddleware::default())
+        .with(propagate)
         .with(strip_urls)
         .build())
 }
@@ -47,6 +48,19 @@ pub fn without_url(e: reqwest_middleware::Error) -> reqwest_middleware::Error {
 type Answer<'a> = std::pin::Pin<
     Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>,
 >;
+
+/// Without an exporter, `TracingMiddleware` has no client span to take a context from: the
+/// call carries the request's own (`crate::trace_context`).
+fn propagate<'a>(
+    mut req: reqwest::Request,
+    extensions: &'a mut http::Extensions,
+    next: Next<'a>,
+) -> Answer<'a> {
+    if !crate::trace_context::exporting() {
+        crate::trace_context::inject(&opentelemetry::Context::current(), req.headers_mut());
+    }
+    next.run(req, extensions)
+}
 
 /// The middleware that applies [`without_url`] to every failed call.
 fn strip_urls<'a>(

@@ -1,17 +1,46 @@
-//! Middleware for incoming requests.
+//! The middleware every request passes first: its root span, its request id, its metrics.
+//!
+//! One middleware rather than a stack of them (the tracing-actix-web logger, a request-id
+//! header layer, a metrics layer) because the shared request path is paid by every request:
+//! each layer boxed its future and looked up the same facts again (the route pattern, the
+//! request id). What a request gets, whatever its answer:
+//!
+//! - a root span `HTTP request` with its method, route pattern, path (never the query: it
+//!   carries phone numbers and login codes), request id, trace id and the `X-Request-Id` a
+//!   caller sent; every log line written while serving it lists these fields;
+//! - an `X-Request-Id` answer header with that request id;
+//! - `http_requests_total` and `http_request_duration_seconds` by method, route and status;
+//! - a log line for an answer that carries an error (warn for 4xx, error for 5xx), as the
+//!   tracing-actix-web logger wrote it;
+//! - the W3C trace context ([`crate::trace_context`]): with an exporter, the span continues
+//!   the caller's `traceparent` in OpenTelemetry and gets its status and error fields;
+//!   without one, the caller's context (or a new one) is current while the request runs,
+//!   for the calls it makes.
 
+use std::future::{Future, Ready, ready};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use actix_web::Error;
 use actix_web::HttpMessage;
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::body::{BodySize, MessageBody};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
+use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::middleware::Next;
+use actix_web::web::Bytes;
+use actix_web::{Error, ResponseError};
+use opentelemetry::context::{FutureExt as _, WithContext};
 use tracing::Span;
-use tracing_actix_web::{DefaultRootSpanBuilder, RequestId, RootSpanBuilder, TracingLogger};
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use crate::metrics::{SeriesCache, count_and_time};
+use crate::trace_context;
 
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The name of every request's root span (the JSON log layer lists only these spans).
+pub const REQUEST_SPAN: &str = "HTTP request";
 
 /// The route pattern a request matched (`/api/v2/client/point-offers/{id}`), for span names
 /// and metric labels. actix-web finds it by walking every route (regular expressions for the
@@ -48,112 +77,276 @@ pub fn method_label(method: &actix_web::http::Method) -> &'static str {
     }
 }
 
-/// The root span of each request: the fields of `tracing-actix-web`'s default span (method,
-/// route, status, trace id, `request_id`) plus the `X-Request-Id` a caller sent, if any, so
-/// that a relayed request can be matched with the relay's own line.
-///
-/// It is the library's `root_span!` written out for one change: `http.target` is the path
-/// without the query string. Query strings carry phone numbers and one-time login codes
-/// (`verify-otp?contact_phone=…&code=…`), and the root span's fields are on every log line
-/// and exported trace of the request.
-pub struct RequestSpan;
+/// The middleware; wrap it outermost (`App::wrap` last), so that it sees every answer.
+pub fn observe() -> Observe {
+    Observe
+}
 
-impl RootSpanBuilder for RequestSpan {
-    fn on_request_start(request: &ServiceRequest) -> Span {
-        use tracing::field::Empty;
-        use tracing_actix_web::root_span_macro::private as tam;
+#[derive(Clone, Copy)]
+pub struct Observe;
 
-        let caller_request_id = request
-            .headers()
-            .get(&REQUEST_ID_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.chars().take(128).collect::<String>())
-            .unwrap_or_default();
-        let user_agent = request
-            .headers()
-            .get("User-Agent")
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
-        let route = route_pattern(request.request()).unwrap_or_else(|| "default".to_owned());
-        let method = method_label(request.method());
-        let connection = request.connection_info();
-        let span = tracing::info_span!(
-            "HTTP request",
-            http.method = %method,
-            http.route = %route,
-            http.flavor = %tam::http_flavor(request.version()),
-            http.scheme = %tam::http_scheme(connection.scheme()),
-            http.host = %connection.host(),
-            http.client_ip = %connection.realip_remote_addr().unwrap_or(""),
-            http.user_agent = %user_agent,
-            http.target = %request.path(),
-            http.status_code = Empty,
-            otel.name = %format!("{method} {route}"),
-            otel.kind = "server",
-            otel.status_code = Empty,
-            trace_id = Empty,
-            request_id = %tam::get_request_id(request),
-            exception.message = Empty,
-            exception.details = Empty,
-            caller_request_id = %caller_request_id,
+impl<S, B> Transform<S, ServiceRequest> for Observe
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error>,
+    S::Future: 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<InSpan<B>>;
+    type Error = Error;
+    type Transform = ObserveMiddleware<S>;
+    type InitError = ();
+    type Future = Ready<Result<Self::Transform, Self::InitError>>;
+
+    fn new_transform(&self, service: S) -> Self::Future {
+        ready(Ok(ObserveMiddleware { service }))
+    }
+}
+
+pub struct ObserveMiddleware<S> {
+    service: S,
+}
+
+impl<S, B> Service<ServiceRequest> for ObserveMiddleware<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error>,
+    S::Future: 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<InSpan<B>>;
+    type Error = Error;
+    type Future = Observed<S::Future>;
+
+    actix_web::dev::forward_ready!(service);
+
+    fn call(&self, req: ServiceRequest) -> Self::Future {
+        let started = Instant::now();
+        let method = method_label(req.method());
+        let route = route_pattern(req.request());
+        let request_id = uuid::Uuid::new_v4();
+        let mut id_text = uuid::Uuid::encode_buffer();
+        let id_text = request_id.hyphenated().encode_lower(&mut id_text);
+        // The request's trace context is the current OpenTelemetry context while its future
+        // runs: with an exporter, its root span's (as tracing-opentelemetry makes it when the
+        // span is entered: attaching another would cut its children off the trace); without,
+        // the caller's or a new one, for the calls it makes (`trace_context::for_call`).
+        let (span, context) = if trace_context::exporting() {
+            let span = exported_span(&req, method, route.as_deref(), id_text);
+            let context = span.context();
+            (span, context)
+        } else {
+            let context = trace_context::for_request(req.headers());
+            let span = logged_span(&req, method, route.as_deref(), id_text, &context);
+            (span, context)
+        };
+        let header = HeaderValue::from_str(id_text).ok();
+        let future = span.in_scope(|| self.service.call(req));
+        let future = future.with_context(context);
+        Observed {
+            future,
+            span,
+            started,
+            method,
+            request_id: header,
+        }
+    }
+}
+
+/// The root span when nothing is exported: only what a log line needs, all known at once, so
+/// the log layer formats it once and never again.
+fn logged_span(
+    req: &ServiceRequest,
+    method: &'static str,
+    route: Option<&str>,
+    request_id: &str,
+    context: &opentelemetry::Context,
+) -> Span {
+    let caller_request_id = caller_request_id(req);
+    tracing::info_span!(
+        REQUEST_SPAN,
+        http.method = method,
+        http.route = route.unwrap_or("default"),
+        http.target = req.path(),
+        request_id = request_id,
+        trace_id = trace_context::trace_id(context).as_deref(),
+        caller_request_id = caller_request_id.as_deref(),
+    )
+}
+
+/// The root span when spans go to OpenTelemetry: the fields of tracing-actix-web's default
+/// span (OpenTelemetry's semantic conventions), with `http.target` without the query string,
+/// continuing the caller's trace.
+fn exported_span(
+    req: &ServiceRequest,
+    method: &'static str,
+    route: Option<&str>,
+    request_id: &str,
+) -> Span {
+    let route = route.unwrap_or("default");
+    let connection = req.connection_info();
+    let span = tracing::info_span!(
+        REQUEST_SPAN,
+        http.method = method,
+        http.route = route,
+        http.flavor = ?req.version(),
+        http.scheme = connection.scheme(),
+        http.host = connection.host(),
+        http.client_ip = connection.realip_remote_addr().unwrap_or(""),
+        http.user_agent = req.headers().get("user-agent").and_then(|h| h.to_str().ok()).unwrap_or(""),
+        http.target = req.path(),
+        http.status_code = Empty,
+        otel.name = format!("{method} {route}"),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        trace_id = Empty,
+        request_id = request_id,
+        exception.message = Empty,
+        exception.details = Empty,
+        caller_request_id = caller_request_id(req).as_deref(),
+    );
+    drop(connection);
+    if let Some(parent) = trace_context::from_caller(req.headers()) {
+        // A span that cannot take a parent (disabled by the filter) keeps its own trace.
+        let _ = span.set_parent(parent);
+    }
+    // Starts the OpenTelemetry span, whose context the request then runs in.
+    if let Some(id) = trace_context::trace_id(&span.context()) {
+        span.record("trace_id", id);
+    }
+    span
+}
+
+/// The `X-Request-Id` a caller sent (the relay sends its own), at most 128 characters.
+fn caller_request_id(req: &ServiceRequest) -> Option<String> {
+    let sent = req.headers().get(&REQUEST_ID_HEADER)?.to_str().ok()?;
+    Some(sent.chars().take(128).collect())
+}
+
+pin_project_lite::pin_project! {
+    pub struct Observed<F> {
+        #[pin]
+        future: WithContext<F>,
+        span: Span,
+        started: Instant,
+        method: &'static str,
+        request_id: Option<HeaderValue>,
+    }
+}
+
+impl<F, B> Future for Observed<F>
+where
+    F: Future<Output = Result<ServiceResponse<B>, Error>>,
+    B: MessageBody + 'static,
+{
+    type Output = Result<ServiceResponse<InSpan<B>>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let _entered = this.span.enter();
+        let outcome = match this.future.poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(outcome) => outcome,
+        };
+        let (status, route, error) = match &outcome {
+            Ok(res) => (
+                res.status(),
+                route_pattern(res.request()),
+                res.response().error().map(|e| e.as_response_error()),
+            ),
+            Err(e) => (
+                e.as_response_error().status_code(),
+                None,
+                Some(e.as_response_error()),
+            ),
+        };
+        if trace_context::exporting() {
+            record_outcome(this.span, status, error);
+        }
+        if let Some(error) = error {
+            log_error(status, error);
+        }
+        record_metrics(
+            this.method,
+            route.unwrap_or_else(|| "unmatched".to_owned()),
+            status,
+            this.started.elapsed().as_secs_f64(),
         );
-        drop(connection);
-        // Continues the caller's trace (W3C traceparent) and records trace_id.
-        tam::set_otel_parent(request, &span);
-        span
-    }
-
-    fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, Error>) {
-        DefaultRootSpanBuilder::on_request_end(span, outcome);
+        let request_id = this.request_id.take();
+        let span = this.span.clone();
+        Poll::Ready(outcome.map(|mut res| {
+            if let Some(id) = request_id {
+                res.headers_mut().insert(REQUEST_ID_HEADER, id);
+            }
+            res.map_body(|_, body| InSpan { body, span })
+        }))
     }
 }
 
-/// The tracing middleware; wrap it outside [`request_id_header`] and [`record_metrics`].
-pub fn tracing_logger() -> TracingLogger<RequestSpan> {
-    TracingLogger::<RequestSpan>::new()
-}
-
-/// Answers every request with `X-Request-Id`: the id on all of its log lines.
-pub async fn request_id_header(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
-    let request_id = req.extensions().get::<RequestId>().map(|id| id.to_string());
-    let mut res = next.call(req).await?;
-    if let Some(value) = request_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
-        res.headers_mut().insert(REQUEST_ID_HEADER, value);
+/// The span's status fields, as tracing-actix-web's default root span records them.
+fn record_outcome(span: &Span, status: StatusCode, error: Option<&dyn ResponseError>) {
+    span.record("http.status_code", status.as_u16());
+    if let Some(error) = error {
+        span.record("exception.message", tracing::field::display(error));
+        span.record("exception.details", tracing::field::debug(error));
     }
-    Ok(res)
+    let failed = error.is_some() && !status.is_client_error();
+    span.record("otel.status_code", if failed { "ERROR" } else { "OK" });
 }
 
-/// Counts requests and records their latency by method, route pattern and status. Every
+/// The line tracing-actix-web's logger wrote for an answer that carries an error.
+fn log_error(status: StatusCode, error: &dyn ResponseError) {
+    const PREFIX: &str = "Error encountered while processing the incoming HTTP request";
+    if status.is_client_error() {
+        tracing::warn!("{PREFIX}: {error:?}");
+    } else {
+        tracing::error!("{PREFIX}: {error:?}");
+    }
+}
+
+/// Counts the request and records its latency by method, route pattern and status. Every
 /// label is bounded whatever the caller sends: a method outside the standard nine is
 /// `other` ([`method_label`]), paths that match no route share the route `unmatched`, and
 /// the status is one the service itself answered.
-pub async fn record_metrics(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
-    let started = Instant::now();
-    let method = method_label(req.method());
-    let result = next.call(req).await;
-    let (route, status) = match &result {
-        Ok(res) => (
-            route_pattern(res.request()).unwrap_or_else(|| "unmatched".to_owned()),
-            res.status().as_u16(),
-        ),
-        Err(e) => (
-            "unmatched".to_owned(),
-            e.as_response_error().status_code().as_u16(),
-        ),
+fn record_metrics(method: &'static str, route: String, status: StatusCode, seconds: f64) {
+    thread_local! {
+        static SERIES: SeriesCache<(String, u16, &'static str)> = SeriesCache::default();
+    }
+    let register = |(route, status, method): &(String, u16, &'static str)| {
+        let labels = [
+            metrics::Label::new("method", *method),
+            metrics::Label::new("route", route.clone()),
+            metrics::Label::new("status", status.to_string()),
+        ];
+        (
+            metrics::counter!("http_requests_total", labels.iter()),
+            metrics::histogram!("http_request_duration_seconds", labels.iter()),
+        )
     };
-    let labels = [
-        metrics::Label::new("method", method),
-        metrics::Label::new("route", route),
-        metrics::Label::new("status", status.to_string()),
-    ];
-    metrics::counter!("http_requests_total", labels.iter()).increment(1);
-    metrics::histogram!("http_request_duration_seconds", labels.iter())
-        .record(started.elapsed().as_secs_f64());
-    result
+    count_and_time(&SERIES, (route, status.as_u16(), method), register, seconds);
+}
+
+pin_project_lite::pin_project! {
+    /// An answer's body, streamed inside its request's span (so a streaming error's log line
+    /// carries the request id).
+    pub struct InSpan<B> {
+        #[pin]
+        body: B,
+        span: Span,
+    }
+}
+
+impl<B: MessageBody> MessageBody for InSpan<B> {
+    type Error = B::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        let this = self.project();
+        let _entered = this.span.enter();
+        this.body.poll_next(cx)
+    }
 }

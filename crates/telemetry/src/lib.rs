@@ -1,8 +1,9 @@
 //! Logs, traces and metrics, set up the same way in every service.
 //!
-//! - [`init`]: `tracing` with JSON or human logs; OpenTelemetry spans for every request,
-//!   exported over OTLP only when an endpoint is configured, and the W3C trace context
-//!   read from incoming requests.
+//! - [`init`]: `tracing` with JSON or human logs; OpenTelemetry spans, exported over OTLP,
+//!   when an endpoint is configured.
+//! - [`trace_context`]: the W3C trace context of a request and of the calls it makes, with
+//!   or without an exporter.
 //! - [`http`]: the request middleware (root span with a request id on every log line,
 //!   `X-Request-Id` on every answer, request metrics).
 //! - [`client`]: the outgoing HTTP client, which sends `traceparent` so one trace spans
@@ -13,5 +14,6 @@ pub mod client;
 pub mod http;
 pub mod metrics;
 mod setup;
+pub mod trace_context;
 
 pub use setup::{LogFormat, TelemetryConfig, TelemetryGuard, init};

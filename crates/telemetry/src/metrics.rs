@@ -39,3 +39,27 @@ pub fn render() -> String {
     handle.run_upkeep();
     handle.render()
 }
+
+/// A counter and a latency histogram of one label set.
+pub type Series = (metrics::Counter, metrics::Histogram);
+
+/// Handles of labelled series, kept per worker thread in a `thread_local!`: registering a
+/// labelled metric hashes and compares its whole key in the recorder's shared registry, which
+/// on every request, for the same few dozen series, was a visible part of a request's cost.
+pub type SeriesCache<K> = std::cell::RefCell<std::collections::HashMap<K, Series>>;
+
+/// Counts one more event of the series `key` and records its duration, registering the series
+/// with `register` the first time this thread sees `key`.
+pub fn count_and_time<K: std::hash::Hash + Eq>(
+    cache: &'static std::thread::LocalKey<SeriesCache<K>>,
+    key: K,
+    register: impl FnOnce(&K) -> Series,
+    seconds: f64,
+) {
+    cache.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let (count, latency) = cache.entry(key).or_insert_with_key(register);
+        count.increment(1);
+        latency.record(seconds);
+    });
+}

@@ -4,10 +4,12 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{FilterExt, LevelFilter, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+
+use crate::http::REQUEST_SPAN;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
@@ -61,9 +63,9 @@ impl TelemetryGuard {
     }
 }
 
-/// Installs logging and tracing for the process. Spans get OpenTelemetry ids even without
-/// an exporter, so that the trace context still flows from service to service and the ids
-/// appear in the logs; only export needs the endpoint. Calling it a second time (tests
+/// Installs logging and tracing for the process. OpenTelemetry spans are built only when
+/// they are exported; without an endpoint the trace context still flows from service to
+/// service and its trace id appears in the logs (`trace_context`). Calling it a second time (tests
 /// starting several apps) leaves the first setup in place.
 pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> {
     let filter = EnvFilter::try_new(&config.log_filter)
@@ -74,6 +76,7 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
         .with_service_name(config.service_name)
         .build();
     let mut provider = SdkTracerProvider::builder().with_resource(resource);
+    let exporting = config.otlp_endpoint.is_some();
     if let Some(endpoint) = &config.otlp_endpoint {
         use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
         let traces_url = format!("{}/v1/traces", endpoint.trim_end_matches('/'));
@@ -89,13 +92,16 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
         provider = provider.with_batch_exporter(exporter);
     }
     let provider = provider.build();
-    let tracer = provider.tracer(config.service_name);
-    opentelemetry::global::set_tracer_provider(provider.clone());
-    // RUST_LOG filters the log lines only. Spans always reach OpenTelemetry at INFO, so
-    // that a quieter log level cannot cut the trace context between services.
-    let otel = tracing_opentelemetry::layer()
-        .with_tracer(tracer)
-        .with_filter(LevelFilter::INFO);
+    // Spans reach OpenTelemetry only when they are exported, and then at INFO whatever
+    // RUST_LOG says, so that a quieter log level cannot cut the trace between services.
+    // Without an exporter the trace context flows without them (`trace_context`).
+    let otel = exporting.then(|| {
+        let tracer = provider.tracer(config.service_name);
+        opentelemetry::global::set_tracer_provider(provider.clone());
+        tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_filter(LevelFilter::INFO)
+    });
     let logs = match config.log_format {
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
@@ -110,12 +116,18 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
             tracing_subscriber::fmt::layer().with_ansi(ansi).boxed()
         }
     };
+    // A log line lists the fields of its request's root span (request id, route, trace id)
+    // and no other span's: the log layer formats the fields of every span it sees when the
+    // span starts and again on each record, which for the SQL, client and relay spans of a
+    // request cost more than the request's own work, for lines that rarely get written.
+    let request_spans_only = filter_fn(|meta| meta.is_event() || meta.name() == REQUEST_SPAN);
     let installed = tracing_subscriber::registry()
         .with(otel)
-        .with(logs.with_filter(filter))
+        .with(logs.with_filter(filter.and(request_spans_only)))
         .try_init();
-    if installed.is_err() {
-        tracing::debug!("telemetry was already set up in this process");
+    match installed {
+        Ok(()) => crate::trace_context::set_exporting(exporting),
+        Err(_) => tracing::debug!("telemetry was already set up in this process"),
     }
     Ok(TelemetryGuard { provider })
 }

@@ -13,11 +13,10 @@ use std::time::Instant;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_body_util::Full;
-use opentelemetry_http::HeaderInjector;
 use tracing::Instrument;
 use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use telemetry::metrics::{SeriesCache, count_and_time};
 pub use upstream::Upstream;
 
 use crate::error::OrderError;
@@ -25,7 +24,8 @@ use crate::state::AppState;
 
 /// The request headers forwarded; everything else (cookies, `X-Internal-Token`, ...) stays
 /// here. `traceparent`/`tracestate` are written from the relay's own client span, which
-/// continues the caller's trace.
+/// continues the caller's trace (without an exporter: the caller's trace context, as it came
+/// or new; `telemetry::trace_context`).
 pub const FORWARDED_HEADERS: [&str; 5] = [
     "authorization",
     "content-type",
@@ -119,9 +119,7 @@ pub async fn relay(
         peer.service = "point-service",
         http.response.status_code = Empty,
     );
-    opentelemetry::global::get_text_map_propagator(|propagator| {
-        propagator.inject_context(&span.context(), &mut HeaderInjector(headers));
-    });
+    telemetry::trace_context::inject(&telemetry::trace_context::for_call(&span), headers);
 
     let started = Instant::now();
     let deadline = tokio::time::Instant::from_std(started + timeout);
@@ -133,10 +131,7 @@ pub async fn relay(
         Err(_) => "timeout",
         Ok(Err(_)) => "unavailable",
     };
-    metrics::counter!("relay_upstream_total", "route" => route.pattern, "outcome" => label)
-        .increment(1);
-    metrics::histogram!("relay_upstream_duration_seconds", "route" => route.pattern)
-        .record(started.elapsed().as_secs_f64());
+    record_metrics(route.pattern, label, started.elapsed().as_secs_f64());
     let response = match outcome {
         Ok(Ok(response)) => response,
         Err(_elapsed) => {
@@ -171,6 +166,20 @@ pub async fn relay(
     // The point service's answer as it left: the envelope handlers must not rewrite it.
     reply.extensions_mut().insert(envelope::handlers::Verbatim);
     Ok(reply.body(answer::Streamed::new(body, deadline)))
+}
+
+/// `relay_upstream_total{route, outcome}` and `relay_upstream_duration_seconds{route}`.
+fn record_metrics(route: &'static str, outcome: &'static str, seconds: f64) {
+    thread_local! {
+        static SERIES: SeriesCache<(&'static str, &'static str)> = SeriesCache::default();
+    }
+    let register = |&(route, outcome): &(&'static str, &'static str)| {
+        (
+            metrics::counter!("relay_upstream_total", "route" => route, "outcome" => outcome),
+            metrics::histogram!("relay_upstream_duration_seconds", "route" => route),
+        )
+    };
+    count_and_time(&SERIES, (route, outcome), register, seconds);
 }
 
 #[cfg(test)]

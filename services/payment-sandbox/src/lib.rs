@@ -25,7 +25,6 @@ pub const DEFAULT_PORT: u16 = 8085;
 
 use std::net::TcpListener;
 
-use actix_web::middleware::from_fn;
 use actix_web::{App, web};
 
 /// The sandbox's HTTP server on `listener`.
@@ -50,9 +49,7 @@ pub fn build(
             App::new()
                 .app_data(sandbox.clone())
                 .configure(routes::configure)
-                .wrap(from_fn(telemetry::http::record_metrics))
-                .wrap(from_fn(telemetry::http::request_id_header))
-                .wrap(telemetry::http::tracing_logger())
+                .wrap(telemetry::http::observe())
         },
     )
     .map_err(|e| format!("cannot start the HTTP server: {e}"))

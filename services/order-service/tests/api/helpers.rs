@@ -158,7 +158,7 @@ pub fn start(database_url: &str, point_url: &str, options: &Options) -> String {
         nearest_cache_ttl: options.nearest_cache_ttl,
         gift_card_retry: options.gift_card_retry,
     };
-    // As the binary does: spans get trace ids, so the relay can send traceparent.
+    // As the binary does (no exporter: the trace context flows without OpenTelemetry spans).
     let _ = telemetry::init(&config.common.telemetry);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -57,6 +57,28 @@ async fn method_path_query_body_and_the_listed_headers_go_through_nothing_else()
     assert!(!headers.contains_key("x-internal-token") && !headers.contains_key("cookie"));
 }
 
+/// The trace goes on through the relay whether or not spans are exported (the tests, like a
+/// default deployment, export none): the app's trace id reaches the point service.
+#[tokio::test]
+async fn the_callers_trace_continues_into_the_point_service() {
+    let app = spawn_app().await;
+    let sent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let response = app
+        .client
+        .get(app.url("/api/v2/client/points"))
+        .header("traceparent", sent)
+        .send()
+        .await
+        .unwrap();
+    let echoed: serde_json::Value = response.json().await.unwrap();
+    let forwarded = echoed["headers"]["traceparent"].as_str().unwrap();
+    assert_eq!(
+        forwarded.split('-').nth(1),
+        Some("4bf92f3577b34da6a3ce929d0e0e4736"),
+        "{forwarded}"
+    );
+}
+
 #[tokio::test]
 async fn every_point_route_is_relayed_with_its_method() {
     let app = spawn_app().await;
