@@ -66,6 +66,13 @@ pub fn middleware<B: MessageBody + 'static>(
             )
             .map_err(|e| refusal(envelope, &e))?;
             let mut payload = req.take_payload();
+            if matches!(payload, Payload::None) {
+                // No body at all (most GETs): nothing to read, check or wait for.
+                return next
+                    .call(req)
+                    .await
+                    .map(ServiceResponse::map_into_left_body);
+            }
             let read = async {
                 let mut body = BytesMut::new();
                 while let Some(chunk) = payload.next().await {

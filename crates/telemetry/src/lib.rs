@@ -12,6 +12,7 @@
 
 pub mod client;
 pub mod http;
+mod log_fields;
 pub mod metrics;
 mod setup;
 pub mod trace_context;

@@ -108,6 +108,7 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
             .with_current_span(false)
             .with_span_list(true)
             .flatten_event(true)
+            .fmt_fields(crate::log_fields::JsonSpanFields)
             .boxed(),
         LogFormat::Pretty => {
             use std::io::IsTerminal;
