@@ -10,6 +10,7 @@ mod hierarchy;
 mod logging;
 mod migrate_and_seed;
 mod operations;
+mod pgbouncer;
 mod point_service_crash;
 mod points;
 mod relay;

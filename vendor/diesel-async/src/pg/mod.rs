@@ -174,6 +174,12 @@ pub struct AsyncPgConnection {
     shutdown_channel: Option<oneshot::Sender<()>>,
     // a sync mutex is fine here as we only hold it for a really short time
     instrumentation: Arc<std::sync::Mutex<DynInstrumentation>>,
+    // PATCHED (loyalty, see vendor/README.md): false once the statement cache is disabled.
+    // Queries then travel as one unnamed parse-bind-describe-execute-sync each, and no
+    // statement is ever prepared under a name, so that the connection works through a
+    // pooler in transaction mode (PgBouncer before 1.21), which may hand each
+    // sync-terminated group of messages to another server connection.
+    named_statements: bool,
 }
 
 impl SimpleAsyncConnection for AsyncPgConnection {
@@ -324,6 +330,7 @@ impl AsyncConnection for AsyncPgConnection {
     }
 
     fn set_prepared_statement_cache_size(&mut self, size: CacheSize) {
+        self.named_statements = size != CacheSize::Disabled;
         self.stmt_cache.get_mut().set_cache_size(size)
     }
 }
@@ -336,12 +343,26 @@ impl Drop for AsyncPgConnection {
     }
 }
 
+/// PATCHED: what a query runs as, a statement prepared under a name, or (statement cache
+/// disabled) its SQL and parameter types, sent unnamed in one message group.
+enum QueryStatement {
+    Named(Statement),
+    Unnamed { sql: String, types: Vec<Type> },
+}
+
 async fn load_prepared(
     conn: &tokio_postgres::Client,
-    stmt: Statement,
+    stmt: QueryStatement,
     binds: Vec<ToSqlHelper>,
 ) -> QueryResult<BoxStream<'static, QueryResult<PgRow>>> {
-    let res = conn.query_raw(&stmt, binds).await.map_err(ErrorHelper)?;
+    let res = match stmt {
+        QueryStatement::Named(stmt) => conn.query_raw(&stmt, binds).await,
+        QueryStatement::Unnamed { sql, types } => {
+            conn.query_typed_raw(&sql, binds.into_iter().zip(types))
+                .await
+        }
+    }
+    .map_err(ErrorHelper)?;
 
     Ok(res
         .map_err(|e| diesel::result::Error::from(ErrorHelper(e)))
@@ -351,9 +372,25 @@ async fn load_prepared(
 
 async fn execute_prepared(
     conn: &tokio_postgres::Client,
-    stmt: Statement,
+    stmt: QueryStatement,
     binds: Vec<ToSqlHelper>,
 ) -> QueryResult<usize> {
+    let stmt = match stmt {
+        QueryStatement::Named(stmt) => stmt,
+        QueryStatement::Unnamed { sql, types } => {
+            let rows = conn
+                .query_typed_raw(&sql, binds.into_iter().zip(types))
+                .await
+                .map_err(ErrorHelper)?;
+            let mut rows = std::pin::pin!(rows);
+            while rows.try_next().await.map_err(ErrorHelper)?.is_some() {}
+            return rows
+                .rows_affected()
+                .unwrap_or_default()
+                .try_into()
+                .map_err(|e| diesel::result::Error::DeserializationError(Box::new(e)));
+        }
+    };
     let binds = binds
         .iter()
         .map(|b| b as &(dyn ToSql + Sync))
@@ -512,6 +549,7 @@ impl AsyncPgConnection {
             notification_rx,
             shutdown_channel,
             instrumentation,
+            named_statements: true,
         };
         conn.set_config_options()
             .await
@@ -525,14 +563,10 @@ impl AsyncPgConnection {
     }
 
     async fn set_config_options(&mut self) -> QueryResult<()> {
-        use crate::run_query_dsl::RunQueryDsl;
-
-        futures_util::future::try_join(
-            diesel::sql_query("SET TIME ZONE 'UTC'").execute(&mut &*self),
-            diesel::sql_query("SET CLIENT_ENCODING TO 'UTF8'").execute(&mut &*self),
-        )
-        .await?;
-        Ok(())
+        // PATCHED: the simple query protocol, so that no named statement is prepared before
+        // the caller had a chance to disable the statement cache.
+        SimpleAsyncConnection::batch_execute(self, "SET TIME ZONE 'UTC'; SET CLIENT_ENCODING TO 'UTF8'")
+            .await
     }
 
     fn run_with_connection_future<'a, R: 'a>(
@@ -546,7 +580,7 @@ impl AsyncPgConnection {
     fn with_prepared_statement<'a, T, F, R>(
         &'a self,
         query: T,
-        callback: fn(&'a tokio_postgres::Client, Statement, Vec<ToSqlHelper>) -> F,
+        callback: fn(&'a tokio_postgres::Client, QueryStatement, Vec<ToSqlHelper>) -> F,
     ) -> BoxFuture<'a, QueryResult<R>>
     where
         T: QueryFragment<diesel::pg::Pg> + QueryId,
@@ -580,7 +614,7 @@ impl AsyncPgConnection {
 
     fn with_prepared_statement_after_sql_built<'a, F, R>(
         &'a self,
-        callback: fn(&'a tokio_postgres::Client, Statement, Vec<ToSqlHelper>) -> F,
+        callback: fn(&'a tokio_postgres::Client, QueryStatement, Vec<ToSqlHelper>) -> F,
         is_safe_to_cache_prepared: QueryResult<bool>,
         query_id: Option<std::any::TypeId>,
         to_sql_result: QueryResult<()>,
@@ -596,6 +630,7 @@ impl AsyncPgConnection {
         let metadata_cache = &self.metadata_cache;
         let tm = &self.transaction_state;
         let instrumentation = self.instrumentation.clone();
+        let named_statements = self.named_statements;
         let BindData {
             collect_bind_result,
             fake_oid_locations,
@@ -661,14 +696,23 @@ impl AsyncPgConnection {
                         })?;
                 }
             }
-            let stmt = {
+            let stmt = if !named_statements {
+                QueryStatement::Unnamed {
+                    sql: sql.clone(),
+                    types: bind_collector
+                        .metadata
+                        .iter()
+                        .map(type_from_oid)
+                        .collect::<QueryResult<Vec<_>>>()?,
+                }
+            } else {
                 let mut stmt_cache = stmt_cache.lock().await;
                 let helper = QueryFragmentHelper {
                     sql: sql.clone(),
                     safe_to_cache: is_safe_to_cache_prepared,
                 };
                 let instrumentation = Arc::clone(&instrumentation);
-                stmt_cache
+                let stmt = stmt_cache
                     .cached_statement_non_generic(
                         query_id,
                         &helper,
@@ -685,7 +729,8 @@ impl AsyncPgConnection {
                     )
                     .await?
                     .0
-                    .clone()
+                    .clone();
+                QueryStatement::Named(stmt)
             };
 
             let binds = bind_collector
@@ -694,7 +739,7 @@ impl AsyncPgConnection {
                 .zip(bind_collector.binds)
                 .map(|(meta, bind)| ToSqlHelper(meta, bind))
                 .collect::<Vec<_>>();
-                callback(raw_connection, stmt.clone(), binds).await
+                callback(raw_connection, stmt, binds).await
             };
             let res = res.await;
             let mut tm = tm.lock().await;
