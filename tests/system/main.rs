@@ -15,6 +15,7 @@ mod point_service_crash;
 mod points;
 mod relay;
 mod relay_climb;
+mod replicas;
 mod sandbox_payments;
 mod security;
 mod tracing;
