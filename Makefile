@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build bench soak clean-db clean-local fuzz fuzz-api
+.PHONY: run test seed build bench soak soak-rolling failover clean-db clean-local fuzz fuzz-api
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -38,6 +38,14 @@ bench:
 soak:
 	cargo build --workspace --bins --quiet
 	cargo run --quiet -p e2e --bin soak
+
+## make soak-rolling: the same load and checks on two replicas of each service behind HAProxy
+## (installed from Debian when missing), restarted one at a time as a Kubernetes rollout does
+## (out of the balancer, preStop, SIGTERM, drain, start, ready). No request may fail; prints
+## requests and pool connections per replica. SOAK_SECONDS=60 make soak-rolling for a short run.
+soak-rolling:
+	cargo build --workspace --bins --quiet
+	SOAK_REPLICAS=2 cargo run --quiet -p e2e --bin soak
 
 ## make clean-db: drop the three databases `make run` made, so the next run starts from demo.json.
 clean-db:

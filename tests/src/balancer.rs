@@ -1,7 +1,9 @@
 //! A real HTTP load balancer (Debian's HAProxy) in front of several replicas of each service,
 //! playing a Kubernetes Service: round robin over the replicas that pass their readiness
-//! check (`GET /readyz`), and a runtime API to take one replica out of rotation before it is
-//! stopped, as the endpoint removal that precedes SIGTERM does.
+//! check (`GET /readyz`, 4 s to answer, out after 2 failures in a row as the pods' probe
+//! has it, checked every second and every 200 ms while a replica changes state), and a
+//! runtime API to take one replica out of rotation before it is stopped, as the endpoint
+//! removal that precedes SIGTERM does.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -63,7 +65,8 @@ impl Balancer {
                  backend {service}\n\
                  \x20   balance roundrobin\n\
                  \x20   option httpchk GET /readyz\n\
-                 \x20   default-server inter 200ms fall 1 rise 1\n"
+                 \x20   timeout check 4s\n\
+                 \x20   default-server inter 1s fastinter 200ms downinter 200ms fall 2 rise 1\n"
             ));
             for (i, replica) in ports.iter().enumerate() {
                 config.push_str(&format!("    server r{i} 127.0.0.1:{replica} check\n"));

@@ -244,13 +244,23 @@ impl Service {
 
     /// Sends SIGTERM, as Kubernetes does to stop a pod, and waits for the process to exit.
     pub async fn stop(&mut self) -> ExitStatus {
+        self.signal_term();
+        self.exited().await
+    }
+
+    /// Sends SIGTERM without waiting.
+    pub fn signal_term(&self) {
         let pid = self.child.id().unwrap();
         let sent = std::process::Command::new("kill")
             .args(["-TERM", &pid.to_string()])
             .status()
             .unwrap();
         assert!(sent.success());
-        // Above the pods' 40 s grace period: the caller judges the time it took.
+    }
+
+    /// Waits for the process to exit, at most 45 s (above the pods' 40 s grace period: the
+    /// caller judges the time it took).
+    pub async fn exited(&mut self) -> ExitStatus {
         tokio::time::timeout(Duration::from_secs(45), self.child.wait())
             .await
             .unwrap()
