@@ -123,7 +123,7 @@ fn specified_5xx(status: u16, body: &Value) -> bool {
 /// What runs under the load.
 enum System {
     /// One process per service, killed and restarted by [`Soak::chaos`].
-    One(RwLock<Stack>),
+    One(Box<RwLock<Stack>>),
     /// Replicas behind the balancer, restarted one at a time by [`Soak::rolling`]; the
     /// balancer's addresses never change.
     Replicated {
@@ -735,9 +735,9 @@ async fn main() -> std::process::ExitCode {
             stack: tokio::sync::Mutex::new(stack),
         }
     } else {
-        System::One(RwLock::new(
+        System::One(Box::new(RwLock::new(
             Stack::start_with_order_env(&databases, &ORDER_ENV).await,
-        ))
+        )))
     };
     let soak = Arc::new(Soak {
         strict: matches!(system, System::Replicated { .. }),
