@@ -127,7 +127,7 @@ enum System {
     /// Replicas behind the balancer, restarted one at a time by [`Soak::rolling`]; the
     /// balancer's addresses never change.
     Replicated {
-        stack: tokio::sync::Mutex<ReplicatedStack>,
+        stack: Box<tokio::sync::Mutex<ReplicatedStack>>,
         order: String,
         points: String,
     },
@@ -732,7 +732,7 @@ async fn main() -> std::process::ExitCode {
         System::Replicated {
             order: stack.url(ORDER),
             points: stack.url(POINTS),
-            stack: tokio::sync::Mutex::new(stack),
+            stack: Box::new(tokio::sync::Mutex::new(stack)),
         }
     } else {
         System::One(Box::new(RwLock::new(
