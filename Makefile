@@ -47,6 +47,15 @@ soak-rolling:
 	cargo build --workspace --bins --quiet
 	SOAK_REPLICAS=2 cargo run --quiet -p e2e --bin soak
 
+## make failover: a PostgreSQL primary and a synchronous streaming standby (project-local
+## clusters on ports of their own), the services on a multi-host DATABASE_URL
+## (target_session_attrs=read-write) under load; the primary is killed and the standby
+## promoted. Prints the seconds until writes succeed again and the answers in the gap; checks
+## every acknowledged order, the ledger audit and the gift codes (tests/src/bin/failover.rs).
+failover:
+	cargo build --workspace --bins --quiet
+	cargo run --quiet -p e2e --bin failover
+
 ## make clean-db: drop the three databases `make run` made, so the next run starts from demo.json.
 clean-db:
 	@admin=$$(scripts/postgres.sh); \
