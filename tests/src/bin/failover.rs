@@ -9,7 +9,9 @@
 //! once. Prints the figures; exits 1 on any failure.
 //!
 //! `FAILOVER_WARMUP_SECONDS` (default 20) of load before the kill, `FAILOVER_AFTER_SECONDS`
-//! (default 20) after the writes are back; `FAILOVER_WORKERS` (default 6) clients.
+//! (default 20) after the writes are back; `FAILOVER_WORKERS` (default 6) clients;
+//! `FAILOVER_PROMOTE_DELAY_SECONDS` (default 0) between the kill and the promotion, the time
+//! a failover manager (Patroni, a cloud's managed failover) takes to notice.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test driver fails loudly on purpose
 
@@ -131,7 +133,10 @@ impl Load {
         };
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     fn record(&self, action: &'static str, sent: Instant, status: u16, body: &Value) {
@@ -167,7 +172,10 @@ impl Load {
                     .await;
                 self.record("point order", sent, status, &body);
                 if status == 200 {
-                    let id = body["correlation_id"].as_str().unwrap_or_default().to_owned();
+                    let id = body["correlation_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
                     self.observed
                         .lock()
                         .unwrap()
@@ -221,6 +229,7 @@ fn seconds(name: &str, default: u64) -> Duration {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let warmup = seconds("FAILOVER_WARMUP_SECONDS", 20);
+    let promote_delay = seconds("FAILOVER_PROMOTE_DELAY_SECONDS", 0);
     let after = seconds("FAILOVER_AFTER_SECONDS", 20);
     let workers: usize = std::env::var("FAILOVER_WORKERS")
         .ok()
@@ -279,6 +288,7 @@ async fn main() -> std::process::ExitCode {
     tokio::time::sleep(warmup).await;
     let killed = Instant::now();
     primary.kill();
+    tokio::time::sleep(promote_delay).await;
     let promote_started = Instant::now();
     standby.promote();
     let promoted = Instant::now();
@@ -316,14 +326,16 @@ async fn main() -> std::process::ExitCode {
         client.await.unwrap();
     }
 
-    let new_primary = |database: &str| {
-        format!(
-            "postgres://postgres@127.0.0.1:{}/{database}",
-            standby.port
-        )
-    };
+    let new_primary =
+        |database: &str| format!("postgres://postgres@127.0.0.1:{}/{database}", standby.port);
     let failures = verify(&load, &stack, &new_primary, killed, back).await;
-    report(&load.observed.lock().unwrap(), killed, promoted, back, &failures);
+    report(
+        &load.observed.lock().unwrap(),
+        killed,
+        promoted,
+        back,
+        &failures,
+    );
     drop(stack);
     if failures.is_empty() {
         std::process::ExitCode::SUCCESS
@@ -459,7 +471,9 @@ async fn verify(
         )
         .await;
         if credited != 1 {
-            failures.push(format!("gift code {code} was answered 200 but is not credited"));
+            failures.push(format!(
+                "gift code {code} was answered 200 but is not credited"
+            ));
         }
     }
     let credited = money::count(
@@ -488,8 +502,18 @@ async fn verify(
     failures
 }
 
-fn report(observed: &Observed, killed: Instant, promoted: Instant, back: Instant, failures: &[String]) {
-    let before = observed.orders.iter().filter(|(_, _, at)| *at < killed).count();
+fn report(
+    observed: &Observed,
+    killed: Instant,
+    promoted: Instant,
+    back: Instant,
+    failures: &[String],
+) {
+    let before = observed
+        .orders
+        .iter()
+        .filter(|(_, _, at)| *at < killed)
+        .count();
     println!("## Failover");
     println!();
     println!(
@@ -500,7 +524,11 @@ fn report(observed: &Observed, killed: Instant, promoted: Instant, back: Instant
     println!(
         "- point orders acknowledged: {before} before the kill, {} after; every one found successful on the new primary with its two ledger entries: {}",
         observed.orders.len() - before,
-        if failures.iter().any(|f| f.starts_with("order ")) { "no" } else { "yes" }
+        if failures.iter().any(|f| f.starts_with("order ")) {
+            "no"
+        } else {
+            "yes"
+        }
     );
     println!("- gift codes answered 200: {}", observed.redeemed.len());
     let mut gap: BTreeMap<(String, u16, String), u64> = BTreeMap::new();
