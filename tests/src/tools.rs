@@ -14,29 +14,40 @@ pub fn debian_binary(binary: &str, package: &str) -> PathBuf {
     let lock = std::fs::File::create(std::env::temp_dir().join("loyalty-e2e-apt.lock")).unwrap();
     lock.lock().unwrap();
     if !path.exists() {
-        let root = std::process::Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
-        let mut install = if root {
-            std::process::Command::new("apt-get")
-        } else {
-            let mut sudo = std::process::Command::new("sudo");
-            sudo.arg("apt-get");
-            sudo
-        };
-        let output = install
-            .args(["install", "-y", "-q", package])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .output()
-            .unwrap();
+        // A machine whose package lists were never fetched knows no package: fetch them once
+        // and try again.
+        let mut output = apt_get(&["install", "-y", "-q", package]);
+        if !output.status.success() {
+            apt_get(&["update", "-q"]);
+            output = apt_get(&["install", "-y", "-q", package]);
+        }
         assert!(
             output.status.success() && path.exists(),
-            "apt-get install {package} failed (run `apt-get update` first?): {}",
+            "apt-get install {package} failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
     }
     path
+}
+
+/// `apt-get` with `args`, through sudo unless this is root.
+fn apt_get(args: &[&str]) -> std::process::Output {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    let mut command = if root {
+        std::process::Command::new("apt-get")
+    } else {
+        let mut sudo = std::process::Command::new("sudo");
+        sudo.arg("apt-get");
+        sudo
+    };
+    command
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .output()
+        .unwrap()
 }
 
 /// A folder of the test's own that the `postgres` user may write too (PgBouncer drops root
