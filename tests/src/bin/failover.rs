@@ -328,7 +328,7 @@ async fn main() -> std::process::ExitCode {
 
     let new_primary =
         |database: &str| format!("postgres://postgres@127.0.0.1:{}/{database}", standby.port);
-    let failures = verify(&load, &stack, &new_primary, killed, back).await;
+    let failures = verify(&load, &stack, &new_primary, killed).await;
     report(
         &load.observed.lock().unwrap(),
         killed,
@@ -397,7 +397,6 @@ async fn verify(
     stack: &Stack,
     new_primary: &dyn Fn(&str) -> String,
     killed: Instant,
-    back: Instant,
 ) -> Vec<String> {
     let mut failures = Vec::new();
     let (orders, redeemed) = {
@@ -416,7 +415,6 @@ async fn verify(
         (observed.orders.clone(), observed.redeemed.clone())
     };
     failures.truncate(20);
-    let _ = back;
     // Every acknowledged order exists, successful, on the new primary (through the services
     // and in its ledger).
     let http = reqwest::Client::new();
