@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build bench soak clean-db clean-local fuzz fuzz-api
+.PHONY: run test seed build bench soak soak-rolling failover clean-db clean-local fuzz fuzz-api
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -38,6 +38,23 @@ bench:
 soak:
 	cargo build --workspace --bins --quiet
 	cargo run --quiet -p e2e --bin soak
+
+## make soak-rolling: the same load and checks on two replicas of each service behind HAProxy
+## (installed from Debian when missing), restarted one at a time as a Kubernetes rollout does
+## (out of the balancer, preStop, SIGTERM, drain, start, ready). No request may fail; prints
+## requests and pool connections per replica. SOAK_SECONDS=60 make soak-rolling for a short run.
+soak-rolling:
+	cargo build --workspace --bins --quiet
+	SOAK_REPLICAS=2 cargo run --quiet -p e2e --bin soak
+
+## make failover: a PostgreSQL primary and a synchronous streaming standby (project-local
+## clusters on ports of their own), the services on a multi-host DATABASE_URL
+## (target_session_attrs=read-write) under load; the primary is killed and the standby
+## promoted. Prints the seconds until writes succeed again and the answers in the gap; checks
+## every acknowledged order, the ledger audit and the gift codes (tests/src/bin/failover.rs).
+failover:
+	cargo build --workspace --bins --quiet
+	cargo run --quiet -p e2e --bin failover
 
 ## make clean-db: drop the three databases `make run` made, so the next run starts from demo.json.
 clean-db:

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Static checks of the container and Kubernetes files. No Docker engine and no cluster are
 # needed (the development machines have neither):
-#   1. checkov on deploy/Dockerfile;
-#   2. `kubectl kustomize` of k8s/overlays/dev and k8s/overlays/prod, and every rendered
+#   1. checkov on deploy/Dockerfile and deploy/pgbouncer.Dockerfile;
+#   2. `kubectl kustomize` of k8s/overlays/dev and k8s/overlays/prod (and of
+#      k8s/tests/pgbouncer-at-scale, the PgBouncer component on prod), and every rendered
 #      document validated offline by kubernetes-validate --strict against one Kubernetes version;
 #   3. checkov on the rendered manifests (skips and their reasons: k8s/.checkov.yaml);
 #   4. this project's own rules (no sandbox in prod, no /internal on the Ingress, grace
 #      periods, probes, migration waits, each service only its own variables, default deny
-#      both ways, X-Forwarded-For trusted only in prod, ...).
+#      both ways, X-Forwarded-For trusted only in prod, ...);
+#   5. the connection budget (scripts/connection-budget.py): each render's pools at the
+#      autoscalers' maximum fit PostgreSQL's max_connections less a reserve, and the
+#      deliberately over-budget k8s/tests/over-budget is refused.
 # The validators are installed on first use into a cached virtualenv, pinned below; the
 # virtualenv is rebuilt only when a pin (or the Python version) changes.
 set -euo pipefail
@@ -65,23 +69,27 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # --- 1 ---------------------------------------------------------------------------------------
-echo "== checkov: deploy/Dockerfile"
-# CKV_DOCKER_2 (no HEALTHCHECK) is skipped inline in the Dockerfile, with its reason.
-checkov --framework dockerfile --file deploy/Dockerfile
+echo "== checkov: deploy/Dockerfile, deploy/pgbouncer.Dockerfile"
+# CKV_DOCKER_2 (no HEALTHCHECK) is skipped inline in each Dockerfile, with its reason.
+checkov --framework dockerfile --file deploy/Dockerfile --file deploy/pgbouncer.Dockerfile
 
 # --- 2 ---------------------------------------------------------------------------------------
 for overlay in dev prod; do
     echo "== kustomize: k8s/overlays/$overlay"
     kubectl kustomize "k8s/overlays/$overlay" >"$work/$overlay.yaml"
 done
+for example in pgbouncer-at-scale over-budget; do
+    echo "== kustomize: k8s/tests/$example"
+    kubectl kustomize "k8s/tests/$example" >"$work/$example.yaml"
+done
 echo "== kubernetes-validate --strict (Kubernetes $KUBERNETES_VERSION)"
 "$venv/bin/kubernetes-validate" --strict --quiet --kubernetes-version "$KUBERNETES_VERSION" \
-    "$work/dev.yaml" "$work/prod.yaml"
+    "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml"
 
 # --- 3 ---------------------------------------------------------------------------------------
 echo "== checkov: rendered manifests"
 checkov --framework kubernetes --config-file k8s/.checkov.yaml \
-    --file "$work/dev.yaml" --file "$work/prod.yaml"
+    --file "$work/dev.yaml" --file "$work/prod.yaml" --file "$work/pgbouncer-at-scale.yaml"
 
 # --- 4 ---------------------------------------------------------------------------------------
 echo "== project rules"
@@ -98,7 +106,7 @@ COMMON = {"APP_ENV", "BIND_ADDR", "HTTP_WORKERS", "RUST_LOG", "LOG_FORMAT",
           "OTEL_EXPORTER_OTLP_ENDPOINT", "HTTP_MAX_CONNECTIONS", "HTTP_BACKLOG",
           "HTTP_HEAD_TIMEOUT_MS", "HTTP_BODY_TIMEOUT_MS", "HTTP_KEEP_ALIVE_SECS",
           "HTTP_DISCONNECT_TIMEOUT_MS"}
-DB = {"DATABASE_URL", "DATABASE_POOL_SIZE"}
+DB = {"DATABASE_URL", "DATABASE_POOL_SIZE", "DATABASE_STATEMENT_CACHE"}
 OWN = {
     "auth-service": COMMON | DB | {
         "AUTH_JWT_SECRET", "INTERNAL_API_TOKEN", "OTP_TEST_CODE", "SMS_PROVIDER", "SMS_HTTP_URL",
@@ -310,4 +318,14 @@ for e in errors:
     print(f"check-deploy: {e}", file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
+# --- 5 ---------------------------------------------------------------------------------------
+echo "== connection budget"
+"$venv/bin/python" scripts/connection-budget.py "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml"
+# The check must refuse a deployment that does not fit.
+if "$venv/bin/python" scripts/connection-budget.py "$work/over-budget.yaml" >/dev/null 2>"$work/over-budget.err"; then
+    fail "scripts/connection-budget.py passed k8s/tests/over-budget, which does not fit"
+fi
+grep -q "exceed max_connections less the reserve" "$work/over-budget.err" ||
+    fail "scripts/connection-budget.py refused k8s/tests/over-budget for another reason: $(cat "$work/over-budget.err")"
+
 echo "== deploy checks passed"

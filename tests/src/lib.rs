@@ -12,7 +12,12 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub mod balancer;
+pub mod money;
+pub mod pgbouncer;
+pub mod replicated;
 pub mod stack;
+pub mod tools;
 
 /// The four service binaries, with the database each uses.
 pub const SERVICES: [(&str, &str); 4] = [
@@ -234,13 +239,29 @@ impl Service {
 
     /// Sends SIGTERM and waits for the process to exit.
     pub async fn terminate(mut self) -> ExitStatus {
+        self.stop().await
+    }
+
+    /// Sends SIGTERM, as Kubernetes does to stop a pod, and waits for the process to exit.
+    pub async fn stop(&mut self) -> ExitStatus {
+        self.signal_term();
+        self.exited().await
+    }
+
+    /// Sends SIGTERM without waiting.
+    pub fn signal_term(&self) {
         let pid = self.child.id().unwrap();
         let sent = std::process::Command::new("kill")
             .args(["-TERM", &pid.to_string()])
             .status()
             .unwrap();
         assert!(sent.success());
-        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+    }
+
+    /// Waits for the process to exit, at most 45 s (above the pods' 40 s grace period: the
+    /// caller judges the time it took).
+    pub async fn exited(&mut self) -> ExitStatus {
+        tokio::time::timeout(Duration::from_secs(45), self.child.wait())
             .await
             .unwrap()
             .unwrap()

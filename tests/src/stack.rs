@@ -36,15 +36,27 @@ impl Stack {
 
     /// [`Stack::start`] with more variables for the order service (kept for its restarts).
     pub async fn start_with_order_env(databases: &Databases, extra: &[(&str, &str)]) -> Stack {
-        let auth = Service::start("auth-service", &databases.auth, &[]).await;
+        Self::start_with(databases, &[], extra).await
+    }
+
+    /// [`Stack::start`] with more variables for every service but the sandbox (`common`) and
+    /// for the order service (`order_extra`), kept for restarts.
+    pub async fn start_with(
+        databases: &Databases,
+        common: &[(&str, &str)],
+        order_extra: &[(&str, &str)],
+    ) -> Stack {
+        let common_env = owned(common);
+        let auth = Service::start("auth-service", &databases.auth, common).await;
         let sandbox_port = free_port();
         let sandbox_url = format!("http://127.0.0.1:{sandbox_port}");
-        let points_env = vec![
-            ("AUTH_SERVICE_URL".to_owned(), auth.base.clone()),
-            ("PAYMENT_SERVICE_URL".to_owned(), sandbox_url),
-            ("POINT_ORDER_POINT_ENABLED".to_owned(), "true".to_owned()),
-            ("POINT_ORDER_CARD_ENABLED".to_owned(), "true".to_owned()),
-        ];
+        let mut points_env = common_env.clone();
+        points_env.extend(owned(&[
+            ("AUTH_SERVICE_URL", &auth.base),
+            ("PAYMENT_SERVICE_URL", &sandbox_url),
+            ("POINT_ORDER_POINT_ENABLED", "true"),
+            ("POINT_ORDER_CARD_ENABLED", "true"),
+        ]));
         let points = Service::start("point-service", &databases.points, &pairs(&points_env)).await;
         let webhook = format!("{}/webhooks/v1/payments", points.base);
         let sandbox = Service::start_on(
@@ -57,17 +69,14 @@ impl Stack {
             ],
         )
         .await;
-        let mut order_env = vec![
-            ("POINT_SERVICE_URL".to_owned(), points.base.clone()),
-            ("AUTH_SERVICE_URL".to_owned(), auth.base.clone()),
-        ];
-        order_env.extend(
-            extra
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
-        );
+        let mut order_env = common_env.clone();
+        order_env.extend(owned(&[
+            ("POINT_SERVICE_URL", &points.base),
+            ("AUTH_SERVICE_URL", &auth.base),
+        ]));
+        order_env.extend(owned(order_extra));
         let order = Service::start("order-service", &databases.catalog, &pairs(&order_env)).await;
-        let operator = Service::start("operator-service", &databases.catalog, &[]).await;
+        let operator = Service::start("operator-service", &databases.catalog, common).await;
         Stack {
             auth,
             points,
@@ -104,24 +113,39 @@ impl Stack {
         headers: &[(&str, &str)],
         body: Option<&Value>,
     ) -> (u16, Value) {
-        let mut request = self.http.request(method.parse().unwrap(), url);
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        call(&self.http, method, url, token, headers, body).await
     }
+}
+
+/// A request: `(status, JSON body or the text as a JSON string)`.
+pub async fn call(
+    http: &reqwest::Client,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let mut request = http.request(method.parse().unwrap(), url);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    let response = request
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 /// `service` again, on the port its callers know, once the old process is surely gone.
@@ -130,6 +154,12 @@ async fn restart(service: &mut Service, database: &str, env: &[(String, String)]
     Service::start_on(service.name, service.port(), database, &pairs(env)).await
 }
 
-fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
+pub(crate) fn owned(env: &[(&str, &str)]) -> Vec<(String, String)> {
+    env.iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+pub(crate) fn pairs(env: &[(String, String)]) -> Vec<(&str, &str)> {
     env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }

@@ -17,6 +17,14 @@ pub use pool::{
 
 pub use diesel_async::AsyncPgConnection;
 
+/// Whether `url` is a PostgreSQL URL the connection can use: `postgres://` or
+/// `postgresql://`, one host or several (`host1:5432,host2:5432`), with tokio-postgres's
+/// options such as `target_session_attrs=read-write`. (`url::Url` refuses a host list.)
+pub fn is_postgres_url(url: &str) -> bool {
+    (url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        && url.parse::<tokio_postgres::Config>().is_ok()
+}
+
 /// Replaces the database name of a PostgreSQL URL, keeping host, user and options.
 pub fn with_database(url: &str, database: &str) -> Result<String, url::ParseError> {
     let mut parsed = url::Url::parse(url)?;
@@ -43,6 +51,19 @@ mod tests {
             .unwrap(),
             "postgres://postgres@127.0.0.1:5432/auth?sslmode=disable"
         );
+    }
+
+    #[test]
+    fn a_host_list_with_its_session_attribute_is_a_postgres_url() {
+        assert!(is_postgres_url(
+            "postgres://postgres@127.0.0.1:5432,127.0.0.1:5433/points?target_session_attrs=read-write"
+        ));
+        assert!(is_postgres_url("postgresql://u:p@db/auth"));
+        assert!(!is_postgres_url("mysql://u@db/auth"));
+        assert!(!is_postgres_url("host=db user=u dbname=auth"));
+        assert!(!is_postgres_url(
+            "postgres://u@db/auth?target_session_attrs=whatever"
+        ));
     }
 
     #[test]

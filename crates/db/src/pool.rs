@@ -7,12 +7,18 @@
 //! balance read's statements), and after a database restart the idle connections, which
 //! are all of them once the restart took longer than that, are still checked and replaced.
 //! A connection that broke while in use is never handed out again (diesel-async marks it).
+//!
+//! Behind PgBouncer in transaction mode the statement cache is off
+//! ([`PoolSettings::statement_cache`]): each query then goes out as one unnamed
+//! parse-bind-execute (vendor/README.md), because the pooler may give every message group to
+//! another server connection, where a statement prepared earlier does not exist.
 
 use std::time::Duration;
 
 use deadpool::Runtime;
 use deadpool::managed::{Hook, HookError, Timeouts};
 use diesel::ConnectionError;
+use diesel::connection::CacheSize;
 use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
@@ -38,6 +44,9 @@ pub struct PoolSettings {
     pub statement_timeout: Duration,
     pub lock_timeout: Duration,
     pub max_lifetime: Duration,
+    /// Prepared statements are cached per connection (the default). Off when the URL points
+    /// at a pooler in transaction mode: no statement is then prepared under a name.
+    pub statement_cache: bool,
 }
 
 impl PoolSettings {
@@ -53,6 +62,7 @@ impl PoolSettings {
             statement_timeout: Duration::from_secs(10),
             lock_timeout: Duration::from_secs(5),
             max_lifetime: Duration::from_secs(30 * 60),
+            statement_cache: true,
         }
     }
 }
@@ -64,6 +74,7 @@ impl std::fmt::Debug for PoolSettings {
             .field("url", &"<redacted>")
             .field("max_size", &self.max_size)
             .field("wait_timeout", &self.wait_timeout)
+            .field("statement_cache", &self.statement_cache)
             .finish_non_exhaustive()
     }
 }
@@ -76,6 +87,10 @@ pub struct BuildError(String);
 /// so a service starts even while the database is still coming up.
 pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
     let connect_timeout = settings.connect_timeout;
+    let statement_cache = settings.statement_cache;
+    // Behind a pooler in transaction mode these land on whichever server connection runs
+    // them; every client sets the same values, and the pooler's own setup for its server
+    // connections (PgBouncer's connect_query) makes sure each one has them.
     let session_setup = format!(
         "SET statement_timeout = {}; SET lock_timeout = {};",
         settings.statement_timeout.as_millis(),
@@ -96,6 +111,9 @@ pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
                             "timed out connecting to the database".into(),
                         )
                     })??;
+            if !statement_cache {
+                conn.set_prepared_statement_cache_size(CacheSize::Disabled);
+            }
             conn.batch_execute(&session_setup)
                 .await
                 .map_err(|e| ConnectionError::BadConnection(e.to_string()))?;

@@ -294,3 +294,44 @@ async fn timeouts_lock_failures_and_deadlocks_from_the_server_are_busy() {
     };
     busy(lost);
 }
+
+/// A query that counts its own session's named statements while it runs sees itself when
+/// the statement cache is on (tokio-postgres prepares it as `s<N>`), and nothing when it is
+/// off: it then travels as the unnamed statement in one message group, which is what
+/// PgBouncer in transaction mode needs (vendor/README.md). Both ways answer the same rows
+/// and row counts.
+#[tokio::test]
+async fn with_the_statement_cache_off_no_statement_is_prepared_under_a_name() {
+    let database = TestDatabase::new(SCHEMA).await;
+    for statement_cache in [true, false] {
+        let pool = build_pool(&PoolSettings {
+            statement_cache,
+            ..PoolSettings::new(database.url(), 2)
+        })
+        .unwrap();
+        let mut conn = pool.get().await.unwrap();
+        let named: Count = sql_query("SELECT count(*) AS n FROM pg_prepared_statements WHERE $1")
+            .bind::<diesel::sql_types::Bool, _>(true)
+            .get_result(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            named.n > 0,
+            statement_cache,
+            "statement cache {statement_cache}: {} named statements",
+            named.n
+        );
+        let rows = sql_query("SELECT g FROM generate_series(1, $1) g")
+            .bind::<diesel::sql_types::Integer, _>(3)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(rows, 3);
+        let setting: Setting = sql_query("SELECT current_setting($1) AS value")
+            .bind::<Text, _>("TimeZone")
+            .get_result(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(setting.value, "UTC");
+    }
+}

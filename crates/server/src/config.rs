@@ -352,11 +352,20 @@ impl CommonConfig {
     }
 }
 
-/// `DATABASE_URL` and `DATABASE_POOL_SIZE`.
+/// `DATABASE_URL`, `DATABASE_POOL_SIZE` and `DATABASE_STATEMENT_CACHE`.
+///
+/// `DATABASE_URL` may name several hosts (`postgres://u@db1:5432,db2:5432/points?target_session_attrs=read-write`):
+/// a new connection tries them in turn and takes the first that accepts writes, so after a
+/// failover the pool reconnects to the promoted standby.
+///
+/// `DATABASE_STATEMENT_CACHE` is `true` (the default) or `false`; `false` when `DATABASE_URL`
+/// points at PgBouncer in transaction mode, which cannot carry prepared statements from one
+/// transaction to the next (`db::PoolSettings::statement_cache`).
 #[derive(Debug, Clone)]
 pub struct DatabaseConfig {
     pub url: Secret,
     pub pool_size: usize,
+    pub statement_cache: bool,
 }
 
 impl DatabaseConfig {
@@ -364,25 +373,29 @@ impl DatabaseConfig {
 
     pub fn from_env(env: &mut Env) -> Self {
         let url = env.required("DATABASE_URL");
-        if !url.is_empty() {
-            let valid = url::Url::parse(&url)
-                .map(|u| u.scheme() == "postgres" || u.scheme() == "postgresql")
-                .unwrap_or(false);
-            if !valid {
-                // The URL may hold a password: do not echo it.
-                env.error("DATABASE_URL is invalid: expected postgres://user@host:port/database");
-            }
+        if !url.is_empty() && !db::is_postgres_url(&url) {
+            // The URL may hold a password: do not echo it.
+            env.error("DATABASE_URL is invalid: expected postgres://user@host:port/database");
         }
         let pool_size =
             env.int_or("DATABASE_POOL_SIZE", Self::DEFAULT_POOL_SIZE, 2..=1000) as usize;
+        let statement_cache = env.parse_or("DATABASE_STATEMENT_CACHE", true, |raw| match raw {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err("expected true or false".to_owned()),
+        });
         Self {
             url: Secret(url),
             pool_size,
+            statement_cache,
         }
     }
 
     pub fn pool_settings(&self) -> db::PoolSettings {
-        db::PoolSettings::new(self.url.expose(), self.pool_size)
+        db::PoolSettings {
+            statement_cache: self.statement_cache,
+            ..db::PoolSettings::new(self.url.expose(), self.pool_size)
+        }
     }
 }
 
@@ -471,6 +484,31 @@ mod tests {
     }
 
     #[test]
+    fn a_host_list_and_the_statement_cache_switch_are_read() {
+        let mut e = env(&[
+            (
+                "DATABASE_URL",
+                "postgres://u:pw@127.0.0.1:5432,127.0.0.1:5433/points?target_session_attrs=read-write",
+            ),
+            ("DATABASE_STATEMENT_CACHE", "false"),
+        ]);
+        let db = DatabaseConfig::from_env(&mut e);
+        let db = e.finish(db).unwrap();
+        assert!(!db.statement_cache);
+        assert!(!db.pool_settings().statement_cache);
+
+        let mut e = env(&[
+            ("DATABASE_URL", "postgres://u@db/points"),
+            ("DATABASE_STATEMENT_CACHE", "off"),
+        ]);
+        let db = DatabaseConfig::from_env(&mut e);
+        assert_eq!(
+            e.finish(db).unwrap_err().0,
+            [r#"DATABASE_STATEMENT_CACHE="off" is invalid: expected true or false"#]
+        );
+    }
+
+    #[test]
     fn missing_url_is_required() {
         let mut e = env(&[]);
         let db = DatabaseConfig::from_env(&mut e);
@@ -489,6 +527,7 @@ mod tests {
         assert_eq!(common.app_env, AppEnv::Production);
         assert_eq!(common.bind_addr.to_string(), "127.0.0.1:8081");
         assert_eq!(db.pool_size, 10);
+        assert!(db.statement_cache);
         assert_eq!(common.telemetry.otlp_endpoint, None);
     }
 

@@ -12,6 +12,14 @@
 //!
 //! `SOAK_SECONDS` (default 600) bounds the load phase; `SOAK_WORKERS` (default 8) sets the
 //! number of concurrent clients.
+//!
+//! `SOAK_REPLICAS=2` (`make soak-rolling`) runs another topology and another disruption: two
+//! replicas of each service behind HAProxy (e2e::replicated), restarted one at a time as a
+//! Kubernetes rollout does (out of the balancer, the preStop wait, SIGTERM, the process
+//! drains and exits, a new one starts and rejoins once ready), with no kill and no database
+//! restart. Then no request may fail: any 5xx but the specified 503 of contention (a busy
+//! pool or lock, DESIGN.md), any 401 and any unreachable service is a failure, and so is a
+//! process that takes longer than the pods' grace period to exit.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test driver fails loudly on purpose
 
@@ -20,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use e2e::replicated::{ORDER, POINTS, ReplicatedStack, SERVICES};
 use e2e::stack::{Databases, Stack};
 use e2e::{LocalCluster, WEBHOOK_SECRET, create_database, migrate_and_seed, run};
 use hmac::{Hmac, KeyInit, Mac};
@@ -39,6 +48,11 @@ const GIFT_CODES: usize = 5000;
 const RUSH_CODES: usize = 4000;
 /// The order service's gift-card retry task, quick enough that what the kills left pending
 /// drains within the checks' wait (lease + longest backoff + interval, well under 180 s).
+/// The pods' `terminationGracePeriodSeconds` and `preStop` sleep (k8s/base): a rolling restart
+/// waits the preStop time after taking a replica out of the balancer, and the process must
+/// exit within the rest of the grace period.
+const GRACE_PERIOD: Duration = Duration::from_secs(40);
+const PRE_STOP: Duration = Duration::from_secs(5);
 const ORDER_ENV: [(&str, &str); 3] = [
     ("GIFT_CARD_RETRY_INTERVAL_MS", "1000"),
     ("GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS", "20"),
@@ -106,8 +120,34 @@ fn specified_5xx(status: u16, body: &Value) -> bool {
     }
 }
 
+/// What runs under the load.
+enum System {
+    /// One process per service, killed and restarted by [`Soak::chaos`].
+    One(Box<RwLock<Stack>>),
+    /// Replicas behind the balancer, restarted one at a time by [`Soak::rolling`]; the
+    /// balancer's addresses never change.
+    Replicated {
+        stack: Box<tokio::sync::Mutex<ReplicatedStack>>,
+        order: String,
+        points: String,
+    },
+}
+
+/// What disrupted the load.
+enum Disruptions {
+    /// Kills and restarts by part.
+    Kills(BTreeMap<&'static str, u64>),
+    /// Rolling restart steps: the replica and how long it took from SIGTERM to exit.
+    Restarts(Vec<(String, Duration)>),
+}
+
 struct Soak {
-    stack: RwLock<Stack>,
+    /// Rolling mode: the most connections seen at once, by replica (its pool's open
+    /// connections) and by database (PostgreSQL's pg_stat_activity).
+    peaks: Mutex<BTreeMap<String, u64>>,
+    system: System,
+    /// Rolling mode: every failed request counts, not only the unspecified 5xx.
+    strict: bool,
     observed: Mutex<Observed>,
     http: reqwest::Client,
     stop: AtomicBool,
@@ -139,8 +179,14 @@ impl Soak {
         }
         let response = match request.send().await {
             Ok(response) => response,
-            Err(_) => {
-                self.observed.lock().unwrap().count(action, "unreachable");
+            Err(e) => {
+                let mut observed = self.observed.lock().unwrap();
+                observed.count(action, "unreachable");
+                if self.strict {
+                    observed
+                        .unexpected
+                        .push(format!("{action} {method} {url}: unreachable: {e}"));
+                }
                 return None;
             }
         };
@@ -149,7 +195,14 @@ impl Soak {
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
         let mut observed = self.observed.lock().unwrap();
         observed.count(action, status.to_string());
-        if status >= 500 && !specified_5xx(status, &body) {
+        // A rolling restart must lose nothing: only contention (the specified 503) may
+        // still answer 5xx, and a valid token is never refused.
+        let failed = if self.strict {
+            status == 401 || (status >= 500 && !(status == 503 && specified_5xx(status, &body)))
+        } else {
+            status >= 500 && !specified_5xx(status, &body)
+        };
+        if failed {
             observed
                 .unexpected
                 .push(format!("{action} {method} {url}: {status} {body}"));
@@ -158,7 +211,17 @@ impl Soak {
     }
 
     async fn order_base(&self) -> String {
-        self.stack.read().await.order.base.clone()
+        match &self.system {
+            System::One(stack) => stack.read().await.order.base.clone(),
+            System::Replicated { order, .. } => order.clone(),
+        }
+    }
+
+    async fn points_base(&self) -> String {
+        match &self.system {
+            System::One(stack) => stack.read().await.points.base.clone(),
+            System::Replicated { points, .. } => points.clone(),
+        }
     }
 
     /// A client pass: read the balance, the history and the offers, buy with points for a
@@ -394,6 +457,13 @@ impl Soak {
     async fn press(&self, action: &str, page: &str, button: &str) -> bool {
         let pressed = self.http.post(format!("{page}/{button}")).send().await;
         let status = pressed.map(|r| r.status().as_u16()).unwrap_or(0);
+        if self.strict && (status == 0 || status >= 500) {
+            self.observed
+                .lock()
+                .unwrap()
+                .unexpected
+                .push(format!("{action} {page}/{button}: {status}"));
+        }
         self.observed
             .lock()
             .unwrap()
@@ -463,7 +533,7 @@ impl Soak {
             <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
         mac.update(format!("{t}.{body}").as_bytes());
         let signature = format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()));
-        let points = self.stack.read().await.points.base.clone();
+        let points = self.points_base().await;
         let sent = self
             .http
             .post(format!("{points}/webhooks/v1/payments"))
@@ -473,6 +543,13 @@ impl Soak {
             .send()
             .await;
         let status = sent.map(|r| r.status().as_u16()).ok();
+        if self.strict && status.is_none_or(|s| s >= 500) {
+            self.observed
+                .lock()
+                .unwrap()
+                .unexpected
+                .push(format!("webhook event {}: {status:?}", event["id"]));
+        }
         self.observed.lock().unwrap().count(
             "webhook event",
             status.map_or("unreachable".to_owned(), |s| s.to_string()),
@@ -558,9 +635,38 @@ impl Soak {
         self.observed.lock().unwrap().rush.insert(code, wins);
     }
 
+    /// Restarts one replica every `period`, in turn (each service's replicas, then the next
+    /// service), as a rollout does; returns each restart and how long its process took from
+    /// SIGTERM to exit.
+    async fn rolling(&self, period: Duration, replicas: usize) -> Vec<(String, Duration)> {
+        let System::Replicated { stack, .. } = &self.system else {
+            unreachable!("rolling restarts need replicas")
+        };
+        let mut done = Vec::new();
+        let mut turn = 0;
+        loop {
+            tokio::time::sleep(period).await;
+            if self.stop.load(Ordering::Relaxed) {
+                return done;
+            }
+            let service = SERVICES[(turn / replicas) % SERVICES.len()];
+            let replica = turn % replicas;
+            turn += 1;
+            let drained = stack.lock().await.restart(service, replica, PRE_STOP).await;
+            eprintln!(
+                "soak: restarted {service} r{replica} (exited {} ms after SIGTERM)",
+                drained.as_millis()
+            );
+            done.push((format!("{service} r{replica}"), drained));
+        }
+    }
+
     /// Kills and restarts one part every `period`, in turn: the point service, the order
     /// service, PostgreSQL.
     async fn chaos(&self, cluster: &LocalCluster, period: Duration) -> BTreeMap<&'static str, u64> {
+        let System::One(stack) = &self.system else {
+            unreachable!("the chaos mode runs one process per service")
+        };
         let mut done = BTreeMap::new();
         let mut turn = 0;
         loop {
@@ -572,14 +678,14 @@ impl Soak {
             turn += 1;
             match victim {
                 "point-service" => {
-                    self.stack.read().await.points.crash();
+                    stack.read().await.points.crash();
                     tokio::time::sleep(Duration::from_secs(2)).await;
-                    self.stack.write().await.start_points_again().await;
+                    stack.write().await.start_points_again().await;
                 }
                 "order-service" => {
-                    self.stack.read().await.order.crash();
+                    stack.read().await.order.crash();
                     tokio::time::sleep(Duration::from_secs(2)).await;
-                    self.stack.write().await.start_order_again().await;
+                    stack.write().await.start_order_again().await;
                 }
                 _ => {
                     cluster.kill();
@@ -603,6 +709,10 @@ async fn main() -> std::process::ExitCode {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(8);
+    let replicas: usize = std::env::var("SOAK_REPLICAS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
 
     eprintln!("soak: starting a PostgreSQL cluster of its own and the system");
     let cluster = LocalCluster::start();
@@ -617,8 +727,22 @@ async fn main() -> std::process::ExitCode {
     migrate_and_seed(&["order-service", "operator-service"], &databases.catalog).await;
     prepare(&databases).await;
 
+    let system = if replicas > 1 {
+        let stack = ReplicatedStack::start(&databases, replicas, &[], &ORDER_ENV).await;
+        System::Replicated {
+            order: stack.url(ORDER),
+            points: stack.url(POINTS),
+            stack: Box::new(tokio::sync::Mutex::new(stack)),
+        }
+    } else {
+        System::One(Box::new(RwLock::new(
+            Stack::start_with_order_env(&databases, &ORDER_ENV).await,
+        )))
+    };
     let soak = Arc::new(Soak {
-        stack: RwLock::new(Stack::start_with_order_env(&databases, &ORDER_ENV).await),
+        strict: matches!(system, System::Replicated { .. }),
+        peaks: Mutex::default(),
+        system,
         observed: Mutex::default(),
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
@@ -630,7 +754,34 @@ async fn main() -> std::process::ExitCode {
         next_event: AtomicU64::new(0),
     });
 
-    eprintln!("soak: {workers} clients for {seconds} s, with a kill every 15 s");
+    let sampler = match &soak.system {
+        System::Replicated { stack, .. } => {
+            let stack = stack.lock().await;
+            let bases = SERVICES
+                .iter()
+                .flat_map(|s| {
+                    stack
+                        .replicas(s)
+                        .iter()
+                        .enumerate()
+                        .map(move |(i, r)| (format!("{s} r{i}"), r.base.clone()))
+                })
+                .collect();
+            Some(tokio::spawn(sample_connections(
+                soak.clone(),
+                bases,
+                admin.clone(),
+            )))
+        }
+        System::One(_) => None,
+    };
+    if replicas > 1 {
+        eprintln!(
+            "soak: {workers} clients for {seconds} s, {replicas} replicas of each service, a rolling restart step every 10 s"
+        );
+    } else {
+        eprintln!("soak: {workers} clients for {seconds} s, with a kill every 15 s");
+    }
     let started = Instant::now();
     let clients: Vec<_> = (0..workers)
         .map(|w| {
@@ -645,19 +796,107 @@ async fn main() -> std::process::ExitCode {
             soak.stop.store(true, Ordering::Relaxed);
         }
     };
-    let (kills, ()) = tokio::join!(soak.chaos(&cluster, Duration::from_secs(15)), stopper);
+    let disruptions = async {
+        if replicas > 1 {
+            Disruptions::Restarts(soak.rolling(Duration::from_secs(10), replicas).await)
+        } else {
+            Disruptions::Kills(soak.chaos(&cluster, Duration::from_secs(15)).await)
+        }
+    };
+    let (disruptions, ()) = tokio::join!(disruptions, stopper);
     for client in clients {
         client.await.unwrap();
     }
     let load_time = started.elapsed();
+    let connections = match sampler {
+        Some(sampler) => {
+            sampler.abort();
+            let _ = sampler.await;
+            std::mem::take(&mut *soak.peaks.lock().unwrap())
+        }
+        None => BTreeMap::new(),
+    };
 
     eprintln!("soak: load stopped; checking");
-    let failures = verify(&soak, &databases).await;
-    report(&soak.observed.lock().unwrap(), &kills, load_time, &failures);
+    let mut failures = verify(&soak, &databases).await;
+    if let Disruptions::Restarts(restarts) = &disruptions {
+        for (replica, drained) in restarts {
+            if *drained > GRACE_PERIOD - PRE_STOP {
+                failures.push(format!(
+                    "{replica} took {} ms from SIGTERM to exit, past the {} s grace period less the {} s preStop",
+                    drained.as_millis(),
+                    GRACE_PERIOD.as_secs(),
+                    PRE_STOP.as_secs()
+                ));
+            }
+        }
+    }
+    let requests = match &soak.system {
+        System::Replicated { stack, .. } => stack.lock().await.balancer.stats().await,
+        System::One(_) => Vec::new(),
+    };
+    report(
+        &soak.observed.lock().unwrap(),
+        &disruptions,
+        &requests,
+        &connections,
+        load_time,
+        &failures,
+    );
     if failures.is_empty() {
         std::process::ExitCode::SUCCESS
     } else {
         std::process::ExitCode::FAILURE
+    }
+}
+
+/// Rolling mode: every second, each replica's open pool connections (`/metrics`) and each
+/// database's connections (`pg_stat_activity`); keeps the peaks in `soak.peaks`.
+async fn sample_connections(soak: Arc<Soak>, replicas: Vec<(String, String)>, admin: String) {
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct PerDatabase {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        datname: String,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = connect(&admin).await;
+    loop {
+        let mut seen = Vec::new();
+        for (name, base) in &replicas {
+            let Ok(response) = soak.http.get(format!("{base}/metrics")).send().await else {
+                continue;
+            };
+            let text = response.text().await.unwrap_or_default();
+            let open = text
+                .lines()
+                .find(|l| l.starts_with("db_pool_connections{state=\"open\"}"))
+                .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
+            if let Some(open) = open {
+                seen.push((name.clone(), open as u64));
+            }
+        }
+        if let Ok(rows) = diesel::sql_query(
+            "SELECT datname, count(*) AS n FROM pg_stat_activity \
+             WHERE datname IN ('auth', 'points', 'catalog') GROUP BY datname",
+        )
+        .load::<PerDatabase>(&mut conn)
+        .await
+        {
+            seen.extend(
+                rows.into_iter()
+                    .map(|r| (format!("database {}", r.datname), r.n as u64)),
+            );
+        }
+        {
+            let mut peaks = soak.peaks.lock().unwrap();
+            for (name, n) in seen {
+                let peak = peaks.entry(name).or_default();
+                *peak = (*peak).max(n);
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
@@ -712,11 +951,16 @@ async fn prepare(databases: &Databases) {
 /// Everything up again, then the checks; returns what failed.
 async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
     let mut failures = Vec::new();
-    let stack = soak.stack.read().await;
-    for service in [&stack.auth, &stack.points, &stack.order, &stack.operator] {
-        service
-            .wait_until(Duration::from_secs(60), |s| s == 200, "/readyz")
-            .await;
+    match &soak.system {
+        System::One(stack) => {
+            let stack = stack.read().await;
+            for service in [&stack.auth, &stack.points, &stack.order, &stack.operator] {
+                service
+                    .wait_until(Duration::from_secs(60), |s| s == 200, "/readyz")
+                    .await;
+            }
+        }
+        System::Replicated { stack, .. } => stack.lock().await.balancer.wait_all_up().await,
     }
     let (successful, approved, redeemed, unexpected) = {
         let observed = soak.observed.lock().unwrap();
@@ -728,11 +972,12 @@ async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
         )
     };
 
-    let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
+    let orders = format!("{}/api/v2/client/point-orders", soak.order_base().await);
+    let get = async |token: &str, url: String| {
+        e2e::stack::call(&soak.http, "GET", &url, Some(token), &[], None).await
+    };
     for (token, id) in &successful {
-        let (status, order) = stack
-            .call("GET", &format!("{orders}/{id}"), Some(token), &[], None)
-            .await;
+        let (status, order) = get(token, format!("{orders}/{id}")).await;
         if status != 200 || order["status"] != "successful" {
             failures.push(format!(
                 "point order {id} was answered successful, now: {status} {order}"
@@ -741,9 +986,7 @@ async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
     }
     // A capture the point service took is applied in the same transaction, so it is final.
     for (token, id) in &approved {
-        let (status, order) = stack
-            .call("GET", &format!("{orders}/{id}"), Some(token), &[], None)
-            .await;
+        let (status, order) = get(token, format!("{orders}/{id}")).await;
         if status != 200 || order["status"] != "successful" {
             failures.push(format!(
                 "card order {id} was approved, now: {status} {order}"
@@ -923,8 +1166,7 @@ async fn check_card_orders(soak: &Soak, databases: &Databases) -> Vec<String> {
             String::from_utf8_lossy(&listed.stderr)
         ));
     }
-    let stack = soak.stack.read().await;
-    let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
+    let orders = format!("{}/api/v2/client/point-orders", soak.order_base().await);
     for (token, id, payment) in &unapplied {
         if !listing
             .lines()
@@ -934,9 +1176,15 @@ async fn check_card_orders(soak: &Soak, databases: &Databases) -> Vec<String> {
                 "the capture of {payment} (order {id}) after its decline is not listed"
             ));
         }
-        let (_, order) = stack
-            .call("GET", &format!("{orders}/{id}"), Some(token), &[], None)
-            .await;
+        let (_, order) = e2e::stack::call(
+            &soak.http,
+            "GET",
+            &format!("{orders}/{id}"),
+            Some(token),
+            &[],
+            None,
+        )
+        .await;
         if order["status"] != "payment_failed" {
             failures.push(format!(
                 "order {id} declined then captured is now {}",
@@ -956,7 +1204,9 @@ async fn check_card_orders(soak: &Soak, databases: &Databases) -> Vec<String> {
 
 fn report(
     observed: &Observed,
-    kills: &BTreeMap<&'static str, u64>,
+    disruptions: &Disruptions,
+    requests: &[e2e::balancer::ReplicaStat],
+    connections: &BTreeMap<String, u64>,
     load_time: Duration,
     failures: &[String],
 ) {
@@ -968,8 +1218,38 @@ fn report(
         println!("| {action} | {outcome} | {count} |");
     }
     println!();
-    for (victim, n) in kills {
-        println!("- {victim} killed and restarted {n} times");
+    match disruptions {
+        Disruptions::Kills(kills) => {
+            for (victim, n) in kills {
+                println!("- {victim} killed and restarted {n} times");
+            }
+        }
+        Disruptions::Restarts(restarts) => {
+            let longest = restarts.iter().map(|(_, d)| *d).max().unwrap_or_default();
+            println!(
+                "- rolling restart steps (out of the balancer, {} s preStop, SIGTERM, exit, start, ready): {}; longest SIGTERM to exit: {} ms",
+                PRE_STOP.as_secs(),
+                restarts.len(),
+                longest.as_millis()
+            );
+            println!();
+            println!("| Replica | Requests through the balancer | Peak pool connections |");
+            println!("|---|---|---|");
+            for stat in requests {
+                let name = format!("{} r{}", stat.service, stat.replica);
+                println!(
+                    "| {name} | {} | {} |",
+                    stat.requests,
+                    connections.get(&name).copied().unwrap_or(0)
+                );
+            }
+            for (name, peak) in connections
+                .iter()
+                .filter(|(n, _)| n.starts_with("database "))
+            {
+                println!("- {name}: at most {peak} connections at once");
+            }
+        }
     }
     println!(
         "- point orders answered successful: {} (all verified)",
@@ -991,7 +1271,14 @@ fn report(
         "- captures after a decline, listed for refund: {}",
         observed.unapplied.len()
     );
-    println!("- unspecified 5xx answers: {}", observed.unexpected.len());
+    if matches!(disruptions, Disruptions::Restarts(_)) {
+        println!(
+            "- failed requests (any 5xx but contention's 503, any 401, unreachable): {}",
+            observed.unexpected.len()
+        );
+    } else {
+        println!("- unspecified 5xx answers: {}", observed.unexpected.len());
+    }
     if failures.is_empty() {
         println!("- audit: passed; every check above held");
     } else {

@@ -166,6 +166,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         database: DatabaseConfig {
             url: Secret::new(database.url()),
             pool_size: options.pool_size,
+            statement_cache: true,
         },
         jwt_secret: Secret::new(SECRET),
         internal_token: Secret::new(INTERNAL),

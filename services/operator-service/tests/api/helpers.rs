@@ -73,6 +73,7 @@ pub async fn spawn_app() -> TestApp {
         database: DatabaseConfig {
             url: Secret::new(database.url()),
             pool_size: 10,
+            statement_cache: true,
         },
         jwt_secret: Secret::new(SECRET),
     };

@@ -142,6 +142,7 @@ pub fn start(database_url: &str, point_url: &str, options: &Options) -> String {
         database: DatabaseConfig {
             url: Secret::new(database_url),
             pool_size: options.pool_size,
+            statement_cache: true,
         },
         point_service_url: point_url.to_owned(),
         relay_timeout: options.relay_timeout,

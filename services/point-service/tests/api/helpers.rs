@@ -186,6 +186,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         database: DatabaseConfig {
             url: Secret::new(database.url()),
             pool_size: 10,
+            statement_cache: true,
         },
         auth_service_url: auth_url,
         auth_timeout: Duration::from_secs(2),

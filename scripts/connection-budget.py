@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""The database connection budget of rendered Kubernetes manifests (`kubectl kustomize`).
+
+    connection-budget.py RENDER.yaml...
+
+For each render: every Deployment that talks to PostgreSQL may open, at the autoscaler's
+maximum plus the rollout's surge pod, (maxReplicas + maxSurge) x DATABASE_POOL_SIZE
+connections; each migration Job one. Those that go through PgBouncer (their DATABASE_URL is a
+`*_POOLED_DATABASE_URL` key) count against PgBouncer's max_client_conn instead, and PgBouncer's
+own pods count (pods x databases x (default_pool_size + reserve_pool_size)) against the
+server. The server's side must stay within max_connections less reserved_connections, both
+read from the ConfigMap `postgres-limits`. Prints the sums; exits 1 if a render does not fit.
+"""
+
+import configparser
+import math
+import sys
+
+import yaml
+
+POOLED_SUFFIX = "_POOLED_DATABASE_URL"
+DIRECT_SUFFIX = "_DATABASE_URL"
+BINARY_DEFAULT_POOL = 10  # DATABASE_POOL_SIZE when a service's ConfigMap does not set it
+
+
+def surge(deployment, replicas):
+    strategy = deployment["spec"].get("strategy", {})
+    if strategy.get("type") == "Recreate":
+        return 0
+    value = strategy.get("rollingUpdate", {}).get("maxSurge", "25%")
+    if isinstance(value, str) and value.endswith("%"):
+        return math.ceil(replicas * int(value[:-1]) / 100)
+    return int(value)
+
+
+def check(path):
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    configmaps = {c["metadata"]["name"]: c.get("data", {}) for c in by_kind.get("ConfigMap", [])}
+    limits = next((data for name, data in configmaps.items() if name.startswith("postgres-limits")), None)
+    if limits is None:
+        return [f"{path}: no ConfigMap postgres-limits (max_connections, reserved_connections)"], []
+    budget = int(limits["max_connections"]) - int(limits["reserved_connections"])
+    hpa_max = {h["spec"]["scaleTargetRef"]["name"]: h["spec"]["maxReplicas"]
+               for h in by_kind.get("HorizontalPodAutoscaler", [])}
+
+    lines, errors = [], []
+    server, clients = 0, 0
+    pooled_databases = set()
+    bouncer = None
+    for dep in by_kind.get("Deployment", []):
+        name = dep["metadata"]["name"]
+        pod = dep["spec"]["template"]["spec"]
+        replicas = hpa_max.get(name, dep["spec"].get("replicas", 1))
+        pods = replicas + surge(dep, replicas)
+        if dep["metadata"].get("labels", {}).get("app.kubernetes.io/name") == "pgbouncer":
+            bouncer = (dep, pods)
+            continue
+        container = pod["containers"][0]
+        url = next((e for e in container.get("env", []) if e["name"] == "DATABASE_URL"), None)
+        if url is None:
+            continue
+        key = url["valueFrom"]["secretKeyRef"]["key"]
+        pool = BINARY_DEFAULT_POOL
+        for source in container.get("envFrom", []):
+            data = configmaps.get(source.get("configMapRef", {}).get("name"), {})
+            pool = int(data.get("DATABASE_POOL_SIZE", pool))
+        n = pods * pool
+        if key.endswith(POOLED_SUFFIX):
+            clients += n
+            pooled_databases.add(key[: -len(POOLED_SUFFIX)])
+            lines.append(f"  {name:<18} ({replicas} + {pods - replicas} surge) x {pool} = {n} to PgBouncer")
+        else:
+            server += n
+            lines.append(f"  {name:<18} ({replicas} + {pods - replicas} surge) x {pool} = {n}")
+    jobs = sum(1 for j in by_kind.get("Job", [])
+               if any(e["name"] == "DATABASE_URL"
+                      for c in j["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])))
+    server += jobs
+    lines.append(f"  {'migration Jobs':<18} {jobs} x 1 = {jobs}")
+
+    if clients:
+        if bouncer is None:
+            errors.append(f"{path}: Deployments use {POOLED_SUFFIX} keys but no PgBouncer is rendered")
+        else:
+            dep, pods = bouncer
+            ini_name = next(v["configMap"]["name"] for v in dep["spec"]["template"]["spec"]["volumes"]
+                            if "configMap" in v)
+            ini = configparser.ConfigParser(interpolation=None)
+            ini.read_string(configmaps[ini_name]["pgbouncer.ini"])
+            settings = ini["pgbouncer"]
+            per_pool = int(settings.get("default_pool_size", 20)) + int(settings.get("reserve_pool_size", 0))
+            max_client = int(settings.get("max_client_conn", 100))
+            n = pods * len(pooled_databases) * per_pool
+            server += n
+            lines.append(f"  {'pgbouncer':<18} {pods} pods x {len(pooled_databases)} databases x "
+                         f"{per_pool} server connections = {n}")
+            lines.append(f"  services to PgBouncer: {clients} of max_client_conn {max_client} (one pod may get them all)")
+            if clients > max_client:
+                errors.append(f"{path}: {clients} service connections to PgBouncer exceed its max_client_conn {max_client}")
+    lines.append(f"  to PostgreSQL: {server} of {budget} (max_connections {limits['max_connections']} "
+                 f"less {limits['reserved_connections']} reserved)")
+    if server > budget:
+        errors.append(f"{path}: {server} connections to PostgreSQL at the autoscalers' maximum exceed "
+                      f"max_connections less the reserve ({budget}): lower maxReplicas or DATABASE_POOL_SIZE, "
+                      f"raise max_connections, or put PgBouncer in front (k8s/components/pgbouncer)")
+    return errors, lines
+
+
+def main():
+    failed = False
+    for path in sys.argv[1:]:
+        errors, lines = check(path)
+        print(f"connection budget of {path}:")
+        for line in lines:
+            print(line)
+        for e in errors:
+            print(f"connection-budget: {e}", file=sys.stderr)
+        failed |= bool(errors)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
