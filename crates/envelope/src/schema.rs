@@ -1,5 +1,7 @@
 //! The four error bodies as OpenAPI schemas, for the services' documents.
 
+use std::collections::BTreeMap;
+
 use utoipa::ToSchema;
 use utoipa::openapi::{Content, OpenApi, Ref, RefOr, Response};
 
@@ -62,6 +64,26 @@ pub fn schema_name(envelope: Envelope) -> &'static str {
     }
 }
 
+/// Puts `envelope`'s body (and the schemas it names) in the document's components, where
+/// the answers of every answer set and of the door refer to it.
+pub fn add_schema(openapi: &mut OpenApi, envelope: Envelope) {
+    fn of<T: ToSchema>() -> Vec<(String, RefOr<utoipa::openapi::schema::Schema>)> {
+        let mut list = vec![(T::name().into_owned(), T::schema())];
+        T::schemas(&mut list);
+        list
+    }
+    let schemas = match envelope {
+        Envelope::A => of::<DocErrorA>(),
+        Envelope::B => of::<DocErrorB>(),
+        Envelope::C => of::<DocErrorC>(),
+        Envelope::Operator => of::<DocOperatorError>(),
+    };
+    let components = openapi.components.get_or_insert_with(Default::default);
+    for (name, schema) in schemas {
+        components.schemas.entry(name).or_insert(schema);
+    }
+}
+
 /// The description of the 400 the door gives on every route.
 pub fn door_400_description() -> String {
     format!(
@@ -85,6 +107,49 @@ pub fn answer(description: &str, schema: &str) -> Response {
         .build()
 }
 
+/// The answers of an answer set (see [`crate::answer_set!`]), each a status, a
+/// description and `envelope`'s body.
+pub fn answers(envelope: Envelope, list: &[(&str, &str)]) -> BTreeMap<String, RefOr<Response>> {
+    let schema = schema_name(envelope);
+    list.iter()
+        .map(|(status, description)| ((*status).to_owned(), RefOr::T(answer(description, schema))))
+        .collect()
+}
+
+/// Declares an answer set: a type whose `utoipa::IntoResponses` gives the answers that one
+/// cause (a token check, the database, the door) adds to every route it guards. A route
+/// names it first in its `responses(...)`, before its own answers, which win where they
+/// name the same status:
+///
+/// ```ignore
+/// envelope::answer_set! {
+///     /// The caller's token, resolved through the auth service.
+///     pub CallerAnswers, Envelope::B, {
+///         "401" => CALLER_401,
+///         "503" => envelope::BUSY_MESSAGE,
+///     }
+/// }
+/// #[utoipa::path(get, path = "/points", responses(CallerAnswers, (status = 200, body = Balance)))]
+/// ```
+///
+/// A description is any `&str` or `String` expression.
+#[macro_export]
+macro_rules! answer_set {
+    ($(#[$meta:meta])* $vis:vis $name:ident, $envelope:expr, { $($status:literal => $description:expr),+ $(,)? }) => {
+        $(#[$meta])*
+        $vis struct $name;
+
+        impl utoipa::IntoResponses for $name {
+            fn responses() -> std::collections::BTreeMap<
+                String,
+                utoipa::openapi::RefOr<utoipa::openapi::Response>,
+            > {
+                $crate::schema::answers($envelope, &[$(($status, &*$description)),+])
+            }
+        }
+    };
+}
+
 /// Documents, on every operation of `openapi`, the answers that the app's door
 /// ([`nul::middleware`], on every app) gives on every route before any handler runs, in the
 /// app's envelope: 400 for a NUL or a body nested too deep (or a compressed body that does
@@ -94,6 +159,7 @@ pub fn answer(description: &str, schema: &str) -> Response {
 /// description names its own messages. Found by `make fuzz-api` (schemathesis sends NULs to
 /// every route).
 pub fn add_door_answers(openapi: &mut OpenApi, envelope: Envelope) {
+    add_schema(openapi, envelope);
     let schema = schema_name(envelope);
     let answers = [
         ("400", door_400_description()),
