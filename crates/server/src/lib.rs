@@ -13,6 +13,8 @@ pub mod ops;
 pub mod routes;
 pub mod run;
 pub mod seed;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use app::{AppSettings, app};
 pub use cli::Command;

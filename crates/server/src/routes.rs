@@ -94,8 +94,22 @@ impl Route {
         route
     }
 
+    /// The route with `schemas` for the document's components (those its operation names).
+    pub fn with_schemas(
+        mut self,
+        schemas: impl IntoIterator<Item = (String, RefOr<Schema>)>,
+    ) -> Self {
+        self.schemas.extend(schemas);
+        self
+    }
+
     pub fn method(&self) -> &HttpMethod {
         &self.method
+    }
+
+    /// The method as HTTP writes it (`GET`).
+    pub fn method_name(&self) -> String {
+        actix_method(&self.method).to_string()
     }
 
     /// The scope's prefix and the path, as actix matches it (`{id:[0-9]+}` included).

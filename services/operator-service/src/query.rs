@@ -46,7 +46,14 @@ pub struct Page {
     pub limit: i64,
 }
 
-#[derive(Debug, Serialize, PartialEq, Eq)]
+/// A page of a list: `{data, meta}`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ListPage<T: Serialize> {
+    pub data: Vec<T>,
+    pub meta: PageMeta,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct PageMeta {
     #[serde(rename = "totalItems")]
     pub total_items: i64,
