@@ -22,6 +22,7 @@ pub use client_ip::client_ip;
 pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};
 pub use routes::{Route, Routes, scope};
 pub use run::{
-    Binary, SeedFn, StartError, bind, http_server, http_server_with, spawn_local, start,
+    Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server, http_server_with,
+    serve, spawn_local, start,
 };
 pub use seed::{Rejected, Row, SeedReport};

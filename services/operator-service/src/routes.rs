@@ -3,7 +3,6 @@
 
 use std::sync::LazyLock;
 
-use actix_web::web;
 use server::{Routes, route, scope};
 use utoipa::OpenApi;
 
@@ -93,8 +92,4 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
         .merge_from(server::ops::openapi());
     envelope::schema::add_door_answers(&mut doc, envelope::Envelope::Operator);
     doc
-}
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    ROUTES.configure(cfg);
 }

@@ -4,7 +4,6 @@
 
 use std::sync::LazyLock;
 
-use actix_web::web;
 use server::{Routes, route, scope};
 use utoipa::OpenApi;
 
@@ -76,8 +75,4 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
         .merge_from(server::ops::openapi());
     envelope::schema::add_door_answers(&mut doc, envelope::Envelope::B);
     doc
-}
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    ROUTES.configure(cfg);
 }
