@@ -10,6 +10,7 @@ use crate::state::AppState;
 
 /// The whole list; query keys (`id` included) are ignored.
 #[utoipa::path(get, path = "/point-offers", tag = "offers", security(("legacy" = [])),
+    summary = "Active point offers (query keys are ignored)",
     description = "Active, non-deleted offers by sequence, then legacy id, then id. Query keys are ignored.",
     responses(CallerAnswers, (status = 200, description = "the active offers, bare", body = [crate::offers::Offer])))]
 pub async fn offers(
@@ -22,6 +23,7 @@ pub async fn offers(
 }
 
 #[utoipa::path(get, path = "/point-offers/{id}", tag = "offers", security(("legacy" = [])),
+    summary = "One point offer",
     params(("id" = String, Path, description = "24 hex characters, either case", example = "64b7f0c2a1b2c3d4e5f60718")),
     responses(CallerAnswers, (status = 200, description = "the offer, bare", body = crate::offers::Offer),
         (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::schema::DocErrorB),
@@ -46,6 +48,7 @@ pub async fn offer(
 }
 
 #[utoipa::path(get, path = "/point-occasions", tag = "offers", security(("legacy" = [])),
+    summary = "Active point occasions",
     params(("language" = Option<String>, Query, description = "`ar` (trimmed, any case) for Arabic labels; anything else English; never an error (sent twice, the first counts)")),
     responses(CallerAnswers, (status = 200, description = "the active occasions, labels in the asked language", body = [crate::offers::Occasion])))]
 pub async fn occasions(

@@ -15,6 +15,7 @@ use crate::{offers, order_body, orders};
 const MAX_KEY_LEN: usize = 255;
 
 #[utoipa::path(post, path = "/point-orders", tag = "point orders", security(("legacy" = [])),
+    summary = "Create a point order (`point` settles at once, `checkout` waits for payment)",
     params(("Idempotency-Key" = Option<String>, Header, description = "the same caller and key within 24 hours answers the first order; another body gets 409")),
     request_body = crate::order_body::OrderBodySchema,
     responses(CallerAnswers, (status = 200, description = "the nine-key order", body = crate::orders::OrderView),
@@ -51,6 +52,7 @@ pub async fn create(
 }
 
 #[utoipa::path(get, path = "/point-orders/{correlation_id}", tag = "point orders", security(("legacy" = [])),
+    summary = "One point order (payer or recipient)",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     responses(CallerAnswers, (status = 200, description = "the order, when the caller is its payer or recipient", body = crate::orders::OrderView),
         (status = 404, description = "`point order not found`: missing, or neither payer nor recipient", body = envelope::schema::DocErrorB)))]
@@ -93,6 +95,7 @@ pub struct DescriptionBody {
 /// `{point_offer_id, point_occasion_id?, occasion?}` → `{description}`. Writes nothing. Looks
 /// up the offer, then the occasion only when there is no free text, then the caller.
 #[utoipa::path(post, path = "/point-orders/description", tag = "point orders", security(("legacy" = [])),
+    summary = "Compose the gift message text (writes nothing)",
     request_body = DescriptionBody,
     responses(CallerAnswers, (status = 200, description = "the gift message", body = Description),
         (status = 400, description = "bad offer id, `point occasion <id> not found or inactive` or `client <id> does not exist`", body = envelope::schema::DocErrorB),

@@ -167,6 +167,7 @@ async fn started(
 }
 
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card", tag = "payments", security(("legacy" = [])),
+    summary = "Pay a checkout order with a saved card (3-D Secure)",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     request_body = CardBody,
     responses(CallerAnswers, (status = 200, description = "the payment service's answer as it came: `{id, status: pending, redirect_url}` (3-D Secure)", body = crate::clients::payments::PaymentStarted),
@@ -223,6 +224,7 @@ pub async fn card(
 }
 
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session", tag = "payments", security(("legacy" = [])),
+    summary = "Start a payment session for a new card or a wallet",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     request_body = SessionBody,
     responses(CallerAnswers, (status = 200, description = "the payment service's answer as it came: `{id, session_token, …}`", body = Object),

@@ -10,6 +10,7 @@ use crate::offers;
 use crate::state::AppState;
 
 #[utoipa::path(get, path = "/points", tag = "points", security(("legacy" = [])),
+    summary = "The caller's point balance",
     responses(CallerAnswers, (status = 200, description = "the balance, bare", body = crate::balance::Balance)))]
 pub async fn balance(
     state: web::Data<AppState>,
@@ -36,6 +37,7 @@ fn page(query: &[(String, String)]) -> (i64, i64) {
 }
 
 #[utoipa::path(get, path = "/point-history", tag = "points", security(("legacy" = [])),
+    summary = "The caller's point history, newest first",
     params(("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; sent twice, the first counts"), ("limit" = Option<i64>, Query, description = "default 20, at most 100; unreadable or below 1 is 20; sent twice, the first counts")),
     responses(CallerAnswers, (status = 200, description = "newest first", body = crate::balance::HistoryPage)))]
 pub async fn history(
@@ -50,6 +52,7 @@ pub async fn history(
 }
 
 #[utoipa::path(get, path = "/points-faq", tag = "points", security(("legacy" = [])),
+    summary = "Points questions and answers",
     responses(CallerAnswers, (status = 200, description = "the questions and answers, in order", body = [crate::offers::Faq])))]
 pub async fn faq(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PointError> {
     caller(&state, &req).await?;
