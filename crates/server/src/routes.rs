@@ -233,6 +233,15 @@ impl Routes {
         }
     }
 
+    /// A service's whole document: [`Self::document`], the operational routes
+    /// ([`crate::ops`]) and, on every operation, the door's answers in `envelope`
+    /// (`envelope::schema::add_door_answers`).
+    pub fn openapi(&self, base: OpenApi, envelope: envelope::Envelope) -> OpenApi {
+        let mut doc = self.document(base).merge_from(crate::ops::openapi());
+        envelope::schema::add_door_answers(&mut doc, envelope);
+        doc
+    }
+
     /// `base` (the service's title, description, tags, security schemes) with every route's
     /// operation and the schemas they name.
     pub fn document(&self, mut base: OpenApi) -> OpenApi {

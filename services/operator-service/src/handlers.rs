@@ -40,7 +40,7 @@ fn json_body(raw: &[u8]) -> Value {
     description = "Every service matching the filters, by `ordering`, then id. Roles: all five (super_admin, admin, merchant_manager, store_manager, data_entry).",
     params(("hierarchy_role" = Option<Vec<String>>, Query, description = "`parent`, `standalone` or `child`: a repeated key (also `hierarchy_role[]`) or a comma-separated list; omitted lists all roles; an empty or other value is 400"), ("status" = Option<String>, Query, description = "exact match (`active` or `hidden`)"), ("search" = Option<String>, Query, description = "case-insensitive match on `title` and `titleTranslated` (`%` and `_` match themselves); trimmed, empty means none"), ("name" = Option<String>, Query, description = "the same as `search`, used when `search` is absent"), ("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; at most 1 000 000; never refused"), ("limit" = Option<i64>, Query, description = "default 10; unreadable or below 1 is 10; at most 100; never refused")),
     responses(OperatorAnswers, (status = 200, description = "`{data: [services], meta}`", body = ListPage<ServiceView>),
-        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::schema::DocOperatorError)))]
+        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::OperatorError)))]
 pub async fn list(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -60,7 +60,7 @@ pub async fn list(
     description = "The same filters as the list, every matching row (no pagination; `page` and `limit` are ignored), by `ordering`, then id. Rows omit `hierarchyRole` and `parentId`. Roles: all five.",
     params(("hierarchy_role" = Option<Vec<String>>, Query, description = "`parent`, `standalone` or `child`: a repeated key (also `hierarchy_role[]`) or a comma-separated list; omitted lists all roles; an empty or other value is 400"), ("status" = Option<String>, Query, description = "exact match (`active` or `hidden`)"), ("search" = Option<String>, Query, description = "case-insensitive match on `title` and `titleTranslated` (`%` and `_` match themselves); trimmed, empty means none"), ("name" = Option<String>, Query, description = "the same as `search`, used when `search` is absent")),
     responses(OperatorAnswers, (status = 200, description = "a bare array of services without `hierarchyRole` and `parentId`", body = [ServiceView]),
-        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::schema::DocOperatorError)))]
+        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::OperatorError)))]
 pub async fn all(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -81,8 +81,8 @@ pub async fn all(
     description = "One service, whatever its role or status. Roles: all five.",
     params(("id" = String, Path, description = "the service id: an integer", example = "1")),
     responses(OperatorAnswers, (status = 200, description = "the service", body = ServiceView),
-        (status = 400, description = BAD_ID_400, body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found`", body = envelope::schema::DocOperatorError)))]
+        (status = 400, description = BAD_ID_400, body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found`", body = envelope::OperatorError)))]
 pub async fn detail(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -101,7 +101,7 @@ pub async fn detail(
     description = "Creates a service from the body (defaults: status `active`, logo `\"\"`, ordering 0, hierarchyRole `parent`, serviceType `default`) and records it in the audit trail. Roles: admin, super_admin. Checks: token, role, body.",
     request_body = crate::body::ServiceBody,
     responses(AdminBodyAnswers, (status = 201, description = "the new service", body = ServiceView),
-        (status = 400, description = &body::create_400(), body = envelope::schema::DocOperatorError)))]
+        (status = 400, description = &body::create_400(), body = envelope::OperatorError)))]
 pub async fn create(
     operator: Operator,
     state: web::Data<AppState>,
@@ -120,8 +120,8 @@ pub async fn create(
     params(("id" = String, Path, description = "the service id: an integer", example = "1")),
     request_body = crate::body::ServiceBody,
     responses(AdminBodyAnswers, (status = 200, description = "the service after the change", body = ServiceView),
-        (status = 400, description = &body::update_400(), body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found` (after the body is checked)", body = envelope::schema::DocOperatorError)))]
+        (status = 400, description = &body::update_400(), body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found` (after the body is checked)", body = envelope::OperatorError)))]
 pub async fn update(
     operator: Operator,
     state: web::Data<AppState>,
@@ -143,8 +143,8 @@ pub async fn update(
     description = "The rows that may be this parent's children: role `child` and unassigned or already this parent's (a child of another parent is absent, not marked), by `ordering`, then id. The query is never refused. Roles: admin, super_admin. Checks: token, role, path id, the service exists (404), the service is a parent (400), before the query is read.",
     params(("id" = String, Path, description = "the service id: an integer", example = "1"), ("name" = Option<String>, Query, description = "case-insensitive match on `title` and `titleTranslated`; wins over `search`"), ("search" = Option<String>, Query, description = "the same as `name`, used when `name` is absent"), ("status" = Option<String>, Query, description = "exact match (`active` or `hidden`)"), ("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; at most 1 000 000; never refused"), ("limit" = Option<i64>, Query, description = "default 10; unreadable or below 1 is 10; at most 100; never refused")),
     responses(AdminAnswers, (status = 200, description = "`{data: [candidates with isSelected], meta}`, with no message/statusCode envelope", body = ListPage<ServiceView>),
-        (status = 400, description = "`Validation failed (numeric string is expected)`: the path id is not an integer; or `Only a service with hierarchy_role = parent can have child services`: the service is `standalone` or `child` (after the 404)", body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found`: unknown service", body = envelope::schema::DocOperatorError)))]
+        (status = 400, description = "`Validation failed (numeric string is expected)`: the path id is not an integer; or `Only a service with hierarchy_role = parent can have child services`: the service is `standalone` or `child` (after the 404)", body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found`: unknown service", body = envelope::OperatorError)))]
 pub async fn candidates(
     operator: Operator,
     state: web::Data<AppState>,
@@ -185,8 +185,8 @@ pub async fn candidates(
     params(("id" = String, Path, description = "the service id: an integer", example = "1")),
     request_body = crate::children::ChildrenBody,
     responses(AdminBodyAnswers, (status = 200, description = "`{\"message\": \"Child services updated successfully\", \"statusCode\": 200}`", body = ChildrenUpdated),
-        (status = 400, description = &children::set_children_400(), body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found`: check 4, the path service does not exist", body = envelope::schema::DocOperatorError)))]
+        (status = 400, description = &children::set_children_400(), body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found`: check 4, the path service does not exist", body = envelope::OperatorError)))]
 pub async fn set_children(
     operator: Operator,
     state: web::Data<AppState>,

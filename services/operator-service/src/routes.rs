@@ -33,7 +33,7 @@ use crate::handlers;
                        `limit` are never refused: unreadable or below 1 they fall back to 1 and 10, `limit` is capped \
                        at 100 and `page` at 1 000 000. Rows are ordered by `ordering`, then id."
     ),
-    components(schemas(envelope::schema::DocOperatorError)),
+    components(schemas(envelope::OperatorError)),
     modifiers(&Security),
     tags(
         (name = "services", description = "Services and their place in the hierarchy."),
@@ -87,9 +87,5 @@ pub fn routes() -> &'static Routes {
 }
 
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    let mut doc = ROUTES
-        .document(ApiDoc::openapi())
-        .merge_from(server::ops::openapi());
-    envelope::schema::add_door_answers(&mut doc, envelope::Envelope::Operator);
-    doc
+    ROUTES.openapi(ApiDoc::openapi(), envelope::Envelope::Operator)
 }

@@ -37,7 +37,7 @@ use crate::relayed_routes;
                        exhausted or a deadlock or lock timeout happened; a 500 shows the raw error text outside \
                        production and `Internal server error` in production."
     ),
-    components(schemas(envelope::schema::DocErrorB, envelope::schema::DocErrorC)),
+    components(schemas(envelope::ErrorB, envelope::ErrorC)),
     modifiers(&Security),
     tags(
         (name = "relayed point routes", description = "Relayed to the point service unchanged; each with the point service's own answers and schemas."),
@@ -70,11 +70,7 @@ impl utoipa::Modify for Security {
 }
 
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    let mut doc = ROUTES
-        .document(ApiDoc::openapi())
-        .merge_from(server::ops::openapi());
-    envelope::schema::add_door_answers(&mut doc, envelope::Envelope::C);
-    doc
+    ROUTES.openapi(ApiDoc::openapi(), envelope::Envelope::C)
 }
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {

@@ -70,7 +70,7 @@ pub async fn list(
 
 #[utoipa::path(post, path = "/clients/address-book", tag = "address book", security(("primary" = [])),
     request_body = AddressBody,
-    responses(TokenAnswers, (status = 201, description = "`{status: 201, data: address}`; is_default true clears the other defaults", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or `address book is full: at most 50 addresses` (a client saves at most 50)", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 201, description = "`{status: 201, data: address}`; is_default true clears the other defaults", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or `address book is full: at most 50 addresses` (a client saves at most 50)", body = envelope::ErrorA)))]
 pub async fn create(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -88,7 +88,7 @@ pub async fn create(
 
 #[utoipa::path(get, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
     params(("id" = String, Path, description = "24 hex characters")),
-    responses(TokenAnswers, (status = 200, description = "the caller's address", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 200, description = "the caller's address", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
 pub async fn get(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -103,7 +103,7 @@ pub async fn get(
 #[utoipa::path(put, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
     params(("id" = String, Path, description = "24 hex characters, or the address's legacy numeric id")),
     request_body = AddressBody,
-    responses(TokenAnswers, (status = 200, description = "partial update", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 200, description = "partial update", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
 pub async fn update(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -120,7 +120,7 @@ pub async fn update(
 
 #[utoipa::path(delete, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
     params(("id" = String, Path, description = "24 hex characters")),
-    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
 pub async fn delete(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,

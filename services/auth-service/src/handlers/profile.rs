@@ -54,9 +54,9 @@ pub struct SettingBody {
     params(("client_id" = i64, Path, description = "must be the caller's", example = 1001)),
     request_body = ProfileBody,
     responses(TokenAnswers, (status = 200, description = "the profile after the update", body = crate::profile::Profile),
-        (status = 400, description = "the first failing rule, checked in this order: client_id, contact_phone, first_name, last_name, email_address, birth_date", body = envelope::schema::DocErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA),
-        (status = 500, description = "raw error text and stack outside production; `Internal server error` in production", body = envelope::schema::DocErrorA)))]
+        (status = 400, description = "the first failing rule, checked in this order: client_id, contact_phone, first_name, last_name, email_address, birth_date", body = envelope::ErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA),
+        (status = 500, description = "raw error text and stack outside production; `Internal server error` in production", body = envelope::ErrorA)))]
 pub async fn update_profile(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -77,8 +77,8 @@ pub async fn update_profile(
 #[utoipa::path(put, path = "/clients/setting", tag = "profile", security(("primary" = [])),
     request_body = SettingBody,
     responses(TokenAnswers, (status = 200, description = "the profile with the new push_enabled", body = crate::profile::Profile),
-        (status = 400, description = "`client_id does not match the authenticated client` (checked first; no body counts as empty) or `push_enabled is required`", body = envelope::schema::DocErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+        (status = 400, description = "`client_id does not match the authenticated client` (checked first; no body counts as empty) or `push_enabled is required`", body = envelope::ErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA)))]
 pub async fn update_setting(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,

@@ -36,10 +36,10 @@ pub struct FindQuery {
     description = "Finds a gift's recipient by phone. Answers only `{status: 200, data: {client_id, first_name, last_name}}`, never email, birth date or settings. \
                    Checks in this order: token (401), contact_phone (400), the caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour, default 30, found or not), then 404 or 200.",
     responses(TokenAnswers, (status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`", body = Wrapped<Recipient>),
-        (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA),
-        (status = 404, description = "`client not found`", body = envelope::schema::DocErrorA),
-        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::schema::DocErrorA)))]
+        (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA),
+        (status = 404, description = "`client not found`", body = envelope::ErrorA),
+        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::ErrorA)))]
 pub async fn find_by_phone(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -102,9 +102,9 @@ pub struct ExchangeBody {
 #[utoipa::path(post, path = "/clients/exchange-token", tag = "tokens",
     request_body = ExchangeBody,
     responses(DatabaseAnswers, (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>),
-        (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::schema::DocErrorA),
-        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::schema::DocErrorA),
-        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::schema::DocErrorA)))]
+        (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::ErrorA),
+        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::ErrorA),
+        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::ErrorA)))]
 pub async fn exchange_token(
     state: web::Data<AppState>,
     body: web::Bytes,

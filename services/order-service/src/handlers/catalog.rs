@@ -19,7 +19,7 @@ const NOT_FOUND: &str = "Service is not found";
     summary = "The earn-rate table",
     description = "The earn-rate table. No token; query keys are ignored. Served by the order service itself (never 502/504).",
     responses(BusyAnswers, (status = 200, description = "a bare array of earn-rate rows sorted by `amount_from` ascending (null counts as 0); `[]` when the option is unset", body = [crate::point_rates::Rate]),
-        (status = 500, description = "the stored option is not a list (`the point_rates option is not a list`) or a row is not an object (`a point_rates row is not an object`): that text outside production, `Internal server error` in production; any other unexpected failure likewise with its raw text", body = envelope::schema::DocErrorC)))]
+        (status = 500, description = "the stored option is not a list (`the point_rates option is not a list`) or a row is not an object (`a point_rates row is not an object`): that text outside production, `Internal server error` in production; any other unexpected failure likewise with its raw text", body = envelope::ErrorC)))]
 pub async fn point_rates(state: web::Data<AppState>) -> Result<HttpResponse, OrderError> {
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(point_rates::rates(&mut conn).await?))
@@ -42,7 +42,7 @@ fn service_id(raw: &str) -> Result<i64, OrderError> {
     description = "The home list: active services that are not children, by `ordering`, then id. No token.",
     params(("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
     responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`", body = Listed<crate::catalog::ServiceItem>),
-        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::schema::DocErrorC)))]
+        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC)))]
 pub async fn home(
     state: web::Data<AppState>,
     query: web::Query<LanguageQuery>,
@@ -60,8 +60,8 @@ pub async fn home(
     description = "One service's detail, whatever its status or role. No token.",
     params(("id" = String, Path, description = "the service id: a positive integer; anything else is 404", example = "1"), ("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
     responses(DatabaseAnswers, (status = 200, description = "the ten fields of a client service item, then `logo`", body = ServiceDetail),
-        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::schema::DocErrorC),
-        (status = 404, description = "`Service is not found`: unknown id, or an id that is not a positive integer", body = envelope::schema::DocErrorC)))]
+        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC),
+        (status = 404, description = "`Service is not found`: unknown id, or an id that is not a positive integer", body = envelope::ErrorC)))]
 pub async fn detail(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -84,8 +84,8 @@ pub async fn detail(
     description = "A service's children, for the client's choice between a child list and the store screen: show the children when `data` is non-empty. No token. Each replica keeps an answer (a list, or the 404) for 30 seconds per service id and language choice, so it may lag an operator's change by that long.",
     params(("id" = String, Path, description = "the service id: a positive integer; anything else is 404", example = "1"), ("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
     responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`: the service's active children in display order (`ordering`, then id); `[]` when it has none; never paginated, no metadata block", body = Listed<crate::catalog::ServiceItem>),
-        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::schema::DocErrorC),
-        (status = 404, description = "`Service is not found`: the service does not exist, or the id is not a positive integer", body = envelope::schema::DocErrorC)))]
+        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC),
+        (status = 404, description = "`Service is not found`: the service does not exist, or the id is not a positive integer", body = envelope::ErrorC)))]
 pub async fn children(
     state: web::Data<AppState>,
     path: web::Path<String>,

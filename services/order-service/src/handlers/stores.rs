@@ -22,7 +22,7 @@ pub struct NearestStore {
     description = "One store's detail. No token.",
     params(("id" = i64, Path, description = "a store id (a store banner's `merchant_id`, or nearest store's `store_id`)")),
     responses(DatabaseAnswers, (status = 200, description = "the store; `merchant_id` is its collection (brand) id", body = crate::stores::Store),
-        (status = 404, description = "`Store not found`: unknown or inactive store, or an id that is not an integer", body = envelope::schema::DocErrorC)))]
+        (status = 404, description = "`Store not found`: unknown or inactive store, or an id that is not an integer", body = envelope::ErrorC)))]
 pub async fn store(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -70,7 +70,7 @@ fn number_in(
         ("page" = Option<i64>, Query, minimum = 1, maximum = 1000, description = "the page, from 1 (default 1)"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "stores per page (default and at most 100)")),
     responses(DatabaseAnswers, (status = 200, description = "`{data: [stores]}`: one page of the brand's active stores by id, possibly empty", body = Listed<crate::stores::Store>),
-        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `page must be an integer from 1 to 1000`; `limit must be an integer from 1 to 100`; `Invalid query: Query deserialize error: duplicate field ...` when a key is sent twice", body = envelope::schema::DocErrorC)))]
+        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `page must be an integer from 1 to 1000`; `limit must be an integer from 1 to 100`; `Invalid query: Query deserialize error: duplicate field ...` when a key is sent twice", body = envelope::ErrorC)))]
 pub async fn branches(
     state: web::Data<AppState>,
     query: web::Query<BranchesQuery>,

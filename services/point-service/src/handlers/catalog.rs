@@ -26,8 +26,8 @@ pub async fn offers(
     summary = "One point offer",
     params(("id" = String, Path, description = "24 hex characters, either case", example = "64b7f0c2a1b2c3d4e5f60718")),
     responses(CallerAnswers, (status = 200, description = "the offer, bare", body = crate::offers::Offer),
-        (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB)))]
+        (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::ErrorB),
+        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::ErrorB)))]
 pub async fn offer(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -31,8 +31,8 @@ pub struct CreditBody {
     params(("X-Internal-Token" = String, Header)),
     request_body = CreditBody,
     responses(DatabaseAnswers, (status = 200, description = "the credit; the same reference again answers the first result", body = crate::credits::Credited),
-        (status = 400, description = "`expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}`", body = envelope::schema::DocErrorB), (status = 401, description = "`invalid internal token`: `X-Internal-Token` missing or wrong", body = envelope::schema::DocErrorB),
-        (status = 409, description = "the reference was used with another client or amount", body = envelope::schema::DocErrorB)))]
+        (status = 400, description = "`expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}`", body = envelope::ErrorB), (status = 401, description = "`invalid internal token`: `X-Internal-Token` missing or wrong", body = envelope::ErrorB),
+        (status = 409, description = "the reference was used with another client or amount", body = envelope::ErrorB)))]
 pub async fn credit(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -19,12 +19,12 @@ const MAX_KEY_LEN: usize = 255;
     params(("Idempotency-Key" = Option<String>, Header, description = "the same caller and key within 24 hours answers the first order; another body gets 409")),
     request_body = crate::order_body::OrderBodySchema,
     responses(CallerAnswers, (status = 200, description = "the nine-key order", body = crate::orders::OrderView),
-        (status = 400, description = "`Invalid point-order body` with details, `a point order cannot be paid with points to yourself`, `to_client_id <id> does not exist`, `point occasion <id> not found or inactive`, `point offer <id> cannot be paid with points: it has no purchased_point_amount`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
-        (status = 403, description = "`paying a point order with points is disabled`", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB),
-        (status = 409, description = "the Idempotency-Key was used with another request", body = envelope::schema::DocErrorB),
-        (status = 422, description = "`insufficient points for client <id>`", body = envelope::schema::DocErrorB),
-        (status = 429, description = "`too many unpaid point orders: <n> in 24 hours; pay or drop the older ones first` (a `checkout` order when the payer already has UNPAID_ORDERS_PER_CLIENT_PER_DAY, default 1000, unpaid ones from the last 24 hours)", body = envelope::schema::DocErrorB)))]
+        (status = 400, description = "`Invalid point-order body` with details, `a point order cannot be paid with points to yourself`, `to_client_id <id> does not exist`, `point occasion <id> not found or inactive`, `point offer <id> cannot be paid with points: it has no purchased_point_amount`, `client <id> does not exist`", body = envelope::ErrorB),
+        (status = 403, description = "`paying a point order with points is disabled`", body = envelope::ErrorB),
+        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::ErrorB),
+        (status = 409, description = "the Idempotency-Key was used with another request", body = envelope::ErrorB),
+        (status = 422, description = "`insufficient points for client <id>`", body = envelope::ErrorB),
+        (status = 429, description = "`too many unpaid point orders: <n> in 24 hours; pay or drop the older ones first` (a `checkout` order when the payer already has UNPAID_ORDERS_PER_CLIENT_PER_DAY, default 1000, unpaid ones from the last 24 hours)", body = envelope::ErrorB)))]
 pub async fn create(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -55,7 +55,7 @@ pub async fn create(
     summary = "One point order (payer or recipient)",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     responses(CallerAnswers, (status = 200, description = "the order, when the caller is its payer or recipient", body = crate::orders::OrderView),
-        (status = 404, description = "`point order not found`: missing, or neither payer nor recipient", body = envelope::schema::DocErrorB)))]
+        (status = 404, description = "`point order not found`: missing, or neither payer nor recipient", body = envelope::ErrorB)))]
 pub async fn get(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -98,8 +98,8 @@ pub struct DescriptionBody {
     summary = "Compose the gift message text (writes nothing)",
     request_body = DescriptionBody,
     responses(CallerAnswers, (status = 200, description = "the gift message", body = Description),
-        (status = 400, description = "bad offer id, `point occasion <id> not found or inactive` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB)))]
+        (status = 400, description = "bad offer id, `point occasion <id> not found or inactive` or `client <id> does not exist`", body = envelope::ErrorB),
+        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::ErrorB)))]
 pub async fn description(
     state: web::Data<AppState>,
     req: HttpRequest,

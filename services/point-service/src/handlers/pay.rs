@@ -5,9 +5,12 @@
 //! (`attempts`), recorded before the payment service is asked (the order's status checked
 //! again under its lock) and again with the answer, with no connection held in between.
 
+use std::collections::BTreeMap;
+
 use actix_web::{HttpRequest, HttpResponse, web};
 use envelope::Details;
 use serde_json::Value;
+use utoipa::openapi::{RefOr, Response};
 use uuid::Uuid;
 
 use super::caller;
@@ -40,6 +43,35 @@ pub struct CardBody {
 pub struct SessionBody {
     #[schema(rename = "rememberMe")]
     remember_me: Option<bool>,
+}
+
+/// What both pay routes answer besides their own success and 400: the caller and the
+/// database ([`CallerAnswers`]), then what [`payable`] and [`attempt`] refuse, and the
+/// payment service's own refusal or failure.
+pub struct PayAnswers;
+
+impl utoipa::IntoResponses for PayAnswers {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut answers = CallerAnswers::responses();
+        answers.extend(envelope::schema::answers(
+            envelope::Envelope::B,
+            &[
+                ("403", "`card payment for point orders is disabled` (before any read)"),
+                ("404", "`point order not found`: missing or not the caller's"),
+                ("409", "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)"),
+                ("429", "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)"),
+                ("500", "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`"),
+            ],
+        ));
+        // No schema: the payment service's body, passed through as it came.
+        answers.insert(
+            "4XX".into(),
+            RefOr::T(Response::new(
+                "the payment service's own 4xx, status and body passed through",
+            )),
+        );
+        answers
+    }
 }
 
 /// The order, if the caller may pay it now, and its amount in halalas.
@@ -170,14 +202,8 @@ async fn started(
     summary = "Pay a checkout order with a saved card (3-D Secure)",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     request_body = CardBody,
-    responses(CallerAnswers, (status = 200, description = "the payment service's answer as it came: `{id, status: pending, redirect_url}` (3-D Secure)", body = crate::clients::payments::PaymentStarted),
-        (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
-        (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
-        (status = 429, description = "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)", body = envelope::schema::DocErrorB),
-        (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
-        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses(PayAnswers, (status = 200, description = "the payment service's answer as it came: `{id, status: pending, redirect_url}` (3-D Secure)", body = crate::clients::payments::PaymentStarted),
+        (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::ErrorB)))]
 pub async fn card(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -227,14 +253,8 @@ pub async fn card(
     summary = "Start a payment session for a new card or a wallet",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
     request_body = SessionBody,
-    responses(CallerAnswers, (status = 200, description = "the payment service's answer as it came: `{id, session_token, …}`", body = Object),
-        (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
-        (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
-        (status = 429, description = "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)", body = envelope::schema::DocErrorB),
-        (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
-        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses(PayAnswers, (status = 200, description = "the payment service's answer as it came: `{id, session_token, …}`", body = Object),
+        (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::ErrorB)))]
 pub async fn session(
     state: web::Data<AppState>,
     req: HttpRequest,
