@@ -141,7 +141,7 @@ pub struct ErrorB {
     raw: Option<String>,
 }
 
-/// Envelope B's body, what [`ErrorB`] answers.
+/// Envelope B: `{success: false, error: {code, message, details?}}` (what `ErrorB` answers).
 #[derive(Serialize, ToSchema)]
 #[schema(as = ErrorB)]
 struct BodyB<'a> {
@@ -315,7 +315,8 @@ pub struct OperatorError {
     raw: Option<String>,
 }
 
-/// The operator API's body, what [`OperatorError`] answers.
+/// The operator API's error body; `error` is the status's reason phrase (what
+/// `OperatorError` answers).
 #[derive(Serialize, ToSchema)]
 #[schema(as = OperatorError)]
 struct OperatorBody<'a> {
