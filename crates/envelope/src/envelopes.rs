@@ -80,6 +80,27 @@ macro_rules! answers_itself {
     };
 }
 
+/// The schema of an envelope that answers through a body type of its own is that body's.
+macro_rules! schema_is_body {
+    ($envelope:ty, $body:ident) => {
+        impl utoipa::PartialSchema for $envelope {
+            fn schema() -> RefOr<Schema> {
+                <$body<'static> as utoipa::PartialSchema>::schema()
+            }
+        }
+
+        impl ToSchema for $envelope {
+            fn name() -> Cow<'static, str> {
+                <$body<'static> as ToSchema>::name()
+            }
+
+            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                <$body<'static> as ToSchema>::schemas(schemas);
+            }
+        }
+    };
+}
+
 fn json_response<T: Serialize>(status: StatusCode, body: &T) -> HttpResponse {
     HttpResponse::build(status).json(body)
 }
@@ -161,22 +182,7 @@ struct InnerB<'a> {
     details: Option<&'a Details>,
 }
 
-/// The schema of envelope B is its body's.
-impl utoipa::PartialSchema for ErrorB {
-    fn schema() -> RefOr<Schema> {
-        <BodyB<'static> as utoipa::PartialSchema>::schema()
-    }
-}
-
-impl ToSchema for ErrorB {
-    fn name() -> Cow<'static, str> {
-        <BodyB<'static> as ToSchema>::name()
-    }
-
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        <BodyB<'static> as ToSchema>::schemas(schemas);
-    }
-}
+schema_is_body!(ErrorB, BodyB);
 
 impl ErrorB {
     pub fn new(status: StatusCode, code: impl Into<String>, message: impl Into<String>) -> Self {
@@ -327,22 +333,7 @@ struct OperatorBody<'a> {
     error: &'a str,
 }
 
-/// The schema of the operator API's errors is their body's.
-impl utoipa::PartialSchema for OperatorError {
-    fn schema() -> RefOr<Schema> {
-        <OperatorBody<'static> as utoipa::PartialSchema>::schema()
-    }
-}
-
-impl ToSchema for OperatorError {
-    fn name() -> Cow<'static, str> {
-        <OperatorBody<'static> as ToSchema>::name()
-    }
-
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        <OperatorBody<'static> as ToSchema>::schemas(schemas);
-    }
-}
+schema_is_body!(OperatorError, OperatorBody);
 
 impl OperatorError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {

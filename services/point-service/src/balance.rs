@@ -5,7 +5,7 @@ use chrono::{DateTime, Days, Utc};
 use chrono_tz::Asia::Riyadh;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::Points;
+use domain::{PageMeta, Points};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -97,17 +97,6 @@ pub struct HistoryPage {
     pub meta: PageMeta,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PageMeta {
-    #[serde(rename = "totalItems")]
-    pub total_items: i64,
-    pub page: i64,
-    #[serde(rename = "itemsPerPage")]
-    pub items_per_page: i64,
-    #[serde(rename = "totalPages")]
-    pub total_pages: i64,
-}
-
 pub const DEFAULT_PAGE_SIZE: i64 = 20;
 pub const MAX_PAGE_SIZE: i64 = 100;
 
@@ -138,12 +127,7 @@ pub async fn history(
         .await?;
     Ok(HistoryPage {
         data,
-        meta: PageMeta {
-            total_items,
-            page,
-            items_per_page: limit,
-            total_pages: (total_items + limit - 1) / limit,
-        },
+        meta: PageMeta::new(page, limit, total_items),
     })
 }
 
