@@ -327,7 +327,103 @@ fn actix_method(method: &HttpMethod) -> Method {
 
 #[cfg(test)]
 mod tests {
+    use actix_web::http::StatusCode;
+    use actix_web::test as actix_test;
+    use actix_web::{App, HttpResponse};
+
     use super::*;
+
+    #[utoipa::path(get, path = "/items/{id}", responses((status = 200, description = "the item")))]
+    async fn get_item() -> &'static str {
+        "item"
+    }
+
+    #[utoipa::path(delete, path = "/items/{id}", responses((status = 204, description = "gone")))]
+    async fn delete_item() -> HttpResponse {
+        HttpResponse::NoContent().finish()
+    }
+
+    #[utoipa::path(get, path = "/items/first", responses((status = 200, description = "the first")))]
+    async fn first_item() -> &'static str {
+        "first"
+    }
+
+    #[utoipa::path(get, path = "/numbers/{n:[0-9]+}", responses((status = 200, description = "a number")))]
+    async fn number() -> &'static str {
+        "number"
+    }
+
+    fn routes() -> Routes {
+        Routes::new([
+            // Listed before `/items/{id}`, which would otherwise take it.
+            scope(
+                "/api",
+                [route!(first_item), route!(get_item), route!(delete_item)],
+            ),
+            scope("/other", [route!(number)]),
+        ])
+    }
+
+    #[actix_web::test]
+    async fn one_list_builds_the_router_and_the_document() {
+        let routes = routes();
+        let app = actix_test::init_service(App::new().configure(|cfg| routes.configure(cfg))).await;
+        let call = |method: actix_web::http::Method, path: &str| {
+            actix_test::TestRequest::default()
+                .method(method)
+                .uri(path)
+                .to_request()
+        };
+        use actix_web::http::Method;
+        let answer = actix_test::call_service(&app, call(Method::GET, "/api/items/7")).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(actix_test::read_body(answer).await, "item");
+        let answer = actix_test::call_service(&app, call(Method::GET, "/api/items/first")).await;
+        assert_eq!(actix_test::read_body(answer).await, "first");
+        let answer = actix_test::call_service(&app, call(Method::DELETE, "/api/items/7")).await;
+        assert_eq!(answer.status(), StatusCode::NO_CONTENT);
+        // A method the path does not serve: the resource's 405, naming the ones it does.
+        let answer = actix_test::call_service(&app, call(Method::POST, "/api/items/7")).await;
+        assert_eq!(answer.status(), StatusCode::METHOD_NOT_ALLOWED);
+        let allow = answer
+            .headers()
+            .get("allow")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let mut allowed: Vec<&str> = allow.split(',').map(str::trim).collect();
+        allowed.sort_unstable();
+        assert_eq!(allowed, ["DELETE", "GET"]);
+        // No path matches: 404 (the app's default service), inside a scope or not.
+        for path in ["/api/nothing", "/api", "/other/numbers/x", "/nowhere"] {
+            let answer = actix_test::call_service(&app, call(Method::GET, path)).await;
+            assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{path}");
+        }
+        let answer = actix_test::call_service(&app, call(Method::GET, "/other/numbers/12")).await;
+        assert_eq!(actix_test::read_body(answer).await, "number");
+
+        let document = serde_json::to_value(routes.document(OpenApi::default())).unwrap();
+        let paths = document["paths"].as_object().unwrap();
+        let mut listed: Vec<&str> = paths.keys().map(String::as_str).collect();
+        listed.sort_unstable();
+        assert_eq!(
+            listed,
+            ["/api/items/first", "/api/items/{id}", "/other/numbers/{n}"]
+        );
+        assert!(paths["/api/items/{id}"]["get"].is_object());
+        assert!(paths["/api/items/{id}"]["delete"].is_object());
+        assert!(paths["/api/items/{id}"]["post"].is_null());
+    }
+
+    #[test]
+    #[should_panic(expected = "two scopes with the prefix")]
+    fn two_scopes_with_one_prefix_are_refused() {
+        Routes::new([
+            scope("/api", [route!(get_item)]),
+            scope("/api", [route!(number)]),
+        ]);
+    }
 
     #[test]
     fn the_document_path_leaves_out_a_segments_regex() {
