@@ -6,6 +6,7 @@ mod auth_login;
 mod configuration;
 mod database_outage;
 mod docs_page;
+mod generated_clients;
 mod graceful_shutdown;
 mod hierarchy;
 mod logging;

@@ -10,6 +10,12 @@
 
 use crate::PoolError;
 
+/// What every service answers a [`Failure::Busy`] with (503, in its envelope).
+pub const BUSY_MESSAGE: &str = "The service is busy, try again";
+
+/// The 503 of a [`Failure::Busy`] as the services' documents describe it.
+pub const BUSY_ANSWER: &str = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
     /// Pool exhausted past its wait, a deadlock, a lock or statement timeout, a

@@ -8,7 +8,7 @@ mod sql_spans;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use failure::Failure;
+pub use failure::{BUSY_ANSWER, BUSY_MESSAGE, Failure};
 pub use migrate::{MIGRATION_LOCK_KEY, Schema, pending_migrations, run_migrations};
 pub use pool::{
     BuildError, Conn, PING_AFTER_IDLE, Pool, PoolError, PoolSettings, PoolStatus, build_pool,

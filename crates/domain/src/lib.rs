@@ -5,12 +5,14 @@ mod client_id;
 pub mod decimal;
 mod money;
 mod object_id;
+mod page;
 mod phone;
 mod points;
 
 pub use client_id::ClientId;
 pub use money::Money;
 pub use object_id::ObjectId;
+pub use page::PageMeta;
 pub use phone::Phone;
 pub use points::Points;
 

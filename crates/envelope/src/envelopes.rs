@@ -1,11 +1,15 @@
 //! The four error bodies. Each type knows its status and body and nothing of the service
 //! that raised it; services map their own error enums onto them.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
 
 use crate::details::Details;
 use crate::exposure::internals_shown;
@@ -53,15 +57,60 @@ fn log_answer(status: StatusCode, message: &str, raw: Option<&str>) {
     }
 }
 
+/// `Display` (`<status> <message>`) and `ResponseError` (logged once, then the type itself
+/// as the JSON body) for an envelope whose type is its body, with `status`, `message` and
+/// `raw` fields.
+macro_rules! answers_itself {
+    ($envelope:ty) => {
+        impl fmt::Display for $envelope {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{} {}", self.status.as_u16(), self.message)
+            }
+        }
+
+        impl ResponseError for $envelope {
+            fn status_code(&self) -> StatusCode {
+                self.status
+            }
+            fn error_response(&self) -> HttpResponse {
+                log_answer(self.status, &self.message, self.raw.as_deref());
+                json_response(self.status, self)
+            }
+        }
+    };
+}
+
+/// The schema of an envelope that answers through a body type of its own is that body's.
+macro_rules! schema_is_body {
+    ($envelope:ty, $body:ident) => {
+        impl utoipa::PartialSchema for $envelope {
+            fn schema() -> RefOr<Schema> {
+                <$body<'static> as utoipa::PartialSchema>::schema()
+            }
+        }
+
+        impl ToSchema for $envelope {
+            fn name() -> Cow<'static, str> {
+                <$body<'static> as ToSchema>::name()
+            }
+
+            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                <$body<'static> as ToSchema>::schemas(schemas);
+            }
+        }
+    };
+}
+
 fn json_response<T: Serialize>(status: StatusCode, body: &T) -> HttpResponse {
     HttpResponse::build(status).json(body)
 }
 
 /// Envelope A: `{status, message, stack?}`. Outside production the body also carries
 /// `stack`, the server's backtrace where the error was made.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorA {
     #[serde(serialize_with = "as_u16")]
+    #[schema(value_type = u16)]
     status: StatusCode,
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,21 +150,7 @@ impl ErrorA {
     }
 }
 
-impl fmt::Display for ErrorA {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.status.as_u16(), self.message)
-    }
-}
-
-impl ResponseError for ErrorA {
-    fn status_code(&self) -> StatusCode {
-        self.status
-    }
-    fn error_response(&self) -> HttpResponse {
-        log_answer(self.status, &self.message, self.raw.as_deref());
-        json_response(self.status, self)
-    }
-}
+answers_itself!(ErrorA);
 
 /// Envelope B: `{success: false, error: {code, message, details?}}`.
 #[derive(Debug, Clone)]
@@ -127,19 +162,27 @@ pub struct ErrorB {
     raw: Option<String>,
 }
 
-#[derive(Serialize)]
+/// Envelope B: `{success: false, error: {code, message, details?}}` (what `ErrorB` answers).
+#[derive(Serialize, ToSchema)]
+#[schema(as = ErrorB)]
 struct BodyB<'a> {
+    /// Always false.
     success: bool,
     error: InnerB<'a>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = ErrorBInner)]
 struct InnerB<'a> {
     code: &'a str,
     message: &'a str,
+    /// `{formErrors: [string], fieldErrors: {field: [string]}}` for a body that failed validation.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     details: Option<&'a Details>,
 }
+
+schema_is_body!(ErrorB, BodyB);
 
 impl ErrorB {
     pub fn new(status: StatusCode, code: impl Into<String>, message: impl Into<String>) -> Self {
@@ -228,10 +271,11 @@ impl ResponseError for ErrorB {
 }
 
 /// Envelope C: `{message, statusCode}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorC {
     message: String,
     #[serde(rename = "statusCode", serialize_with = "as_u16")]
+    #[schema(value_type = u16)]
     status: StatusCode,
     #[serde(skip)]
     raw: Option<String>,
@@ -266,21 +310,7 @@ impl ErrorC {
     }
 }
 
-impl fmt::Display for ErrorC {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.status.as_u16(), self.message)
-    }
-}
-
-impl ResponseError for ErrorC {
-    fn status_code(&self) -> StatusCode {
-        self.status
-    }
-    fn error_response(&self) -> HttpResponse {
-        log_answer(self.status, &self.message, self.raw.as_deref());
-        json_response(self.status, self)
-    }
-}
+answers_itself!(ErrorC);
 
 /// The operator API's `{statusCode, message, error}`, where `error` is the status's reason
 /// phrase (`Bad Request`, `Not Found`, `Forbidden`, ...).
@@ -291,13 +321,19 @@ pub struct OperatorError {
     raw: Option<String>,
 }
 
-#[derive(Serialize)]
+/// The operator API's error body; `error` is the status's reason phrase (what
+/// `OperatorError` answers).
+#[derive(Serialize, ToSchema)]
+#[schema(as = OperatorError)]
 struct OperatorBody<'a> {
     #[serde(rename = "statusCode")]
     status_code: u16,
     message: &'a str,
+    /// The status's reason phrase.
     error: &'a str,
 }
+
+schema_is_body!(OperatorError, OperatorBody);
 
 impl OperatorError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {

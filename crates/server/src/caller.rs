@@ -31,6 +31,9 @@ pub enum CallerError {
     NotConfigured,
 }
 
+/// A 401 of [`CallerError`] as the documents describe it (each envelope's answer set).
+pub const UNAUTHORIZED_ANSWER: &str = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`";
+
 /// The cache's bound, in tokens (a few MB at most).
 pub const CACHED_CALLERS: u64 = 10_000;
 

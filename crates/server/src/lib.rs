@@ -17,14 +17,19 @@ mod client_ip;
 pub mod config;
 pub mod internal;
 pub mod ops;
+pub mod routes;
 pub mod run;
 pub mod seed;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use app::{AppSettings, app};
 pub use cli::Command;
 pub use client_ip::client_ip;
 pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};
+pub use routes::{Route, Routes, scope};
 pub use run::{
-    Binary, SeedFn, StartError, bind, http_server, http_server_with, spawn_local, start,
+    Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server, http_server_with,
+    serve, spawn_local, start,
 };
 pub use seed::{Rejected, Row, SeedReport};

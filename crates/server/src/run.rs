@@ -148,6 +148,47 @@ where
     })
 }
 
+/// What a service adds to the shared app: its name, its envelope, its route list and the
+/// document built from it.
+pub struct ServiceApp {
+    pub name: &'static str,
+    pub envelope: envelope::Envelope,
+    pub routes: &'static crate::Routes,
+    pub openapi: utoipa::openapi::OpenApi,
+}
+
+/// A service's server: the shared app ([`crate::app`]) with `service`'s routes and the data
+/// `data` registers (called once per worker), on `listener`, with `pool` behind `/readyz`.
+pub fn serve<F>(
+    listener: TcpListener,
+    common: &CommonConfig,
+    pool: db::Pool,
+    service: ServiceApp,
+    data: F,
+) -> Result<Server, StartError>
+where
+    F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
+{
+    let settings = AppSettings::new(
+        service.name,
+        service.envelope,
+        common,
+        pool,
+        service.openapi,
+    );
+    let routes = service.routes;
+    Ok(start(listener, common.workers, settings, move |cfg| {
+        data(cfg);
+        routes.configure(cfg);
+    })?)
+}
+
+/// An outbound HTTP client (`telemetry::client::http_client`) built at start, where a
+/// failure stops the service.
+pub fn http_client(timeout: Duration) -> Result<telemetry::client::HttpClient, StartError> {
+    telemetry::client::http_client(timeout).map_err(|e| StartError::Http(std::io::Error::other(e)))
+}
+
 /// Serves `factory` on a free loopback port in the background and returns its base URL.
 /// Tests use it for the real HTTP servers that play other services.
 pub fn spawn_local<F, T, B>(factory: F) -> std::io::Result<String>

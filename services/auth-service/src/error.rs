@@ -10,6 +10,31 @@ pub const UNAUTHORIZED: &str = "Unauthorization";
 /// sign-up validation leaking through; clients depend on it).
 pub const UNKNOWN_PHONE: &str = "Last Name cannot be blank.";
 
+/// A 401 of a route that takes a token, as the document describes it (`crate::caller`).
+pub const TOKEN_401: &str = "no token, a token of the wrong kind, or an inactive client";
+/// A 500 as the document describes it ([`ErrorA::internal`]).
+pub const INTERNAL_500: &str =
+    "raw error text and stack outside production; `Internal server error` in production";
+
+envelope::answer_set! {
+    /// What a route that reads the database answers besides its own answers: 500, and 503
+    /// when the database is busy ([`AuthError::Busy`]).
+    pub DatabaseAnswers, envelope::Envelope::A, {
+        "500" => INTERNAL_500,
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
+envelope::answer_set! {
+    /// What a route that takes a token answers besides its own answers: the token (401) and
+    /// the database (500, and 503 when busy).
+    pub TokenAnswers, envelope::Envelope::A, {
+        "401" => TOKEN_401,
+        "500" => INTERNAL_500,
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
     /// No token, a token of the wrong kind, an unknown token or an inactive client.
@@ -33,7 +58,7 @@ pub enum AuthError {
     #[error("The code could not be sent, try again later")]
     SmsFailed,
     /// Pool exhausted, lock timeout or deadlock: try again.
-    #[error("The service is busy, try again")]
+    #[error("{}", db::BUSY_MESSAGE)]
     Busy(String),
     #[error("{0}")]
     Internal(String),

@@ -46,8 +46,9 @@ pub struct Recipient {
 }
 
 /// The answer wrapper of the auth routes that are not bare: `{status: 200, data: …}`.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Wrapped<T: Serialize> {
+    /// The HTTP status again (200, or 201 for a new address).
     pub status: u16,
     pub data: T,
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use actix_web::dev::Server;
 use actix_web::web;
 use envelope::Envelope;
-use server::{AppSettings, StartError};
+use server::{ServiceApp, StartError};
 
 use crate::config::{Config, SmsConfig};
 use crate::otp::OtpSettings;
@@ -50,20 +50,13 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         internal_token: config.internal_token.clone(),
         trust_forwarded_for: config.trust_forwarded_for,
     });
-    let settings = AppSettings::new(
-        SERVICE,
-        Envelope::A,
-        &config.common,
-        pool,
-        routes::openapi(),
-    );
-    Ok(server::start(
-        listener,
-        config.common.workers,
-        settings,
-        move |cfg| {
-            cfg.app_data(state.clone());
-            routes::configure(cfg);
-        },
-    )?)
+    let service = ServiceApp {
+        name: SERVICE,
+        envelope: Envelope::A,
+        routes: routes::routes(),
+        openapi: routes::openapi(),
+    };
+    server::serve(listener, &config.common, pool, service, move |cfg| {
+        cfg.app_data(state.clone());
+    })
 }

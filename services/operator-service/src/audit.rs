@@ -39,16 +39,24 @@ pub async fn record(
     Ok(())
 }
 
-#[derive(Debug, Serialize, Queryable)]
+/// One write, in this key order.
+#[derive(Debug, Serialize, Queryable, utoipa::ToSchema)]
+#[schema(as = AuditEntry)]
 pub struct Entry {
     pub id: i64,
+    /// The token's `sub`.
     #[serde(rename = "operatorId")]
     pub operator_id: String,
+    /// The token's role.
     pub role: String,
+    /// `service.create`, `service.update` or `service.children`.
     pub action: String,
+    /// The services the write touched.
     #[serde(rename = "serviceIds")]
     pub service_ids: Vec<i64>,
+    /// The hierarchy before the write (null on create).
     pub before: Value,
+    /// The hierarchy after the write.
     pub after: Value,
     #[serde(rename = "createdAt")]
     pub created_at: DateTime<Utc>,

@@ -9,6 +9,31 @@ use catalog::schema::services;
 
 const URL_MAX: usize = 2048;
 
+/// The rules [`fields`] checks first, as the document lists them.
+const FIRST_RULES: &str = "`body must be a JSON object` (no body, not JSON, or not an object); `property <key> should not exist` (any key not in the schema; `parentId` is stripped first, silently)";
+
+/// The field-by-field rules of [`fields`], in its order, as the document lists them.
+const FIELD_RULES: &str = "`title must be a string of 1 to 255 characters` (empty, blank or too long) or `title must be a string` (not a string, null included); `titleTranslated must be a string of 1 to 255 characters` or `titleTranslated must be a string`; `status must be one of the following values: active, hidden`; `logo must be a string of at most 2048 characters or null`; `hierarchyRole must be one of the following values: parent, standalone, child`; `image must be a string of at most 2048 characters or null`, `image_en must be a string of at most 2048 characters or null`, `thumbnail must be a string of at most 2048 characters or null`, `thumbnail_en must be a string of at most 2048 characters or null`, `url must be a string of at most 2048 characters or null`, `background_image_url must be a string of at most 2048 characters or null`; `serviceType must be a string of 1 to 50 characters` or `serviceType must be a string`";
+
+/// The 400 of `POST /services`, in the order [`fields`] checks.
+pub fn create_400() -> String {
+    format!(
+        "the first failing rule of the body, in this order: {FIRST_RULES}; `title should not be \
+         empty` or `titleTranslated should not be empty` (the key is missing); `ordering must be \
+         a non-negative integer`; then field by field: {FIELD_RULES}"
+    )
+}
+
+/// The 400 of `PATCH /services/{id}`: the path id, then the rules of [`fields`] but the
+/// two required titles.
+pub fn update_400() -> String {
+    format!(
+        "{}; or the first failing rule of the body, in this order: {FIRST_RULES}; `ordering \
+         must be a non-negative integer`; then field by field: {FIELD_RULES}",
+        crate::handlers::BAD_ID_400
+    )
+}
+
 #[derive(Debug, Default, Clone, AsChangeset)]
 #[diesel(table_name = services)]
 pub struct ServiceFields {
@@ -164,4 +189,58 @@ mod tests {
         );
         assert!(fields(&json!({"title": "a", "titleTranslated": "b"}), true).is_ok());
     }
+}
+
+/// The body as the document shows it (never deserialized: [`fields`] reads the raw JSON).
+/// The body of `POST /services` (the two titles required) and `PATCH /services/{id}`
+/// (every key optional; only the keys sent change). `parentId` is stripped first; any
+/// other key not listed here is refused.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ServiceBody {
+    /// Arabic name, 1 to 255 characters after trimming; required on create.
+    #[schema(min_length = 1, max_length = 255, example = "برجر")]
+    title: Option<String>,
+    /// English name, 1 to 255 characters after trimming; required on create.
+    #[schema(
+        rename = "titleTranslated",
+        min_length = 1,
+        max_length = 255,
+        example = "Burgers"
+    )]
+    title_translated: Option<String>,
+    /// `active` (the default) or `hidden`.
+    #[schema(pattern = "^(active|hidden)$", example = "active")]
+    status: Option<String>,
+    /// Text of at most 2048 characters, or null (stored as `""`, the default).
+    logo: Option<String>,
+    /// Any JSON, or null.
+    logo_variants: Option<Value>,
+    /// An integer ≥ 0 (default 0).
+    #[schema(minimum = 0, example = 3)]
+    ordering: Option<i32>,
+    /// `parent` (the default on create), `standalone` or `child`. A parent leaving the
+    /// role releases all its children (they stay `child`, unassigned); a child leaving it
+    /// is detached; both in the same transaction, and the answer does not say so.
+    #[schema(
+        rename = "hierarchyRole",
+        pattern = "^(parent|standalone|child)$",
+        example = "child"
+    )]
+    hierarchy_role: Option<String>,
+    /// Text of at most 2048 characters, or null.
+    image: Option<String>,
+    image_en: Option<String>,
+    thumbnail: Option<String>,
+    thumbnail_en: Option<String>,
+    url: Option<String>,
+    background_image_url: Option<String>,
+    /// 1 to 50 characters after trimming (default `default`).
+    #[schema(
+        rename = "serviceType",
+        min_length = 1,
+        max_length = 50,
+        example = "default"
+    )]
+    service_type: Option<String>,
 }

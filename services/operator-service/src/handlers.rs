@@ -2,32 +2,45 @@
 //! before anything else), then checks its role (403).
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::auth::Operator;
-use crate::error::OpError;
-use crate::query::{ListQuery, Params};
+use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
+use crate::query::{ListPage, ListQuery, Params};
+use crate::services::ServiceView;
 use crate::state::AppState;
 use crate::{audit, body, children, services};
+
+/// The 400 of a path id that is not an integer, as the document describes it.
+pub const BAD_ID_400: &str =
+    "`Validation failed (numeric string is expected)`: the path id is not an integer";
 
 fn service_id(raw: &str) -> Result<i64, OpError> {
     raw.parse::<i64>()
         .map_err(|_| OpError::BadRequest("Validation failed (numeric string is expected)".into()))
 }
 
+/// The children route's answer.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ChildrenUpdated {
+    /// Always `Child services updated successfully`.
+    message: &'static str,
+    /// Always 200.
+    #[serde(rename = "statusCode")]
+    status_code: u16,
+}
+
 fn json_body(raw: &[u8]) -> Value {
     serde_json::from_slice(raw).unwrap_or(Value::Null)
 }
 
-#[utoipa::path(get, path = "/api/v1/operator/services", tag = "services", security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
+#[utoipa::path(get, path = "/services", tag = "services", security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     summary = "The paginated admin list of services",
     description = "Every service matching the filters, by `ordering`, then id. Roles: all five (super_admin, admin, merchant_manager, store_manager, data_entry).",
     params(("hierarchy_role" = Option<Vec<String>>, Query, description = "`parent`, `standalone` or `child`: a repeated key (also `hierarchy_role[]`) or a comma-separated list; omitted lists all roles; an empty or other value is 400"), ("status" = Option<String>, Query, description = "exact match (`active` or `hidden`)"), ("search" = Option<String>, Query, description = "case-insensitive match on `title` and `titleTranslated` (`%` and `_` match themselves); trimmed, empty means none"), ("name" = Option<String>, Query, description = "the same as `search`, used when `search` is absent"), ("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; at most 1 000 000; never refused"), ("limit" = Option<i64>, Query, description = "default 10; unreadable or below 1 is 10; at most 100; never refused")),
-    responses((status = 200, description = "`{data: [services], meta}`", body = crate::routes::doc::ServicePage),
-        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::schema::DocOperatorError),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    responses(OperatorAnswers, (status = 200, description = "`{data: [services], meta}`", body = ListPage<ServiceView>),
+        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::OperatorError)))]
 pub async fn list(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -36,18 +49,18 @@ pub async fn list(
     let query = ListQuery::parse(req.query_string()).map_err(OpError::BadRequest)?;
     let mut conn = state.pool.get().await?;
     let (rows, meta) = services::list(&mut conn, &query, true).await?;
-    Ok(HttpResponse::Ok().json(json!({"data": rows.iter().map(services::ServiceRow::view).collect::<Vec<_>>(), "meta": meta})))
+    Ok(HttpResponse::Ok().json(ListPage {
+        data: rows.iter().map(services::ServiceRow::view).collect(),
+        meta,
+    }))
 }
 
-#[utoipa::path(get, path = "/api/v1/operator/services/all/without-pagination", tag = "services", security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
+#[utoipa::path(get, path = "/services/all/without-pagination", tag = "services", security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     summary = "Every service, unpaginated, without hierarchy fields",
     description = "The same filters as the list, every matching row (no pagination; `page` and `limit` are ignored), by `ordering`, then id. Rows omit `hierarchyRole` and `parentId`. Roles: all five.",
     params(("hierarchy_role" = Option<Vec<String>>, Query, description = "`parent`, `standalone` or `child`: a repeated key (also `hierarchy_role[]`) or a comma-separated list; omitted lists all roles; an empty or other value is 400"), ("status" = Option<String>, Query, description = "exact match (`active` or `hidden`)"), ("search" = Option<String>, Query, description = "case-insensitive match on `title` and `titleTranslated` (`%` and `_` match themselves); trimmed, empty means none"), ("name" = Option<String>, Query, description = "the same as `search`, used when `search` is absent")),
-    responses((status = 200, description = "a bare array of services without `hierarchyRole` and `parentId`", body = [crate::routes::doc::ServiceWithoutHierarchy]),
-        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::schema::DocOperatorError),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    responses(OperatorAnswers, (status = 200, description = "a bare array of services without `hierarchyRole` and `parentId`", body = [ServiceView]),
+        (status = 400, description = "`each value in hierarchy_role must be a valid enum value`: a `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`", body = envelope::OperatorError)))]
 pub async fn all(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -63,16 +76,13 @@ pub async fn all(
     ))
 }
 
-#[utoipa::path(get, path = "/api/v1/operator/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
+#[utoipa::path(get, path = "/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     summary = "One service",
     description = "One service, whatever its role or status. Roles: all five.",
     params(("id" = String, Path, description = "the service id: an integer", example = "1")),
-    responses((status = 200, description = "the service", body = crate::routes::doc::Service),
-        (status = 400, description = "`Validation failed (numeric string is expected)`: the path id is not an integer", body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found`", body = envelope::schema::DocOperatorError),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    responses(OperatorAnswers, (status = 200, description = "the service", body = ServiceView),
+        (status = 400, description = BAD_ID_400, body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found`", body = envelope::OperatorError)))]
 pub async fn detail(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -86,17 +96,12 @@ pub async fn detail(
     Ok(HttpResponse::Ok().json(row.view()))
 }
 
-#[utoipa::path(post, path = "/api/v1/operator/services", tag = "services", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(post, path = "/services", tag = "services", security(("operator" = ["super_admin", "admin"])),
     summary = "Create a service",
     description = "Creates a service from the body (defaults: status `active`, logo `\"\"`, ordering 0, hierarchyRole `parent`, serviceType `default`) and records it in the audit trail. Roles: admin, super_admin. Checks: token, role, body.",
-    request_body = crate::routes::doc::ServiceBody,
-    responses((status = 201, description = "the new service", body = crate::routes::doc::Service),
-        (status = 400, description = "the first failing rule of the body, in this order: `body must be a JSON object` (no body, not JSON, or not an object); `property <key> should not exist` (any key not in the schema; `parentId` is stripped first, silently); `title should not be empty` or `titleTranslated should not be empty` (the key is missing); `ordering must be a non-negative integer`; then field by field: `title must be a string of 1 to 255 characters` (empty, blank or too long) or `title must be a string` (not a string, null included); `titleTranslated must be a string of 1 to 255 characters` or `titleTranslated must be a string`; `status must be one of the following values: active, hidden`; `logo must be a string of at most 2048 characters or null`; `hierarchyRole must be one of the following values: parent, standalone, child`; `image must be a string of at most 2048 characters or null`, `image_en must be a string of at most 2048 characters or null`, `thumbnail must be a string of at most 2048 characters or null`, `thumbnail_en must be a string of at most 2048 characters or null`, `url must be a string of at most 2048 characters or null`, `background_image_url must be a string of at most 2048 characters or null`; `serviceType must be a string of 1 to 50 characters` or `serviceType must be a string`", body = envelope::schema::DocOperatorError),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 403, description = "`Forbidden resource`: `{\"statusCode\":403,\"message\":\"Forbidden resource\",\"error\":\"Forbidden\"}` for a role other than admin and super_admin", body = envelope::schema::DocOperatorError),
-        (status = 413, description = "`Payload Too Large`: the request body is over 64 KiB (read after the token, before the role check)", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    request_body = crate::body::ServiceBody,
+    responses(AdminBodyAnswers, (status = 201, description = "the new service", body = ServiceView),
+        (status = 400, description = &body::create_400(), body = envelope::OperatorError)))]
 pub async fn create(
     operator: Operator,
     state: web::Data<AppState>,
@@ -109,19 +114,14 @@ pub async fn create(
     Ok(HttpResponse::Created().json(created.view()))
 }
 
-#[utoipa::path(patch, path = "/api/v1/operator/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(patch, path = "/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin"])),
     summary = "Change a service",
     description = "Changes the keys sent, in one transaction that locks the service. Changing `hierarchyRole` away from `parent` releases all its children (their parentId becomes null; they stay `child`, unassigned); a `child` changing role is detached from its parent; the answer does not say so. Recorded in the audit trail. Roles: admin, super_admin. Checks: token, role, path id, body, the service.",
     params(("id" = String, Path, description = "the service id: an integer", example = "1")),
-    request_body = crate::routes::doc::ServiceBody,
-    responses((status = 200, description = "the service after the change", body = crate::routes::doc::Service),
-        (status = 400, description = "`Validation failed (numeric string is expected)`: the path id is not an integer; or the first failing rule of the body, in this order: `body must be a JSON object` (no body, not JSON, or not an object); `property <key> should not exist` (any key not in the schema; `parentId` is stripped first, silently); `ordering must be a non-negative integer`; then field by field: `title must be a string of 1 to 255 characters` (empty, blank or too long) or `title must be a string` (not a string, null included); `titleTranslated must be a string of 1 to 255 characters` or `titleTranslated must be a string`; `status must be one of the following values: active, hidden`; `logo must be a string of at most 2048 characters or null`; `hierarchyRole must be one of the following values: parent, standalone, child`; `image must be a string of at most 2048 characters or null`, `image_en must be a string of at most 2048 characters or null`, `thumbnail must be a string of at most 2048 characters or null`, `thumbnail_en must be a string of at most 2048 characters or null`, `url must be a string of at most 2048 characters or null`, `background_image_url must be a string of at most 2048 characters or null`; `serviceType must be a string of 1 to 50 characters` or `serviceType must be a string`", body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found` (after the body is checked)", body = envelope::schema::DocOperatorError),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 403, description = "`Forbidden resource`: `{\"statusCode\":403,\"message\":\"Forbidden resource\",\"error\":\"Forbidden\"}` for a role other than admin and super_admin", body = envelope::schema::DocOperatorError),
-        (status = 413, description = "`Payload Too Large`: the request body is over 64 KiB (read after the token, before the role check)", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    request_body = crate::body::ServiceBody,
+    responses(AdminBodyAnswers, (status = 200, description = "the service after the change", body = ServiceView),
+        (status = 400, description = &body::update_400(), body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found` (after the body is checked)", body = envelope::OperatorError)))]
 pub async fn update(
     operator: Operator,
     state: web::Data<AppState>,
@@ -138,17 +138,13 @@ pub async fn update(
 
 /// The candidates: the 404 for an unknown service and the 400 for a non-parent come before
 /// anything else; the query is never refused.
-#[utoipa::path(get, path = "/api/v1/operator/services/{id}/children", tag = "children", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(get, path = "/services/{id}/children", tag = "children", security(("operator" = ["super_admin", "admin"])),
     summary = "The children candidates of a parent",
     description = "The rows that may be this parent's children: role `child` and unassigned or already this parent's (a child of another parent is absent, not marked), by `ordering`, then id. The query is never refused. Roles: admin, super_admin. Checks: token, role, path id, the service exists (404), the service is a parent (400), before the query is read.",
     params(("id" = String, Path, description = "the service id: an integer", example = "1"), ("name" = Option<String>, Query, description = "case-insensitive match on `title` and `titleTranslated`; wins over `search`"), ("search" = Option<String>, Query, description = "the same as `name`, used when `name` is absent"), ("status" = Option<String>, Query, description = "exact match (`active` or `hidden`)"), ("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; at most 1 000 000; never refused"), ("limit" = Option<i64>, Query, description = "default 10; unreadable or below 1 is 10; at most 100; never refused")),
-    responses((status = 200, description = "`{data: [candidates with isSelected], meta}`, with no message/statusCode envelope", body = crate::routes::doc::CandidatePage),
-        (status = 400, description = "`Validation failed (numeric string is expected)`: the path id is not an integer; or `Only a service with hierarchy_role = parent can have child services`: the service is `standalone` or `child` (after the 404)", body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found`: unknown service", body = envelope::schema::DocOperatorError),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 403, description = "`Forbidden resource`: `{\"statusCode\":403,\"message\":\"Forbidden resource\",\"error\":\"Forbidden\"}` for a role other than admin and super_admin", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    responses(AdminAnswers, (status = 200, description = "`{data: [candidates with isSelected], meta}`, with no message/statusCode envelope", body = ListPage<ServiceView>),
+        (status = 400, description = "`Validation failed (numeric string is expected)`: the path id is not an integer; or `Only a service with hierarchy_role = parent can have child services`: the service is `standalone` or `child` (after the 404)", body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found`: unknown service", body = envelope::OperatorError)))]
 pub async fn candidates(
     operator: Operator,
     state: web::Data<AppState>,
@@ -180,22 +176,17 @@ pub async fn candidates(
             ..row.view()
         })
         .collect();
-    Ok(HttpResponse::Ok().json(json!({"data": data, "meta": meta})))
+    Ok(HttpResponse::Ok().json(ListPage { data, meta }))
 }
 
-#[utoipa::path(patch, path = "/api/v1/operator/services/{id}/children", tag = "children", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(patch, path = "/services/{id}/children", tag = "children", security(("operator" = ["super_admin", "admin"])),
     summary = "Assign and unassign children",
     description = "Assigns and unassigns children of a parent. All checks run before the write and one failure rejects the whole call (nothing is written), in this order: token (401), role (403), path id (400), body types (400), then the spec's six checks: 1 both arrays empty (400), 2 an id in both arrays (400), 3 the path id in either array (400), 4 the path service does not exist (404), 5 it is not a `parent` (400), 6 an assign id does not exist, is not a `child` or belongs to another parent (400, the failing ids in the order sent). Checks 1 to 3 run before the parent is read. Assigning a child already this parent's is a no-op; unassign ids that are not this parent's children are ignored. One transaction locks the parent, then the services to assign in id order; recorded in the audit trail. Roles: admin, super_admin.",
     params(("id" = String, Path, description = "the service id: an integer", example = "1")),
-    request_body = crate::routes::doc::ChildrenBody,
-    responses((status = 200, description = "`{\"message\": \"Child services updated successfully\", \"statusCode\": 200}`", body = crate::routes::doc::ChildrenUpdated),
-        (status = 400, description = "`Validation failed (numeric string is expected)`: the path id is not an integer; body types, `assignServiceIds` first (missing or null is `[]`): `assignServiceIds must be an array`, `each value in assignServiceIds must be an integer number`, `All assignServiceIds's elements must be unique`, `unassignServiceIds must be an array`, `each value in unassignServiceIds must be an integer number`, `All unassignServiceIds's elements must be unique`; check 1 `At least one of assignServiceIds or unassignServiceIds must be provided`; check 2 `assignServiceIds and unassignServiceIds must not contain the same service id`; check 3 `A service cannot be assigned as a child of itself`; check 5 `Only a service with hierarchy_role = parent can have child services`; check 6 `Some services cannot be assigned: they do not exist, are not child services, or already belong to another parent: <comma-separated ids>`", body = envelope::schema::DocOperatorError),
-        (status = 404, description = "`Service is not found`: check 4, the path service does not exist", body = envelope::schema::DocOperatorError),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 403, description = "`Forbidden resource`: `{\"statusCode\":403,\"message\":\"Forbidden resource\",\"error\":\"Forbidden\"}` for a role other than admin and super_admin", body = envelope::schema::DocOperatorError),
-        (status = 413, description = "`Payload Too Large`: the request body is over 64 KiB (read after the token, before the role check)", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    request_body = crate::children::ChildrenBody,
+    responses(AdminBodyAnswers, (status = 200, description = "`{\"message\": \"Child services updated successfully\", \"statusCode\": 200}`", body = ChildrenUpdated),
+        (status = 400, description = &children::set_children_400(), body = envelope::OperatorError),
+        (status = 404, description = "`Service is not found`: check 4, the path service does not exist", body = envelope::OperatorError)))]
 pub async fn set_children(
     operator: Operator,
     state: web::Data<AppState>,
@@ -208,19 +199,17 @@ pub async fn set_children(
     let mut conn = state.pool.get().await?;
     services::set_children(&mut conn, &operator, id, &assign, &unassign).await?;
     tracing::info!(operator.id = %operator.id, service.id = id, assigned = ?assign, unassigned = ?unassign, "children updated");
-    Ok(HttpResponse::Ok()
-        .json(json!({"message": "Child services updated successfully", "statusCode": 200})))
+    Ok(HttpResponse::Ok().json(ChildrenUpdated {
+        message: "Child services updated successfully",
+        status_code: 200,
+    }))
 }
 
-#[utoipa::path(get, path = "/api/v1/operator/audit", tag = "audit", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(get, path = "/audit", tag = "audit", security(("operator" = ["super_admin", "admin"])),
     summary = "The audit trail",
     description = "Every write (create, change, children), newest first. Roles: admin, super_admin.",
     params(("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; at most 1 000 000; never refused"), ("limit" = Option<i64>, Query, description = "default 10; unreadable or below 1 is 10; at most 100; never refused")),
-    responses((status = 200, description = "`{data: [entries], meta}`", body = crate::routes::doc::AuditPage),
-        (status = 401, description = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else", body = envelope::schema::DocOperatorError),
-        (status = 403, description = "`Forbidden resource`: `{\"statusCode\":403,\"message\":\"Forbidden resource\",\"error\":\"Forbidden\"}` for a role other than admin and super_admin", body = envelope::schema::DocOperatorError),
-        (status = 500, description = "`Internal server error`: an unexpected failure (the raw text goes to the log only)", body = envelope::schema::DocOperatorError),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocOperatorError)))]
+    responses(AdminAnswers, (status = 200, description = "`{data: [entries], meta}`", body = ListPage<audit::Entry>)))]
 pub async fn audit(
     operator: Operator,
     state: web::Data<AppState>,
@@ -231,5 +220,8 @@ pub async fn audit(
     let page = params.page();
     let mut conn = state.pool.get().await?;
     let (entries, meta) = audit::list(&mut conn, &page).await?;
-    Ok(HttpResponse::Ok().json(json!({"data": entries, "meta": meta})))
+    Ok(HttpResponse::Ok().json(ListPage {
+        data: entries,
+        meta,
+    }))
 }

@@ -46,16 +46,14 @@ pub struct Page {
     pub limit: i64,
 }
 
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct PageMeta {
-    #[serde(rename = "totalItems")]
-    pub total_items: i64,
-    pub page: i64,
-    #[serde(rename = "itemsPerPage")]
-    pub items_per_page: i64,
-    #[serde(rename = "totalPages")]
-    pub total_pages: i64,
+/// A page of a list: `{data, meta}`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ListPage<T: Serialize> {
+    pub data: Vec<T>,
+    pub meta: PageMeta,
 }
+
+pub use domain::PageMeta;
 
 impl Page {
     /// Garbage, zero or negative values fall back to page 1 and 10 per page; a limit is
@@ -75,12 +73,7 @@ impl Page {
     }
 
     pub fn meta(&self, total_items: i64) -> PageMeta {
-        PageMeta {
-            total_items,
-            page: self.page,
-            items_per_page: self.limit,
-            total_pages: (total_items + self.limit - 1) / self.limit,
-        }
+        PageMeta::new(self.page, self.limit, total_items)
     }
 }
 

@@ -38,30 +38,52 @@ pub struct ServiceRow {
     pub updated_at: DateTime<Utc>,
 }
 
-/// A service in the operator API. `parentId` is the stringified bigint the admin panel is
-/// used to; `isSelected` only on children candidates.
-#[derive(Debug, Serialize)]
+/// A service in the operator API, in this key order. `hierarchyRole` and `parentId` are
+/// left out on the variant list only; `isSelected` is there on children candidates only.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Service)]
 pub struct ServiceView {
     pub id: i64,
+    /// Arabic name.
     pub title: String,
+    /// English name.
     #[serde(rename = "titleTranslated")]
     pub title_translated: String,
+    /// `active` or `hidden`.
     pub status: String,
+    /// URL; `""` when none.
     pub logo: String,
+    /// Any JSON, or null.
+    #[schema(required)]
     pub logo_variants: Option<Value>,
     pub ordering: i32,
+    /// `parent`, `standalone` or `child` (always `child` on a candidate); not on the
+    /// variant list.
     #[serde(rename = "hierarchyRole", skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub hierarchy_role: Option<String>,
+    /// The parent's id as text (a stringified bigint), or null; not on the variant list.
+    /// Incidental: never valid to send, do not build logic on it.
     #[serde(rename = "parentId", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
     pub parent_id: Option<Option<String>>,
+    /// Candidates only: true when the row already belongs to the parent in the path.
     #[serde(rename = "isSelected", skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub is_selected: Option<bool>,
+    #[schema(required)]
     pub image: Option<String>,
+    #[schema(required)]
     pub image_en: Option<String>,
+    #[schema(required)]
     pub thumbnail: Option<String>,
+    #[schema(required)]
     pub thumbnail_en: Option<String>,
+    #[schema(required)]
     pub url: Option<String>,
+    #[schema(required)]
     pub background_image_url: Option<String>,
+    /// `default` seen.
     #[serde(rename = "serviceType")]
     pub service_type: String,
     pub created_at: DateTime<Utc>,

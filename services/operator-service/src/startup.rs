@@ -5,7 +5,7 @@ use std::net::TcpListener;
 use actix_web::dev::Server;
 use actix_web::web;
 use envelope::Envelope;
-use server::{AppSettings, StartError};
+use server::{ServiceApp, StartError};
 
 use crate::auth::OperatorKeys;
 use crate::config::Config;
@@ -16,20 +16,13 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     let pool = db::build_pool(&config.database.pool_settings())?;
     let state = web::Data::new(AppState { pool: pool.clone() });
     let keys = web::Data::new(OperatorKeys::new(config.jwt_secret.expose().as_bytes()));
-    let settings = AppSettings::new(
-        SERVICE,
-        Envelope::Operator,
-        &config.common,
-        pool,
-        routes::openapi(),
-    );
-    Ok(server::start(
-        listener,
-        config.common.workers,
-        settings,
-        move |cfg| {
-            cfg.app_data(state.clone()).app_data(keys.clone());
-            routes::configure(cfg);
-        },
-    )?)
+    let service = ServiceApp {
+        name: SERVICE,
+        envelope: Envelope::Operator,
+        routes: routes::routes(),
+        openapi: routes::openapi(),
+    };
+    server::serve(listener, &config.common, pool, service, move |cfg| {
+        cfg.app_data(state.clone()).app_data(keys.clone());
+    })
 }

@@ -33,27 +33,36 @@ pub struct ServiceRow {
 }
 
 /// The ten fields of a client service item, in order. No hierarchy field goes to clients.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ServiceItem {
     pub id: i64,
+    /// Arabic name.
     pub title: String,
+    /// English name.
     #[serde(rename = "titleTranslated")]
     pub title_translated: String,
+    /// URL; `image_en` instead with `language=en-GB` when set; `""` when none.
     pub image: String,
+    /// URL; `thumbnail_en` instead with `language=en-GB` when set; `""` when none.
     pub thumbnail: String,
+    /// `""` when none.
     pub url: String,
+    /// `""` when none.
     pub background_image_url: String,
+    /// `default` seen.
     #[serde(rename = "serviceType")]
     pub service_type: String,
+    /// `active` or `hidden`.
     pub status: String,
     pub ordering: i32,
 }
 
 /// The detail: the item's fields plus the logo.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ServiceDetail {
     #[serde(flatten)]
     pub item: ServiceItem,
+    /// URL.
     pub logo: String,
 }
 

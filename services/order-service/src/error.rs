@@ -5,6 +5,22 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use envelope::{ErrorB, ErrorC};
 
+envelope::answer_set! {
+    /// What a route that reads the database answers besides its own answers: 500 (its raw
+    /// text outside production), and 503 when the database is busy ([`OrderError::Busy`]).
+    pub DatabaseAnswers, envelope::Envelope::C, {
+        "500" => "an unexpected failure: the raw error text outside production, `Internal server error` in production",
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
+envelope::answer_set! {
+    /// The busy database's 503, for a route that documents its own 500.
+    pub BusyAnswers, envelope::Envelope::C, {
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OrderError {
     #[error("{0}")]
@@ -21,7 +37,7 @@ pub enum OrderError {
     /// retries it on its own.
     #[error("The points could not be credited yet, try again")]
     CreditPending(String),
-    #[error("The service is busy, try again")]
+    #[error("{}", db::BUSY_MESSAGE)]
     Busy(String),
     #[error("{0}")]
     Internal(String),

@@ -28,11 +28,14 @@ use crate::gift_cards::credit::{By, Lease};
 use crate::gift_cards::tries::Limits;
 use crate::state::Credit;
 
-/// The answer to a redemption.
-#[derive(Debug, Serialize, PartialEq, Eq)]
+/// The answer to a redemption, in this key order.
+#[derive(Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Redeemed {
+    /// Always `The code was redeemed`.
     pub message: &'static str,
+    /// The code as redeemed (trimmed).
     pub code: String,
+    /// The points credited, as points text.
     pub points: String,
 }
 

@@ -10,6 +10,7 @@ pub mod handlers;
 pub mod nearest;
 pub mod point_rates;
 pub mod relay;
+pub mod relayed_routes;
 pub mod routes;
 pub mod seed;
 pub mod startup;

@@ -10,10 +10,18 @@ use catalog::schema::system_configs;
 use crate::error::OrderError;
 use crate::seed::POINT_RATES_KEY;
 
-#[derive(Debug, Serialize, PartialEq)]
+/// An earn-rate row. The three values are copied from the stored option as they are
+/// (numbers or null as the spec has them).
+#[derive(Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct Rate {
+    /// Start of the range in SAR; null counts as 0 when sorting.
+    #[schema(value_type = Option<f64>, required)]
     pub amount_from: Value,
+    /// End of the range; null on the last row.
+    #[schema(value_type = Option<f64>, required)]
     pub amount_to: Value,
+    /// Points earned when the order total falls in the range.
+    #[schema(value_type = f64)]
     pub point_earn: Value,
 }
 

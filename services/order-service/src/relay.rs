@@ -1,9 +1,10 @@
 //! The relay: the point routes go to the point service with the same method, request target
 //! (path and query, byte for byte), body and a fixed list of headers, and its status, body
 //! and content type come back unchanged (the body streamed, never parsed). Only the routes of
-//! `routes::RELAYED` are relayed, and the target goes out exactly as it matched one of them,
-//! so nothing under `/internal` or `/webhooks`, and no operational route, can be reached
-//! through it: no URL library sees the target on the way (`upstream`).
+//! `relayed_routes` (the point service's own /api/v2/client routes) are relayed, and the
+//! target goes out exactly as it matched one of them, so nothing under `/internal` or
+//! `/webhooks`, and no operational route, can be reached through it: no URL library sees
+//! the target on the way (`upstream`).
 
 mod answer;
 mod upstream;

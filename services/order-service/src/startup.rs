@@ -8,7 +8,7 @@ use actix_web::dev::Server;
 use actix_web::web;
 use envelope::Envelope;
 use server::caller::CallerLookup;
-use server::{AppSettings, StartError};
+use server::{ServiceApp, StartError};
 use tokio::signal;
 use tokio::sync::watch;
 
@@ -20,10 +20,7 @@ use crate::{SERVICE, catalog, gift_cards, routes};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
-    let client = |timeout| {
-        telemetry::client::http_client(timeout)
-            .map_err(|e| StartError::Http(std::io::Error::other(e)))
-    };
+    let client = server::http_client;
     // The relay's client; each call has its own deadline (10 s or 20 s), connecting at most
     // 3 s of it, like the other clients.
     let relay_wait = config.relay_timeout.min(config.pay_timeout);
@@ -68,22 +65,15 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         config.gift_card_retry,
         stopped,
     ));
-    let settings = AppSettings::new(
-        SERVICE,
-        Envelope::C,
-        &config.common,
-        pool,
-        routes::openapi(),
-    );
-    Ok(server::start(
-        listener,
-        config.common.workers,
-        settings,
-        move |cfg| {
-            cfg.app_data(web::Data::new(with_worker_clients(&state)));
-            routes::configure(cfg);
-        },
-    )?)
+    let service = ServiceApp {
+        name: SERVICE,
+        envelope: Envelope::C,
+        routes: routes::routes(),
+        openapi: routes::openapi(),
+    };
+    server::serve(listener, &config.common, pool, service, move |cfg| {
+        cfg.app_data(web::Data::new(with_worker_clients(&state)));
+    })
 }
 
 /// The caller lookup's and the credit call's wait (`GIFT_CARD_CREDIT_LEASE_SECONDS` is at

@@ -7,16 +7,23 @@ use serde::Serialize;
 
 use catalog::schema::stores;
 
-#[derive(Debug, Clone, Serialize, Queryable, Selectable)]
+/// A store, in this key order.
+#[derive(Debug, Clone, Serialize, Queryable, Selectable, utoipa::ToSchema)]
 #[diesel(table_name = stores)]
 pub struct Store {
+    /// The store id (a store banner's `merchant_id`, or nearest store's `store_id`).
     pub id: i64,
     /// The store's collection (brand) id.
     pub merchant_id: i64,
     pub name: String,
+    #[schema(required)]
     pub latitude: Option<f64>,
+    #[schema(required)]
     pub longitude: Option<f64>,
+    /// Always `active` here (inactive stores are not served).
     pub management_status: String,
+    /// Null counts as offline.
+    #[schema(required)]
     pub is_online: Option<bool>,
     pub store_disabled_ordering: bool,
 }

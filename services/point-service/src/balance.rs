@@ -5,19 +5,23 @@ use chrono::{DateTime, Days, Utc};
 use chrono_tz::Asia::Riyadh;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use domain::Points;
+use domain::{PageMeta, Points};
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::db::schema::{point_entries, point_settings};
 use crate::ledger;
 
 /// The balance, bare, in the spec's key order.
-#[derive(Debug, Serialize, PartialEq, Eq)]
+#[derive(Debug, Serialize, PartialEq, Eq, ToSchema)]
 pub struct Balance {
+    /// The client id as text.
     pub id: String,
     pub user_id: String,
+    /// At most 4 decimals, no trailing zeros or dot; `0` with no account; may be negative.
     pub points: String,
+    /// `YYYY-MM-DD` in Asia/Riyadh, or null.
     #[serde(rename = "pointsExpirationDate")]
     pub points_expiration_date: Option<String>,
 }
@@ -69,12 +73,14 @@ pub async fn balance(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResul
 }
 
 /// One line of the history.
-#[derive(Debug, Serialize, Queryable)]
+#[derive(Debug, Serialize, Queryable, ToSchema)]
 pub struct HistoryEntry {
     pub id: i64,
+    /// earn, spend, gift_sent, gift_received, purchase, gift_card_credit, adjustment.
     pub kind: String,
     /// The signed change, as points text.
     #[serde(serialize_with = "points_text")]
+    #[schema(value_type = String)]
     pub points: BigDecimal,
     pub correlation_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
@@ -85,21 +91,10 @@ fn points_text<S: serde::Serializer>(value: &BigDecimal, serializer: S) -> Resul
 }
 
 /// A page of the history, newest first.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct HistoryPage {
     pub data: Vec<HistoryEntry>,
     pub meta: PageMeta,
-}
-
-#[derive(Debug, Serialize)]
-pub struct PageMeta {
-    #[serde(rename = "totalItems")]
-    pub total_items: i64,
-    pub page: i64,
-    #[serde(rename = "itemsPerPage")]
-    pub items_per_page: i64,
-    #[serde(rename = "totalPages")]
-    pub total_pages: i64,
 }
 
 pub const DEFAULT_PAGE_SIZE: i64 = 20;
@@ -132,12 +127,7 @@ pub async fn history(
         .await?;
     Ok(HistoryPage {
         data,
-        meta: PageMeta {
-            total_items,
-            page,
-            items_per_page: limit,
-            total_pages: (total_items + limit - 1) / limit,
-        },
+        meta: PageMeta::new(page, limit, total_items),
     })
 }
 

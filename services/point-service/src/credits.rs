@@ -12,7 +12,7 @@ use crate::db::schema::internal_credits;
 use crate::error::PointError;
 use crate::ledger::{self, Entry, Kind};
 
-#[derive(Debug, Serialize, PartialEq, Eq)]
+#[derive(Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Credited {
     pub client_id: i64,
     pub points: String,

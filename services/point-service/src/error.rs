@@ -33,7 +33,7 @@ pub enum PointError {
         content_type: Option<String>,
         body: actix_web::web::Bytes,
     },
-    #[error("The service is busy, try again")]
+    #[error("{}", db::BUSY_MESSAGE)]
     Busy(String),
     /// 503 with `Retry-After`: a payment event that cannot be decided until a pay call's
     /// answer is recorded; nothing was recorded, so the sender's retry is decided afresh.
@@ -48,6 +48,30 @@ pub enum PointError {
 }
 
 pub const NOT_FOUND_ORDER: &str = "point order not found";
+
+/// A 500 of a route that resolves its caller: the database, or the caller lookup not
+/// configured.
+pub const CALLER_500: &str = "`Internal server error`, or `AUTH_SERVICE_URL not set`";
+
+envelope::answer_set! {
+    /// What every /api/v2/client route answers besides its own answers: the caller
+    /// (`server::caller`, 401; 500 when the lookup is not configured) and the database
+    /// (500; 503 when busy).
+    pub CallerAnswers, envelope::Envelope::B, {
+        "401" => server::caller::UNAUTHORIZED_ANSWER,
+        "500" => CALLER_500,
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
+envelope::answer_set! {
+    /// What a route that takes no caller answers besides its own: the database (500; 503
+    /// when busy).
+    pub DatabaseAnswers, envelope::Envelope::B, {
+        "500" => "`Internal server error`: an unexpected failure (the raw text goes to the log only)",
+        "503" => db::BUSY_ANSWER,
+    }
+}
 
 impl From<db::Failure> for PointError {
     fn from(failure: db::Failure) -> Self {

@@ -4,20 +4,32 @@ use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::db::schema::{point_occasions, point_offers, points_faq};
 use crate::numbers::{as_money, as_number, as_optional_number};
 
 /// A point offer as the app sees it.
-#[derive(Debug, Clone, Serialize, Queryable, Selectable)]
+#[derive(Debug, Clone, Serialize, Queryable, Selectable, ToSchema)]
 #[diesel(table_name = point_offers)]
 pub struct Offer {
+    /// 24 hex characters.
     pub id: String,
+    /// Points the recipient gets: the exact decimal as a JSON number in plain notation,
+    /// integral values as integers (`7.75`, `100`, never `100.0` or an exponent). It may
+    /// have more digits than a double holds: read it as a decimal.
     #[serde(serialize_with = "as_number")]
+    #[schema(value_type = f64)]
     pub point_amount: BigDecimal,
+    /// Points the payer is charged with `point`, exactly; same form as `point_amount`.
     #[serde(serialize_with = "as_optional_number")]
+    #[schema(value_type = Option<f64>)]
     pub purchased_point_amount: Option<BigDecimal>,
+    /// SAR, exactly two decimals; a card payment asks for exactly 100 times this in
+    /// halalas (`amount_minor`). Prices in fractions of a halala are refused when loaded,
+    /// never rounded.
     #[serde(serialize_with = "as_money")]
+    #[schema(value_type = String)]
     pub amount: BigDecimal,
 }
 
@@ -61,11 +73,12 @@ pub struct OccasionRow {
 }
 
 /// An occasion as the app sees it: `occasion` in the asked language, `occasion_en` always.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Occasion {
     pub id: String,
     pub occasion: String,
     pub occasion_en: String,
+    /// 0 or 1.
     pub is_custom: i16,
 }
 
@@ -123,7 +136,7 @@ pub fn occasion_not_found(id: &str) -> String {
     format!("point occasion {id} not found or inactive")
 }
 
-#[derive(Debug, Serialize, Queryable, Selectable)]
+#[derive(Debug, Serialize, Queryable, Selectable, ToSchema)]
 #[diesel(table_name = points_faq)]
 pub struct Faq {
     pub question_en: String,

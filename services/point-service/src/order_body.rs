@@ -361,3 +361,27 @@ mod tests {
         assert!(parse(&body(json!({"payer_id": 5, "extra": [1]}))).is_ok());
     }
 }
+
+/// The body as the document shows it: the rules [`parse`] applies, field by field. The
+/// handler reads the raw JSON (a numeric string is an id, `0` means no occasion), so this
+/// type is never deserialized.
+#[derive(utoipa::ToSchema)]
+#[schema(as = OrderBody)]
+#[allow(dead_code)]
+pub struct OrderBodySchema {
+    /// 24 hex characters.
+    #[schema(pattern = "^[0-9a-fA-F]{24}$", example = "64b7f0c2a1b2c3d4e5f60719")]
+    point_offer_id: String,
+    /// A positive integer (a numeric string is read as one).
+    #[schema(minimum = 1, example = 1002)]
+    to_client_id: i64,
+    /// `point` or `checkout`.
+    #[schema(pattern = "^(point|checkout)$", example = "checkout")]
+    payment_type: String,
+    /// 24 hex characters; missing, null, 0, "0" and "" mean none.
+    #[schema(example = "64b7f0c2a1b2c3d4e5f60801")]
+    point_occasion_id: Option<String>,
+    /// Free text, 1 to 255 characters after trimming.
+    #[schema(max_length = 255, example = "Happy birthday")]
+    occasion: Option<String>,
+}

@@ -6,6 +6,7 @@ use chrono::{Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::db::schema::{idempotency_keys, point_orders};
@@ -22,20 +23,31 @@ pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
 const UNPAID_WINDOW: Duration = Duration::hours(24);
 
 /// The nine keys of a point order, the same from create and get.
-#[derive(Debug, Clone, Serialize, Queryable, Selectable)]
+#[derive(Debug, Clone, Serialize, Queryable, Selectable, ToSchema)]
 #[diesel(table_name = point_orders)]
+#[schema(as = Order)]
 pub struct OrderView {
     pub correlation_id: Uuid,
     pub order_no: Option<i64>,
+    /// initial_order, paid, payment_failed, successful.
     pub status: String,
+    /// CAPTURED, FAILED, AUTHORIZED or null.
     pub payment_status: Option<String>,
+    /// The offer's point_amount, exactly (see the offer).
     #[serde(serialize_with = "as_number")]
+    #[schema(value_type = f64)]
     pub point_amount: BigDecimal,
+    /// The offer's purchased_point_amount, exactly; a `point` order charged the payer
+    /// exactly this.
     #[serde(serialize_with = "as_optional_number")]
+    #[schema(value_type = Option<f64>)]
     pub purchased_point_amount: Option<BigDecimal>,
+    /// SAR, two decimals; the card payment is exactly 100 times this in halalas.
     #[serde(serialize_with = "as_money")]
+    #[schema(value_type = String)]
     pub money_amount: BigDecimal,
     pub payment_type: String,
+    /// gift or transfer.
     pub order_type: String,
 }
 

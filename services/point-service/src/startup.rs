@@ -6,7 +6,7 @@ use std::time::Duration;
 use actix_web::dev::Server;
 use actix_web::web;
 use envelope::Envelope;
-use server::{AppSettings, StartError};
+use server::{ServiceApp, StartError};
 
 use crate::clients::auth::AuthClient;
 use crate::clients::payments::PaymentClient;
@@ -16,10 +16,7 @@ use crate::{SERVICE, routes};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
-    let client = |timeout| {
-        telemetry::client::http_client(timeout)
-            .map_err(|e| StartError::Http(std::io::Error::other(e)))
-    };
+    let client = server::http_client;
     let state = AppState {
         pool: pool.clone(),
         auth: AuthClient::new(
@@ -39,22 +36,15 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         limits: config.limits,
     };
     let waits = (config.auth_timeout, config.payment_timeout);
-    let settings = AppSettings::new(
-        SERVICE,
-        Envelope::B,
-        &config.common,
-        pool,
-        routes::openapi(),
-    );
-    Ok(server::start(
-        listener,
-        config.common.workers,
-        settings,
-        move |cfg| {
-            cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));
-            routes::configure(cfg);
-        },
-    )?)
+    let service = ServiceApp {
+        name: SERVICE,
+        envelope: Envelope::B,
+        routes: routes::routes(),
+        openapi: routes::openapi(),
+    };
+    server::serve(listener, &config.common, pool, service, move |cfg| {
+        cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));
+    })
 }
 
 /// The state with HTTP clients of the calling worker's own (`telemetry::client::http_client`

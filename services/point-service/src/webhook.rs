@@ -57,16 +57,20 @@ pub fn verify_signature(secret: &[u8], header: Option<&str>, body: &[u8], now: i
     mac.verify_slice(&signature).is_ok()
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = PaymentEvent)]
 pub struct Event {
     pub id: String,
+    /// payment_captured or payment_declined.
     #[serde(rename = "type")]
     pub kind: String,
     pub data: EventData,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[schema(as = PaymentEventData)]
 pub struct EventData {
+    /// The order's correlation_id.
     pub reference: String,
     pub payment_id: Option<String>,
     pub provider: Option<String>,

@@ -2,14 +2,47 @@
 //! /api/v1/clients/address-book/{id}`. Answers are `{status, data}`.
 
 use actix_web::{HttpResponse, web};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::address_book::{self, AddressKey};
 use crate::caller::PrimaryCaller;
-use crate::error::AuthError;
+use crate::error::{AuthError, TokenAnswers};
 use crate::profile::Wrapped;
 use crate::profile_update::body_object;
 use crate::state::AppState;
+
+/// What a delete answers.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Deleted {
+    id: String,
+}
+
+/// label (≤ 50), address_line (≤ 255), city (≤ 100), latitude and longitude are required
+/// on create; district (≤ 100), building (≤ 50) and notes (≤ 500) are optional (null or
+/// empty clears); is_default is a boolean. The document's view of the rules of
+/// `address_book::fields`, which reads the raw JSON.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct AddressBody {
+    #[schema(max_length = 50, example = "Home")]
+    label: Option<String>,
+    #[schema(max_length = 255, example = "King Fahd Road 12")]
+    address_line: Option<String>,
+    #[schema(max_length = 100, example = "Riyadh")]
+    city: Option<String>,
+    #[schema(max_length = 100, example = "Olaya")]
+    district: Option<String>,
+    #[schema(max_length = 50, example = "Tower B")]
+    building: Option<String>,
+    #[schema(example = 24.6907)]
+    latitude: Option<f64>,
+    #[schema(example = 46.6855)]
+    longitude: Option<f64>,
+    #[schema(max_length = 500, example = "Second floor")]
+    notes: Option<String>,
+    #[schema(example = true)]
+    is_default: Option<bool>,
+}
 
 const BAD_ID: &str = "id must be a 24-character hex ObjectId";
 
@@ -24,8 +57,8 @@ fn hex_id(raw: &str) -> Result<String, AuthError> {
     }
 }
 
-#[utoipa::path(get, path = "/api/v1/clients/address-book", tag = "address book", security(("primary" = [])),
-    responses((status = 200, description = "`{status: 200, data: [address]}`, the default first; at most 50 (a client saves no more), so no pages", body = crate::routes::doc::AddressListAnswer), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+#[utoipa::path(get, path = "/clients/address-book", tag = "address book", security(("primary" = [])),
+    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: [address]}`, the default first; at most 50 (a client saves no more), so no pages", body = Wrapped<Vec<crate::address_book::Address>>)))]
 pub async fn list(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -35,9 +68,9 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(Wrapped::ok(addresses)))
 }
 
-#[utoipa::path(post, path = "/api/v1/clients/address-book", tag = "address book", security(("primary" = [])),
-    request_body = crate::routes::doc::AddressBody,
-    responses((status = 201, description = "`{status: 201, data: address}`; is_default true clears the other defaults", body = crate::routes::doc::AddressAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or `address book is full: at most 50 addresses` (a client saves at most 50)", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+#[utoipa::path(post, path = "/clients/address-book", tag = "address book", security(("primary" = [])),
+    request_body = AddressBody,
+    responses(TokenAnswers, (status = 201, description = "`{status: 201, data: address}`; is_default true clears the other defaults", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or `address book is full: at most 50 addresses` (a client saves at most 50)", body = envelope::ErrorA)))]
 pub async fn create(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -47,12 +80,15 @@ pub async fn create(
     let fields = address_book::fields(&body, true).map_err(AuthError::Invalid)?;
     let mut conn = state.pool.get().await?;
     let address = address_book::create(&mut conn, caller.client_id, fields).await?;
-    Ok(HttpResponse::Created().json(json!({"status": 201, "data": address})))
+    Ok(HttpResponse::Created().json(Wrapped {
+        status: 201,
+        data: address,
+    }))
 }
 
-#[utoipa::path(get, path = "/api/v1/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
     params(("id" = String, Path, description = "24 hex characters")),
-    responses((status = 200, description = "the caller's address", body = crate::routes::doc::AddressAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 200, description = "the caller's address", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
 pub async fn get(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -64,10 +100,10 @@ pub async fn get(
     Ok(HttpResponse::Ok().json(Wrapped::ok(address)))
 }
 
-#[utoipa::path(put, path = "/api/v1/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
+#[utoipa::path(put, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
     params(("id" = String, Path, description = "24 hex characters, or the address's legacy numeric id")),
-    request_body = crate::routes::doc::AddressBody,
-    responses((status = 200, description = "partial update", body = crate::routes::doc::AddressAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+    request_body = AddressBody,
+    responses(TokenAnswers, (status = 200, description = "partial update", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
 pub async fn update(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -82,9 +118,9 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(Wrapped::ok(address)))
 }
 
-#[utoipa::path(delete, path = "/api/v1/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
+#[utoipa::path(delete, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
     params(("id" = String, Path, description = "24 hex characters")),
-    responses((status = 200, description = "`{status: 200, data: {id}}`", body = crate::routes::doc::DeletedAnswer), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::schema::DocErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::schema::DocErrorA), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
 pub async fn delete(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -93,5 +129,5 @@ pub async fn delete(
     let id = hex_id(&path)?;
     let mut conn = state.pool.get().await?;
     address_book::delete(&mut conn, caller.client_id, &id).await?;
-    Ok(HttpResponse::Ok().json(Wrapped::ok(json!({"id": id}))))
+    Ok(HttpResponse::Ok().json(Wrapped::ok(Deleted { id })))
 }

@@ -6,15 +6,15 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
 use crate::db::schema::clients;
-use crate::error::AuthError;
+use crate::error::{AuthError, DatabaseAnswers};
 use crate::profile::Profile;
 use crate::state::AppState;
 
-#[utoipa::path(get, path = "/internal/v1/clients/{id}", tag = "internal",
+#[utoipa::path(get, path = "/clients/{id:[0-9]+}", tag = "internal",
     params(("id" = i64, Path, pattern = "^[0-9]+$", example = 1002), ("X-Internal-Token" = String, Header)),
-    responses((status = 200, description = "the bare 13-field profile", body = crate::profile::Profile),
-        (status = 401, description = "missing or wrong internal token", body = envelope::schema::DocErrorA),
-        (status = 404, description = "`client not found`; an id that is not all digits matches no route and gets the service's own 404 (`Cannot GET <path>`), whatever the token", body = envelope::schema::DocErrorA)))]
+    responses(DatabaseAnswers, (status = 200, description = "the bare 13-field profile", body = crate::profile::Profile),
+        (status = 401, description = "missing or wrong internal token", body = envelope::ErrorA),
+        (status = 404, description = "`client not found`; an id that is not all digits matches no route and gets the service's own 404 (`Cannot GET <path>`), whatever the token", body = envelope::ErrorA)))]
 pub async fn client(
     state: web::Data<AppState>,
     req: HttpRequest,

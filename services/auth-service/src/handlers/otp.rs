@@ -2,9 +2,8 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use crate::error::AuthError;
+use crate::error::{AuthError, DatabaseAnswers};
 use crate::otp::{self, Pending, Reset, normalize_phone};
 use crate::profile::{Profile, Wrapped};
 use crate::sms::code_message;
@@ -22,21 +21,28 @@ pub struct VerifyQuery {
     code: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Login {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Login {
     access_token: String,
     profile: Profile,
 }
 
+/// The answer to reset-otp.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Sent {
+    /// Always true.
+    status: bool,
+}
+
 /// Sends a login code unless one is live. Always `{status: true}` when it succeeds.
-#[utoipa::path(get, path = "/api/v1/clients/reset-otp", tag = "login",
+#[utoipa::path(get, path = "/clients/reset-otp", tag = "login",
     params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)", example = "+966500000001")),
-    responses(
-        (status = 200, description = "a code was sent, or one is still live (nothing sent)", body = crate::routes::doc::Sent),
-        (status = 400, description = "`Last Name cannot be blank.`: no account has this phone (counted per client address, see 429); `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
-        (status = 401, description = "the account is inactive", body = envelope::schema::DocErrorA),
-        (status = 429, description = "`Too many attempts, try again later`: too many SMS for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together); past that limit the address gets this 429 for every phone, known ones too, so the answers cannot be used to list who is a client", body = envelope::schema::DocErrorA),
-        (status = 502, description = "the SMS gateway failed; nothing was kept", body = envelope::schema::DocErrorA)))]
+    responses(DatabaseAnswers,
+        (status = 200, description = "a code was sent, or one is still live (nothing sent)", body = Sent),
+        (status = 400, description = "`Last Name cannot be blank.`: no account has this phone (counted per client address, see 429); `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
+        (status = 401, description = "the account is inactive", body = envelope::ErrorA),
+        (status = 429, description = "`Too many attempts, try again later`: too many SMS for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together); past that limit the address gets this 429 for every phone, known ones too, so the answers cannot be used to list who is a client", body = envelope::ErrorA),
+        (status = 502, description = "the SMS gateway failed; nothing was kept", body = envelope::ErrorA)))]
 pub async fn reset_otp(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -56,7 +62,7 @@ pub async fn reset_otp(
         }
         Reset::AlreadyLive | Reset::TestMode => {}
     }
-    Ok(HttpResponse::Ok().json(json!({"status": true})))
+    Ok(HttpResponse::Ok().json(Sent { status: true }))
 }
 
 /// Sends a committed code, then records the outcome on a connection taken afresh: a failed
@@ -93,13 +99,13 @@ async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
 }
 
 /// Trades a live code for a primary token and the profile.
-#[utoipa::path(get, path = "/api/v1/clients/verify-otp", tag = "login",
+#[utoipa::path(get, path = "/clients/verify-otp", tag = "login",
     params(("contact_phone" = String, Query, example = "+966500000001"), ("code" = String, Query, description = "the 4-digit code", example = "1234")),
-    responses(
-        (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = crate::routes::doc::LoginAnswer),
-        (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), `contact_phone is required`, `code is required`; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
-        (status = 401, description = "the account is inactive", body = envelope::schema::DocErrorA),
-        (status = 429, description = "`Too many attempts, try again later`: too many codes tried for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together; past it every phone gets this 429)", body = envelope::schema::DocErrorA)))]
+    responses(DatabaseAnswers,
+        (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = Wrapped<Login>),
+        (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), `contact_phone is required`, `code is required`; `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
+        (status = 401, description = "the account is inactive", body = envelope::ErrorA),
+        (status = 429, description = "`Too many attempts, try again later`: too many codes tried for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together; past it every phone gets this 429)", body = envelope::ErrorA)))]
 pub async fn verify_otp(
     state: web::Data<AppState>,
     req: HttpRequest,

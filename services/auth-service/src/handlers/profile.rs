@@ -5,21 +5,58 @@
 use actix_web::{HttpResponse, web};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use serde_json::Value;
 
 use crate::caller::PrimaryCaller;
 use crate::db::schema::clients;
-use crate::error::AuthError;
+use crate::error::{AuthError, TokenAnswers};
 use crate::profile::Profile;
 use crate::profile_update::{body_object, profile_changes, push_setting};
 use crate::state::AppState;
 
-#[utoipa::path(put, path = "/api/v1/clients/{client_id}", tag = "profile", security(("primary" = [])),
+/// The profile body as the document shows it: every key is optional; only the keys
+/// present change. push_enabled and unknown keys are ignored (`profile_update` reads the
+/// raw JSON).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ProfileBody {
+    /// Integer or numeric string; must be the caller's.
+    client_id: Option<Value>,
+    /// Cannot change: must equal the stored phone with whitespace removed.
+    #[schema(example = "+966500000001")]
+    contact_phone: Option<String>,
+    /// Null clears; at most 100 characters after trimming.
+    #[schema(example = "Sara")]
+    first_name: Option<String>,
+    last_name: Option<String>,
+    /// No format check; stored trimmed.
+    email_address: Option<String>,
+    /// Any date a standard parser reads (or epoch milliseconds); stored as the UTC date.
+    #[schema(example = "1990-01-10")]
+    birth_date: Option<String>,
+    /// 1 male, 2 female; anything else is stored as 0.
+    sex: Option<Value>,
+    /// 1, "1" and true mean on; anything else off.
+    receive_offers: Option<Value>,
+}
+
+/// The setting body as the document shows it.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct SettingBody {
+    /// Integer or numeric string; must be the caller's.
+    client_id: Value,
+    /// 1, "1" and true switch on; anything else off.
+    push_enabled: Value,
+}
+
+#[utoipa::path(put, path = "/clients/{client_id}", tag = "profile", security(("primary" = [])),
     params(("client_id" = i64, Path, description = "must be the caller's", example = 1001)),
-    request_body = crate::routes::doc::ProfileBody,
-    responses((status = 200, description = "the profile after the update", body = crate::profile::Profile),
-        (status = 400, description = "the first failing rule, checked in this order: client_id, contact_phone, first_name, last_name, email_address, birth_date", body = envelope::schema::DocErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA),
-        (status = 500, description = "raw error text and stack outside production; `Internal server error` in production", body = envelope::schema::DocErrorA)))]
+    request_body = ProfileBody,
+    responses(TokenAnswers, (status = 200, description = "the profile after the update", body = crate::profile::Profile),
+        (status = 400, description = "the first failing rule, checked in this order: client_id, contact_phone, first_name, last_name, email_address, birth_date", body = envelope::ErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA),
+        (status = 500, description = "raw error text and stack outside production; `Internal server error` in production", body = envelope::ErrorA)))]
 pub async fn update_profile(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -37,11 +74,11 @@ pub async fn update_profile(
     Ok(HttpResponse::Ok().json(profile))
 }
 
-#[utoipa::path(put, path = "/api/v1/clients/setting", tag = "profile", security(("primary" = [])),
-    request_body = crate::routes::doc::SettingBody,
-    responses((status = 200, description = "the profile with the new push_enabled", body = crate::profile::Profile),
-        (status = 400, description = "`client_id does not match the authenticated client` (checked first; no body counts as empty) or `push_enabled is required`", body = envelope::schema::DocErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+#[utoipa::path(put, path = "/clients/setting", tag = "profile", security(("primary" = [])),
+    request_body = SettingBody,
+    responses(TokenAnswers, (status = 200, description = "the profile with the new push_enabled", body = crate::profile::Profile),
+        (status = 400, description = "`client_id does not match the authenticated client` (checked first; no body counts as empty) or `push_enabled is required`", body = envelope::ErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA)))]
 pub async fn update_setting(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::caller::{LegacyCaller, PrimaryCaller, active, find_by_legacy_token};
 use crate::client_limits::{self, Counted};
 use crate::db::schema::{clients, legacy_tokens};
-use crate::error::AuthError;
+use crate::error::{AuthError, DatabaseAnswers, TokenAnswers};
 use crate::otp::normalize_phone;
 use crate::profile::{Profile, Recipient, Wrapped};
 use crate::profile_update::body_object;
@@ -17,8 +17,8 @@ use crate::state::AppState;
 use crate::tokens::{legacy_hash, new_legacy_token};
 
 /// The bare 13-field profile of the primary token's client.
-#[utoipa::path(get, path = "/api/v1/clients/verify-token", tag = "tokens", security(("primary" = [])),
-    responses((status = 200, description = "the bare 13-field profile", body = crate::profile::Profile), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+#[utoipa::path(get, path = "/clients/verify-token", tag = "tokens", security(("primary" = [])),
+    responses(TokenAnswers, (status = 200, description = "the bare 13-field profile", body = crate::profile::Profile)))]
 pub async fn verify_token(PrimaryCaller(caller): PrimaryCaller) -> HttpResponse {
     HttpResponse::Ok().json(caller)
 }
@@ -31,15 +31,15 @@ pub struct FindQuery {
 /// `GET /api/v1/clients?contact_phone=`: the id and name of the client with this phone, for
 /// the app to address a gift; never the rest of the profile. Each lookup, found or not,
 /// counts against the caller's hourly limit, so the route cannot list who is a client.
-#[utoipa::path(get, path = "/api/v1/clients", tag = "tokens", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients", tag = "tokens", security(("primary" = [])),
     params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)", example = "+966500000002")),
     description = "Finds a gift's recipient by phone. Answers only `{status: 200, data: {client_id, first_name, last_name}}`, never email, birth date or settings. \
                    Checks in this order: token (401), contact_phone (400), the caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour, default 30, found or not), then 404 or 200.",
-    responses((status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`", body = crate::routes::doc::RecipientAnswer),
-        (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::schema::DocErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA),
-        (status = 404, description = "`client not found`", body = envelope::schema::DocErrorA),
-        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`", body = Wrapped<Recipient>),
+        (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
+        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA),
+        (status = 404, description = "`client not found`", body = envelope::ErrorA),
+        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::ErrorA)))]
 pub async fn find_by_phone(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -72,28 +72,39 @@ pub async fn find_by_phone(
 }
 
 /// `GET /api/v1/users`: the legacy token's client as `{status: 200, data: profile}`.
-#[utoipa::path(get, path = "/api/v1/users", tag = "tokens", security(("legacy" = [])),
+#[utoipa::path(get, path = "/users", tag = "tokens", security(("legacy" = [])),
     description = "The caller lookup of the point and order services: legacy tokens only; a primary token gets 401.",
-    responses((status = 200, description = "`{status: 200, data: profile}`", body = crate::routes::doc::ProfileAnswer), (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::schema::DocErrorA)))]
+    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: profile}`", body = Wrapped<Profile>)))]
 pub async fn users(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
     HttpResponse::Ok().json(Wrapped::ok(caller))
 }
 
-#[derive(Serialize)]
-struct Token {
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Token {
     token: String,
+}
+
+/// The body of exchange-token as the document shows it (the handler reads the raw JSON).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ExchangeBody {
+    /// A primary token (tried first) or a legacy token.
+    token: String,
+    /// `primary` or `legacy`.
+    #[schema(pattern = "^(primary|legacy)$", example = "legacy")]
+    target_platform: String,
 }
 
 /// `POST /api/v1/clients/exchange-token` with `{token, target_platform}`: `primary` trades
 /// any valid token for a primary token, `legacy` mints a new legacy token (older ones stay
 /// valid; minting is limited per client). The token is first tried as a primary JWT, then
 /// as a legacy token.
-#[utoipa::path(post, path = "/api/v1/clients/exchange-token", tag = "tokens",
-    request_body = crate::routes::doc::ExchangeBody,
-    responses((status = 200, description = "`{status: 200, data: {token}}`", body = crate::routes::doc::TokenAnswer),
-        (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::schema::DocErrorA),
-        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::schema::DocErrorA),
-        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::schema::DocErrorA)))]
+#[utoipa::path(post, path = "/clients/exchange-token", tag = "tokens",
+    request_body = ExchangeBody,
+    responses(DatabaseAnswers, (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>),
+        (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::ErrorA),
+        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::ErrorA),
+        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::ErrorA)))]
 pub async fn exchange_token(
     state: web::Data<AppState>,
     body: web::Bytes,

@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use operator_service::auth::Role;
 use serde_json::{Value, json};
 
+use server::testing::openapi::{self, described, documented, says, says_as};
+
 use crate::helpers::*;
 
 /// Every operator route: (method, path, admins only).
@@ -24,73 +26,10 @@ const ROUTES: [(&str, &str, bool); 8] = [
     ("get", "/api/v1/operator/audit", true),
 ];
 
-/// Every service's operational routes (documented by the server crate).
-const OPS: [(&str, &str); 3] = [("get", "/healthz"), ("get", "/readyz"), ("get", "/metrics")];
-
-const METHODS: [&str; 8] = [
-    "get", "put", "post", "delete", "options", "head", "patch", "trace",
-];
-
 const ERROR: &str = "#/components/schemas/OperatorError";
 
 async fn document(app: &TestApp) -> Value {
-    let response = app
-        .client
-        .get(format!("{}/openapi.json", app.base))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    response.json().await.unwrap()
-}
-
-/// Every (method, path) the document lists.
-fn documented(doc: &Value) -> BTreeSet<(String, String)> {
-    doc["paths"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .flat_map(|(path, item)| {
-            METHODS
-                .iter()
-                .filter(|m| item[**m].is_object())
-                .map(|m| ((*m).to_owned(), path.clone()))
-        })
-        .collect()
-}
-
-/// The description of one documented answer.
-fn described<'a>(doc: &'a Value, method: &str, path: &str, status: u16) -> &'a str {
-    doc["paths"][path][method]["responses"][status.to_string()]["description"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{method} {path}: no {status} answer documented"))
-}
-
-/// The document says, for that answer, the message the service really sent.
-fn says(doc: &Value, method: &str, path: &str, answered: &(u16, Value), message: &str) {
-    says_as(doc, method, path, answered, message, message);
-}
-
-/// The same for a message with a variable part: the document gives it as `template`.
-fn says_as(
-    doc: &Value,
-    method: &str,
-    path: &str,
-    answered: &(u16, Value),
-    message: &str,
-    template: &str,
-) {
-    let (status, body) = answered;
-    assert_eq!(
-        body["message"].as_str(),
-        Some(message),
-        "{method} {path}: {body}"
-    );
-    let description = described(doc, method, path, *status);
-    assert!(
-        description.contains(&format!("`{template}`")),
-        "{method} {path} {status}: `{template}` is not in {description:?}"
-    );
+    openapi::document(&app.client, &app.base).await
 }
 
 /// The roles a route admits, as the code decides them.
@@ -109,23 +48,19 @@ async fn the_document_lists_every_route_and_nothing_else() {
     let listed: BTreeSet<(String, String)> = ROUTES
         .iter()
         .map(|(m, p, _)| (*m, *p))
-        .chain(OPS)
+        .chain(openapi::OPS)
         .map(|(m, p)| (m.to_owned(), p.to_owned()))
         .collect();
     assert_eq!(documented(&doc), listed);
+    assert_eq!(openapi::listed(operator_service::routes::routes()), listed);
     for schema in [
         "OperatorError",
         "Service",
-        "ServiceWithoutHierarchy",
-        "Candidate",
         "PageMeta",
-        "ServicePage",
-        "CandidatePage",
         "ServiceBody",
         "ChildrenBody",
         "ChildrenUpdated",
         "AuditEntry",
-        "AuditPage",
     ] {
         assert!(
             doc["components"]["schemas"][schema].is_object(),
@@ -146,6 +81,7 @@ async fn the_document_lists_every_route_and_nothing_else() {
 async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
     let app = spawn_app().await;
     let doc = document(&app).await;
+    openapi::path_parameters_are_declared(&doc);
     for (method, path, admins_only) in ROUTES {
         let operation = &doc["paths"][path][method];
         let roles: BTreeSet<String> = operation["security"][0]["operator"]
@@ -155,20 +91,6 @@ async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
             .map(|r| r.as_str().unwrap().to_owned())
             .collect();
         assert_eq!(roles, admitted(admins_only), "{method} {path}");
-        let declared: BTreeSet<&str> = operation["parameters"]
-            .as_array()
-            .map(|p| {
-                p.iter()
-                    .filter(|p| p["in"] == "path")
-                    .map(|p| p["name"].as_str().unwrap())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let in_path: BTreeSet<&str> = path
-            .split('/')
-            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
-            .collect();
-        assert_eq!(declared, in_path, "{method} {path}");
         let answers = operation["responses"].as_object().unwrap();
         let success = if method == "post" { "201" } else { "200" };
         assert!(
@@ -204,46 +126,19 @@ async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
     }
 }
 
-/// Every path `configure` registers (its string literals), with the methods actix really
-/// serves on it (the `Allow` header of a 405), is documented.
+/// Every path of the route list, with the methods actix really serves on it (the `Allow`
+/// header of a 405), is documented, and nothing else is.
 #[tokio::test]
 async fn every_registered_route_is_documented() {
     let app = spawn_app().await;
     let doc = document(&app).await;
-    let source = include_str!("../../src/routes.rs");
-    let configure = &source[source.find("pub fn configure").unwrap()..];
-    let paths: BTreeSet<String> = configure
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .flat_map(|line| line.split('"').skip(1).step_by(2))
-        .filter(|literal| literal.starts_with('/'))
-        .map(str::to_owned)
-        .collect();
-    let listed: BTreeSet<&str> = ROUTES.iter().map(|(_, p, _)| *p).collect();
-    assert_eq!(
-        paths.iter().map(String::as_str).collect::<BTreeSet<_>>(),
-        listed
-    );
-    let mut registered = BTreeSet::new();
-    for path in &paths {
-        let response = app
-            .client
-            .request(
-                reqwest::Method::OPTIONS,
-                format!("{}{}", app.base, path.replace("{id}", "1")),
-            )
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 405, "{path} serves OPTIONS?");
-        let allow = response.headers()["allow"].to_str().unwrap().to_owned();
-        for method in allow.split(',').map(str::trim) {
-            registered.insert((method.to_ascii_lowercase(), path.clone()));
-        }
-    }
-    let mut served = documented(&doc);
-    served.retain(|route| !OPS.contains(&(route.0.as_str(), route.1.as_str())));
-    assert_eq!(registered, served);
+    openapi::registered_routes_are_documented(
+        &app.client,
+        &app.base,
+        operator_service::routes::routes(),
+        &doc,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -562,77 +457,11 @@ async fn the_document_has_the_messages_the_routes_send() {
     );
 }
 
-/// The documented keys of a schema are the keys the service answers, all of them required
-/// (utoipa sorts properties, so this compares sets; the key order is the handlers' tests'
-/// business).
-fn keys_match(doc: &Value, schema: &str, answer: &Value) {
-    let documented: BTreeSet<&String> = doc["components"]["schemas"][schema]["properties"]
-        .as_object()
-        .unwrap_or_else(|| panic!("schema {schema} has no properties"))
-        .keys()
-        .collect();
-    let answered: BTreeSet<&String> = answer
-        .as_object()
-        .unwrap_or_else(|| panic!("{schema}: {answer}"))
-        .keys()
-        .collect();
-    assert_eq!(documented, answered, "{schema}");
-    // Every key is always answered (null where the schema allows it), so all are required.
-    let required: BTreeSet<&str> = doc["components"]["schemas"][schema]["required"]
-        .as_array()
-        .unwrap_or_else(|| panic!("schema {schema} has no required keys"))
-        .iter()
-        .map(|k| k.as_str().unwrap())
-        .collect();
-    assert_eq!(
-        required,
-        documented.iter().map(|k| k.as_str()).collect(),
-        "{schema}: every answered key is required"
-    );
-}
-
+/// The body schemas name exactly the keys the service accepts.
 #[tokio::test]
-async fn the_documented_shapes_are_the_answered_shapes() {
+async fn the_documented_bodies_are_the_accepted_bodies() {
     let app = spawn_app().await;
     let doc = document(&app).await;
-    let (_, list) = app.admin("GET", "/services", None).await;
-    keys_match(&doc, "ServicePage", &list);
-    keys_match(&doc, "Service", &list["data"][0]);
-    keys_match(&doc, "PageMeta", &list["meta"]);
-    let (_, all) = app
-        .admin("GET", "/services/all/without-pagination", None)
-        .await;
-    keys_match(&doc, "ServiceWithoutHierarchy", &all[0]);
-    let (_, detail) = app.admin("GET", "/services/4", None).await;
-    keys_match(&doc, "Service", &detail);
-    let (status, created) = app
-        .admin(
-            "POST",
-            "/services",
-            Some(&json!({"title": "a", "titleTranslated": "b"})),
-        )
-        .await;
-    assert_eq!(status, 201);
-    keys_match(&doc, "Service", &created);
-    let (_, changed) = app
-        .admin("PATCH", "/services/3", Some(&json!({"ordering": 7})))
-        .await;
-    keys_match(&doc, "Service", &changed);
-    let (_, candidates) = app.admin("GET", "/services/1/children", None).await;
-    keys_match(&doc, "CandidatePage", &candidates);
-    keys_match(&doc, "Candidate", &candidates["data"][0]);
-    let (_, updated) = app
-        .admin(
-            "PATCH",
-            "/services/1/children",
-            Some(&json!({"assignServiceIds": [6]})),
-        )
-        .await;
-    keys_match(&doc, "ChildrenUpdated", &updated);
-    let (_, audit) = app.admin("GET", "/audit", None).await;
-    keys_match(&doc, "AuditPage", &audit);
-    keys_match(&doc, "AuditEntry", &audit["data"][0]);
-    // The body schemas name exactly the keys the service accepts.
     let accepted = |schema: &str| -> BTreeSet<String> {
         doc["components"]["schemas"][schema]["properties"]
             .as_object()

@@ -5,21 +5,21 @@ use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
-use serde_json::json;
+
+use super::Listed;
 
 use crate::catalog::{self, ServiceDetail};
-use crate::error::OrderError;
+use crate::error::{BusyAnswers, DatabaseAnswers, OrderError};
 use crate::point_rates;
 use crate::state::AppState;
 
 const NOT_FOUND: &str = "Service is not found";
 
-#[utoipa::path(get, path = "/api/v2/client/system_configs/point_rates", tag = "earn rates",
+#[utoipa::path(get, path = "/system_configs/point_rates", tag = "earn rates",
     summary = "The earn-rate table",
     description = "The earn-rate table. No token; query keys are ignored. Served by the order service itself (never 502/504).",
-    responses((status = 200, description = "a bare array of earn-rate rows sorted by `amount_from` ascending (null counts as 0); `[]` when the option is unset", body = [crate::routes::doc::Rate]),
-        (status = 500, description = "the stored option is not a list (`the point_rates option is not a list`) or a row is not an object (`a point_rates row is not an object`): that text outside production, `Internal server error` in production; any other unexpected failure likewise with its raw text", body = envelope::schema::DocErrorC),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
+    responses(BusyAnswers, (status = 200, description = "a bare array of earn-rate rows sorted by `amount_from` ascending (null counts as 0); `[]` when the option is unset", body = [crate::point_rates::Rate]),
+        (status = 500, description = "the stored option is not a list (`the point_rates option is not a list`) or a row is not an object (`a point_rates row is not an object`): that text outside production, `Internal server error` in production; any other unexpected failure likewise with its raw text", body = envelope::ErrorC)))]
 pub async fn point_rates(state: web::Data<AppState>) -> Result<HttpResponse, OrderError> {
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(point_rates::rates(&mut conn).await?))
@@ -37,14 +37,12 @@ fn service_id(raw: &str) -> Result<i64, OrderError> {
         .ok_or(OrderError::NotFound(NOT_FOUND))
 }
 
-#[utoipa::path(get, path = "/api/v2/client/system-categories", tag = "services",
+#[utoipa::path(get, path = "/system-categories", tag = "services",
     summary = "The home list of services",
     description = "The home list: active services that are not children, by `ordering`, then id. No token.",
     params(("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses((status = 200, description = "`{data: [client service items]}`", body = crate::routes::doc::ServiceList),
-        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::schema::DocErrorC),
-        (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
+    responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`", body = Listed<crate::catalog::ServiceItem>),
+        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC)))]
 pub async fn home(
     state: web::Data<AppState>,
     query: web::Query<LanguageQuery>,
@@ -52,19 +50,18 @@ pub async fn home(
     let english = catalog::wants_english(query.language.as_deref());
     let mut conn = state.pool.get().await?;
     let rows = catalog::home(&mut conn).await?;
-    Ok(HttpResponse::Ok()
-        .json(json!({"data": rows.iter().map(|r| r.item(english)).collect::<Vec<_>>()})))
+    Ok(HttpResponse::Ok().json(Listed {
+        data: rows.iter().map(|r| r.item(english)).collect(),
+    }))
 }
 
-#[utoipa::path(get, path = "/api/v2/client/system-categories/{id}", tag = "services",
+#[utoipa::path(get, path = "/system-categories/{id}", tag = "services",
     summary = "One service's detail",
     description = "One service's detail, whatever its status or role. No token.",
     params(("id" = String, Path, description = "the service id: a positive integer; anything else is 404", example = "1"), ("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses((status = 200, description = "the ten fields of a client service item, then `logo`", body = crate::routes::doc::ServiceDetail),
-        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::schema::DocErrorC),
-        (status = 404, description = "`Service is not found`: unknown id, or an id that is not a positive integer", body = envelope::schema::DocErrorC),
-        (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
+    responses(DatabaseAnswers, (status = 200, description = "the ten fields of a client service item, then `logo`", body = ServiceDetail),
+        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC),
+        (status = 404, description = "`Service is not found`: unknown id, or an id that is not a positive integer", body = envelope::ErrorC)))]
 pub async fn detail(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -82,15 +79,13 @@ pub async fn detail(
     }))
 }
 
-#[utoipa::path(get, path = "/api/v2/client/system-categories/{id}/children", tag = "services",
+#[utoipa::path(get, path = "/system-categories/{id}/children", tag = "services",
     summary = "A service's children",
     description = "A service's children, for the client's choice between a child list and the store screen: show the children when `data` is non-empty. No token. Each replica keeps an answer (a list, or the 404) for 30 seconds per service id and language choice, so it may lag an operator's change by that long.",
     params(("id" = String, Path, description = "the service id: a positive integer; anything else is 404", example = "1"), ("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses((status = 200, description = "`{data: [client service items]}`: the service's active children in display order (`ordering`, then id); `[]` when it has none; never paginated, no metadata block", body = crate::routes::doc::ServiceList),
-        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::schema::DocErrorC),
-        (status = 404, description = "`Service is not found`: the service does not exist, or the id is not a positive integer", body = envelope::schema::DocErrorC),
-        (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
+    responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`: the service's active children in display order (`ordering`, then id); `[]` when it has none; never paginated, no metadata block", body = Listed<crate::catalog::ServiceItem>),
+        (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC),
+        (status = 404, description = "`Service is not found`: the service does not exist, or the id is not a positive integer", body = envelope::ErrorC)))]
 pub async fn children(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -109,7 +104,9 @@ pub async fn children(
         }
     };
     match cached.as_ref() {
-        Some(items) => Ok(HttpResponse::Ok().json(json!({"data": items}))),
+        Some(items) => Ok(HttpResponse::Ok().json(Listed {
+            data: items.clone(),
+        })),
         None => Err(OrderError::NotFound(NOT_FOUND)),
     }
 }

@@ -3,20 +3,26 @@
 
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
-use serde_json::json;
 
-use crate::error::OrderError;
+use super::Listed;
+
+use crate::error::{DatabaseAnswers, OrderError};
 use crate::state::AppState;
 use crate::{nearest, stores};
 
-#[utoipa::path(get, path = "/api/v2/client/stores/{id}", tag = "stores",
+/// `{"store_id": 10}` or `{"store_id": null}`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct NearestStore {
+    #[schema(required)]
+    store_id: Option<i64>,
+}
+
+#[utoipa::path(get, path = "/stores/{id}", tag = "stores",
     summary = "One store's detail",
     description = "One store's detail. No token.",
     params(("id" = i64, Path, description = "a store id (a store banner's `merchant_id`, or nearest store's `store_id`)")),
-    responses((status = 200, description = "the store; `merchant_id` is its collection (brand) id", body = crate::routes::doc::Store),
-        (status = 404, description = "`Store not found`: unknown or inactive store, or an id that is not an integer", body = envelope::schema::DocErrorC),
-        (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
+    responses(DatabaseAnswers, (status = 200, description = "the store; `merchant_id` is its collection (brand) id", body = crate::stores::Store),
+        (status = 404, description = "`Store not found`: unknown or inactive store, or an id that is not an integer", body = envelope::ErrorC)))]
 pub async fn store(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -57,16 +63,14 @@ fn number_in(
     }
 }
 
-#[utoipa::path(get, path = "/api/v2/client/stores", tag = "stores",
+#[utoipa::path(get, path = "/stores", tag = "stores",
     summary = "A brand's branches",
     description = "A brand's branches, one page at a time (a brand may have thousands): `limit` stores (default and at most 100) from page `page` (default 1, at most 1000), by id. A page shorter than `limit` is the last. No token.",
     params(("merchantId" = i64, Query, description = "the brand (collection) id, as store detail's `merchant_id`; trimmed"),
         ("page" = Option<i64>, Query, minimum = 1, maximum = 1000, description = "the page, from 1 (default 1)"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "stores per page (default and at most 100)")),
-    responses((status = 200, description = "`{data: [stores]}`: one page of the brand's active stores by id, possibly empty", body = crate::routes::doc::StoreList),
-        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `page must be an integer from 1 to 1000`; `limit must be an integer from 1 to 100`; `Invalid query: Query deserialize error: duplicate field ...` when a key is sent twice", body = envelope::schema::DocErrorC),
-        (status = 500, description = "an unexpected failure: the raw error text outside production, `Internal server error` in production", body = envelope::schema::DocErrorC),
-        (status = 503, description = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout", body = envelope::schema::DocErrorC)))]
+    responses(DatabaseAnswers, (status = 200, description = "`{data: [stores]}`: one page of the brand's active stores by id, possibly empty", body = Listed<crate::stores::Store>),
+        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `page must be an integer from 1 to 1000`; `limit must be an integer from 1 to 100`; `Invalid query: Query deserialize error: duplicate field ...` when a key is sent twice", body = envelope::ErrorC)))]
 pub async fn branches(
     state: web::Data<AppState>,
     query: web::Query<BranchesQuery>,
@@ -90,18 +94,18 @@ pub async fn branches(
     )?;
     let mut conn = state.pool.get().await?;
     let page = stores::branches(&mut conn, merchant_id, page, limit).await?;
-    Ok(HttpResponse::Ok().json(json!({"data": page})))
+    Ok(HttpResponse::Ok().json(Listed { data: page }))
 }
 
 /// Always 200: `{"store_id": <id>}` or `{"store_id": null}` — unknown merchant, no
 /// candidate, unreadable coordinates and internal failures all look the same on purpose.
-#[utoipa::path(get, path = "/api/v2/client/banners/merchant/{merchant_id}/nearest-store", tag = "stores",
+#[utoipa::path(get, path = "/banners/merchant/{merchant_id}/nearest-store", tag = "stores",
     summary = "The nearest branch of a brand",
     description = "Which branch of a brand a customer should land on. No token. Candidates are the brand's stores with management status `active` and a real location ((0, 0) counts as none). A store is operational when `is_online` is true (null is offline) and `store_disabled_ordering` is false. The nearest operational candidate within 12 km wins, even over a closer non-operational one; otherwise the nearest candidate at any distance, online or not; ties go to the lower store id. Clients: call when a banner becomes visible, with a timeout of about 1.5 s, and treat a timeout as null.",
     params(("merchant_id" = String, Path, description = "the banner's `nearest_branch_merchant_id` (the real merchant id; the spec calls it merchantId); an unreadable one answers null"),
         ("latitude" = Option<f64>, Query, description = "the customer's latitude in decimal degrees, -90 to 90; missing or unreadable answers null"),
         ("longitude" = Option<f64>, Query, description = "the customer's longitude in decimal degrees, -180 to 180; missing or unreadable answers null")),
-    responses((status = 200, description = "`{\"store_id\": <id>}`, or `{\"store_id\": null}` for an unknown merchant, no candidate, missing or unreadable coordinates or an internal failure (logged at error level) — identical on purpose; the client treats null as a no-op tap", body = crate::routes::doc::NearestStore)))]
+    responses((status = 200, description = "`{\"store_id\": <id>}`, or `{\"store_id\": null}` for an unknown merchant, no candidate, missing or unreadable coordinates or an internal failure (logged at error level) — identical on purpose; the client treats null as a no-op tap", body = NearestStore)))]
 pub async fn nearest(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -127,5 +131,5 @@ pub async fn nearest(
         }
     }
     .await;
-    HttpResponse::Ok().json(json!({"store_id": store_id}))
+    HttpResponse::Ok().json(NearestStore { store_id })
 }

@@ -3,14 +3,16 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::{caller, first};
+use crate::error::CallerAnswers;
 use crate::error::PointError;
 use crate::offers;
 use crate::state::AppState;
 
 /// The whole list; query keys (`id` included) are ignored.
-#[utoipa::path(get, path = "/api/v2/client/point-offers", tag = "offers", security(("legacy" = [])),
+#[utoipa::path(get, path = "/point-offers", tag = "offers", security(("legacy" = [])),
+    summary = "Active point offers (query keys are ignored)",
     description = "Active, non-deleted offers by sequence, then legacy id, then id. Query keys are ignored.",
-    responses((status = 200, description = "the active offers, bare", body = [crate::routes::doc::Offer]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses(CallerAnswers, (status = 200, description = "the active offers, bare", body = [crate::offers::Offer])))]
 pub async fn offers(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -20,11 +22,12 @@ pub async fn offers(
     Ok(HttpResponse::Ok().json(offers::list(&mut conn).await?))
 }
 
-#[utoipa::path(get, path = "/api/v2/client/point-offers/{id}", tag = "offers", security(("legacy" = [])),
+#[utoipa::path(get, path = "/point-offers/{id}", tag = "offers", security(("legacy" = [])),
+    summary = "One point offer",
     params(("id" = String, Path, description = "24 hex characters, either case", example = "64b7f0c2a1b2c3d4e5f60718")),
-    responses((status = 200, description = "the offer, bare", body = crate::routes::doc::Offer),
-        (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses(CallerAnswers, (status = 200, description = "the offer, bare", body = crate::offers::Offer),
+        (status = 400, description = "`point offer id must be a 24-character hex ObjectId` (no details)", body = envelope::ErrorB),
+        (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::ErrorB)))]
 pub async fn offer(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -44,9 +47,10 @@ pub async fn offer(
     Ok(HttpResponse::Ok().json(offer))
 }
 
-#[utoipa::path(get, path = "/api/v2/client/point-occasions", tag = "offers", security(("legacy" = [])),
+#[utoipa::path(get, path = "/point-occasions", tag = "offers", security(("legacy" = [])),
+    summary = "Active point occasions",
     params(("language" = Option<String>, Query, description = "`ar` (trimmed, any case) for Arabic labels; anything else English; never an error (sent twice, the first counts)")),
-    responses((status = 200, description = "the active occasions, labels in the asked language", body = [crate::routes::doc::Occasion]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses(CallerAnswers, (status = 200, description = "the active occasions, labels in the asked language", body = [crate::offers::Occasion])))]
 pub async fn occasions(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -5,15 +5,34 @@ use bigdecimal::BigDecimal;
 use serde_json::Value;
 
 use crate::credits;
+use crate::error::DatabaseAnswers;
 use crate::error::PointError;
 use crate::state::AppState;
 
-#[utoipa::path(post, path = "/internal/v1/credits", tag = "internal",
+/// The body as the document shows it (the handler reads the raw JSON: any field missing or
+/// of another kind is the one 400).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct CreditBody {
+    #[schema(minimum = 1, example = 1002)]
+    client_id: i64,
+    /// Positive points: decimal text (`"100"`, `"12.345"`), or a JSON number read
+    /// exactly as the decimal it writes (`12.345`, never through a double).
+    #[schema(example = "100")]
+    points: String,
+    #[schema(example = "gift-card:example-1")]
+    reference: String,
+    /// gift_card.
+    #[schema(pattern = "^gift_card$", example = "gift_card")]
+    reason: String,
+}
+
+#[utoipa::path(post, path = "/credits", tag = "internal",
     params(("X-Internal-Token" = String, Header)),
-    request_body = crate::routes::doc::CreditBody,
-    responses((status = 200, description = "the credit; the same reference again answers the first result", body = crate::routes::doc::Credited),
-        (status = 400, description = "`expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}`", body = envelope::schema::DocErrorB), (status = 401, description = "`invalid internal token`: `X-Internal-Token` missing or wrong", body = envelope::schema::DocErrorB),
-        (status = 409, description = "the reference was used with another client or amount", body = envelope::schema::DocErrorB)))]
+    request_body = CreditBody,
+    responses(DatabaseAnswers, (status = 200, description = "the credit; the same reference again answers the first result", body = crate::credits::Credited),
+        (status = 400, description = "`expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}`", body = envelope::ErrorB), (status = 401, description = "`invalid internal token`: `X-Internal-Token` missing or wrong", body = envelope::ErrorB),
+        (status = 409, description = "the reference was used with another client or amount", body = envelope::ErrorB)))]
 pub async fn credit(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -5,20 +5,74 @@
 //! (`attempts`), recorded before the payment service is asked (the order's status checked
 //! again under its lock) and again with the answer, with no connection held in between.
 
+use std::collections::BTreeMap;
+
 use actix_web::{HttpRequest, HttpResponse, web};
 use envelope::Details;
 use serde_json::Value;
+use utoipa::openapi::{RefOr, Response};
 use uuid::Uuid;
 
 use super::caller;
 use crate::attempts;
 use crate::clients::payments::{Accepted, CardSource, PaymentRequest, SessionRequest};
+use crate::error::CallerAnswers;
 use crate::error::{NOT_FOUND_ORDER, PointError};
 use crate::orders::{self, OrderRow};
 use crate::payment_state::Status;
 use crate::state::AppState;
 
 const PROVIDER: &str = "payment-service";
+
+/// The body of the card route as the document shows it (the handler reads the raw JSON and
+/// answers each missing or bad field in `details`).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct CardBody {
+    /// The saved card's id.
+    #[schema(example = "card_visa_4242")]
+    id: String,
+    /// 3 or 4 digits; forwarded to the payment service, never stored or logged.
+    #[schema(pattern = "^[0-9]{3,4}$", example = "123")]
+    cvv: String,
+}
+
+/// The body of the session route as the document shows it (anything but `true` is false).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct SessionBody {
+    #[schema(rename = "rememberMe")]
+    remember_me: Option<bool>,
+}
+
+/// What both pay routes answer besides their own success and 400: the caller and the
+/// database ([`CallerAnswers`]), then what [`payable`] and [`attempt`] refuse, and the
+/// payment service's own refusal or failure.
+pub struct PayAnswers;
+
+impl utoipa::IntoResponses for PayAnswers {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut answers = CallerAnswers::responses();
+        answers.extend(envelope::schema::answers(
+            envelope::Envelope::B,
+            &[
+                ("403", "`card payment for point orders is disabled` (before any read)"),
+                ("404", "`point order not found`: missing or not the caller's"),
+                ("409", "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)"),
+                ("429", "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)"),
+                ("500", "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`"),
+            ],
+        ));
+        // No schema: the payment service's body, passed through as it came.
+        answers.insert(
+            "4XX".into(),
+            RefOr::T(Response::new(
+                "the payment service's own 4xx, status and body passed through",
+            )),
+        );
+        answers
+    }
+}
 
 /// The order, if the caller may pay it now, and its amount in halalas.
 async fn payable(
@@ -144,17 +198,12 @@ async fn started(
     Ok(response.body(accepted.body))
 }
 
-#[utoipa::path(post, path = "/api/v2/client/point-orders/{correlation_id}/pay/card", tag = "payments", security(("legacy" = [])),
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card", tag = "payments", security(("legacy" = [])),
+    summary = "Pay a checkout order with a saved card (3-D Secure)",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
-    request_body = crate::routes::doc::CardBody,
-    responses((status = 200, description = "the payment service's answer as it came: `{id, status: pending, redirect_url}` (3-D Secure)", body = crate::routes::doc::PaymentStarted),
-        (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::schema::DocErrorB),
-        (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
-        (status = 429, description = "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)", body = envelope::schema::DocErrorB),
-        (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
-        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
+    request_body = CardBody,
+    responses(PayAnswers, (status = 200, description = "the payment service's answer as it came: `{id, status: pending, redirect_url}` (3-D Secure)", body = crate::clients::payments::PaymentStarted),
+        (status = 400, description = "`Invalid pay body` with details, `point order <id> is not a checkout order`, `client <id> does not exist`", body = envelope::ErrorB)))]
 pub async fn card(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -200,17 +249,12 @@ pub async fn card(
     started(&state, &order, accepted).await
 }
 
-#[utoipa::path(post, path = "/api/v2/client/point-orders/{correlation_id}/pay/session", tag = "payments", security(("legacy" = [])),
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session", tag = "payments", security(("legacy" = [])),
+    summary = "Start a payment session for a new card or a wallet",
     params(("correlation_id" = String, Path, format = Uuid, description = "the order's correlation_id (a UUID); anything else is 404", example = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11")),
-    request_body = crate::routes::doc::SessionBody,
-    responses((status = 200, description = "the payment service's answer as it came: `{id, session_token, …}`", body = Object),
-        (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::schema::DocErrorB),
-        (status = 403, description = "`card payment for point orders is disabled` (before any read)", body = envelope::schema::DocErrorB),
-        (status = 404, description = "`point order not found`: missing or not the caller's", body = envelope::schema::DocErrorB),
-        (status = 409, description = "`point order <id> is already paid` or `point order <id> payment failed; create a new order` (also when the order was paid or failed while this call was being checked)", body = envelope::schema::DocErrorB),
-        (status = 429, description = "`too many payment attempts for point order <id>: <n>` (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)", body = envelope::schema::DocErrorB),
-        (status = "4XX", description = "the payment service's own 4xx, status and body passed through"),
-        (status = 500, description = "the payment service failed, timed out or could not be reached: `INTERNAL_ERROR`; or `Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB)))]
+    request_body = SessionBody,
+    responses(PayAnswers, (status = 200, description = "the payment service's answer as it came: `{id, session_token, …}`", body = Object),
+        (status = 400, description = "`point order <id> is not a checkout order` or `client <id> does not exist`", body = envelope::ErrorB)))]
 pub async fn session(
     state: web::Data<AppState>,
     req: HttpRequest,

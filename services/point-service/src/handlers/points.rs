@@ -4,12 +4,14 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::{caller, first};
 use crate::balance::{self, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+use crate::error::CallerAnswers;
 use crate::error::PointError;
 use crate::offers;
 use crate::state::AppState;
 
-#[utoipa::path(get, path = "/api/v2/client/points", tag = "points", security(("legacy" = [])),
-    responses((status = 200, description = "the balance, bare", body = crate::routes::doc::Balance), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+#[utoipa::path(get, path = "/points", tag = "points", security(("legacy" = [])),
+    summary = "The caller's point balance",
+    responses(CallerAnswers, (status = 200, description = "the balance, bare", body = crate::balance::Balance)))]
 pub async fn balance(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -34,9 +36,10 @@ fn page(query: &[(String, String)]) -> (i64, i64) {
     (page, limit)
 }
 
-#[utoipa::path(get, path = "/api/v2/client/point-history", tag = "points", security(("legacy" = [])),
+#[utoipa::path(get, path = "/point-history", tag = "points", security(("legacy" = [])),
+    summary = "The caller's point history, newest first",
     params(("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; sent twice, the first counts"), ("limit" = Option<i64>, Query, description = "default 20, at most 100; unreadable or below 1 is 20; sent twice, the first counts")),
-    responses((status = 200, description = "newest first", body = crate::routes::doc::HistoryPage), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+    responses(CallerAnswers, (status = 200, description = "newest first", body = crate::balance::HistoryPage)))]
 pub async fn history(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -48,8 +51,9 @@ pub async fn history(
     Ok(HttpResponse::Ok().json(balance::history(&mut conn, client_id, page, limit).await?))
 }
 
-#[utoipa::path(get, path = "/api/v2/client/points-faq", tag = "points", security(("legacy" = [])),
-    responses((status = 200, description = "the questions and answers, in order", body = [crate::routes::doc::Faq]), (status = 401, description = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`", body = envelope::schema::DocErrorB), (status = 500, description = "`Internal server error`, or `AUTH_SERVICE_URL not set`", body = envelope::schema::DocErrorB)))]
+#[utoipa::path(get, path = "/points-faq", tag = "points", security(("legacy" = [])),
+    summary = "Points questions and answers",
+    responses(CallerAnswers, (status = 200, description = "the questions and answers, in order", body = [crate::offers::Faq])))]
 pub async fn faq(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PointError> {
     caller(&state, &req).await?;
     let mut conn = state.pool.get().await?;

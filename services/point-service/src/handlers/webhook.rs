@@ -4,17 +4,18 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::json;
 
+use crate::error::DatabaseAnswers;
 use crate::error::PointError;
 use crate::state::AppState;
 use crate::webhook::{self, Event};
 
-#[utoipa::path(post, path = "/webhooks/v1/payments", tag = "payments",
+#[utoipa::path(post, path = "/payments", tag = "payments",
     params(("X-Signature" = String, Header, description = "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">; at most 300 s old")),
-    request_body = crate::routes::doc::PaymentEvent,
-    responses((status = 200, description = "`{received: true, outcome}`: `captured`, `declined`, `superseded` (a decline of an older attempt; the newer one decides), `duplicate_event`, `duplicate_capture`, `not_pending`, `unknown_order`, `unknown_type`, or why a capture was not applied and is listed for refund (`already_successful`, `payment_failed`, `not_payable`, `unknown_order`, `amount_mismatch`, `currency_mismatch`)", body = Object),
-        (status = 400, description = "signed, but not an event (a field missing or of another type, not JSON): recorded with outcome `unreadable` and, unless its `type` is `payment_declined`, listed for refund with the reason `unreadable` (once, however often it is delivered)", body = envelope::schema::DocErrorB),
-        (status = 401, description = "`invalid signature`: bad, missing or stale; nothing changes", body = envelope::schema::DocErrorB),
-        (status = 503, description = "a decline that depends on a pay call whose answer is not recorded yet, or the database is busy: nothing recorded; deliver it again (`Retry-After`)", body = envelope::schema::DocErrorB)))]
+    request_body = crate::webhook::Event,
+    responses(DatabaseAnswers, (status = 200, description = "`{received: true, outcome}`: `captured`, `declined`, `superseded` (a decline of an older attempt; the newer one decides), `duplicate_event`, `duplicate_capture`, `not_pending`, `unknown_order`, `unknown_type`, or why a capture was not applied and is listed for refund (`already_successful`, `payment_failed`, `not_payable`, `unknown_order`, `amount_mismatch`, `currency_mismatch`)", body = Object),
+        (status = 400, description = "signed, but not an event (a field missing or of another type, not JSON): recorded with outcome `unreadable` and, unless its `type` is `payment_declined`, listed for refund with the reason `unreadable` (once, however often it is delivered)", body = envelope::ErrorB),
+        (status = 401, description = "`invalid signature`: bad, missing or stale; nothing changes", body = envelope::ErrorB),
+        (status = 503, description = "a decline that depends on a pay call whose answer is not recorded yet, or the database is busy: nothing recorded; deliver it again (`Retry-After`)", body = envelope::ErrorB)))]
 pub async fn payments(
     state: web::Data<AppState>,
     req: HttpRequest,

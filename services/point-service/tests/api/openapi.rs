@@ -46,3 +46,25 @@ async fn the_document_lists_every_route_with_its_method() {
         doc["components"]["schemas"]["Balance"]["properties"]["pointsExpirationDate"].is_object()
     );
 }
+
+/// What the route list registers, with the methods actix really serves on each path (the
+/// `Allow` header of a 405), is what the document lists, and every path parameter is
+/// declared.
+#[tokio::test]
+async fn every_registered_route_is_documented() {
+    let app = spawn_app().await;
+    let doc = server::testing::openapi::document(&app.client, &app.base).await;
+    let routes = point_service::routes::routes();
+    assert_eq!(
+        server::testing::openapi::documented(&doc),
+        server::testing::openapi::listed(routes)
+    );
+    server::testing::openapi::path_parameters_are_declared(&doc);
+    server::testing::openapi::registered_routes_are_documented(
+        &app.client,
+        &app.base,
+        routes,
+        &doc,
+    )
+    .await;
+}

@@ -1,0 +1,436 @@
+//! A service's route list, written once. Each entry is a handler and the operation its
+//! `#[utoipa::path]` attribute describes (method, path, parameters, answers); the router
+//! ([`Routes::configure`]) and the OpenAPI document ([`Routes::document`]) are both built
+//! from the list, so a route cannot be served without being documented or the other way
+//! round.
+//!
+//! ```ignore
+//! static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
+//!     Routes::new([scope("/api/v2/client", [route!(points::balance), route!(points::history)])])
+//! });
+//! ```
+//!
+//! A path in the attribute is relative to its scope; it may carry actix's regex
+//! (`/clients/{id:[0-9]+}`), which the document leaves out (`/clients/{id}`).
+//!
+//! Why not utoipa-actix-web: its `service(...)` takes handlers declared with actix's
+//! `#[get("/path")]` macros, which put the method guard on the resource, so a method a path
+//! does not serve falls through to the default service (404) instead of the resource's 405
+//! with `Allow`, and two methods on one path become two resources. Here each path is one
+//! `web::resource` with one route per method, as the spec's 404/405 rules need.
+
+use std::sync::Arc;
+
+use actix_web::http::Method;
+use actix_web::web;
+use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::{OpenApi, RefOr};
+
+/// Builds the actix route of one entry, without its method (the list adds it).
+type Handler = Arc<dyn Fn() -> actix_web::Route + Send + Sync>;
+
+/// One route: a method on a path, its operation in the document and its handler.
+#[derive(Clone)]
+pub struct Route {
+    method: HttpMethod,
+    /// As actix matches it, relative to the scope (may hold a `{name:regex}` segment).
+    path: String,
+    /// The scope's prefix and the path, as actix matches it; set by [`scope`].
+    full: String,
+    operation: Operation,
+    schemas: Vec<(String, RefOr<Schema>)>,
+    handler: Handler,
+}
+
+impl Route {
+    /// A route from its parts, for a handler without an attribute of its own (the order
+    /// service's relay serves many paths with one handler).
+    pub fn new(
+        method: HttpMethod,
+        path: impl Into<String>,
+        operation: Operation,
+        handler: impl Fn() -> actix_web::Route + Send + Sync + 'static,
+    ) -> Self {
+        let path = path.into();
+        Self {
+            method,
+            full: path.clone(),
+            path,
+            operation,
+            schemas: Vec::new(),
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// The route of a handler from the one-path document that `#[derive(OpenApi)]` makes of
+    /// its `#[utoipa::path]` attribute; use [`crate::route!`].
+    ///
+    /// # Panics
+    /// When the document does not hold exactly one operation: a programming error that
+    /// every test of the service meets first.
+    #[allow(clippy::expect_used)]
+    pub fn from_document(
+        document: OpenApi,
+        handler: impl Fn() -> actix_web::Route + Send + Sync + 'static,
+    ) -> Self {
+        let mut operations = document.paths.paths.into_iter().flat_map(|(path, item)| {
+            operations(item)
+                .into_iter()
+                .map(move |(method, operation)| (path.clone(), method, operation))
+        });
+        let (path, method, operation) = operations
+            .next()
+            .expect("route!: the handler's #[utoipa::path] has no operation");
+        assert!(
+            operations.next().is_none(),
+            "route!: one handler, one method and one path"
+        );
+        let mut route = Self::new(method, path, operation, handler);
+        route.schemas = document
+            .components
+            .map(|components| components.schemas.into_iter().collect())
+            .unwrap_or_default();
+        route
+    }
+
+    /// The route with `schemas` for the document's components (those its operation names).
+    pub fn with_schemas(
+        mut self,
+        schemas: impl IntoIterator<Item = (String, RefOr<Schema>)>,
+    ) -> Self {
+        self.schemas.extend(schemas);
+        self
+    }
+
+    pub fn method(&self) -> &HttpMethod {
+        &self.method
+    }
+
+    /// The method as HTTP writes it (`GET`).
+    pub fn method_name(&self) -> String {
+        actix_method(&self.method).to_string()
+    }
+
+    /// The scope's prefix and the path, as actix matches it (`{id:[0-9]+}` included).
+    pub fn pattern(&self) -> &str {
+        &self.full
+    }
+
+    /// The path as the document writes it: the scope's prefix and the path, without the
+    /// regex of any segment.
+    pub fn documented_path(&self) -> String {
+        without_regex(&self.full)
+    }
+
+    pub fn operation(&self) -> &Operation {
+        &self.operation
+    }
+
+    /// The schemas the operation names (and those they name), for the document's components.
+    pub fn schemas(&self) -> &[(String, RefOr<Schema>)] {
+        &self.schemas
+    }
+
+    fn actix_route(&self) -> actix_web::Route {
+        (self.handler)().method(actix_method(&self.method))
+    }
+}
+
+/// The route of a handler that carries a `#[utoipa::path]` attribute: its method and path
+/// (relative to the scope) come from the attribute.
+#[macro_export]
+macro_rules! route {
+    ($($handler:ident)::+) => {{
+        #[derive(utoipa::OpenApi)]
+        #[openapi(paths($($handler)::+))]
+        struct Document;
+        $crate::routes::Route::from_document(
+            <Document as utoipa::OpenApi>::openapi(),
+            || ::actix_web::web::route().to($($handler)::+),
+        )
+    }};
+}
+
+/// Routes under one prefix: one `web::scope` in the router.
+#[derive(Clone)]
+pub struct Scope {
+    prefix: &'static str,
+    routes: Vec<Route>,
+}
+
+/// The routes of `routes` under `prefix` (`""` for none). Order matters where paths overlap:
+/// actix takes the first path that matches (`/point-orders/description` before
+/// `/point-orders/{correlation_id}`).
+pub fn scope(prefix: &'static str, routes: impl IntoIterator<Item = Route>) -> Scope {
+    Scope {
+        prefix,
+        routes: routes
+            .into_iter()
+            .map(|mut route| {
+                route.full = format!("{prefix}{}", route.path);
+                route
+            })
+            .collect(),
+    }
+}
+
+/// A service's whole route list.
+#[derive(Clone)]
+pub struct Routes {
+    scopes: Vec<Scope>,
+}
+
+impl Routes {
+    /// # Panics
+    /// When two scopes share a prefix (actix would never reach the second one's routes) or a
+    /// method is listed twice on one path.
+    pub fn new(scopes: impl IntoIterator<Item = Scope>) -> Self {
+        let scopes: Vec<Scope> = scopes.into_iter().collect();
+        for (i, scope) in scopes.iter().enumerate() {
+            assert!(
+                scopes[..i].iter().all(|other| other.prefix != scope.prefix),
+                "two scopes with the prefix {:?}: make them one",
+                scope.prefix
+            );
+        }
+        let routes = Self { scopes };
+        let mut seen = std::collections::BTreeSet::new();
+        for route in routes.iter() {
+            assert!(
+                seen.insert((
+                    route.pattern().to_owned(),
+                    actix_method(&route.method).to_string()
+                )),
+                "{} {} is listed twice",
+                actix_method(&route.method),
+                route.pattern()
+            );
+        }
+        routes
+    }
+
+    /// Every route, in the list's order.
+    pub fn iter(&self) -> impl Iterator<Item = &Route> {
+        self.scopes.iter().flat_map(|scope| &scope.routes)
+    }
+
+    /// Registers each scope as a `web::scope`, and in it each path as one `web::resource`
+    /// with a route per method: a method the path does not serve is the resource's 405 with
+    /// `Allow`, a path no resource matches the app's default service (404).
+    pub fn configure(&self, cfg: &mut web::ServiceConfig) {
+        for scope in &self.scopes {
+            let mut actix_scope = web::scope(scope.prefix);
+            for (path, routes) in by_path(&scope.routes) {
+                let resource = routes
+                    .into_iter()
+                    .fold(web::resource(path), |resource, route| {
+                        resource.route(route.actix_route())
+                    });
+                actix_scope = actix_scope.service(resource);
+            }
+            cfg.service(actix_scope);
+        }
+    }
+
+    /// A service's whole document: [`Self::document`], the operational routes
+    /// ([`crate::ops`]) and, on every operation, the door's answers in `envelope`
+    /// (`envelope::schema::add_door_answers`).
+    pub fn openapi(&self, base: OpenApi, envelope: envelope::Envelope) -> OpenApi {
+        let mut doc = self.document(base).merge_from(crate::ops::openapi());
+        envelope::schema::add_door_answers(&mut doc, envelope);
+        doc
+    }
+
+    /// `base` (the service's title, description, tags, security schemes) with every route's
+    /// operation and the schemas they name.
+    pub fn document(&self, mut base: OpenApi) -> OpenApi {
+        for route in self.iter() {
+            base.paths.add_path_operation(
+                route.documented_path(),
+                vec![route.method.clone()],
+                route.operation.clone(),
+            );
+            base.components
+                .get_or_insert_with(Default::default)
+                .schemas
+                .extend(route.schemas.iter().cloned());
+        }
+        base
+    }
+}
+
+/// The routes grouped by path, each path where it first appears.
+fn by_path(routes: &[Route]) -> Vec<(&str, Vec<&Route>)> {
+    let mut grouped: Vec<(&str, Vec<&Route>)> = Vec::new();
+    for route in routes {
+        match grouped.iter_mut().find(|(path, _)| *path == route.path) {
+            Some((_, same_path)) => same_path.push(route),
+            None => grouped.push((&route.path, vec![route])),
+        }
+    }
+    grouped
+}
+
+/// `/clients/{id:[0-9]+}` as the document writes it: `/clients/{id}`.
+fn without_regex(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_name = false;
+    let mut skipping = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                in_name = true;
+                out.push(c);
+            }
+            '}' if in_name => {
+                in_name = false;
+                skipping = false;
+                out.push(c);
+            }
+            ':' if in_name => skipping = true,
+            _ if skipping => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn operations(item: PathItem) -> Vec<(HttpMethod, Operation)> {
+    [
+        (HttpMethod::Get, item.get),
+        (HttpMethod::Put, item.put),
+        (HttpMethod::Post, item.post),
+        (HttpMethod::Delete, item.delete),
+        (HttpMethod::Options, item.options),
+        (HttpMethod::Head, item.head),
+        (HttpMethod::Patch, item.patch),
+        (HttpMethod::Trace, item.trace),
+    ]
+    .into_iter()
+    .filter_map(|(method, operation)| Some((method, operation?)))
+    .collect()
+}
+
+fn actix_method(method: &HttpMethod) -> Method {
+    match method {
+        HttpMethod::Get => Method::GET,
+        HttpMethod::Put => Method::PUT,
+        HttpMethod::Post => Method::POST,
+        HttpMethod::Delete => Method::DELETE,
+        HttpMethod::Options => Method::OPTIONS,
+        HttpMethod::Head => Method::HEAD,
+        HttpMethod::Patch => Method::PATCH,
+        HttpMethod::Trace => Method::TRACE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::http::StatusCode;
+    use actix_web::test as actix_test;
+    use actix_web::{App, HttpResponse};
+
+    use super::*;
+
+    #[utoipa::path(get, path = "/items/{id}", responses((status = 200, description = "the item")))]
+    async fn get_item() -> &'static str {
+        "item"
+    }
+
+    #[utoipa::path(delete, path = "/items/{id}", responses((status = 204, description = "gone")))]
+    async fn delete_item() -> HttpResponse {
+        HttpResponse::NoContent().finish()
+    }
+
+    #[utoipa::path(get, path = "/items/first", responses((status = 200, description = "the first")))]
+    async fn first_item() -> &'static str {
+        "first"
+    }
+
+    #[utoipa::path(get, path = "/numbers/{n:[0-9]+}", responses((status = 200, description = "a number")))]
+    async fn number() -> &'static str {
+        "number"
+    }
+
+    fn routes() -> Routes {
+        Routes::new([
+            // Listed before `/items/{id}`, which would otherwise take it.
+            scope(
+                "/api",
+                [route!(first_item), route!(get_item), route!(delete_item)],
+            ),
+            scope("/other", [route!(number)]),
+        ])
+    }
+
+    #[actix_web::test]
+    async fn one_list_builds_the_router_and_the_document() {
+        let routes = routes();
+        let app = actix_test::init_service(App::new().configure(|cfg| routes.configure(cfg))).await;
+        let call = |method: actix_web::http::Method, path: &str| {
+            actix_test::TestRequest::default()
+                .method(method)
+                .uri(path)
+                .to_request()
+        };
+        use actix_web::http::Method;
+        let answer = actix_test::call_service(&app, call(Method::GET, "/api/items/7")).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(actix_test::read_body(answer).await, "item");
+        let answer = actix_test::call_service(&app, call(Method::GET, "/api/items/first")).await;
+        assert_eq!(actix_test::read_body(answer).await, "first");
+        let answer = actix_test::call_service(&app, call(Method::DELETE, "/api/items/7")).await;
+        assert_eq!(answer.status(), StatusCode::NO_CONTENT);
+        // A method the path does not serve: the resource's 405, naming the ones it does.
+        let answer = actix_test::call_service(&app, call(Method::POST, "/api/items/7")).await;
+        assert_eq!(answer.status(), StatusCode::METHOD_NOT_ALLOWED);
+        let allow = answer
+            .headers()
+            .get("allow")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let mut allowed: Vec<&str> = allow.split(',').map(str::trim).collect();
+        allowed.sort_unstable();
+        assert_eq!(allowed, ["DELETE", "GET"]);
+        // No path matches: 404 (the app's default service), inside a scope or not.
+        for path in ["/api/nothing", "/api", "/other/numbers/x", "/nowhere"] {
+            let answer = actix_test::call_service(&app, call(Method::GET, path)).await;
+            assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{path}");
+        }
+        let answer = actix_test::call_service(&app, call(Method::GET, "/other/numbers/12")).await;
+        assert_eq!(actix_test::read_body(answer).await, "number");
+
+        let document = serde_json::to_value(routes.document(OpenApi::default())).unwrap();
+        let paths = document["paths"].as_object().unwrap();
+        let mut listed: Vec<&str> = paths.keys().map(String::as_str).collect();
+        listed.sort_unstable();
+        assert_eq!(
+            listed,
+            ["/api/items/first", "/api/items/{id}", "/other/numbers/{n}"]
+        );
+        assert!(paths["/api/items/{id}"]["get"].is_object());
+        assert!(paths["/api/items/{id}"]["delete"].is_object());
+        assert!(paths["/api/items/{id}"]["post"].is_null());
+    }
+
+    #[test]
+    #[should_panic(expected = "two scopes with the prefix")]
+    fn two_scopes_with_one_prefix_are_refused() {
+        Routes::new([
+            scope("/api", [route!(get_item)]),
+            scope("/api", [route!(number)]),
+        ]);
+    }
+
+    #[test]
+    fn the_document_path_leaves_out_a_segments_regex() {
+        assert_eq!(
+            without_regex("/internal/v1/clients/{id:[0-9]+}"),
+            "/internal/v1/clients/{id}"
+        );
+        assert_eq!(without_regex("/a/{x}/b"), "/a/{x}/b");
+    }
+}
