@@ -6,7 +6,8 @@
 /// Every service allocates through mimalloc: a request allocates and frees many small
 /// buffers (headers, extensions, futures), and glibc's malloc spent about a sixth of a
 /// relayed request's CPU time on them (`docs/benchmarks.md`). Declared here, once, so that
-/// every binary built on this crate (and its tests) uses it.
+/// every binary built on this crate (and its tests) uses it. Without transparent huge pages
+/// (`no_thp`): with them its arenas made an idle service 36 MB resident instead of 22.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
