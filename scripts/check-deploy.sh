@@ -93,7 +93,7 @@ import sys
 
 import yaml
 
-# Every variable a service reads (DESIGN.md, services/*/src/config.rs, crates/server config).
+# Every variable a service reads (docs/design.md, services/*/src/config.rs, crates/server config).
 COMMON = {"APP_ENV", "BIND_ADDR", "HTTP_WORKERS", "RUST_LOG", "LOG_FORMAT",
           "OTEL_EXPORTER_OTLP_ENDPOINT", "HTTP_MAX_CONNECTIONS", "HTTP_BACKLOG",
           "HTTP_HEAD_TIMEOUT_MS", "HTTP_BODY_TIMEOUT_MS", "HTTP_KEEP_ALIVE_SECS",

@@ -19,7 +19,7 @@ done
 echo "run.sh: building" >&2
 cargo build --workspace --bins --quiet
 
-# Development settings (DESIGN.md). The `dev-only` secrets are refused by a production start.
+# Development settings (docs/design.md). The `dev-only` secrets are refused by a production start.
 export APP_ENV=development LOG_FORMAT=${LOG_FORMAT:-pretty} RUST_LOG=${RUST_LOG:-info}
 export AUTH_JWT_SECRET=dev-only-auth-jwt-secret-change-me-0000000000
 export OPERATOR_JWT_SECRET=dev-only-operator-jwt-secret-change-me-000000

@@ -125,7 +125,7 @@ async fn the_relay_answers_exactly_what_the_point_service_answers() {
         );
     }
 
-    // Twenty tries of one code at once, by the same client: exactly one 200 (DESIGN.md: a
+    // Twenty tries of one code at once, by the same client: exactly one 200 (docs/design.md: a
     // gift code is single-use; the rest get 409 while it is credited and after), one credit.
     let before: Value = client
         .get(format!("{}/api/v2/client/points", order.base))

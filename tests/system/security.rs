@@ -49,7 +49,7 @@ fn unauthorization() -> Value {
     json!({"status": 401, "message": "Unauthorization"})
 }
 
-/// The operator routes' 401 and 403 (DESIGN.md "Tokens").
+/// The operator routes' 401 and 403 (docs/design.md "Tokens").
 fn operator_401() -> Value {
     json!({"statusCode": 401, "message": "Unauthorized", "error": "Unauthorized"})
 }
@@ -357,7 +357,7 @@ impl System {
 /// with another client's token, answers nothing of the owner's and changes nothing (read
 /// back as the owner and in the database). The client id comes from the token only, so ids
 /// in a query or body are ignored, and an Idempotency-Key is the caller's own. Operator
-/// routes with a role the spec (children routes) or DESIGN.md (writes, audit) does not admit
+/// routes with a role the spec (children routes) or docs/design.md (writes, audit) does not admit
 /// are the exact 403 and write nothing.
 #[tokio::test]
 async fn another_clients_orders_addresses_and_profile_stay_out_of_reach() {

@@ -7,7 +7,7 @@
 //! succeeded exists as successful and was credited once, every capture that could not be
 //! applied is listed by `point-service unapplied-captures` (and nothing else is), every gift
 //! code was credited exactly once with none left pending and at most one 200, and every 5xx the
-//! clients saw is one the specification or DESIGN.md names. Prints the counts; exits 1 on any
+//! clients saw is one the specification or docs/design.md names. Prints the counts; exits 1 on any
 //! failure.
 //!
 //! `SOAK_SECONDS` (default 600) bounds the load phase; `SOAK_WORKERS` (default 8) sets the
@@ -93,7 +93,7 @@ impl Observed {
     }
 }
 
-/// The 5xx answers the spec and DESIGN.md name: the relay's 502/504, an internal error
+/// The 5xx answers the spec and docs/design.md name: the relay's 502/504, an internal error
 /// (envelope B or C), a busy pool (503), and the gift-card credit still pending (502).
 fn specified_5xx(status: u16, body: &Value) -> bool {
     let code = body["error"]["code"].as_str();

@@ -1,4 +1,4 @@
-//! Point amounts are exact decimals from fixture to database to answer (`shared/DESIGN.md`,
+//! Point amounts are exact decimals from fixture to database to answer (`docs/design.md`,
 //! "Answers the spec leaves open"), a `point` order charges exactly the offer's price, and a
 //! bad fixture row is reported without costing the valid rows their place. The fixtures and
 //! amounts are generated: fractions, integers past a double's 2^53, 20 and more decimals,
