@@ -3,6 +3,7 @@
 # deploy/fixtures/demo.json and runs the four services and the payment sandbox in the
 # foreground with their logs prefixed. Ctrl-C stops them all; so does any one of them stopping.
 set -euo pipefail
+LOG_NAME=run.sh # read by lib.sh
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO"
