@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 use operator_service::auth::{OperatorKeys, Role};
 use operator_service::config::Config;
 use serde_json::{Value, json};
-use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+use server::Secret;
 
 pub const SECRET: &str = "test-operator-secret-0123456789abcdef0123";
 
@@ -58,22 +58,8 @@ pub async fn spawn_app() -> TestApp {
         .unwrap();
     assert!(report.rejected.is_empty(), "{:?}", report.rejected);
     let config = Config {
-        common: CommonConfig {
-            app_env: AppEnv::Development,
-            bind_addr: "127.0.0.1:0".parse().unwrap(),
-            workers: 2,
-            http: server::HttpLimits::default(),
-            telemetry: telemetry::TelemetryConfig {
-                service_name: "operator-service",
-                log_format: telemetry::LogFormat::Pretty,
-                log_filter: "warn".into(),
-                otlp_endpoint: None,
-            },
-        },
-        database: DatabaseConfig {
-            url: Secret::new(database.url()),
-            pool_size: 10,
-        },
+        common: testkit::config::common("operator-service"),
+        database: testkit::config::database(database.url(), 10),
         jwt_secret: Secret::new(SECRET),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -109,13 +95,7 @@ impl TestApp {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        testkit::answer(request.send().await.unwrap()).await
     }
 
     pub async fn admin(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
@@ -140,10 +120,7 @@ impl TestApp {
 }
 
 pub fn bad_request(message: &str) -> (u16, Value) {
-    (
-        400,
-        json!({"statusCode": 400, "message": message, "error": "Bad Request"}),
-    )
+    (400, testkit::operator_error(400, message, "Bad Request"))
 }
 
 pub fn ids(body: &Value) -> Vec<i64> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use diesel::QueryableByName;
-use diesel::sql_types::{BigInt, Bool, Integer, Text};
+use diesel::sql_types::{Bool, Integer, Text};
 use diesel_async::RunQueryDsl;
 use futures_util::StreamExt;
 use futures_util::future::join_all;
@@ -347,19 +347,8 @@ async fn redemption(app: &TestApp, code: &str) -> Row {
     .unwrap()
 }
 
-#[derive(QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
 async fn count(app: &TestApp, query: &str) -> i64 {
-    let mut conn = app.database.connect().await;
-    let row: Count = diesel::sql_query(query)
-        .get_result(&mut conn)
-        .await
-        .unwrap();
-    row.n
+    app.database.count(query).await
 }
 
 /// Waits (polling the database) until no redemption is pending.
