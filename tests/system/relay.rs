@@ -38,13 +38,13 @@ async fn the_relay_answers_exactly_what_the_point_service_answers() {
     let points_db = demo_database(&["point-service"], "points").await;
     let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
     let auth = Service::start("auth-service", auth_db.url(), &[]).await;
-    // Card payments stay off so that the pay routes answer without a payment service.
+    // Card payments off so that the pay routes answer without a payment service.
     let points = Service::start(
         "point-service",
         points_db.url(),
         &[
             ("AUTH_SERVICE_URL", &auth.base),
-            ("POINT_ORDER_POINT_ENABLED", "true"),
+            ("POINT_ORDER_CARD_ENABLED", "false"),
         ],
     )
     .await;

@@ -21,8 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use e2e::stack::{Databases, Stack};
-use e2e::{LocalCluster, WEBHOOK_SECRET, create_database, migrate_and_seed, run};
-use hmac::{Hmac, KeyInit, Mac};
+use e2e::{LocalCluster, create_database, migrate_and_seed, run};
 use serde_json::{Value, json};
 use tokio::sync::RwLock;
 
@@ -458,11 +457,11 @@ impl Soak {
     /// Signs and sends one webhook event straight to the point service; its status.
     async fn send_event(&self, event: &Value) -> Option<u16> {
         let body = event.to_string();
-        let t = chrono::Utc::now().timestamp();
-        let mut mac =
-            <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
-        mac.update(format!("{t}.{body}").as_bytes());
-        let signature = format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()));
+        let signature = testkit::tokens::webhook_signature(
+            e2e::dev("PAYMENT_WEBHOOK_SECRET"),
+            testkit::tokens::now(),
+            &body,
+        );
         let points = self.stack.read().await.points.base.clone();
         let sent = self
             .http
