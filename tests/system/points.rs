@@ -6,11 +6,10 @@
 use std::sync::{Arc, Mutex};
 
 use actix_web::{App, HttpResponse, web};
+use e2e::demo::{OFFER_100, SARA};
 use e2e::{Service, demo_database};
 use serde_json::{Value, json};
 
-const SARA_LEGACY: &str = "legacy-token-of-sara-0123456789abcdef";
-const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
 const CVV: &str = "9753";
 
 fn fake_payment_service(seen: Arc<Mutex<Vec<Value>>>) -> String {
@@ -60,7 +59,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     // The balance of the demo's Sara: 500.5 + 250 - 120.
     let balance: Value = client
         .get(url("/points"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .send()
         .await
         .unwrap()
@@ -100,10 +99,10 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     );
 
     // A gift to Omar paid with points.
-    let gift = json!({"point_offer_id": OFFER, "to_client_id": 1002, "payment_type": "point"});
+    let gift = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "point"});
     let order: Value = client
         .post(url("/point-orders"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .json(&gift)
         .send()
         .await
@@ -114,7 +113,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     assert_eq!(order["status"], "successful", "{order}");
     let balance: Value = client
         .get(url("/points"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .send()
         .await
         .unwrap()
@@ -125,10 +124,10 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
 
     // The same bought by card for Omar, captured by the webhook.
     let checkout =
-        json!({"point_offer_id": OFFER, "to_client_id": 1002, "payment_type": "checkout"});
+        json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "checkout"});
     let order: Value = client
         .post(url("/point-orders"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .json(&checkout)
         .send()
         .await
@@ -139,7 +138,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     let id = order["correlation_id"].as_str().unwrap();
     let pay = client
         .post(url(&format!("/point-orders/{id}/pay/card")))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .json(&json!({"id": "card_demo", "cvv": CVV}))
         .send()
         .await
@@ -165,7 +164,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     assert_eq!(hook.status(), 200);
     let order: Value = client
         .get(url(&format!("/point-orders/{id}")))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .send()
         .await
         .unwrap()
