@@ -391,3 +391,56 @@ pub async fn migrate_and_seed(services: &[&str], url: &str) {
         }
     }
 }
+
+/// The services that migrate and seed each of the system's databases (the two catalog
+/// services load their own sections of the shared one).
+const DATABASE_OWNERS: [(&str, &[&str]); 3] = [
+    ("auth", &["auth-service"]),
+    ("points", &["point-service"]),
+    ("catalog", &["order-service", "operator-service"]),
+];
+
+/// The system's three databases on the test server, each migrated and seeded with the demo
+/// fixture; dropped with this value, so keep it alive as long as the processes using it.
+pub struct DemoDatabases {
+    pub auth: db::testing::TestDatabase,
+    pub points: db::testing::TestDatabase,
+    pub catalog: db::testing::TestDatabase,
+}
+
+impl DemoDatabases {
+    /// The three, named after `label` (`<label>_auth`, ...) so a leftover says whose it is.
+    pub async fn create(label: &str) -> DemoDatabases {
+        let [auth, points, catalog] = DATABASE_OWNERS.map(|(name, services)| async move {
+            demo_database(services, &format!("{label}_{name}")).await
+        });
+        DemoDatabases {
+            auth: auth.await,
+            points: points.await,
+            catalog: catalog.await,
+        }
+    }
+
+    pub fn urls(&self) -> stack::Databases {
+        stack::Databases {
+            auth: self.auth.url().to_owned(),
+            points: self.points.url().to_owned(),
+            catalog: self.catalog.url().to_owned(),
+        }
+    }
+}
+
+/// The system's three databases made on a server of the test's own (a [`LocalCluster`]),
+/// migrated and seeded with the demo fixture.
+pub async fn demo_databases_on(admin_url: &str) -> stack::Databases {
+    let [auth, points, catalog] = DATABASE_OWNERS.map(|(name, services)| async move {
+        let url = create_database(admin_url, name).await;
+        migrate_and_seed(services, &url).await;
+        url
+    });
+    stack::Databases {
+        auth: auth.await,
+        points: points.await,
+        catalog: catalog.await,
+    }
+}

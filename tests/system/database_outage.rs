@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use e2e::demo::{OFFER_100, OMAR, SARA};
-use e2e::stack::{Databases, Stack};
-use e2e::{LocalCluster, Service, create_database, migrate_and_seed, run};
+use e2e::stack::Stack;
+use e2e::{LocalCluster, Service, create_database, demo_databases_on, run};
 use serde_json::json;
 
 #[tokio::test]
@@ -45,14 +45,7 @@ async fn readyz_follows_the_database_and_recovers_without_a_restart() {
 async fn the_whole_system_recovers_from_a_database_restart() {
     let cluster = LocalCluster::start();
     let admin = cluster.admin_url();
-    let databases = Databases {
-        auth: create_database(&admin, "auth").await,
-        points: create_database(&admin, "points").await,
-        catalog: create_database(&admin, "catalog").await,
-    };
-    migrate_and_seed(&["auth-service"], &databases.auth).await;
-    migrate_and_seed(&["point-service"], &databases.points).await;
-    migrate_and_seed(&["order-service", "operator-service"], &databases.catalog).await;
+    let databases = demo_databases_on(&admin).await;
     let stack = Stack::start(&databases).await;
     let services = [&stack.auth, &stack.points, &stack.order, &stack.operator];
     let balance = format!("{}/api/v2/client/points", stack.order.base);

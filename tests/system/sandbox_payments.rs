@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use e2e::DemoDatabases;
 use e2e::demo::{OFFER_100, OMAR, SARA};
-use e2e::demo_database;
-use e2e::stack::{Databases, Stack};
+use e2e::stack::Stack;
 use serde_json::{Value, json};
 
 async fn order_status(stack: &Stack, id: &str) -> String {
@@ -25,15 +25,8 @@ async fn balance(stack: &Stack) -> Value {
 
 #[tokio::test]
 async fn the_sandbox_double_tap_and_decline_card_follow_the_attempt_rules() {
-    let auth_db = demo_database(&["auth-service"], "auth").await;
-    let points_db = demo_database(&["point-service"], "points").await;
-    let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
-    let stack = Stack::start(&Databases {
-        auth: auth_db.url().to_owned(),
-        points: points_db.url().to_owned(),
-        catalog: catalog_db.url().to_owned(),
-    })
-    .await;
+    let databases = DemoDatabases::create("sandbox").await;
+    let stack = Stack::start(&databases.urls()).await;
     let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
     let create = async || {
         let body =

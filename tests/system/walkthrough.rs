@@ -4,9 +4,9 @@
 //! through the sandbox's 3-D Secure page, open a parent service's children, find the nearest
 //! branch.
 
+use e2e::DemoDatabases;
 use e2e::demo::{OFFER_100, OFFER_250, OMAR, SARA_PHONE};
-use e2e::demo_database;
-use e2e::stack::{Databases, Stack};
+use e2e::stack::Stack;
 use serde_json::{Value, json};
 
 fn points(balance: &Value) -> f64 {
@@ -16,15 +16,8 @@ fn points(balance: &Value) -> f64 {
 
 #[tokio::test]
 async fn the_readme_walkthrough_works_end_to_end() {
-    let auth_db = demo_database(&["auth-service"], "auth").await;
-    let points_db = demo_database(&["point-service"], "points").await;
-    let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
-    let stack = Stack::start(&Databases {
-        auth: auth_db.url().to_owned(),
-        points: points_db.url().to_owned(),
-        catalog: catalog_db.url().to_owned(),
-    })
-    .await;
+    let databases = DemoDatabases::create("walkthrough").await;
+    let stack = Stack::start(&databases.urls()).await;
     let (auth, order, sandbox) = (&stack.auth.base, &stack.order.base, &stack.sandbox.base);
 
     // 1. Log in with the test code (Sara's account is in test mode: no SMS, code 1234).

@@ -32,8 +32,8 @@ mod tokens;
 mod webhook;
 
 use db::testing::TestDatabase;
-use e2e::demo_database;
-use e2e::stack::{Databases, Stack};
+use e2e::DemoDatabases;
+use e2e::stack::Stack;
 use serde_json::{Value, json};
 
 /// The development secrets every service is started with (`scripts/dev.env`); the attacks
@@ -69,18 +69,16 @@ struct System {
 }
 
 async fn system(before_start: Option<&Value>) -> System {
-    let auth_db = demo_database(&["auth-service"], "sec_auth").await;
+    let databases = DemoDatabases::create("sec").await;
     if let Some(fixture) = before_start {
-        seed(&auth_db, "auth-service", fixture).await;
+        seed(&databases.auth, "auth-service", fixture).await;
     }
-    let points_db = demo_database(&["point-service"], "sec_points").await;
-    let catalog_db = demo_database(&["order-service", "operator-service"], "sec_catalog").await;
-    let stack = Stack::start(&Databases {
-        auth: auth_db.url().to_owned(),
-        points: points_db.url().to_owned(),
-        catalog: catalog_db.url().to_owned(),
-    })
-    .await;
+    let stack = Stack::start(&databases.urls()).await;
+    let DemoDatabases {
+        auth: auth_db,
+        points: points_db,
+        catalog: catalog_db,
+    } = databases;
     System {
         stack,
         auth_db,

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use e2e::demo;
 use e2e::stack::{Databases, Stack};
-use e2e::{LocalCluster, create_database, migrate_and_seed};
+use e2e::{LocalCluster, demo_databases_on};
 use tokio::sync::RwLock;
 
 use checks::verify;
@@ -65,14 +65,7 @@ async fn main() -> std::process::ExitCode {
     eprintln!("soak: starting a PostgreSQL cluster of its own and the system");
     let cluster = LocalCluster::start();
     let admin = cluster.admin_url();
-    let databases = Databases {
-        auth: create_database(&admin, "auth").await,
-        points: create_database(&admin, "points").await,
-        catalog: create_database(&admin, "catalog").await,
-    };
-    migrate_and_seed(&["auth-service"], &databases.auth).await;
-    migrate_and_seed(&["point-service"], &databases.points).await;
-    migrate_and_seed(&["order-service", "operator-service"], &databases.catalog).await;
+    let databases = demo_databases_on(&admin).await;
     prepare(&databases).await;
 
     let soak = Arc::new(Soak {
