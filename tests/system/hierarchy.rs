@@ -17,12 +17,7 @@ async fn a_role_change_to_child_removes_the_service_from_the_home_list_at_once()
         let url = format!("{}/api/v2/client/system-categories", order.base);
         async move {
             let body: Value = reqwest::get(url).await.unwrap().json().await.unwrap();
-            body["data"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s["id"].as_i64().unwrap())
-                .collect::<Vec<_>>()
+            testkit::ids(&body)
         }
     };
     // The demo's Pharmacies (3) is a standalone service on the home list.

@@ -127,13 +127,7 @@ async fn the_readme_walkthrough_works_end_to_end() {
         )
         .await;
     assert_eq!(status, 200, "{children}");
-    let ids: Vec<i64> = children["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ids, [4, 5, 6]);
+    assert_eq!(testkit::ids(&children), [4, 5, 6]);
     assert_eq!(children["data"][0]["titleTranslated"], "Burgers");
 
     // 7. The nearest branch of the Riyadh burger brand.

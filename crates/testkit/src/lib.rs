@@ -19,7 +19,7 @@ pub mod config;
 pub mod envelopes;
 pub mod tokens;
 
-pub use answers::{answer, keys};
+pub use answers::{answer, ids, keys};
 pub use envelopes::{
     error_a, error_b, error_c, operator_401, operator_403, operator_error, unauthorization,
     without_stack,

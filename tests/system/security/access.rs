@@ -3,7 +3,7 @@
 
 use e2e::demo::{LEGACY_ORDER, NOURA, OCCASION, OFFER_100, OMAR, SARA};
 use serde_json::{Value, json};
-use testkit::{error_a, error_b, operator_403, without_stack};
+use testkit::{error_a, error_b, ids, operator_403, without_stack};
 
 use super::{operator_token, system};
 
@@ -323,13 +323,7 @@ async fn another_clients_orders_addresses_and_profile_stay_out_of_reach() {
             None,
         )
         .await;
-    let ids: Vec<i64> = children["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ids, [4, 5, 6]);
+    assert_eq!(ids(&children), [4, 5, 6]);
     assert_eq!(
         sys.auth_db
             .count("SELECT count(*) AS n FROM addresses")

@@ -27,8 +27,20 @@ pub(super) fn rule(
     Expect::Rule(what.into(), Box::new(check))
 }
 
+/// Runs the probes and fails the test with every probe not answered as it must be.
+pub(super) async fn assert_answered(sys: &System, probes: &[Probe]) {
+    let found = failures(sys, probes).await;
+    assert!(
+        found.is_empty(),
+        "{} of {} probes failed:\n{}",
+        found.len(),
+        probes.len(),
+        found.join("\n")
+    );
+}
+
 /// Runs the probes a few at a time and returns what failed, described.
-pub(super) async fn failures(sys: &System, probes: &[Probe]) -> Vec<String> {
+async fn failures(sys: &System, probes: &[Probe]) -> Vec<String> {
     futures_util::stream::iter(probes)
         .map(|(method, url, token, body, expect)| async move {
             let (status, answer) = sys.call(method, url, token.as_deref(), body.as_ref()).await;
