@@ -6,7 +6,8 @@
 //! - [`answers`]: an HTTP answer as `(status, JSON body)`, and a body's keys in order;
 //! - [`tokens`]: JWTs with any header, claims and signature (forgeries included), and the
 //!   payment webhook's `X-Signature`;
-//! - [`config`]: the part of a service's configuration every API test starts it with.
+//! - [`config`]: the part of a service's configuration every API test starts it with;
+//! - [`seed`]: fixtures loaded as a service's `seed` subcommand loads them.
 //!
 //! A dev-dependency only: nothing in a service binary uses it. The expected bodies are
 //! written out here as JSON, never taken from the `envelope` crate, so that a test of an
@@ -17,6 +18,7 @@
 pub mod answers;
 pub mod config;
 pub mod envelopes;
+pub mod seed;
 pub mod tokens;
 
 pub use answers::{answer, ids, keys};

@@ -11,7 +11,6 @@ use auth_service::config::{Config, SmsConfig};
 use auth_service::otp::Limits;
 use auth_service::tokens::TokenKeys;
 use db::testing::TestDatabase;
-use diesel_async::AsyncConnection;
 use serde_json::{Value, json};
 use server::{AppEnv, CommonConfig, Secret};
 pub use testkit::{answer, keys, without_stack};
@@ -140,14 +139,12 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database = TestDatabase::new(auth_service::db::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| auth_service::seed::load(c, &fixture).await)
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database = testkit::seed::seeded_database(
+        auth_service::db::SCHEMA,
+        auth_service::seed::load,
+        &fixture(),
+    )
+    .await;
 
     let sms: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let gateway_url = spawn_gateway(sms.clone(), options.gateway.clone());

@@ -3,7 +3,7 @@
 use std::net::TcpListener;
 
 use db::testing::TestDatabase;
-use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+use diesel_async::SimpleAsyncConnection;
 use operator_service::auth::{OperatorKeys, Role};
 use operator_service::config::Config;
 use serde_json::{Value, json};
@@ -47,16 +47,9 @@ pub struct TestApp {
 }
 
 pub async fn spawn_app() -> TestApp {
-    let database = TestDatabase::new(catalog::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| {
-            operator_service::seed::load(c, &fixture).await
-        })
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database =
+        testkit::seed::seeded_database(catalog::SCHEMA, operator_service::seed::load, &fixture())
+            .await;
     let config = Config {
         common: testkit::config::common("operator-service"),
         database: testkit::config::database(database.url(), 10),

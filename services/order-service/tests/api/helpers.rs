@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
-use diesel_async::AsyncConnection;
 use order_service::config::{Config, CreditTarget, GiftCardRetry};
 use serde_json::{Value, json};
 pub use server::AppEnv;
@@ -93,14 +92,9 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database = TestDatabase::new(catalog::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| order_service::seed::load(c, &fixture).await)
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database =
+        testkit::seed::seeded_database(catalog::SCHEMA, order_service::seed::load, &fixture())
+            .await;
     let credits: Arc<Mutex<Vec<Value>>> = Arc::default();
     let credits_fail = Arc::new(AtomicBool::new(false));
     let point_url = match (&options.point_service_url, options.point_service) {

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
-use diesel_async::AsyncConnection;
 use point_service::config::{Config, Flags, Limits};
 use serde_json::{Value, json};
 use server::Secret;
@@ -150,14 +149,12 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database = TestDatabase::new(point_service::db::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| point_service::seed::load(c, &fixture).await)
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database = testkit::seed::seeded_database(
+        point_service::db::SCHEMA,
+        point_service::seed::load,
+        &fixture(),
+    )
+    .await;
     let auth_url = match (options.auth, options.auth_unreachable) {
         (_, true) => Some(format!("http://127.0.0.1:{}", unused_port())),
         (Some(mode), false) => Some(spawn_fake_auth(mode)),
