@@ -48,15 +48,9 @@ impl Family {
     }
 }
 
-/// 2. Tokens: every bad token on every family of routes is that family's exact 401 — a
-/// primary token forged with another secret, `alg: none`, another algorithm's header
-/// (HS512 really signed with the secret, RS256 over an HMAC), another `typ`, a malformed,
-/// truncated or empty token, a legacy token where the primary one is required and the
-/// reverse (spec "Authentication"), an inactive client's tokens, a token of the other
-/// issuer (operator on client routes, client on operator routes, and one signed with the
-/// other service's secret), an expired or forged operator token, an unknown role. Genuine
-/// tokens made the same way pass, so each refusal is for the reason it tests. The same
-
+// The families that must refuse a token: all of them, all but the operator routes, those
+// that take a legacy token (and the operator routes), those that take a primary one (and
+// the operator routes).
 static EVERYWHERE: [Family; 5] = [
     Family::Primary,
     Family::Users,
