@@ -63,14 +63,15 @@ for db in bench_auth bench_points bench_catalog; do
 done
 AUTH_DB=$server/bench_auth POINTS_DB=$server/bench_points CATALOG_DB=$server/bench_catalog
 
+# The development settings (scripts/dev.env: the dev-only secrets, SMS_PROVIDER=log, both
+# point-order flags on), shared with make run and make fuzz-api.
+LOG_NAME=bench # read by lib.sh
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+load_dev_env
 # The production log settings (k8s/base/config/*.env): the level decides which spans and
 # fields the log layer builds on every request, even when no line is written.
-export APP_ENV=development LOG_FORMAT=json RUST_LOG=info
-export AUTH_JWT_SECRET=dev-only-auth-jwt-secret-change-me-0000000000
-export OPERATOR_JWT_SECRET=dev-only-operator-jwt-secret-change-me-000000
-export INTERNAL_API_TOKEN=dev-only-internal-token-change-me-00000000000
-export PAYMENT_WEBHOOK_SECRET=dev-only-payment-webhook-secret-change-me-00
-export SMS_PROVIDER=log POINT_ORDER_POINT_ENABLED=true POINT_ORDER_CARD_ENABLED=true
+export LOG_FORMAT=json RUST_LOG=info
 # The benchmark's few payers would hit the OTP and gift-code guards' defaults; they are not
 # what is measured here.
 BIN=target/release

@@ -15,7 +15,9 @@
 # The validators are installed on first use into a cached virtualenv, pinned below; the
 # virtualenv is rebuilt only when a pin (or the Python version) changes.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO"
 
 CHECKOV_VERSION=3.3.30
 KUBERNETES_VALIDATE_VERSION=1.37.0
@@ -24,38 +26,16 @@ KUBERNETES_VALIDATE_VERSION=1.37.0
 # (the preStop `sleep` action); keep this at the oldest cluster version we deploy to.
 KUBERNETES_VERSION=1.32.0
 
-PYTHON=${PYTHON:-python3}
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools
-venv=$cache/venv
-
-fail() {
-    echo "check-deploy: $*" >&2
-    exit 1
-}
+venv=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/venv
 
 # --- tools ----------------------------------------------------------------------------------
-command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python 3.9 or newer (python3 and python3-venv)"
 command -v kubectl >/dev/null || fail "kubectl not found. It renders the Kustomize overlays (kustomize is built in).
 Install it, e.g.:
   curl -fsSLO https://dl.k8s.io/release/v${KUBERNETES_VERSION}/bin/linux/amd64/kubectl
   sudo install -m 0755 kubectl /usr/local/bin/kubectl
 or see https://kubernetes.io/docs/tasks/tools/"
 
-want="checkov==$CHECKOV_VERSION kubernetes-validate==$KUBERNETES_VALIDATE_VERSION $("$PYTHON" -c 'import sys; print("python=%d.%d.%d" % sys.version_info[:3])')"
-mkdir -p "$cache"
-(
-    # Two runs at once (make test in two worktrees) must not build the same venv together.
-    flock 9
-    if [ "$(cat "$venv/.pinned" 2>/dev/null)" != "$want" ]; then
-        echo "== installing validators into $venv ($want)"
-        rm -rf "$venv"
-        "$PYTHON" -m venv "$venv"
-        "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input \
-            "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
-        # Written last: an interrupted install leaves no stamp and is redone next time.
-        echo "$want" >"$venv/.pinned"
-    fi
-) 9>"$cache/.lock"
+pinned_venv "$venv" "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
 
 # checkov: no downloads from Prisma Cloud (guidelines, custom policies; --skip-download too)
 # and no query to PyPI for a newer version, so the run works offline and never waits on the
@@ -101,7 +81,7 @@ import sys
 
 import yaml
 
-# Every variable a service reads (DESIGN.md, services/*/src/config.rs, crates/server config).
+# Every variable a service reads (docs/design.md, services/*/src/config.rs, crates/server config).
 COMMON = {"APP_ENV", "BIND_ADDR", "HTTP_WORKERS", "RUST_LOG", "LOG_FORMAT",
           "OTEL_EXPORTER_OTLP_ENDPOINT", "HTTP_MAX_CONNECTIONS", "HTTP_BACKLOG",
           "HTTP_HEAD_TIMEOUT_MS", "HTTP_BODY_TIMEOUT_MS", "HTTP_KEEP_ALIVE_SECS",

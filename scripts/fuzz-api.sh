@@ -30,7 +30,10 @@
 # scripts/check-deploy.sh installs its validators (a separate virtualenv, so neither script
 # rebuilds the other's).
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+LOG_NAME=fuzz-api # read by lib.sh
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO"
 
 SCHEMATHESIS_VERSION=4.32.5
 EXAMPLES=${FUZZ_API_EXAMPLES:-50}
@@ -39,92 +42,50 @@ OUT=$(realpath -m "${FUZZ_API_OUT:-target/fuzz-api}")
 FIXTURE=deploy/fixtures/demo.json
 
 PYTHON=${PYTHON:-python3}
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools
-venv=$cache/schemathesis-venv
-
-log() { echo "fuzz-api: $*" >&2; }
-fail() {
-    log "$*"
-    exit 1
-}
+venv=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/schemathesis-venv
 
 # --- schemathesis ----------------------------------------------------------------------------
-command -v "$PYTHON" >/dev/null || fail "$PYTHON not found: install Python 3.10 or newer (python3 and python3-venv)"
-want="schemathesis==$SCHEMATHESIS_VERSION $("$PYTHON" -c 'import sys; print("python=%d.%d.%d" % sys.version_info[:3])')"
-mkdir -p "$cache"
-(
-    # Two runs at once must not build the same venv together.
-    flock 9
-    if [ "$(cat "$venv/.pinned" 2>/dev/null)" != "$want" ]; then
-        log "installing schemathesis into $venv ($want)"
-        rm -rf "$venv"
-        "$PYTHON" -m venv "$venv"
-        "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input \
-            "schemathesis==$SCHEMATHESIS_VERSION"
-        # Written last: an interrupted install leaves no stamp and is redone next time.
-        echo "$want" >"$venv/.pinned"
-    fi
-) 9>"$cache/.schemathesis.lock"
+require_commands curl psql:postgresql-client
+pinned_venv "$venv" "schemathesis==$SCHEMATHESIS_VERSION"
 
 # --- databases, binaries ---------------------------------------------------------------------
-admin_url=$(scripts/postgres.sh)
+admin_url=$(postgres_admin_url)
 server_url=${admin_url%/*}
-for database in fuzz_auth fuzz_points fuzz_catalog; do
-    psql "$admin_url" -qc "DROP DATABASE IF EXISTS $database WITH (FORCE)"
-    psql "$admin_url" -qc "CREATE DATABASE $database"
-done
+recreate_databases "$admin_url" fuzz_auth fuzz_points fuzz_catalog
 
 log "building"
 cargo build --workspace --bins --quiet
 
-# The development settings of scripts/run.sh, on ports of our own.
-export APP_ENV=development LOG_FORMAT=json RUST_LOG=${RUST_LOG:-warn}
-export AUTH_JWT_SECRET=dev-only-auth-jwt-secret-change-me-0000000000
-export OPERATOR_JWT_SECRET=dev-only-operator-jwt-secret-change-me-000000
-export INTERNAL_API_TOKEN=dev-only-internal-token-change-me-00000000000
-export PAYMENT_WEBHOOK_SECRET=dev-only-payment-webhook-secret-change-me-00
-export OTP_TEST_CODE=1234 SMS_PROVIDER=log
-export AUTH_SERVICE_URL=http://127.0.0.1:19081 POINT_SERVICE_URL=http://127.0.0.1:19083
-export PAYMENT_SERVICE_URL=http://127.0.0.1:19085
-export POINT_ORDER_POINT_ENABLED=true POINT_ORDER_CARD_ENABLED=true USE_POINT_SERVICE=true
-export POINT_SERVICE_WEBHOOK_URL=http://127.0.0.1:19083/webhooks/v1/payments
-export SANDBOX_AUTO_CAPTURE=false
-export HTTP_WORKERS=2
-
 declare -A port=([auth]=19081 [order]=19082 [point]=19083 [operator]=19084 [sandbox]=19085)
 declare -A database=([auth]=fuzz_auth [order]=fuzz_catalog [point]=fuzz_points [operator]=fuzz_catalog)
+declare -A pid_of
 
-for name in auth point order operator; do
-    DATABASE_URL="$server_url/${database[$name]}" "target/debug/$name-service" migrate
-    DATABASE_URL="$server_url/${database[$name]}" "target/debug/$name-service" seed "$FIXTURE" >/dev/null
-done
+# The development settings (scripts/dev.env), on ports of our own.
+load_dev_env
+export LOG_FORMAT=json RUST_LOG=${RUST_LOG:-warn} HTTP_WORKERS=2
+export_service_urls "${port[auth]}" "${port[point]}" "${port[sandbox]}"
+
+migrate_and_seed target/debug "$FIXTURE" auth-service="$server_url/${database[auth]}" \
+    point-service="$server_url/${database[point]}" order-service="$server_url/${database[order]}" \
+    operator-service="$server_url/${database[operator]}" >/dev/null
 
 # --- services --------------------------------------------------------------------------------
 rm -rf "$OUT"
 mkdir -p "$OUT"
-pids=()
-stop_all() {
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-}
-trap stop_all EXIT
-trap 'exit 130' INT TERM
-
 for name in auth point order operator; do
     DATABASE_URL="$server_url/${database[$name]}" BIND_ADDR="127.0.0.1:${port[$name]}" \
         "target/debug/$name-service" serve >"$OUT/$name-service.log" 2>&1 &
-    pids+=($!)
+    track $!
+    pid_of[$name]=$!
 done
 BIND_ADDR="127.0.0.1:${port[sandbox]}" target/debug/payment-sandbox >"$OUT/payment-sandbox.log" 2>&1 &
-pids+=($!)
+track $!
 
 for name in auth point order operator; do
-    for _ in $(seq 1 150); do
-        curl -fsS "http://127.0.0.1:${port[$name]}/readyz" >/dev/null 2>&1 && continue 2
-        sleep 0.2
-    done
-    tail -n 20 "$OUT/$name-service.log" >&2
-    fail "$name-service did not become ready on :${port[$name]}"
+    if ! (wait_for_url "http://127.0.0.1:${port[$name]}/readyz" 30 "${pid_of[$name]}"); then
+        tail -n 20 "$OUT/$name-service.log" >&2
+        fail "$name-service did not become ready on :${port[$name]}"
+    fi
 done
 
 # --- tokens ----------------------------------------------------------------------------------
@@ -132,9 +93,10 @@ field() {
     "$PYTHON" -c 'import functools,json,sys; print(functools.reduce(lambda v,k: v[k], sys.argv[1:], json.load(sys.stdin)))' "$@"
 }
 auth=http://127.0.0.1:${port[auth]}
-phone=%2B966500000001 # Sara, in test mode: her code is always OTP_TEST_CODE
+# Sara, in test mode: her code is always OTP_TEST_CODE, 1234 outside production.
+phone=%2B966500000001
 curl -fsS "$auth/api/v1/clients/reset-otp?contact_phone=$phone" >/dev/null
-PRIMARY_TOKEN=$(curl -fsS "$auth/api/v1/clients/verify-otp?contact_phone=$phone&code=$OTP_TEST_CODE" | field data access_token)
+PRIMARY_TOKEN=$(curl -fsS "$auth/api/v1/clients/verify-otp?contact_phone=$phone&code=${OTP_TEST_CODE:-1234}" | field data access_token)
 LEGACY_TOKEN=$(curl -fsS "$auth/api/v1/clients/exchange-token" -H 'Content-Type: application/json' \
     -d "{\"token\":\"$PRIMARY_TOKEN\",\"target_platform\":\"legacy\"}" | field data token)
 OPERATOR_TOKEN=$(target/debug/operator-service token --role super_admin --sub 1)

@@ -12,10 +12,10 @@
 # installed when there are none). initdb and postgres refuse to run as root, so as root
 # they run as the `postgres` user and the cluster lives where that user can write.
 set -euo pipefail
+LOG_NAME=postgres.sh # read by lib.sh
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-log() { echo "postgres.sh: $*" >&2; }
-
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOCAL_PORT=${LOCAL_PG_PORT:-55432}
 
 pg_bindir() {
@@ -29,13 +29,8 @@ pg_bindir() {
         echo "$dir"
         return
     fi
-    log "no PostgreSQL binaries found; installing the Debian package"
-    if [ "$(id -u)" -eq 0 ]; then
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
-    else
-        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
-    fi
+    log "no PostgreSQL binaries found"
+    install_packages postgresql
     ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1
 }
 
@@ -52,9 +47,9 @@ as_pg_user() {
 # `postgres` user may not be able to reach the project, so a folder of its own in /tmp.
 default_local_dir() {
     if [ "$(id -u)" -eq 0 ]; then
-        echo "/tmp/loyalty-pg-$(echo -n "$repo" | sha256sum | cut -c1-12)"
+        echo "/tmp/loyalty-pg-$(echo -n "$REPO" | sha256sum | cut -c1-12)"
     else
-        echo "$repo/.local/pg"
+        echo "$REPO/.local/pg"
     fi
 }
 

@@ -3,9 +3,11 @@
 # (the end-to-end tests run them as real processes) and runs every test. Each test that
 # touches a database gets a database of its own, cloned from a migrated template.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO"
 
-TEST_DATABASE_URL=$(scripts/postgres.sh)
+TEST_DATABASE_URL=$(postgres_admin_url)
 export TEST_DATABASE_URL
 
 # Databases left by an earlier run that was killed. One still in use (another run on the

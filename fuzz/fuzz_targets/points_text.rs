@@ -1,4 +1,4 @@
-//! The points text (`domain::Points`, `shared/DESIGN.md`: rounded half away from zero to 4
+//! The points text (`domain::Points`, `docs/design.md`: rounded half away from zero to 4
 //! decimals, then trailing zeros and a trailing dot removed). Text input: reading never
 //! panics, and what is read is written as a digit-by-digit reference rounds it. Any input
 //! also makes a decimal from an unscaled integer and a scale (as the database hands them

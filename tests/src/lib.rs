@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 pub mod balancer;
+pub mod demo;
 pub mod money;
 pub mod pgbouncer;
 pub mod replicated;
@@ -27,11 +28,30 @@ pub const SERVICES: [(&str, &str); 4] = [
     ("operator-service", "catalog"),
 ];
 
-/// The payment webhook secret every service start gets in these tests.
-pub const WEBHOOK_SECRET: &str = "e2e-payment-webhook-secret-0123456789abcd";
+/// The development settings (`scripts/dev.env`), the same that `make run`, `make fuzz-api`
+/// and `make bench` start the services with; read when the harness is built.
+const DEV_ENV: &str = include_str!("../../scripts/dev.env");
 
-/// The operator token key every service start gets in these tests.
-pub const OPERATOR_SECRET: &str = "e2e-operator-jwt-secret-0123456789abcdef0";
+/// The `NAME=value` pairs of `scripts/dev.env`: every service start gets them.
+pub fn dev_env() -> impl Iterator<Item = (&'static str, &'static str)> {
+    DEV_ENV
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            line.split_once('=')
+                .unwrap_or_else(|| panic!("scripts/dev.env: not NAME=value: {line}"))
+        })
+}
+
+/// One value of `scripts/dev.env`, for the tests that sign or forge with a secret:
+/// `dev("PAYMENT_WEBHOOK_SECRET")`.
+pub fn dev(name: &str) -> &'static str {
+    dev_env()
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+        .unwrap_or_else(|| panic!("scripts/dev.env has no {name}"))
+}
 
 /// The workspace root.
 pub fn repo_root() -> PathBuf {
@@ -68,31 +88,59 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// The environment every service start gets in these tests.
+/// The environment every service start gets in these tests: nothing of the test's own
+/// environment but `PATH`, the development settings (`scripts/dev.env`: secrets, the SMS
+/// log provider, point orders on), JSON logs to read back, one worker and a small pool.
 fn base_env(command: &mut Command, database_url: &str) {
     command
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("APP_ENV", "development")
+        .envs(dev_env())
         .env("LOG_FORMAT", "json")
         .env("RUST_LOG", "info")
         .env("HTTP_WORKERS", "1")
         .env("DATABASE_URL", database_url)
         .env("DATABASE_POOL_SIZE", "2")
-        // What the services require besides the database; each reads only its own.
-        .env(
-            "AUTH_JWT_SECRET",
-            "e2e-auth-jwt-secret-0123456789abcdef0123",
-        )
-        .env(
-            "INTERNAL_API_TOKEN",
-            "e2e-internal-token-0123456789abcdef01234",
-        )
-        .env("SMS_PROVIDER", "log")
-        .env("PAYMENT_WEBHOOK_SECRET", WEBHOOK_SECRET)
-        .env("OPERATOR_JWT_SECRET", OPERATOR_SECRET)
         // Nothing listens there; tests that relay set the real address.
         .env("POINT_SERVICE_URL", "http://127.0.0.1:9");
+}
+
+/// Secrets a production start accepts (at least 32 characters, no `dev-only` marker), in
+/// place of `scripts/dev.env`'s, which it refuses: for tests of production starts.
+pub const PRODUCTION_SECRETS: [(&str, &str); 4] = [
+    (
+        "AUTH_JWT_SECRET",
+        "e2e-production-auth-jwt-secret-0123456789",
+    ),
+    (
+        "OPERATOR_JWT_SECRET",
+        "e2e-production-operator-jwt-secret-01234",
+    ),
+    (
+        "INTERNAL_API_TOKEN",
+        "e2e-production-internal-token-0123456789a",
+    ),
+    (
+        "PAYMENT_WEBHOOK_SECRET",
+        "e2e-production-webhook-secret-0123456789",
+    ),
+];
+
+/// An operator token from the operator binary's own `token` subcommand, under the
+/// development key, valid for `hours` (negative: already expired).
+pub fn operator_token(role: &str, sub: &str, hours: i64) -> String {
+    let output = std::process::Command::new(binary("operator-service"))
+        .args(["token", "--role", role, "--sub", sub])
+        .arg(format!("--hours={hours}"))
+        .env("OPERATOR_JWT_SECRET", dev("OPERATOR_JWT_SECRET"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
 /// Runs a subcommand to completion (`migrate`, `seed FILE`) and returns its output.
@@ -362,5 +410,58 @@ pub async fn migrate_and_seed(services: &[&str], url: &str) {
                 String::from_utf8_lossy(&output.stderr)
             );
         }
+    }
+}
+
+/// The services that migrate and seed each of the system's databases (the two catalog
+/// services load their own sections of the shared one).
+const DATABASE_OWNERS: [(&str, &[&str]); 3] = [
+    ("auth", &["auth-service"]),
+    ("points", &["point-service"]),
+    ("catalog", &["order-service", "operator-service"]),
+];
+
+/// The system's three databases on the test server, each migrated and seeded with the demo
+/// fixture; dropped with this value, so keep it alive as long as the processes using it.
+pub struct DemoDatabases {
+    pub auth: db::testing::TestDatabase,
+    pub points: db::testing::TestDatabase,
+    pub catalog: db::testing::TestDatabase,
+}
+
+impl DemoDatabases {
+    /// The three, named after `label` (`<label>_auth`, ...) so a leftover says whose it is.
+    pub async fn create(label: &str) -> DemoDatabases {
+        let [auth, points, catalog] = DATABASE_OWNERS.map(|(name, services)| async move {
+            demo_database(services, &format!("{label}_{name}")).await
+        });
+        DemoDatabases {
+            auth: auth.await,
+            points: points.await,
+            catalog: catalog.await,
+        }
+    }
+
+    pub fn urls(&self) -> stack::Databases {
+        stack::Databases {
+            auth: self.auth.url().to_owned(),
+            points: self.points.url().to_owned(),
+            catalog: self.catalog.url().to_owned(),
+        }
+    }
+}
+
+/// The system's three databases made on a server of the test's own (a [`LocalCluster`]),
+/// migrated and seeded with the demo fixture.
+pub async fn demo_databases_on(admin_url: &str) -> stack::Databases {
+    let [auth, points, catalog] = DATABASE_OWNERS.map(|(name, services)| async move {
+        let url = create_database(admin_url, name).await;
+        migrate_and_seed(services, &url).await;
+        url
+    });
+    stack::Databases {
+        auth: auth.await,
+        points: points.await,
+        catalog: catalog.await,
     }
 }

@@ -2,22 +2,21 @@
 //! order captured by the signed webhook, a gift-code redemption), for tests that run them
 //! through other topologies: replicas behind a balancer, PgBouncer.
 
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
 
-use crate::WEBHOOK_SECRET;
+use crate::demo;
 use crate::stack::call;
 
-/// The demo fixture's clients and their legacy tokens.
+/// The demo fixture's active clients and their legacy tokens (`crate::demo`).
 pub const CLIENTS: [(i64, &str); 5] = [
-    (1001, "legacy-token-of-sara-0123456789abcdef"),
-    (1002, "legacy-token-of-omar-0123456789abcdef"),
-    (1003, "legacy-token-of-noura-0123456789abcdef"),
-    (1004, "legacy-token-of-fahad-0123456789abcdef"),
-    (1005, "legacy-token-of-reem-0123456789abcdef"),
+    (1001, demo::SARA),
+    (1002, demo::OMAR),
+    (1003, demo::NOURA),
+    (1004, demo::FAHAD),
+    (1005, demo::REEM),
 ];
 /// The demo fixture's 100-point offer (15.00 SAR).
-pub const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
+pub const OFFER: &str = demo::OFFER_100;
 
 /// Gives every client in [`CLIENTS`] `points` more points (an adjustment entry each).
 pub async fn fund(points_db: &str, points: u64) {
@@ -52,13 +51,14 @@ pub async fn add_gift_codes(catalog_db: &str, prefix: &str, n: usize, points: &s
     .unwrap();
 }
 
-/// The payment service's `X-Signature` for `body`, signed now.
+/// The payment service's `X-Signature` for `body`, signed now under the development
+/// secret (`scripts/dev.env`).
 pub fn signature(body: &str) -> String {
-    let t = chrono::Utc::now().timestamp();
-    let mut mac =
-        <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
-    mac.update(format!("{t}.{body}").as_bytes());
-    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+    testkit::tokens::webhook_signature(
+        crate::dev("PAYMENT_WEBHOOK_SECRET"),
+        testkit::tokens::now(),
+        body,
+    )
 }
 
 /// A point order paid with points for `friend`, under Idempotency-Key `key`.

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::balancer::Balancer;
 use crate::stack::{Databases, owned, pairs};
-use crate::{Service, WEBHOOK_SECRET, free_port};
+use crate::{Service, free_port};
 
 pub const AUTH: &str = "auth-service";
 pub const POINTS: &str = "point-service";
@@ -36,9 +36,9 @@ pub struct ReplicatedStack {
 
 impl ReplicatedStack {
     /// `replicas` processes of each service over `databases`, the payment sandbox (one; it
-    /// plays a service outside the cluster), `make run`'s flags, more variables for every
-    /// service (`common`) and for the order service (`order_extra`). Returns once every
-    /// replica is ready behind the balancer.
+    /// plays a service outside the cluster), `make run`'s settings (`scripts/dev.env`: point
+    /// and card orders on), more variables for every service (`common`) and for the order
+    /// service (`order_extra`). Returns once every replica is ready behind the balancer.
     pub async fn start(
         databases: &Databases,
         replicas: usize,
@@ -83,8 +83,6 @@ impl ReplicatedStack {
                     env: with(&[
                         ("AUTH_SERVICE_URL", &auth_url),
                         ("PAYMENT_SERVICE_URL", &sandbox_url),
-                        ("POINT_ORDER_POINT_ENABLED", "true"),
-                        ("POINT_ORDER_CARD_ENABLED", "true"),
                     ]),
                 },
             ),
@@ -120,10 +118,7 @@ impl ReplicatedStack {
             "payment-sandbox",
             sandbox_url.rsplit(':').next().unwrap().parse().unwrap(),
             "",
-            &[
-                ("POINT_SERVICE_WEBHOOK_URL", &webhook),
-                ("PAYMENT_WEBHOOK_SECRET", WEBHOOK_SECRET),
-            ],
+            &[("POINT_SERVICE_WEBHOOK_URL", &webhook)],
         )
         .await;
         balancer.wait_all_up().await;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::{Service, WEBHOOK_SECRET, free_port};
+use crate::{Service, free_port};
 
 /// The three databases' URLs.
 pub struct Databases {
@@ -28,8 +28,8 @@ pub struct Stack {
 }
 
 impl Stack {
-    /// Starts everything with `make run`'s flags (point and card orders on, the sandbox
-    /// waiting on its 3-D Secure page).
+    /// Starts everything with `make run`'s settings (`scripts/dev.env`: point and card
+    /// orders on; the sandbox waiting on its 3-D Secure page).
     pub async fn start(databases: &Databases) -> Stack {
         Self::start_with_order_env(databases, &[]).await
     }
@@ -54,8 +54,6 @@ impl Stack {
         points_env.extend(owned(&[
             ("AUTH_SERVICE_URL", &auth.base),
             ("PAYMENT_SERVICE_URL", &sandbox_url),
-            ("POINT_ORDER_POINT_ENABLED", "true"),
-            ("POINT_ORDER_CARD_ENABLED", "true"),
         ]));
         let points = Service::start("point-service", &databases.points, &pairs(&points_env)).await;
         let webhook = format!("{}/webhooks/v1/payments", points.base);
@@ -63,10 +61,7 @@ impl Stack {
             "payment-sandbox",
             sandbox_port,
             "",
-            &[
-                ("POINT_SERVICE_WEBHOOK_URL", &webhook),
-                ("PAYMENT_WEBHOOK_SECRET", WEBHOOK_SECRET),
-            ],
+            &[("POINT_SERVICE_WEBHOOK_URL", &webhook)],
         )
         .await;
         let mut order_env = common_env.clone();

@@ -3,16 +3,22 @@
 //! URL (whose query may hold the provider's API key).
 
 use diesel_async::SimpleAsyncConnection;
-use e2e::{Service, demo_database, free_port, run};
+use e2e::{PRODUCTION_SECRETS, Service, demo_database, free_port, run};
 
-/// A production environment with real secrets and an SMS gateway nobody listens on (test-mode
-/// accounts never reach it).
+/// A production environment with real secrets (the development ones are refused there)
+/// and an SMS gateway nobody listens on (test-mode accounts never reach it).
 fn production(gateway: &str) -> Vec<(&'static str, String)> {
-    vec![
+    let mut env = vec![
         ("APP_ENV", "production".into()),
         ("SMS_PROVIDER", "http".into()),
         ("SMS_HTTP_URL", gateway.into()),
-    ]
+    ];
+    env.extend(
+        PRODUCTION_SECRETS
+            .iter()
+            .map(|(name, value)| (*name, (*value).to_owned())),
+    );
+    env
 }
 
 fn pairs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {

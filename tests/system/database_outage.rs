@@ -4,13 +4,10 @@
 
 use std::time::Duration;
 
-use e2e::stack::{Databases, Stack};
-use e2e::{LocalCluster, Service, create_database, migrate_and_seed, run};
+use e2e::demo::{OFFER_100, OMAR, SARA};
+use e2e::stack::Stack;
+use e2e::{LocalCluster, Service, create_database, demo_databases_on, run};
 use serde_json::json;
-
-const SARA: &str = "legacy-token-of-sara-0123456789abcdef";
-/// Not used before the outage, so the point service's caller cache does not know it.
-const OMAR: &str = "legacy-token-of-omar-0123456789abcdef";
 
 #[tokio::test]
 async fn readyz_follows_the_database_and_recovers_without_a_restart() {
@@ -48,14 +45,7 @@ async fn readyz_follows_the_database_and_recovers_without_a_restart() {
 async fn the_whole_system_recovers_from_a_database_restart() {
     let cluster = LocalCluster::start();
     let admin = cluster.admin_url();
-    let databases = Databases {
-        auth: create_database(&admin, "auth").await,
-        points: create_database(&admin, "points").await,
-        catalog: create_database(&admin, "catalog").await,
-    };
-    migrate_and_seed(&["auth-service"], &databases.auth).await;
-    migrate_and_seed(&["point-service"], &databases.points).await;
-    migrate_and_seed(&["order-service", "operator-service"], &databases.catalog).await;
+    let databases = demo_databases_on(&admin).await;
     let stack = Stack::start(&databases).await;
     let services = [&stack.auth, &stack.points, &stack.order, &stack.operator];
     let balance = format!("{}/api/v2/client/points", stack.order.base);
@@ -77,6 +67,8 @@ async fn the_whole_system_recovers_from_a_database_restart() {
     // Errors in each service's envelope, quickly (the pool's wait timeout, not a hang). The
     // auth lookup failing is a 401 by the spec ("an outage looks like a bad token").
     let started = std::time::Instant::now();
+    // Omar was not used before the outage, so the point service's caller cache does not
+    // know him.
     let (status, body) = stack.call("GET", &balance, Some(OMAR), &[], None).await;
     assert_eq!(status, 401, "{body}");
     assert_eq!(body["error"]["code"], "UNAUTHORIZED");
@@ -105,7 +97,7 @@ async fn the_whole_system_recovers_from_a_database_restart() {
         "{body}"
     );
     assert_eq!(stack.call("GET", &children, None, &[], None).await.0, 200);
-    let gift = json!({"point_offer_id": "64b7f0c2a1b2c3d4e5f60718", "to_client_id": 1002, "payment_type": "point"});
+    let gift = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "point"});
     let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
     let (status, order) = stack
         .call(

@@ -1,5 +1,5 @@
 //! `GET /docs` on every service answers the documentation page or redirects to `/docs/`,
-//! which answers it (DESIGN.md, "Answers the spec leaves open").
+//! which answers it (docs/design.md, "Answers the spec leaves open").
 
 use crate::operations::start_all;
 

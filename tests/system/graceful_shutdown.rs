@@ -43,7 +43,7 @@ async fn a_request_in_flight_at_sigterm_is_answered_before_the_process_exits() {
     let in_flight = tokio::spawn(async move {
         let response = reqwest::Client::new()
             .get(url)
-            .bearer_auth("legacy-token-of-sara-0123456789abcdef")
+            .bearer_auth(e2e::demo::SARA)
             .send()
             .await
             .unwrap();

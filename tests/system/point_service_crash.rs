@@ -8,13 +8,12 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use e2e::demo::{OFFER_100, SARA};
 use e2e::stack::{Databases, Stack};
 use e2e::{demo_database, run};
 use futures_util::future::join_all;
 use serde_json::json;
 
-const SARA: &str = "legacy-token-of-sara-0123456789abcdef";
-const OFFER_100: &str = "64b7f0c2a1b2c3d4e5f60718";
 /// What Sara's account holds in the demo fixture, and what the offer costs her in points.
 const OPENING_TENTHS: i64 = 6305;
 const PRICE_TENTHS: i64 = 1200;

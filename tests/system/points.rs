@@ -6,13 +6,10 @@
 use std::sync::{Arc, Mutex};
 
 use actix_web::{App, HttpResponse, web};
-use e2e::{Service, WEBHOOK_SECRET, demo_database};
-use hmac::{Hmac, KeyInit, Mac};
+use e2e::demo::{OFFER_100, SARA};
+use e2e::{Service, demo_database};
 use serde_json::{Value, json};
-use sha2::Sha256;
 
-const SARA_LEGACY: &str = "legacy-token-of-sara-0123456789abcdef";
-const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
 const CVV: &str = "9753";
 
 fn fake_payment_service(seen: Arc<Mutex<Vec<Value>>>) -> String {
@@ -33,10 +30,8 @@ fn fake_payment_service(seen: Arc<Mutex<Vec<Value>>>) -> String {
 }
 
 fn signature(body: &str) -> String {
-    let t = chrono::Utc::now().timestamp();
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
-    mac.update(format!("{t}.{body}").as_bytes());
-    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+    let secret = e2e::dev("PAYMENT_WEBHOOK_SECRET");
+    testkit::tokens::webhook_signature(secret, testkit::tokens::now(), body)
 }
 
 #[tokio::test]
@@ -64,7 +59,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     // The balance of the demo's Sara: 500.5 + 250 - 120.
     let balance: Value = client
         .get(url("/points"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .send()
         .await
         .unwrap()
@@ -104,10 +99,10 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     );
 
     // A gift to Omar paid with points.
-    let gift = json!({"point_offer_id": OFFER, "to_client_id": 1002, "payment_type": "point"});
+    let gift = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "point"});
     let order: Value = client
         .post(url("/point-orders"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .json(&gift)
         .send()
         .await
@@ -118,7 +113,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     assert_eq!(order["status"], "successful", "{order}");
     let balance: Value = client
         .get(url("/points"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .send()
         .await
         .unwrap()
@@ -129,10 +124,10 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
 
     // The same bought by card for Omar, captured by the webhook.
     let checkout =
-        json!({"point_offer_id": OFFER, "to_client_id": 1002, "payment_type": "checkout"});
+        json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "checkout"});
     let order: Value = client
         .post(url("/point-orders"))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .json(&checkout)
         .send()
         .await
@@ -143,7 +138,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     let id = order["correlation_id"].as_str().unwrap();
     let pay = client
         .post(url(&format!("/point-orders/{id}/pay/card")))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .json(&json!({"id": "card_demo", "cvv": CVV}))
         .send()
         .await
@@ -169,7 +164,7 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     assert_eq!(hook.status(), 200);
     let order: Value = client
         .get(url(&format!("/point-orders/{id}")))
-        .bearer_auth(SARA_LEGACY)
+        .bearer_auth(SARA)
         .send()
         .await
         .unwrap()
@@ -195,25 +190,17 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
             "a log line holds the cvv: {line}"
         );
     }
-    use diesel_async::RunQueryDsl;
-    #[derive(diesel::QueryableByName)]
-    struct N {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        n: i64,
-    }
-    let mut conn = points_db.connect().await;
     for table in [
         "point_orders",
         "payment_events",
         "point_entries",
         "idempotency_keys",
     ] {
-        let found: N = diesel::sql_query(format!(
-            "SELECT count(*) AS n FROM {table} t WHERE row_to_json(t)::text LIKE '%{CVV}%'"
-        ))
-        .get_result(&mut conn)
-        .await
-        .unwrap();
-        assert_eq!(found.n, 0, "{table} holds the cvv");
+        let found = points_db
+            .count(&format!(
+                "SELECT count(*) AS n FROM {table} t WHERE row_to_json(t)::text LIKE '%{CVV}%'"
+            ))
+            .await;
+        assert_eq!(found, 0, "{table} holds the cvv");
     }
 }

@@ -3,12 +3,10 @@
 //! point service; a gift-card code tried twenty times at once answers 200 once and credits
 //! once; and with the point service gone the relay answers 502.
 
+use e2e::demo::{LEGACY_ORDER, OCCASION, OFFER_100, SARA};
 use e2e::{Service, demo_database};
 use futures_util::future::join_all;
 use serde_json::{Value, json};
-
-const SARA: &str = "legacy-token-of-sara-0123456789abcdef";
-const LEGACY_ORDER: &str = "6f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11";
 
 async fn call(
     client: &reqwest::Client,
@@ -38,13 +36,13 @@ async fn the_relay_answers_exactly_what_the_point_service_answers() {
     let points_db = demo_database(&["point-service"], "points").await;
     let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
     let auth = Service::start("auth-service", auth_db.url(), &[]).await;
-    // Card payments stay off so that the pay routes answer without a payment service.
+    // Card payments off so that the pay routes answer without a payment service.
     let points = Service::start(
         "point-service",
         points_db.url(),
         &[
             ("AUTH_SERVICE_URL", &auth.base),
-            ("POINT_ORDER_POINT_ENABLED", "true"),
+            ("POINT_ORDER_CARD_ENABLED", "false"),
         ],
     )
     .await;
@@ -60,7 +58,7 @@ async fn the_relay_answers_exactly_what_the_point_service_answers() {
     let client = reqwest::Client::new();
 
     let bad_body = json!({"point_offer_id": 3, "payment_type": "card"});
-    let describe = json!({"point_offer_id": "64b7f0c2a1b2c3d4e5f60718", "point_occasion_id": "64b7f0c2a1b2c3d4e5f60801"});
+    let describe = json!({"point_offer_id": OFFER_100, "point_occasion_id": OCCASION});
     let requests: Vec<(&str, String, Option<Value>)> = vec![
         ("GET", "/api/v2/client/points".into(), None),
         (
@@ -125,7 +123,7 @@ async fn the_relay_answers_exactly_what_the_point_service_answers() {
         );
     }
 
-    // Twenty tries of one code at once, by the same client: exactly one 200 (DESIGN.md: a
+    // Twenty tries of one code at once, by the same client: exactly one 200 (docs/design.md: a
     // gift code is single-use; the rest get 409 while it is credited and after), one credit.
     let before: Value = client
         .get(format!("{}/api/v2/client/points", order.base))

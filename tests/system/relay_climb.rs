@@ -5,11 +5,10 @@
 //! (an offer or an order id), whose answer comes back; never `/metrics`, `/openapi.json`,
 //! `/readyz`, `/docs` or `/internal/v1/credits`.
 
+use e2e::demo::SARA;
 use e2e::{Service, demo_database};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-const SARA: &str = "legacy-token-of-sara-0123456789abcdef";
 
 /// The routes a climb aims at, each with what only its own answer contains.
 const AIMS: [(&str, &[&str]); 6] = [

@@ -7,46 +7,32 @@
 
 use std::time::Duration;
 
-use e2e::demo_database;
-use e2e::stack::{Databases, Stack};
+use e2e::DemoDatabases;
+use e2e::demo::{OFFER_100, OMAR, SARA};
+use e2e::stack::Stack;
 use serde_json::{Value, json};
-
-const SARA_LEGACY: &str = "legacy-token-of-sara-0123456789abcdef";
-const OMAR_LEGACY: &str = "legacy-token-of-omar-0123456789abcdef";
-const OFFER_100: &str = "64b7f0c2a1b2c3d4e5f60718";
 
 async fn order_status(stack: &Stack, id: &str) -> String {
     let url = format!("{}/api/v2/client/point-orders/{id}", stack.order.base);
-    let (_, order) = stack.call("GET", &url, Some(SARA_LEGACY), &[], None).await;
+    let (_, order) = stack.call("GET", &url, Some(SARA), &[], None).await;
     order["status"].as_str().unwrap().to_owned()
 }
 
 async fn balance(stack: &Stack) -> Value {
     let url = format!("{}/api/v2/client/points", stack.order.base);
-    stack
-        .call("GET", &url, Some(OMAR_LEGACY), &[], None)
-        .await
-        .1["points"]
-        .clone()
+    stack.call("GET", &url, Some(OMAR), &[], None).await.1["points"].clone()
 }
 
 #[tokio::test]
 async fn the_sandbox_double_tap_and_decline_card_follow_the_attempt_rules() {
-    let auth_db = demo_database(&["auth-service"], "auth").await;
-    let points_db = demo_database(&["point-service"], "points").await;
-    let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
-    let stack = Stack::start(&Databases {
-        auth: auth_db.url().to_owned(),
-        points: points_db.url().to_owned(),
-        catalog: catalog_db.url().to_owned(),
-    })
-    .await;
+    let databases = DemoDatabases::create("sandbox").await;
+    let stack = Stack::start(&databases.urls()).await;
     let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
     let create = async || {
         let body =
             json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "checkout"});
         let (status, created) = stack
-            .call("POST", &orders, Some(SARA_LEGACY), &[], Some(&body))
+            .call("POST", &orders, Some(SARA), &[], Some(&body))
             .await;
         assert_eq!(status, 200, "{created}");
         created["correlation_id"].as_str().unwrap().to_owned()
@@ -56,7 +42,7 @@ async fn the_sandbox_double_tap_and_decline_card_follow_the_attempt_rules() {
             .call(
                 "POST",
                 &format!("{orders}/{id}/pay/card"),
-                Some(SARA_LEGACY),
+                Some(SARA),
                 &[],
                 Some(&json!({"id": card, "cvv": "123"})),
             )
@@ -126,7 +112,7 @@ async fn the_sandbox_double_tap_and_decline_card_follow_the_attempt_rules() {
         .call(
             "POST",
             &format!("{orders}/{declined}/pay/card"),
-            Some(SARA_LEGACY),
+            Some(SARA),
             &[],
             Some(&json!({"id": "card_visa_4242", "cvv": "123"})),
         )

@@ -7,13 +7,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use actix_web::{App, HttpResponse, web};
+use e2e::demo::SARA;
 use e2e::{Service, demo_database};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use prost::Message;
-
-const SARA: &str = "legacy-token-of-sara-0123456789abcdef";
 
 /// A span as the collector saw it.
 #[derive(Debug, Clone)]

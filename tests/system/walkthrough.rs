@@ -4,14 +4,10 @@
 //! through the sandbox's 3-D Secure page, open a parent service's children, find the nearest
 //! branch.
 
-use e2e::demo_database;
-use e2e::stack::{Databases, Stack};
+use e2e::DemoDatabases;
+use e2e::demo::{OFFER_100, OFFER_250, OMAR, SARA_PHONE};
+use e2e::stack::Stack;
 use serde_json::{Value, json};
-
-const SARA_PHONE: &str = "%2B966500000001";
-const OMAR_LEGACY: &str = "legacy-token-of-omar-0123456789abcdef";
-const OFFER_100: &str = "64b7f0c2a1b2c3d4e5f60718";
-const OFFER_250: &str = "64b7f0c2a1b2c3d4e5f60719";
 
 fn points(balance: &Value) -> f64 {
     // Only for comparing the demo's small balances in a test; the services never use floats.
@@ -20,15 +16,8 @@ fn points(balance: &Value) -> f64 {
 
 #[tokio::test]
 async fn the_readme_walkthrough_works_end_to_end() {
-    let auth_db = demo_database(&["auth-service"], "auth").await;
-    let points_db = demo_database(&["point-service"], "points").await;
-    let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
-    let stack = Stack::start(&Databases {
-        auth: auth_db.url().to_owned(),
-        points: points_db.url().to_owned(),
-        catalog: catalog_db.url().to_owned(),
-    })
-    .await;
+    let databases = DemoDatabases::create("walkthrough").await;
+    let stack = Stack::start(&databases.urls()).await;
     let (auth, order, sandbox) = (&stack.auth.base, &stack.order.base, &stack.sandbox.base);
 
     // 1. Log in with the test code (Sara's account is in test mode: no SMS, code 1234).
@@ -65,9 +54,7 @@ async fn the_readme_walkthrough_works_end_to_end() {
         balance,
         json!({"id": "1001", "user_id": "1001", "points": "630.5", "pointsExpirationDate": balance["pointsExpirationDate"]})
     );
-    let (_, omar_before) = stack
-        .call("GET", &balance_url, Some(OMAR_LEGACY), &[], None)
-        .await;
+    let (_, omar_before) = stack.call("GET", &balance_url, Some(OMAR), &[], None).await;
 
     // 4. An offer for a friend, paid with points: Sara pays 120, Omar gets 100.
     let orders = format!("{order}/api/v2/client/point-orders");
@@ -79,9 +66,7 @@ async fn the_readme_walkthrough_works_end_to_end() {
     assert_eq!(created["order_type"], "transfer");
     let (_, after) = stack.call("GET", &balance_url, token, &[], None).await;
     assert_eq!(after["points"], "510.5");
-    let (_, omar_after) = stack
-        .call("GET", &balance_url, Some(OMAR_LEGACY), &[], None)
-        .await;
+    let (_, omar_after) = stack.call("GET", &balance_url, Some(OMAR), &[], None).await;
     assert_eq!(points(&omar_after) - points(&omar_before), 100.0);
     // The same key again is the same order, not a second spend.
     let (status, again) = stack.call("POST", &orders, token, &key, Some(&gift)).await;
@@ -142,13 +127,7 @@ async fn the_readme_walkthrough_works_end_to_end() {
         )
         .await;
     assert_eq!(status, 200, "{children}");
-    let ids: Vec<i64> = children["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_i64().unwrap())
-        .collect();
-    assert_eq!(ids, [4, 5, 6]);
+    assert_eq!(testkit::ids(&children), [4, 5, 6]);
     assert_eq!(children["data"][0]["titleTranslated"], "Burgers");
 
     // 7. The nearest branch of the Riyadh burger brand.

@@ -89,6 +89,26 @@ impl TestDatabase {
     pub async fn connect(&self) -> AsyncPgConnection {
         connect(&self.url).await
     }
+
+    /// Runs SQL statements (a test's setup or its breakage) on a connection of their own.
+    pub async fn execute(&self, statements: &str) {
+        use diesel_async::SimpleAsyncConnection;
+        self.connect()
+            .await
+            .batch_execute(statements)
+            .await
+            .unwrap_or_else(|e| panic!("{statements}: {e}"));
+    }
+
+    /// One number: `query` must select a single `bigint` named `n`
+    /// (`SELECT count(*) AS n FROM …`).
+    pub async fn count(&self, query: &str) -> i64 {
+        sql_query(query)
+            .get_result::<Found>(&mut self.connect().await)
+            .await
+            .unwrap_or_else(|e| panic!("{query}: {e}"))
+            .n
+    }
 }
 
 impl Drop for TestDatabase {

@@ -82,7 +82,7 @@ pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
         .body(telemetry::metrics::render())
 }
 
-/// `GET /docs` (DESIGN.md: the page, or a redirect to `/docs/`): the page lives at `/docs/`,
+/// `GET /docs` (docs/design.md: the page, or a redirect to `/docs/`): the page lives at `/docs/`,
 /// where its relative links to its scripts and styles resolve.
 pub async fn docs_without_slash() -> HttpResponse {
     HttpResponse::PermanentRedirect()

@@ -1,6 +1,6 @@
 //! The order service's configuration.
 //!
-//! Variables (see DESIGN.md and the README): the common ones (`APP_ENV`, `BIND_ADDR`
+//! Variables (see docs/design.md and the README): the common ones (`APP_ENV`, `BIND_ADDR`
 //! default `127.0.0.1:8082`, `HTTP_WORKERS`, the `HTTP_*` connection limits of
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`) and:

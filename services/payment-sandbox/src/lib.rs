@@ -1,4 +1,4 @@
-//! The payment sandbox: plays the payment service of DESIGN.md for development and tests,
+//! The payment sandbox: plays the payment service of docs/design.md for development and tests,
 //! never in production. Card ids decide what happens:
 //!
 //! | card id starts with | `POST /v1/payments` answers | then |

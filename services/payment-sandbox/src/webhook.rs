@@ -1,4 +1,4 @@
-//! The signed webhook the payment service sends to the point service (DESIGN.md):
+//! The signed webhook the payment service sends to the point service (docs/design.md):
 //! `X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`.
 
 use std::time::Duration;

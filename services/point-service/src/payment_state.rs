@@ -3,7 +3,7 @@
 //! [`Payment::step`] what an input means and applies that [`Decision`]; the next state it
 //! also returns is for the property tests, which run the machine alone.
 //!
-//! The rules (DESIGN.md, "Payment service"):
+//! The rules (docs/design.md, "Payment service"):
 //! - A pay call may start only on an open order (`initial_order`); it is recorded as an
 //!   attempt before the payment service is asked, then with the answer.
 //! - A capture that matches the order's amount and currency makes an open order

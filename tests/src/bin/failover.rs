@@ -379,7 +379,7 @@ async fn make_synchronous(admin: &str) {
     }
 }
 
-/// The answers the spec and DESIGN.md name for a database that is down: the point routes'
+/// The answers the spec and docs/design.md name for a database that is down: the point routes'
 /// 500 `INTERNAL_ERROR` (envelope B, relayed unchanged), the order service's own 500
 /// (envelope C), 503 for contention (B or C), the gift-card credit still pending (502 in
 /// envelope C). Anything else of 5xx, and no answer at all, is not.

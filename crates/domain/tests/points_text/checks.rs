@@ -1,4 +1,4 @@
-//! What the points text must satisfy (`shared/DESIGN.md`: rounded half away from zero to 4
+//! What the points text must satisfy (`docs/design.md`: rounded half away from zero to 4
 //! decimals, then trailing zeros and a trailing dot removed). Shared by the property tests
 //! and the fuzz target `fuzz/fuzz_targets/points_text.rs`, so both assert the same thing.
 

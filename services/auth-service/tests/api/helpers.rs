@@ -11,9 +11,9 @@ use auth_service::config::{Config, SmsConfig};
 use auth_service::otp::Limits;
 use auth_service::tokens::TokenKeys;
 use db::testing::TestDatabase;
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use serde_json::{Value, json};
-use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+use server::{AppEnv, CommonConfig, Secret};
+pub use testkit::{answer, keys, without_stack};
 
 pub const SECRET: &str = "test-secret-of-the-auth-service-0123456789";
 pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
@@ -139,46 +139,16 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database = TestDatabase::new(auth_service::db::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| auth_service::seed::load(c, &fixture).await)
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database = testkit::seed::seeded_database(
+        auth_service::db::SCHEMA,
+        auth_service::seed::load,
+        &fixture(),
+    )
+    .await;
 
     let sms: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
-    let gateway_url = spawn_gateway(sms.clone(), options.gateway);
-    let config = Config {
-        common: CommonConfig {
-            app_env: options.app_env,
-            bind_addr: "127.0.0.1:0".parse().unwrap(),
-            workers: 1,
-            http: server::HttpLimits::default(),
-            telemetry: telemetry::TelemetryConfig {
-                service_name: "auth-service",
-                log_format: telemetry::LogFormat::Pretty,
-                log_filter: "warn".into(),
-                otlp_endpoint: None,
-            },
-        },
-        database: DatabaseConfig {
-            url: Secret::new(database.url()),
-            pool_size: options.pool_size,
-            statement_cache: true,
-        },
-        jwt_secret: Secret::new(SECRET),
-        internal_token: Secret::new(INTERNAL),
-        otp_test_code: options.test_code.map(Secret::new),
-        sms: SmsConfig::Http {
-            url: gateway_url,
-            timeout: Duration::from_secs(2),
-        },
-        limits: options.limits,
-        client_limits: options.client_limits,
-        trust_forwarded_for: true,
-    };
+    let gateway_url = spawn_gateway(sms.clone(), options.gateway.clone());
+    let config = config(&database, &options, gateway_url);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = auth_service::startup::build(config, listener).unwrap();
@@ -189,6 +159,28 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         keys: TokenKeys::new(SECRET.as_bytes()),
         database,
         sms,
+    }
+}
+
+/// The service's configuration for a test: its database, the options, the gateway.
+fn config(database: &TestDatabase, options: &Options, gateway_url: String) -> Config {
+    Config {
+        common: CommonConfig {
+            app_env: options.app_env,
+            workers: 1,
+            ..testkit::config::common("auth-service")
+        },
+        database: testkit::config::database(database.url(), options.pool_size),
+        jwt_secret: Secret::new(SECRET),
+        internal_token: Secret::new(INTERNAL),
+        otp_test_code: options.test_code.map(Secret::new),
+        sms: SmsConfig::Http {
+            url: gateway_url,
+            timeout: Duration::from_secs(2),
+        },
+        limits: options.limits,
+        client_limits: options.client_limits,
+        trust_forwarded_for: true,
     }
 }
 
@@ -277,8 +269,7 @@ impl TestApp {
     }
 
     pub async fn sql(&self, statement: &str) {
-        let mut conn: AsyncPgConnection = self.database.connect().await;
-        conn.batch_execute(statement).await.unwrap();
+        self.database.execute(statement).await;
     }
 
     /// The codes the gateway was asked to send to `phone`.
@@ -299,24 +290,6 @@ impl TestApp {
     }
 }
 
-/// Status and parsed body.
-pub async fn answer(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-/// An envelope-A error without its development-only `stack`.
-pub fn without_stack(mut body: Value) -> Value {
-    if let Some(map) = body.as_object_mut() {
-        map.remove("stack");
-    }
-    body
-}
-
 /// The 13 keys of a profile, in order.
 pub const PROFILE_KEYS: [&str; 13] = [
     "client_id",
@@ -333,7 +306,3 @@ pub const PROFILE_KEYS: [&str; 13] = [
     "is_food_truck_user",
     "is_cod_disabled",
 ];
-
-pub fn keys(body: &Value) -> Vec<String> {
-    body.as_object().unwrap().keys().cloned().collect()
-}

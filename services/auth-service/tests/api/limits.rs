@@ -21,19 +21,7 @@ fn limited(lookups_per_hour: i64, legacy_tokens_per_hour: i64) -> Options {
 }
 
 async fn count(app: &TestApp, sql: &str) -> i64 {
-    use diesel::sql_types::BigInt;
-    use diesel_async::RunQueryDsl;
-    #[derive(diesel::QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
-    }
-    let mut conn = app.database.connect().await;
-    diesel::sql_query(sql)
-        .get_result::<Count>(&mut conn)
-        .await
-        .unwrap()
-        .n
+    app.database.count(sql).await
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use auth_service::{db, seed};
 use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryableByName, sql_query};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
 
 #[derive(QueryableByName, Debug, PartialEq)]
@@ -19,17 +19,14 @@ async fn run(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<Vec<String>> {
-    let report = run_report(conn, fixture).await?;
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
-    Ok(report.lines)
+    testkit::seed::load_all(conn, seed::load, fixture).await
 }
 
 async fn run_report(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<server::SeedReport> {
-    conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
-        .await
+    testkit::seed::load(conn, seed::load, fixture).await
 }
 
 fn fixture(first_name: &str) -> serde_json::Value {

@@ -1,31 +1,16 @@
 //! Tokens: forged JWTs, legacy tokens where only primary ones count and the reverse,
 //! exchange-token's rules, inactive clients.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::json;
-use sha2::Sha256;
+use testkit::tokens::{Signature, jwt};
 
 use crate::helpers::*;
 
-fn b64(value: &serde_json::Value) -> String {
-    URL_SAFE_NO_PAD.encode(value.to_string())
-}
-
 /// A JWT with any header, signed with HMAC-SHA256 under `secret` (or unsigned).
-fn forge(header: serde_json::Value, secret: Option<&[u8]>) -> String {
+fn forge(header: serde_json::Value, secret: Option<&str>) -> String {
     let claims = json!({"sub": SARA.to_string(), "typ": "primary", "iat": 1_700_000_000});
-    let signing_input = format!("{}.{}", b64(&header), b64(&claims));
-    let signature = match secret {
-        Some(secret) => {
-            let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).unwrap();
-            mac.update(signing_input.as_bytes());
-            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
-        }
-        None => String::new(),
-    };
-    format!("{signing_input}.{signature}")
+    let signature = secret.map_or(Signature::None, Signature::Hs256);
+    jwt(&header, &claims, signature)
 }
 
 async fn verify_token(app: &TestApp, token: &str) -> (u16, serde_json::Value) {
@@ -40,10 +25,7 @@ const UNAUTHORIZED: (u16, fn() -> serde_json::Value) =
 async fn our_own_forgery_helper_makes_a_token_the_service_accepts() {
     // Proves the forgeries below fail for the reason they test, not for a malformed token.
     let app = spawn_app().await;
-    let genuine = forge(
-        json!({"alg": "HS256", "typ": "JWT"}),
-        Some(SECRET.as_bytes()),
-    );
+    let genuine = forge(json!({"alg": "HS256", "typ": "JWT"}), Some(SECRET));
     assert_eq!(verify_token(&app, &genuine).await.0, 200);
 }
 
@@ -55,7 +37,7 @@ async fn forged_tokens_get_401() {
             "another secret",
             forge(
                 json!({"alg": "HS256", "typ": "JWT"}),
-                Some(b"not-the-secret"),
+                Some("not-the-secret"),
             ),
         ),
         (
@@ -64,24 +46,15 @@ async fn forged_tokens_get_401() {
         ),
         (
             "alg none, signed anyway",
-            forge(
-                json!({"alg": "none", "typ": "JWT"}),
-                Some(SECRET.as_bytes()),
-            ),
+            forge(json!({"alg": "none", "typ": "JWT"}), Some(SECRET)),
         ),
         (
             "RS256 header, HMAC with the secret",
-            forge(
-                json!({"alg": "RS256", "typ": "JWT"}),
-                Some(SECRET.as_bytes()),
-            ),
+            forge(json!({"alg": "RS256", "typ": "JWT"}), Some(SECRET)),
         ),
         (
             "HS512 header",
-            forge(
-                json!({"alg": "HS512", "typ": "JWT"}),
-                Some(SECRET.as_bytes()),
-            ),
+            forge(json!({"alg": "HS512", "typ": "JWT"}), Some(SECRET)),
         ),
         ("garbage", "not.a.jwt".to_owned()),
     ];

@@ -3,11 +3,11 @@
 use std::net::TcpListener;
 
 use db::testing::TestDatabase;
-use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+use diesel_async::SimpleAsyncConnection;
 use operator_service::auth::{OperatorKeys, Role};
 use operator_service::config::Config;
 use serde_json::{Value, json};
-use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
+use server::Secret;
 
 pub const SECRET: &str = "test-operator-secret-0123456789abcdef0123";
 
@@ -47,34 +47,12 @@ pub struct TestApp {
 }
 
 pub async fn spawn_app() -> TestApp {
-    let database = TestDatabase::new(catalog::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| {
-            operator_service::seed::load(c, &fixture).await
-        })
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database =
+        testkit::seed::seeded_database(catalog::SCHEMA, operator_service::seed::load, &fixture())
+            .await;
     let config = Config {
-        common: CommonConfig {
-            app_env: AppEnv::Development,
-            bind_addr: "127.0.0.1:0".parse().unwrap(),
-            workers: 2,
-            http: server::HttpLimits::default(),
-            telemetry: telemetry::TelemetryConfig {
-                service_name: "operator-service",
-                log_format: telemetry::LogFormat::Pretty,
-                log_filter: "warn".into(),
-                otlp_endpoint: None,
-            },
-        },
-        database: DatabaseConfig {
-            url: Secret::new(database.url()),
-            pool_size: 10,
-            statement_cache: true,
-        },
+        common: testkit::config::common("operator-service"),
+        database: testkit::config::database(database.url(), 10),
         jwt_secret: Secret::new(SECRET),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -110,13 +88,7 @@ impl TestApp {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        testkit::answer(request.send().await.unwrap()).await
     }
 
     pub async fn admin(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
@@ -141,10 +113,7 @@ impl TestApp {
 }
 
 pub fn bad_request(message: &str) -> (u16, Value) {
-    (
-        400,
-        json!({"statusCode": 400, "message": message, "error": "Bad Request"}),
-    )
+    (400, testkit::operator_error(400, message, "Bad Request"))
 }
 
 pub fn ids(body: &Value) -> Vec<i64> {

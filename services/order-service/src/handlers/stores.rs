@@ -109,7 +109,7 @@ pub async fn branches(
 pub async fn nearest(
     state: web::Data<AppState>,
     path: web::Path<String>,
-    // Pairs, not a struct: a parameter sent twice must not turn into a 400 (DESIGN.md: the
+    // Pairs, not a struct: a parameter sent twice must not turn into a 400 (docs/design.md: the
     // answer is always 200); the first value counts.
     query: web::Query<Vec<(String, String)>>,
 ) -> HttpResponse {

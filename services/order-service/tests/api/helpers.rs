@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
-use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 use order_service::config::{Config, CreditTarget, GiftCardRetry};
 use serde_json::{Value, json};
 pub use server::AppEnv;
-use server::{CommonConfig, DatabaseConfig, Secret};
+use server::{CommonConfig, Secret};
+pub use testkit::answer;
 
 pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
 
@@ -92,14 +92,9 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database = TestDatabase::new(catalog::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| order_service::seed::load(c, &fixture).await)
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database =
+        testkit::seed::seeded_database(catalog::SCHEMA, order_service::seed::load, &fixture())
+            .await;
     let credits: Arc<Mutex<Vec<Value>>> = Arc::default();
     let credits_fail = Arc::new(AtomicBool::new(false));
     let point_url = match (&options.point_service_url, options.point_service) {
@@ -126,24 +121,23 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
 
 /// One app (one replica) on `database_url`, its point service at `point_url`; its base URL.
 pub fn start(database_url: &str, point_url: &str, options: &Options) -> String {
-    let config = Config {
+    let config = config(database_url, point_url, options);
+    // As the binary does (no exporter: the trace context flows without OpenTelemetry spans).
+    let _ = telemetry::init(&config.common.telemetry);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(order_service::startup::build(config, listener).unwrap());
+    base
+}
+
+/// The service's configuration for a test: its database, its point service, the options.
+fn config(database_url: &str, point_url: &str, options: &Options) -> Config {
+    Config {
         common: CommonConfig {
             app_env: options.app_env,
-            bind_addr: "127.0.0.1:0".parse().unwrap(),
-            workers: 2,
-            http: server::HttpLimits::default(),
-            telemetry: telemetry::TelemetryConfig {
-                service_name: "order-service",
-                log_format: telemetry::LogFormat::Pretty,
-                log_filter: "warn".into(),
-                otlp_endpoint: None,
-            },
+            ..testkit::config::common("order-service")
         },
-        database: DatabaseConfig {
-            url: Secret::new(database_url),
-            pool_size: options.pool_size,
-            statement_cache: true,
-        },
+        database: testkit::config::database(database_url, options.pool_size),
         point_service_url: point_url.to_owned(),
         relay_timeout: options.relay_timeout,
         pay_timeout: options.relay_timeout * 2,
@@ -158,13 +152,7 @@ pub fn start(database_url: &str, point_url: &str, options: &Options) -> String {
         trust_forwarded_for: true,
         nearest_cache_ttl: options.nearest_cache_ttl,
         gift_card_retry: options.gift_card_retry,
-    };
-    // As the binary does (no exporter: the trace context flows without OpenTelemetry spans).
-    let _ = telemetry::init(&config.common.telemetry);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(order_service::startup::build(config, listener).unwrap());
-    base
+    }
 }
 
 /// `token-<id>` is client `<id>`.
@@ -256,8 +244,7 @@ impl TestApp {
     }
 
     pub async fn sql(&self, statement: &str) {
-        let mut conn = self.database.connect().await;
-        conn.batch_execute(statement).await.unwrap();
+        self.database.execute(statement).await;
     }
 
     pub async fn redeem(&self, client: i64, code: &str) -> (u16, Value) {
@@ -273,15 +260,7 @@ impl TestApp {
     }
 }
 
-pub async fn answer(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
+/// Envelope C with its status, as the tests compare answers.
 pub fn error_c(status: u16, message: &str) -> (u16, Value) {
-    (status, json!({"message": message, "statusCode": status}))
+    (status, testkit::error_c(status, message))
 }

@@ -356,7 +356,7 @@ async fn the_own_routes_document_the_messages_they_send() {
         &app.get("/api/v2/client/stores").await,
         "merchantId must be an integer",
     );
-    // A repeated coordinate is no reason for anything but 200 (DESIGN.md); the first counts.
+    // A repeated coordinate is no reason for anything but 200 (docs/design.md); the first counts.
     let (status, body) = app
         .get("/api/v2/client/banners/merchant/77/nearest-store?latitude=24.69&latitude=2&longitude=46.68")
         .await;

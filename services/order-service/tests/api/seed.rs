@@ -2,7 +2,7 @@
 
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryableByName, sql_query};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use order_service::seed;
 use serde_json::json;
 
@@ -23,17 +23,14 @@ async fn run(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<Vec<String>> {
-    let report = run_report(conn, fixture).await?;
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
-    Ok(report.lines)
+    testkit::seed::load_all(conn, seed::load, fixture).await
 }
 
 async fn run_report(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<server::SeedReport> {
-    conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
-        .await
+    testkit::seed::load(conn, seed::load, fixture).await
 }
 
 async fn count(conn: &mut AsyncPgConnection, table: &str) -> i64 {

@@ -1,4 +1,4 @@
-//! The payment service (DESIGN.md's contract). Amounts go out in halalas. A 4xx answer is
+//! The payment service (docs/design.md's contract). Amounts go out in halalas. A 4xx answer is
 //! passed through to the app; a transport failure, a timeout or a 5xx is a 500.
 
 use actix_web::web::Bytes;

@@ -1,4 +1,4 @@
-//! Point amounts are exact decimals from fixture to database to answer (`shared/DESIGN.md`,
+//! Point amounts are exact decimals from fixture to database to answer (`docs/design.md`,
 //! "Answers the spec leaves open"), a `point` order charges exactly the offer's price, and a
 //! bad fixture row is reported without costing the valid rows their place. The fixtures and
 //! amounts are generated: fractions, integers past a double's 2^53, 20 and more decimals,
@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bigdecimal::BigDecimal;
 use diesel::sql_types::Text;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use point_service::seed;
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -88,7 +88,7 @@ fn plain_shape(text: &str) -> bool {
 
 async fn load(app: &TestApp, fixture: &Value) -> SeedReport {
     let mut conn = app.database.connect().await;
-    conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
+    testkit::seed::load(&mut conn, seed::load, fixture)
         .await
         .unwrap()
 }

@@ -8,12 +8,10 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
-use diesel_async::{AsyncConnection, SimpleAsyncConnection};
-use hmac::{Hmac, KeyInit, Mac};
 use point_service::config::{Config, Flags, Limits};
 use serde_json::{Value, json};
-use server::{AppEnv, CommonConfig, DatabaseConfig, Secret};
-use sha2::Sha256;
+use server::Secret;
+pub use testkit::{answer, error_b, keys};
 
 pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
 pub const WEBHOOK_SECRET: &str = "test-webhook-secret-0123456789abcdef01";
@@ -151,14 +149,12 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database = TestDatabase::new(point_service::db::SCHEMA).await;
-    let mut conn = database.connect().await;
-    let fixture = fixture();
-    let report = conn
-        .transaction::<_, anyhow::Error, _>(async |c| point_service::seed::load(c, &fixture).await)
-        .await
-        .unwrap();
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    let database = testkit::seed::seeded_database(
+        point_service::db::SCHEMA,
+        point_service::seed::load,
+        &fixture(),
+    )
+    .await;
     let auth_url = match (options.auth, options.auth_unreachable) {
         (_, true) => Some(format!("http://127.0.0.1:{}", unused_port())),
         (Some(mode), false) => Some(spawn_fake_auth(mode)),
@@ -170,34 +166,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         .payment_url
         .clone()
         .unwrap_or_else(|| spawn_fake_payments(payments.clone(), gate.clone()));
-    let config = Config {
-        common: CommonConfig {
-            app_env: AppEnv::Development,
-            bind_addr: "127.0.0.1:0".parse().unwrap(),
-            workers: 2,
-            http: server::HttpLimits::default(),
-            telemetry: telemetry::TelemetryConfig {
-                service_name: "point-service",
-                log_format: telemetry::LogFormat::Pretty,
-                log_filter: "warn".into(),
-                otlp_endpoint: None,
-            },
-        },
-        database: DatabaseConfig {
-            url: Secret::new(database.url()),
-            pool_size: 10,
-            statement_cache: true,
-        },
-        auth_service_url: auth_url,
-        auth_timeout: Duration::from_secs(2),
-        caller_cache_ttl: options.caller_cache_ttl,
-        internal_token: Secret::new(INTERNAL),
-        payment_service_url: Some(payment_url),
-        payment_timeout: options.payment_timeout,
-        webhook_secret: Secret::new(WEBHOOK_SECRET),
-        flags: options.flags,
-        limits: options.limits,
-    };
+    let config = config(&database, &options, auth_url, payment_url);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(point_service::startup::build(config, listener).unwrap());
@@ -207,6 +176,28 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         database,
         payments,
         gate,
+    }
+}
+
+/// The service's configuration for a test: its database, the options, the fakes' addresses.
+fn config(
+    database: &TestDatabase,
+    options: &Options,
+    auth_url: Option<String>,
+    payment_url: String,
+) -> Config {
+    Config {
+        common: testkit::config::common("point-service"),
+        database: testkit::config::database(database.url(), 10),
+        auth_service_url: auth_url,
+        auth_timeout: Duration::from_secs(2),
+        caller_cache_ttl: options.caller_cache_ttl,
+        internal_token: Secret::new(INTERNAL),
+        payment_service_url: Some(payment_url),
+        payment_timeout: options.payment_timeout,
+        webhook_secret: Secret::new(WEBHOOK_SECRET),
+        flags: options.flags,
+        limits: options.limits,
     }
 }
 
@@ -371,24 +362,12 @@ impl TestApp {
     }
 
     pub async fn sql(&self, statement: &str) {
-        let mut conn = self.database.connect().await;
-        conn.batch_execute(statement).await.unwrap();
+        self.database.execute(statement).await;
     }
 
-    /// One number from SQL.
+    /// One number from SQL: `SELECT count(*) AS n …`.
     pub async fn count(&self, query: &str) -> i64 {
-        use diesel_async::RunQueryDsl;
-        #[derive(diesel::QueryableByName)]
-        struct N {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            n: i64,
-        }
-        let mut conn = self.database.connect().await;
-        diesel::sql_query(query)
-            .get_result::<N>(&mut conn)
-            .await
-            .unwrap()
-            .n
+        self.database.count(query).await
     }
 
     /// Posts a signed webhook event.
@@ -399,19 +378,13 @@ impl TestApp {
 
     /// Posts `body`, byte for byte, signed.
     pub async fn webhook_raw(&self, body: &str, secret: &str, timestamp: i64) -> (u16, Value) {
-        let body = body.to_owned();
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.as_bytes()).unwrap();
-        mac.update(format!("{timestamp}.{body}").as_bytes());
-        let signature = format!(
-            "t={timestamp},v1={}",
-            hex::encode(mac.finalize().into_bytes())
-        );
+        let signature = testkit::tokens::webhook_signature(secret, timestamp, body);
         let response = self
             .client
             .post(self.url("/webhooks/v1/payments"))
             .header("x-signature", signature)
             .header("content-type", "application/json")
-            .body(body)
+            .body(body.to_owned())
             .send()
             .await
             .unwrap();
@@ -421,23 +394,6 @@ impl TestApp {
 
 pub fn order_body(to: i64, payment_type: &str) -> Value {
     json!({"point_offer_id": OFFER, "to_client_id": to, "payment_type": payment_type})
-}
-
-pub fn error_b(code: &str, message: &str) -> Value {
-    json!({"success": false, "error": {"code": code, "message": message}})
-}
-
-pub async fn answer(response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-pub fn keys(body: &Value) -> Vec<String> {
-    body.as_object().unwrap().keys().cloned().collect()
 }
 
 pub const ORDER_KEYS: [&str; 9] = [

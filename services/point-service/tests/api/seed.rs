@@ -2,7 +2,7 @@
 
 use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryableByName, sql_query};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use point_service::{db, seed};
 use serde_json::json;
 
@@ -21,17 +21,7 @@ async fn run(
     conn: &mut AsyncPgConnection,
     fixture: &serde_json::Value,
 ) -> anyhow::Result<Vec<String>> {
-    let report = run_report(conn, fixture).await?;
-    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
-    Ok(report.lines)
-}
-
-async fn run_report(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<server::SeedReport> {
-    conn.transaction::<_, anyhow::Error, _>(async |c| seed::load(c, fixture).await)
-        .await
+    testkit::seed::load_all(conn, seed::load, fixture).await
 }
 
 fn fixture() -> serde_json::Value {

@@ -1,0 +1,54 @@
+//! The four error envelopes of the spec, as a test expects them (`docs/spec/`,
+//! `docs/design.md` "Tokens"):
+//!
+//! | envelope | body | answered by |
+//! |---|---|---|
+//! | A | `{status, message, stack?}` | the auth service |
+//! | B | `{success: false, error: {code, message}}` | the point routes |
+//! | C | `{message, statusCode}` | the order service's own routes |
+//! | operator | `{statusCode, message, error}` | the operator service |
+
+use serde_json::{Value, json};
+
+/// Envelope A without its development-only `stack` (compare with [`without_stack`]).
+pub fn error_a(status: u16, message: &str) -> Value {
+    json!({"status": status, "message": message})
+}
+
+/// Envelope B.
+pub fn error_b(code: &str, message: &str) -> Value {
+    json!({"success": false, "error": {"code": code, "message": message}})
+}
+
+/// Envelope C.
+pub fn error_c(status: u16, message: &str) -> Value {
+    json!({"message": message, "statusCode": status})
+}
+
+/// The operator service's envelope; `error` is the status's reason phrase.
+pub fn operator_error(status: u16, message: &str, error: &str) -> Value {
+    json!({"statusCode": status, "message": message, "error": error})
+}
+
+/// The auth routes' 401 (envelope A, `stack` removed).
+pub fn unauthorization() -> Value {
+    error_a(401, "Unauthorization")
+}
+
+/// The operator routes' 401: a missing, bad or expired operator token.
+pub fn operator_401() -> Value {
+    operator_error(401, "Unauthorized", "Unauthorized")
+}
+
+/// The operator routes' 403: a role the route does not admit.
+pub fn operator_403() -> Value {
+    operator_error(403, "Forbidden resource", "Forbidden")
+}
+
+/// Envelope A carries `stack` outside production; the tests compare the rest.
+pub fn without_stack(mut body: Value) -> Value {
+    if let Some(object) = body.as_object_mut() {
+        object.remove("stack");
+    }
+    body
+}

@@ -1,0 +1,28 @@
+//! What the services' API tests (`services/*/tests/`) and the end-to-end tests (`tests/`)
+//! share, so that each rule of the spec is written once in the tests too:
+//!
+//! - [`envelopes`]: the exact bodies of the four error envelopes (`docs/spec/`), as the
+//!   tests expect them;
+//! - [`answers`]: an HTTP answer as `(status, JSON body)`, and a body's keys in order;
+//! - [`tokens`]: JWTs with any header, claims and signature (forgeries included), and the
+//!   payment webhook's `X-Signature`;
+//! - [`config`]: the part of a service's configuration every API test starts it with;
+//! - [`seed`]: fixtures loaded as a service's `seed` subcommand loads them.
+//!
+//! A dev-dependency only: nothing in a service binary uses it. The expected bodies are
+//! written out here as JSON, never taken from the `envelope` crate, so that a test of an
+//! envelope can fail when the envelope is wrong.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly on purpose
+
+pub mod answers;
+pub mod config;
+pub mod envelopes;
+pub mod seed;
+pub mod tokens;
+
+pub use answers::{answer, ids, keys};
+pub use envelopes::{
+    error_a, error_b, error_c, operator_401, operator_403, operator_error, unauthorization,
+    without_stack,
+};

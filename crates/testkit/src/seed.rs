@@ -1,0 +1,38 @@
+//! Fixtures loaded as `<binary> seed FILE` loads them: one service's loader, in one
+//! transaction.
+
+use db::testing::TestDatabase;
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use serde_json::Value;
+use server::{SeedFn, SeedReport};
+
+/// Loads `fixture` with a service's loader (its `seed::load`); the report.
+pub async fn load(
+    conn: &mut AsyncPgConnection,
+    loader: SeedFn,
+    fixture: &Value,
+) -> anyhow::Result<SeedReport> {
+    conn.transaction::<_, anyhow::Error, _>(async |c| loader(c, fixture).await)
+        .await
+}
+
+/// A load whose every row must be accepted (else the test fails naming the rejected ones);
+/// its log lines.
+pub async fn load_all(
+    conn: &mut AsyncPgConnection,
+    loader: SeedFn,
+    fixture: &Value,
+) -> anyhow::Result<Vec<String>> {
+    let report = load(conn, loader, fixture).await?;
+    assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+    Ok(report.lines)
+}
+
+/// A test database with `schema`'s migrations and `fixture` loaded, every row accepted.
+pub async fn seeded_database(schema: db::Schema, loader: SeedFn, fixture: &Value) -> TestDatabase {
+    let database = TestDatabase::new(schema).await;
+    load_all(&mut database.connect().await, loader, fixture)
+        .await
+        .unwrap();
+    database
+}
