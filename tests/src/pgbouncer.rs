@@ -23,12 +23,13 @@ impl PgBouncer {
         let dir = WorkDir::new("pgbouncer");
         let port = free_port();
         std::fs::write(dir.path("users.txt"), "\"postgres\" \"\"\n").unwrap();
-        // Every database name reaches the same name upstream (the `*` fallback). The
-        // services set statement_timeout and lock_timeout on their own connections; a
-        // deployment sets them with connect_query too (k8s/components/pgbouncer).
+        // Every database name reaches the same name upstream (the `*` fallback). In
+        // transaction pooling a service's own `SET statement_timeout` lands on whichever
+        // server connection ran it, so every server connection gets the timeouts from
+        // `connect_query`, as the deployment's PgBouncer does (k8s/components/pgbouncer).
         let config = format!(
             "[databases]\n\
-             * = host=127.0.0.1 port={upstream_port}\n\
+             * = host=127.0.0.1 port={upstream_port} connect_query='SET statement_timeout = 10000; SET lock_timeout = 5000'\n\
              [pgbouncer]\n\
              listen_addr = 127.0.0.1\n\
              listen_port = {port}\n\
