@@ -22,7 +22,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use actix_web::HttpMessage;
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::StatusCode;
@@ -41,21 +40,6 @@ pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id"
 
 /// The name of every request's root span (the JSON log layer lists only these spans).
 pub const REQUEST_SPAN: &str = "HTTP request";
-
-/// The route pattern a request matched (`/api/v2/client/point-offers/{id}`), for span names
-/// and metric labels. actix-web finds it by walking every route (regular expressions for the
-/// ones with parameters) on each call, and a request asks up to three times (its span, its
-/// metrics, the relay's metrics), so the first answer is kept in the request's extensions.
-pub fn route_pattern(request: &actix_web::HttpRequest) -> Option<String> {
-    #[derive(Clone)]
-    struct Matched(Option<String>);
-    if let Some(Matched(pattern)) = request.extensions().get::<Matched>() {
-        return pattern.clone();
-    }
-    let pattern = request.match_pattern();
-    request.extensions_mut().insert(Matched(pattern.clone()));
-    pattern
-}
 
 /// The request method as a bounded label: one of the nine standard methods, else `other`.
 /// actix-web accepts any method token (`QWERTY123 /x HTTP/1.1`), so the method as sent would
@@ -121,7 +105,10 @@ where
     fn call(&self, req: ServiceRequest) -> Self::Future {
         let started = Instant::now();
         let method = method_label(req.method());
-        let route = route_pattern(req.request());
+        // The route pattern (`/api/v2/client/point-offers/{id}`) for the span and the
+        // metrics: actix finds it by walking the route table (regular expressions for the
+        // routes with parameters), so once per request, carried to the answer.
+        let route = req.match_pattern();
         let request_id = uuid::Uuid::new_v4();
         let mut id_text = uuid::Uuid::encode_buffer();
         let id_text = request_id.hyphenated().encode_lower(&mut id_text);
@@ -146,6 +133,7 @@ where
             span,
             started,
             method,
+            route,
             request_id: header,
         }
     }
@@ -187,11 +175,15 @@ fn exported_span(
         REQUEST_SPAN,
         http.method = method,
         http.route = route,
-        http.flavor = ?req.version(),
+        http.flavor = http_flavor(req.version()),
         http.scheme = connection.scheme(),
         http.host = connection.host(),
         http.client_ip = connection.realip_remote_addr().unwrap_or(""),
-        http.user_agent = req.headers().get("user-agent").and_then(|h| h.to_str().ok()).unwrap_or(""),
+        http.user_agent = req
+            .headers()
+            .get("user-agent")
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or(""),
         http.target = req.path(),
         http.status_code = Empty,
         otel.name = format!("{method} {route}"),
@@ -215,6 +207,18 @@ fn exported_span(
     span
 }
 
+/// The HTTP version as tracing-actix-web's span gave it (`1.1`, not `HTTP/1.1`).
+fn http_flavor(version: actix_web::http::Version) -> &'static str {
+    use actix_web::http::Version;
+    match version {
+        Version::HTTP_09 => "0.9",
+        Version::HTTP_10 => "1.0",
+        Version::HTTP_2 => "2.0",
+        Version::HTTP_3 => "3.0",
+        _ => "1.1",
+    }
+}
+
 /// The `X-Request-Id` a caller sent (the relay sends its own), at most 128 characters.
 fn caller_request_id(req: &ServiceRequest) -> Option<String> {
     let sent = req.headers().get(&REQUEST_ID_HEADER)?.to_str().ok()?;
@@ -228,6 +232,7 @@ pin_project_lite::pin_project! {
         span: Span,
         started: Instant,
         method: &'static str,
+        route: Option<String>,
         request_id: Option<HeaderValue>,
     }
 }
@@ -249,7 +254,7 @@ where
         let (status, route, error) = match &outcome {
             Ok(res) => (
                 res.status(),
-                route_pattern(res.request()),
+                this.route.take(),
                 res.response().error().map(|e| e.as_response_error()),
             ),
             Err(e) => (
