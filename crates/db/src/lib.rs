@@ -9,7 +9,7 @@ mod sql_spans;
 pub mod testing;
 
 pub use failure::{BUSY_ANSWER, BUSY_MESSAGE, Failure};
-pub use migrate::{MIGRATION_LOCK_KEY, Schema, pending_migrations, run_migrations};
+pub use migrate::{MIGRATION_LOCK_KEY, Migrations, pending_migrations, run_migrations};
 pub use pool::{
     BuildError, Conn, PING_AFTER_IDLE, Pool, PoolError, PoolSettings, PoolStatus, build_pool,
     check_ready,

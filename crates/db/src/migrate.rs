@@ -15,9 +15,9 @@ pub const MIGRATION_LOCK_KEY: i64 = 0x006C_6F79_616C_7479; // "loyalty" in ASCII
 /// One database's migrations, with the folder they were embedded from (tests hash it to
 /// know when a template database is stale).
 #[derive(Clone, Copy)]
-pub struct Schema {
+pub struct Migrations {
     pub name: &'static str,
-    pub migrations: &'static EmbeddedMigrations,
+    pub embedded: &'static EmbeddedMigrations,
     pub source_dir: &'static str,
 }
 
@@ -36,7 +36,10 @@ pub enum MigrateError {
 /// Applies pending migrations and returns the names of those applied (empty when the
 /// database was already current). Runs on a blocking thread: diesel's migration harness is
 /// synchronous, and running it on an async worker would stall (or, under actix, panic).
-pub async fn run_migrations(url: &str, schema: Schema) -> Result<Vec<String>, MigrateError> {
+pub async fn run_migrations(
+    url: &str,
+    migrations: Migrations,
+) -> Result<Vec<String>, MigrateError> {
     let url = url.to_owned();
     tokio::task::spawn_blocking(move || {
         let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
@@ -45,7 +48,7 @@ pub async fn run_migrations(url: &str, schema: Schema) -> Result<Vec<String>, Mi
             .execute(&mut conn)
             .map_err(MigrateError::Lock)?;
         let applied = conn
-            .run_pending_migrations(Source(schema.migrations))
+            .run_pending_migrations(Source(migrations.embedded))
             .map(|versions| versions.iter().map(ToString::to_string).collect::<Vec<_>>())
             .map_err(|e| MigrateError::Migration(e.to_string()));
         // Closing the connection would release the lock too; unlock explicitly so that a
@@ -62,11 +65,14 @@ pub async fn run_migrations(url: &str, schema: Schema) -> Result<Vec<String>, Mi
 /// The embedded migrations not yet applied to the database at `url` (names, oldest first).
 /// Reads only: Kubernetes init containers use it to hold a rollout until the migration Job
 /// has run.
-pub async fn pending_migrations(url: &str, schema: Schema) -> Result<Vec<String>, MigrateError> {
+pub async fn pending_migrations(
+    url: &str,
+    migrations: Migrations,
+) -> Result<Vec<String>, MigrateError> {
     let url = url.to_owned();
     tokio::task::spawn_blocking(move || {
         let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
-        conn.pending_migrations(Source(schema.migrations))
+        conn.pending_migrations(Source(migrations.embedded))
             .map(|pending| pending.iter().map(|m| m.name().to_string()).collect())
             .map_err(|e| MigrateError::Migration(e.to_string()))
     })
@@ -75,7 +81,7 @@ pub async fn pending_migrations(url: &str, schema: Schema) -> Result<Vec<String>
 }
 
 /// `EmbeddedMigrations` is neither `Clone` nor implemented for references; this lets a
-/// `Schema` hold a `&'static` to it.
+/// `Migrations` hold a `&'static` to it.
 struct Source(&'static EmbeddedMigrations);
 
 impl MigrationSource<Pg> for Source {

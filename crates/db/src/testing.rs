@@ -14,7 +14,7 @@ use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use sha2::{Digest, Sha256};
 
-use crate::{Schema, quote_ident, run_migrations, with_database};
+use crate::{Migrations, quote_ident, run_migrations, with_database};
 
 pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -37,11 +37,11 @@ struct Found {
 }
 
 impl TestDatabase {
-    /// A fresh database holding `schema`'s migrations and nothing else.
-    pub async fn new(schema: Schema) -> Self {
+    /// A fresh database holding `migrations` and nothing else.
+    pub async fn new(migrations: Migrations) -> Self {
         let admin_url = admin_url();
-        let template = ensure_template(&admin_url, schema).await;
-        let name = format!("test_{}_{}", schema.name, uuid::Uuid::new_v4().simple());
+        let template = ensure_template(&admin_url, migrations).await;
+        let name = format!("test_{}_{}", migrations.name, uuid::Uuid::new_v4().simple());
         let mut admin = connect(&admin_url).await;
         sql_query(format!(
             "CREATE DATABASE {} TEMPLATE {}",
@@ -175,13 +175,13 @@ fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Returns the name of a migrated template for `schema`, building it if no test process
+/// Returns the name of a migrated template for `migrations`, building it if no test process
 /// has yet.
-async fn ensure_template(admin_url: &str, schema: Schema) -> String {
+async fn ensure_template(admin_url: &str, migrations: Migrations) -> String {
     let template = format!(
         "tmpl_{}_{}",
-        schema.name,
-        migrations_hash(Path::new(schema.source_dir))
+        migrations.name,
+        migrations_hash(Path::new(migrations.source_dir))
     );
     let mut admin = connect(admin_url).await;
     sql_query("SELECT pg_advisory_lock(hashtext($1)::bigint)")
@@ -213,7 +213,7 @@ async fn ensure_template(admin_url: &str, schema: Schema) -> String {
         }
         let building_url = with_database(admin_url, &building)
             .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
-        run_migrations(&building_url, schema)
+        run_migrations(&building_url, migrations)
             .await
             .unwrap_or_else(|e| panic!("cannot migrate template {building}: {e}"));
         sql_query(format!(

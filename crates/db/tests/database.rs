@@ -5,16 +5,16 @@
 use std::time::Duration;
 
 use db::testing::TestDatabase;
-use db::{PoolSettings, Schema, build_pool, check_ready, run_migrations};
+use db::{Migrations, PoolSettings, build_pool, check_ready, run_migrations};
 use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 
-static MIGRATIONS: EmbeddedMigrations = embed_migrations!("tests/migrations");
-const SCHEMA: Schema = Schema {
+static EMBEDDED: EmbeddedMigrations = embed_migrations!("tests/migrations");
+const MIGRATIONS: Migrations = Migrations {
     name: "dbcrate",
-    migrations: &MIGRATIONS,
+    embedded: &EMBEDDED,
     source_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/tests/migrations"),
 };
 
@@ -36,7 +36,7 @@ async fn count(conn: &mut AsyncPgConnection, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn pool_sets_session_timeouts_and_waits_at_most_its_wait_timeout() {
-    let database = TestDatabase::new(SCHEMA).await;
+    let database = TestDatabase::new(MIGRATIONS).await;
     let mut settings = PoolSettings::new(database.url(), 2);
     settings.wait_timeout = Duration::from_millis(200);
     settings.statement_timeout = Duration::from_millis(1500);
@@ -90,8 +90,8 @@ async fn readiness_fails_when_the_server_is_unreachable() {
 async fn two_concurrent_migrate_runs_take_turns_under_the_lock() {
     let database = TestDatabase::empty("migrate").await;
     let (a, b) = tokio::join!(
-        run_migrations(database.url(), SCHEMA),
-        run_migrations(database.url(), SCHEMA)
+        run_migrations(database.url(), MIGRATIONS),
+        run_migrations(database.url(), MIGRATIONS)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     // One run applied both migrations, the other found nothing left to do.
@@ -125,7 +125,7 @@ async fn migrate_waits_while_another_holds_the_lock() {
         .unwrap();
 
     let url = database.url().to_owned();
-    let migrate = tokio::spawn(async move { run_migrations(&url, SCHEMA).await });
+    let migrate = tokio::spawn(async move { run_migrations(&url, MIGRATIONS).await });
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(
         !migrate.is_finished(),
@@ -147,8 +147,8 @@ async fn migrate_waits_while_another_holds_the_lock() {
 
 #[tokio::test]
 async fn each_test_database_is_a_separate_migrated_clone_dropped_at_the_end() {
-    let one = TestDatabase::new(SCHEMA).await;
-    let two = TestDatabase::new(SCHEMA).await;
+    let one = TestDatabase::new(MIGRATIONS).await;
+    let two = TestDatabase::new(MIGRATIONS).await;
     assert_ne!(one.name(), two.name());
 
     let mut a = one.connect().await;
@@ -200,7 +200,7 @@ async fn last_statement(admin: &mut AsyncPgConnection, pid: i32) -> String {
 
 #[tokio::test]
 async fn a_connection_is_checked_only_after_sitting_idle_and_a_dead_one_is_replaced() {
-    let database = TestDatabase::new(SCHEMA).await;
+    let database = TestDatabase::new(MIGRATIONS).await;
     let pool = build_pool(&PoolSettings::new(database.url(), 2)).unwrap();
     let mut admin = database.connect().await;
     let pid = {
@@ -239,7 +239,7 @@ async fn a_connection_is_checked_only_after_sitting_idle_and_a_dead_one_is_repla
 /// lock (55P03) and a deadlock (40P01) are retryable: 503, not 500.
 #[tokio::test]
 async fn timeouts_lock_failures_and_deadlocks_from_the_server_are_busy() {
-    let database = TestDatabase::new(SCHEMA).await;
+    let database = TestDatabase::new(MIGRATIONS).await;
     let mut holder = database.connect().await;
     let mut waiter = database.connect().await;
     holder
@@ -302,7 +302,7 @@ async fn timeouts_lock_failures_and_deadlocks_from_the_server_are_busy() {
 /// and row counts.
 #[tokio::test]
 async fn with_the_statement_cache_off_no_statement_is_prepared_under_a_name() {
-    let database = TestDatabase::new(SCHEMA).await;
+    let database = TestDatabase::new(MIGRATIONS).await;
     for statement_cache in [true, false] {
         let pool = build_pool(&PoolSettings {
             statement_cache,

@@ -1,4 +1,4 @@
-//! Compressed request bodies (`Content-Encoding`). The body middleware ([`crate::nul`])
+//! Compressed request bodies (`Content-Encoding`). The body middleware ([`crate::body_limits`])
 //! decodes a body here before its checks, so that a compressed body meets the same NUL,
 //! depth and size rules as a plain one, and hands the decoded body on with the header
 //! removed (nothing after it decodes again). The decoded size is bounded while decoding:

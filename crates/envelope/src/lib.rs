@@ -11,14 +11,14 @@
 //! route) answer in whichever one a scope uses, and [`exposure`] decides per app whether
 //! internals (raw error text, `stack`) may be shown.
 
+pub mod body_limits;
 pub mod depth;
 mod details;
 pub mod encoding;
 mod envelopes;
+pub mod error_handlers;
 pub mod exposure;
-pub mod handlers;
-pub mod nul;
-pub mod schema;
+pub mod openapi;
 
 pub use details::Details;
 pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, OperatorError};

@@ -1,13 +1,13 @@
 //! The app every service starts from: operational routes, error handlers in the service's
 //! envelope, and the middleware stack (outermost first): the request's span, `X-Request-Id`
 //! and metrics (`telemetry::http`), exposure of internals, JSON for every error actix makes itself, the
-//! body's limits (read deadline, size, NUL characters, JSON depth: `envelope::nul`).
+//! body's limits (read deadline, size, NUL characters, JSON depth: `envelope::body_limits`).
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::from_fn;
 use actix_web::{App, Error, web};
-use envelope::{Envelope, exposure, handlers};
+use envelope::{Envelope, error_handlers, exposure};
 
 use crate::ops::{self, OpsState};
 
@@ -63,17 +63,17 @@ pub fn app(
             service: settings.service,
             pool: settings.pool.clone(),
         }))
-        .app_data(handlers::json_config(envelope))
-        .app_data(handlers::payload_config())
-        .app_data(handlers::path_config(envelope))
-        .app_data(handlers::query_config(envelope))
+        .app_data(error_handlers::json_config(envelope))
+        .app_data(error_handlers::payload_config())
+        .app_data(error_handlers::path_config(envelope))
+        .app_data(error_handlers::query_config(envelope))
         .configure(move |cfg| ops::configure(cfg, openapi))
-        .default_service(web::to(handlers::not_found))
-        .wrap(from_fn(envelope::nul::middleware(
+        .default_service(web::to(error_handlers::not_found))
+        .wrap(from_fn(envelope::body_limits::middleware(
             envelope,
             settings.http.body_timeout,
         )))
-        .wrap(handlers::plain_errors_to_json(envelope))
+        .wrap(error_handlers::plain_errors_to_json(envelope))
         .wrap(from_fn(exposure::middleware(settings.show_internals)))
         .wrap(telemetry::http::observe())
 }

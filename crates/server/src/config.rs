@@ -254,7 +254,7 @@ pub struct HttpLimits {
     pub backlog: u32,
     /// actix's `client_request_timeout`.
     pub head_timeout: Duration,
-    /// The body middleware's read deadline (`envelope::nul`).
+    /// The body middleware's read deadline (`envelope::body_limits`).
     pub body_timeout: Duration,
     /// actix's `keep_alive`; zero turns keep-alive off.
     pub keep_alive: Duration,

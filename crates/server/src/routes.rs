@@ -235,10 +235,10 @@ impl Routes {
 
     /// A service's whole document: [`Self::document`], the operational routes
     /// ([`crate::ops`]) and, on every operation, the door's answers in `envelope`
-    /// (`envelope::schema::add_door_answers`).
+    /// (`envelope::openapi::add_door_answers`).
     pub fn openapi(&self, base: OpenApi, envelope: envelope::Envelope) -> OpenApi {
         let mut doc = self.document(base).merge_from(crate::ops::openapi());
-        envelope::schema::add_door_answers(&mut doc, envelope);
+        envelope::openapi::add_door_answers(&mut doc, envelope);
         doc
     }
 

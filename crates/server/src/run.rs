@@ -57,7 +57,7 @@ where
 /// What bounds a slow or idle client (`docs/decisions.md`, "Abuse limits"):
 /// - a connection's first request head: `head_timeout` (actix's `client_request_timeout`,
 ///   408 and close);
-/// - a body: the app's body middleware (`envelope::nul`, 408 in the route's envelope);
+/// - a body: the app's body middleware (`envelope::body_limits`, 408 in the route's envelope);
 /// - an idle keep-alive connection: `keep_alive`;
 /// - a closing connection: `disconnect_timeout` (actix's `client_disconnect_timeout`);
 /// - all of them together: `max_connections` (split over the workers; past it, accepting
@@ -213,7 +213,7 @@ where
 pub struct Binary {
     pub name: &'static str,
     pub default_port: u16,
-    pub schema: db::Schema,
+    pub migrations: db::Migrations,
 }
 
 impl Binary {
@@ -268,10 +268,10 @@ impl Binary {
 
     /// `migrate`: applies pending migrations under the advisory lock.
     pub fn migrate(&self) -> ExitCode {
-        let schema = self.schema;
+        let migrations = self.migrations;
         self.with_database(async move |url| {
-            let applied = db::run_migrations(&url, schema).await.map_err(|e| e.to_string())?;
-            tracing::info!(db.schema = schema.name, applied = ?applied, "migrations are up to date");
+            let applied = db::run_migrations(&url, migrations).await.map_err(|e| e.to_string())?;
+            tracing::info!(db.name = migrations.name, applied = ?applied, "migrations are up to date");
             Ok(())
         })
     }
@@ -293,13 +293,13 @@ impl Binary {
     /// cannot be reached yet counts as "not yet", so the init container also waits out a
     /// database that starts after it.
     pub fn wait_for_migrations(&self, timeout: Duration) -> ExitCode {
-        let schema = self.schema;
+        let migrations = self.migrations;
         self.with_database(async move |url| {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
-                let last = match db::pending_migrations(&url, schema).await {
+                let last = match db::pending_migrations(&url, migrations).await {
                     Ok(pending) if pending.is_empty() => {
-                        tracing::info!(db.schema = schema.name, "migrations are up to date");
+                        tracing::info!(db.name = migrations.name, "migrations are up to date");
                         return Ok(());
                     }
                     Ok(pending) => format!("pending migrations: {}", pending.join(", ")),
@@ -309,10 +309,10 @@ impl Binary {
                     return Err(format!(
                         "gave up after {} s waiting for the {} migrations ({last})",
                         timeout.as_secs(),
-                        schema.name
+                        migrations.name
                     ));
                 }
-                tracing::info!(db.schema = schema.name, "waiting for migrations: {last}");
+                tracing::info!(db.name = migrations.name, "waiting for migrations: {last}");
                 tokio::time::sleep(Duration::from_secs(2)).await;
             }
         })

@@ -120,7 +120,7 @@ async fn a_gzip_bomb_stops_at_the_size_limit() {
     inflated.extend(b"\"}");
     let bomb = gzip(&inflated);
     assert!(
-        bomb.len() < envelope::handlers::JSON_LIMIT_BYTES,
+        bomb.len() < envelope::body_limits::JSON_LIMIT_BYTES,
         "{}",
         bomb.len()
     );

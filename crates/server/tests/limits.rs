@@ -262,7 +262,7 @@ async fn a_body_that_never_finishes_is_408_in_the_envelope_and_closed() {
         let body: Value = serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1).unwrap();
         assert_eq!(
             body,
-            json!({"success": false, "error": {"code": "REQUEST_TIMEOUT", "message": envelope::nul::BODY_TIMEOUT_MESSAGE}})
+            json!({"success": false, "error": {"code": "REQUEST_TIMEOUT", "message": envelope::body_limits::BODY_TIMEOUT_MESSAGE}})
         );
     }
     assert_eq!(app.handled.load(Ordering::SeqCst), 0);

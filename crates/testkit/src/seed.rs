@@ -28,9 +28,13 @@ pub async fn load_all(
     Ok(report.lines)
 }
 
-/// A test database with `schema`'s migrations and `fixture` loaded, every row accepted.
-pub async fn seeded_database(schema: db::Schema, loader: SeedFn, fixture: &Value) -> TestDatabase {
-    let database = TestDatabase::new(schema).await;
+/// A test database with `migrations` and `fixture` loaded, every row accepted.
+pub async fn seeded_database(
+    migrations: db::Migrations,
+    loader: SeedFn,
+    fixture: &Value,
+) -> TestDatabase {
+    let database = TestDatabase::new(migrations).await;
     load_all(&mut database.connect().await, loader, fixture)
         .await
         .unwrap();

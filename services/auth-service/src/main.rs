@@ -15,7 +15,7 @@ struct Cli {
 const BINARY: Binary = Binary {
     name: SERVICE,
     default_port: DEFAULT_PORT,
-    schema: db::SCHEMA,
+    migrations: db::MIGRATIONS,
 };
 
 fn main() -> ExitCode {

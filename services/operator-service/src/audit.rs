@@ -7,7 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::Value;
 
-use catalog::schema::operator_audit;
+use catalog_db::schema::operator_audit;
 
 use crate::auth::Operator;
 use crate::error::OpError;

@@ -5,7 +5,7 @@
 use diesel::AsChangeset;
 use serde_json::{Map, Value};
 
-use catalog::schema::services;
+use catalog_db::schema::services;
 
 const URL_MAX: usize = 2048;
 

@@ -34,7 +34,7 @@ enum OperatorCommand {
 const BINARY: Binary = Binary {
     name: SERVICE,
     default_port: DEFAULT_PORT,
-    schema: catalog::SCHEMA,
+    migrations: catalog_db::MIGRATIONS,
 };
 
 fn main() -> ExitCode {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use server::SeedReport;
 use server::seed::{read, rows, savepoint, settle};
 
-use catalog::schema::services;
+use catalog_db::schema::services;
 
 #[derive(Deserialize, Insertable, AsChangeset)]
 #[diesel(table_name = services, treat_none_as_null = true)]

@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use catalog::schema::services;
+use catalog_db::schema::services;
 
 use crate::audit::{self, Change};
 use crate::auth::Operator;

@@ -20,7 +20,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Points;
 use serde::Serialize;
 
-use catalog::schema::{gift_card_codes, gift_card_redemptions};
+use catalog_db::schema::{gift_card_codes, gift_card_redemptions};
 
 use crate::config::GiftCardRetry;
 use crate::error::OrderError;

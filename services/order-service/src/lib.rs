@@ -2,7 +2,6 @@
 //! routes to the point service and serves the rest itself from the `catalog` database:
 //! earn rates, gift-card codes, services (system categories) and stores.
 
-pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod gift_cards;
@@ -16,6 +15,7 @@ pub mod seed;
 pub mod startup;
 pub mod state;
 pub mod stores;
+pub mod system_categories;
 
 /// The binary's name, used in logs, traces and metrics.
 pub const SERVICE: &str = "order-service";

@@ -15,7 +15,7 @@ struct Cli {
 const BINARY: Binary = Binary {
     name: SERVICE,
     default_port: DEFAULT_PORT,
-    schema: catalog::SCHEMA,
+    migrations: catalog_db::MIGRATIONS,
 };
 
 fn main() -> ExitCode {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use catalog::schema::stores;
+use catalog_db::schema::stores;
 
 pub const OPERATIONAL_RADIUS_KM: f64 = 12.0;
 const EARTH_RADIUS_KM: f64 = 6371.0088;

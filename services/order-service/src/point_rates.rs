@@ -5,7 +5,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::Value;
 
-use catalog::schema::system_configs;
+use catalog_db::schema::system_configs;
 
 use crate::error::OrderError;
 use crate::seed::POINT_RATES_KEY;

@@ -165,7 +165,9 @@ pub async fn relay(
         reply.insert_header(("content-type", content_type.as_bytes()));
     }
     // The point service's answer as it left: the envelope handlers must not rewrite it.
-    reply.extensions_mut().insert(envelope::handlers::Verbatim);
+    reply
+        .extensions_mut()
+        .insert(envelope::error_handlers::Verbatim);
     Ok(reply.body(answer::Streamed::new(body, deadline)))
 }
 

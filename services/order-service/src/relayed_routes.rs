@@ -97,7 +97,7 @@ fn operation(point: &server::Route, post: bool, pay: bool) -> Operation {
     answers.insert("400".into(), RefOr::T(bad_request(point_400.as_deref())));
     answers.insert(
         "413".into(),
-        RefOr::T(envelope::schema::answer(
+        RefOr::T(envelope::openapi::answer(
             "`Payload Too Large` (envelope C, made by the order service): the request body is over \
              64 KiB; nothing is relayed",
             "ErrorC",
@@ -105,7 +105,7 @@ fn operation(point: &server::Route, post: bool, pay: bool) -> Operation {
     );
     answers.insert(
         "502".into(),
-        RefOr::T(envelope::schema::answer(
+        RefOr::T(envelope::openapi::answer(
             "`POINT_SERVICE_UNAVAILABLE` `Point service unavailable: <error text>` (the error and \
              its causes on one line): the point service could not be reached (refused, reset, \
              DNS); made by the order service",
@@ -114,7 +114,7 @@ fn operation(point: &server::Route, post: bool, pay: bool) -> Operation {
     );
     answers.insert(
         "504".into(),
-        RefOr::T(envelope::schema::answer(
+        RefOr::T(envelope::openapi::answer(
             &format!(
                 "`POINT_SERVICE_TIMEOUT` `Point service did not respond in time; the request outcome \
                  is unknown`: no answer within {wait}; made by the order service. The outcome is \
@@ -138,7 +138,7 @@ fn bad_request(point: Option<&str>) -> Response {
             "{point}made by the order service before anything is relayed: `VALIDATION_ERROR` \
              `Request target cannot be relayed unchanged` (envelope B) for a request target that \
              cannot go to the point service byte for byte, or {} (envelope C)",
-            envelope::schema::door_400_description()
+            envelope::openapi::door_400_description()
         ))
         .content(
             "application/json",

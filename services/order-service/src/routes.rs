@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use server::{Routes, route, scope};
 use utoipa::OpenApi;
 
-use crate::handlers::{catalog, gift_cards, stores};
+use crate::handlers::{gift_cards, point_rates, stores, system_categories};
 use crate::relayed_routes;
 
 #[derive(OpenApi)]
@@ -77,11 +77,11 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([scope(
         relayed_routes::PREFIX,
         relayed_routes::routes().chain([
-            route!(catalog::point_rates),
+            route!(point_rates::point_rates),
             route!(gift_cards::redeem),
-            route!(catalog::home),
-            route!(catalog::detail),
-            route!(catalog::children),
+            route!(system_categories::home),
+            route!(system_categories::detail),
+            route!(system_categories::children),
             route!(stores::branches),
             route!(stores::store),
             route!(stores::nearest),

@@ -11,7 +11,7 @@ use serde_json::Value;
 use server::SeedReport;
 use server::seed::{rows, savepoint, settle};
 
-use catalog::schema::{banners, gift_card_codes, stores, system_configs};
+use catalog_db::schema::{banners, gift_card_codes, stores, system_configs};
 
 /// The option key of the earn-rate table.
 pub const POINT_RATES_KEY: &str = "point_rates";

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::nearest::BranchIndexes;
 use crate::relay::Upstream;
 use crate::state::{AppState, Credit, Relay};
-use crate::{SERVICE, catalog, gift_cards, routes};
+use crate::{SERVICE, gift_cards, routes, system_categories};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
@@ -41,7 +41,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             internal_token: config.internal_token.clone(),
             http: short,
         },
-        children: catalog::children_cache(),
+        children: system_categories::children_cache(),
         branches: BranchIndexes::new(config.nearest_cache_ttl),
         tries_per_client: config.tries_per_client,
         tries_per_ip: config.tries_per_ip,

@@ -5,9 +5,9 @@ use std::time::Duration;
 use server::Secret;
 use server::caller::CallerLookup;
 
-use crate::catalog::ChildrenCache;
 use crate::config::{CreditTarget, GiftCardRetry};
 use crate::nearest::BranchIndexes;
+use crate::system_categories::ChildrenCache;
 
 #[derive(Clone)]
 pub struct AppState {

@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 
-use catalog::schema::stores;
+use catalog_db::schema::stores;
 
 /// A store, in this key order.
 #[derive(Debug, Clone, Serialize, Queryable, Selectable, utoipa::ToSchema)]

@@ -36,7 +36,7 @@ enum PointCommand {
 const BINARY: Binary = Binary {
     name: SERVICE,
     default_port: DEFAULT_PORT,
-    schema: db::SCHEMA,
+    migrations: db::MIGRATIONS,
 };
 
 fn main() -> ExitCode {

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use server::{Routes, route, scope};
 use utoipa::OpenApi;
 
-use crate::handlers::{catalog, internal, orders, pay, points, webhook};
+use crate::handlers::{internal, offers, orders, pay, points, webhook};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -49,9 +49,9 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
                 route!(points::balance),
                 route!(points::history),
                 route!(points::faq),
-                route!(catalog::offers),
-                route!(catalog::offer),
-                route!(catalog::occasions),
+                route!(offers::offers),
+                route!(offers::offer),
+                route!(offers::occasions),
                 route!(orders::create),
                 route!(orders::description),
                 route!(orders::get),

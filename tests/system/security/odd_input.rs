@@ -575,7 +575,7 @@ async fn a_nul_byte_in_text_input_is_a_400_before_any_handler() {
     let sys = system(None).await;
     let base = Baseline::read(&sys).await;
     let inputs: Vec<String> = NUL_INPUTS.iter().map(|s| (*s).to_owned()).collect();
-    // Every service refuses a NUL before any handler runs (envelope::nul): 400 with one
+    // Every service refuses a NUL before any handler runs (envelope::body_limits): 400 with one
     // message, in whichever envelope the route answers.
     let refused = || {
         rule(

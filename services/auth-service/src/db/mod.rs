@@ -4,10 +4,10 @@ pub mod schema;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 
-static MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/auth");
+static EMBEDDED: EmbeddedMigrations = embed_migrations!("../../migrations/auth");
 
-pub const SCHEMA: ::db::Schema = ::db::Schema {
+pub const MIGRATIONS: ::db::Migrations = ::db::Migrations {
     name: "auth",
-    migrations: &MIGRATIONS,
+    embedded: &EMBEDDED,
     source_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/auth"),
 };

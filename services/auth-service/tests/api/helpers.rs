@@ -140,7 +140,7 @@ pub async fn spawn_app() -> TestApp {
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
     let database = testkit::seed::seeded_database(
-        auth_service::db::SCHEMA,
+        auth_service::db::MIGRATIONS,
         auth_service::seed::load,
         &fixture(),
     )

@@ -42,7 +42,7 @@ fn fixture(first_name: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn seeding_twice_upserts_by_id() {
-    let database = ::db::testing::TestDatabase::new(db::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     let report = run(&mut conn, &fixture("Sara")).await.unwrap();
     assert_eq!(report, ["clients: 1 upserted", "legacy_tokens: 1 upserted"]);
@@ -73,7 +73,7 @@ async fn seeding_twice_upserts_by_id() {
 
 #[tokio::test]
 async fn a_bad_row_is_reported_by_field_and_skipped_and_the_valid_rows_load() {
-    let database = ::db::testing::TestDatabase::new(db::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     let mut bad = fixture("Sara");
     bad["clients"].as_array_mut().unwrap().push(json!({

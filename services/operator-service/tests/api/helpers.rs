@@ -47,9 +47,12 @@ pub struct TestApp {
 }
 
 pub async fn spawn_app() -> TestApp {
-    let database =
-        testkit::seed::seeded_database(catalog::SCHEMA, operator_service::seed::load, &fixture())
-            .await;
+    let database = testkit::seed::seeded_database(
+        catalog_db::MIGRATIONS,
+        operator_service::seed::load,
+        &fixture(),
+    )
+    .await;
     let config = Config {
         common: testkit::config::common("operator-service"),
         database: testkit::config::database(database.url(), 10),

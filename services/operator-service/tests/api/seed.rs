@@ -40,7 +40,7 @@ fn service(id: i64, role: &str, parent: Option<i64>) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_child_may_precede_its_parent_and_new_ids_continue_after_the_fixture() {
-    let database = ::db::testing::TestDatabase::new(catalog::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(catalog_db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     let fixture = json!({"services": [service(2, "child", Some(1)), service(1, "parent", None), service(3, "standalone", None)]});
     run(&mut conn, &fixture).await.unwrap();
@@ -89,7 +89,7 @@ async fn a_child_may_precede_its_parent_and_new_ids_continue_after_the_fixture()
 
 #[tokio::test]
 async fn a_parent_the_database_refuses_is_reported_and_the_rows_still_load() {
-    let database = ::db::testing::TestDatabase::new(catalog::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(catalog_db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     let report = run_report(
         &mut conn,

@@ -196,7 +196,7 @@ pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), Failure> {
 /// Writes down that the credit landed. With `answer` (the redeeming request, about to
 /// answer), also takes the redemption's one 200: true when no 200 was given for it yet.
 pub async fn credited(conn: &mut AsyncPgConnection, id: i64, answer: bool) -> QueryResult<bool> {
-    use catalog::schema::gift_card_redemptions as r;
+    use catalog_db::schema::gift_card_redemptions as r;
     conn.transaction(async |conn| {
         let answered_at: Option<chrono::DateTime<chrono::Utc>> = r::table
             .find(id)

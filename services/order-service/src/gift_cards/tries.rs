@@ -10,7 +10,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
-use catalog::schema::gift_card_tries;
+use catalog_db::schema::gift_card_tries;
 
 use crate::error::OrderError;
 

@@ -1,8 +1,9 @@
 //! The order service's own routes (the relayed ones are in `relay.rs`).
 
-pub mod catalog;
 pub mod gift_cards;
+pub mod point_rates;
 pub mod stores;
+pub mod system_categories;
 
 /// `{data: [...]}`: a list that is never paginated, with no metadata block.
 #[derive(serde::Serialize, utoipa::ToSchema)]

@@ -92,9 +92,12 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
-    let database =
-        testkit::seed::seeded_database(catalog::SCHEMA, order_service::seed::load, &fixture())
-            .await;
+    let database = testkit::seed::seeded_database(
+        catalog_db::MIGRATIONS,
+        order_service::seed::load,
+        &fixture(),
+    )
+    .await;
     let credits: Arc<Mutex<Vec<Value>>> = Arc::default();
     let credits_fail = Arc::new(AtomicBool::new(false));
     let point_url = match (&options.point_service_url, options.point_service) {

@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
-mod catalog;
 mod gift_cards;
 mod helpers;
 mod openapi;
@@ -13,4 +12,5 @@ mod relay_answers;
 mod relay_targets;
 mod seed;
 mod stores;
+mod system_categories;
 mod upstream;

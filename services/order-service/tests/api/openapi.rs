@@ -374,7 +374,7 @@ async fn the_own_routes_document_the_messages_they_send() {
     );
     assert_eq!(
         described(&doc, "get", nearest, "400"),
-        envelope::schema::door_400_description()
+        envelope::openapi::door_400_description()
     );
 }
 

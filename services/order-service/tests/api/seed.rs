@@ -51,7 +51,7 @@ async fn rates(conn: &mut AsyncPgConnection) -> Option<String> {
 
 #[tokio::test]
 async fn seeding_twice_upserts_and_point_rates_follow_the_fixture_rules() {
-    let database = ::db::testing::TestDatabase::new(catalog::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(catalog_db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     let fixture = json!({
         "point_rates": [{"amount_from": 0, "amount_to": 50, "point_earn": 5}],
@@ -106,7 +106,7 @@ struct CodePoints {
 /// loaded.
 #[tokio::test]
 async fn gift_card_codes_load_exactly_and_only_the_bad_rows_are_refused() {
-    let database = ::db::testing::TestDatabase::new(catalog::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(catalog_db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     let fixture: serde_json::Value = serde_json::from_str(
         r#"{"gift_card_codes": [

@@ -1,8 +1,8 @@
 //! One module per resource, one function per route. Handlers only translate between HTTP
 //! and the rules: resolve the caller, parse, call, answer.
 
-pub mod catalog;
 pub mod internal;
+pub mod offers;
 pub mod orders;
 pub mod pay;
 pub mod points;

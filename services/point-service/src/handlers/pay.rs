@@ -53,7 +53,7 @@ pub struct PayAnswers;
 impl utoipa::IntoResponses for PayAnswers {
     fn responses() -> BTreeMap<String, RefOr<Response>> {
         let mut answers = CallerAnswers::responses();
-        answers.extend(envelope::schema::answers(
+        answers.extend(envelope::openapi::answers(
             envelope::Envelope::B,
             &[
                 ("403", "`card payment for point orders is disabled` (before any read)"),

@@ -150,7 +150,7 @@ pub async fn spawn_app() -> TestApp {
 
 pub async fn spawn_app_with(options: Options) -> TestApp {
     let database = testkit::seed::seeded_database(
-        point_service::db::SCHEMA,
+        point_service::db::MIGRATIONS,
         point_service::seed::load,
         &fixture(),
     )

@@ -58,7 +58,7 @@ async fn balances(conn: &mut AsyncPgConnection) -> Vec<Balance> {
 
 #[tokio::test]
 async fn seeding_twice_keeps_one_copy_of_every_row() {
-    let database = ::db::testing::TestDatabase::new(db::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     let first = run(&mut conn, &fixture()).await.unwrap();
     assert!(
@@ -120,7 +120,7 @@ async fn seeding_twice_keeps_one_copy_of_every_row() {
 
 #[tokio::test]
 async fn null_settings_unset_them_and_ledger_entries_are_append_only() {
-    let database = ::db::testing::TestDatabase::new(db::SCHEMA).await;
+    let database = ::db::testing::TestDatabase::new(db::MIGRATIONS).await;
     let mut conn = database.connect().await;
     run(&mut conn, &fixture()).await.unwrap();
     let report = run(&mut conn, &json!({"point_settings": null}))

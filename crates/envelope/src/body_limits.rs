@@ -1,7 +1,7 @@
-//! NUL characters are refused at the door. PostgreSQL text cannot hold one, so a `%00` in a
-//! query or a `\u0000` in a JSON string would otherwise travel to the database and come back
-//! as a 500 with the driver's text; here it is a 400 in the route's envelope before any
-//! handler runs, for every route of every service alike.
+//! The request's limits at the door, first of them NUL characters. PostgreSQL text cannot
+//! hold one, so a `%00` in a query or a `\u0000` in a JSON string would otherwise travel to
+//! the database and come back as a 500 with the driver's text; here it is a 400 in the
+//! route's envelope before any handler runs, for every route of every service alike.
 //!
 //! The same middleware is the one place where every request body is read, once, before any
 //! handler: so it also holds the body's other limits, each answered in the route's envelope
@@ -10,7 +10,7 @@
 //! - over [`JSON_LIMIT_BYTES`]: 413 `Payload Too Large`;
 //! - not received whole within the read deadline (a client that declared a body and stopped
 //!   sending it): 408 [`BODY_TIMEOUT_MESSAGE`], and the connection is closed;
-//! - a NUL: 400 [`MESSAGE`];
+//! - a NUL: 400 [`NUL_MESSAGE`];
 //! - JSON nested deeper than [`depth::MAX_DEPTH`]: 400 [`depth::MESSAGE`]. The scan is here
 //!   rather than in each route's parser because every body passes here exactly once, the
 //!   relay's (which is never parsed) included, and it needs no parse: it counts brackets
@@ -40,14 +40,18 @@ use crate::Envelope;
 use crate::depth;
 use crate::encoding::{self, Coding, DecodeError};
 use crate::exposure::Answer;
-use crate::handlers::JSON_LIMIT_BYTES;
 
-pub const MESSAGE: &str = "Invalid input: text must not contain NUL characters";
+/// The largest request body a route accepts, JSON or raw: a bigger one is 413 in the route's
+/// envelope before any work is done.
+pub const JSON_LIMIT_BYTES: usize = 64 * 1024;
+
+/// The message of the 400 for a NUL character in the query or the body.
+pub const NUL_MESSAGE: &str = "Invalid input: text must not contain NUL characters";
 
 /// The message of the 408 for a body that did not arrive within the read deadline.
 pub const BODY_TIMEOUT_MESSAGE: &str = "Request Timeout: the request body did not arrive in time";
 
-/// The middleware: `App::new().wrap(from_fn(nul::middleware(envelope, body_timeout)))`.
+/// The middleware: `App::new().wrap(from_fn(body_limits::middleware(envelope, body_timeout)))`.
 /// Bodies are read whole (they are capped at [`JSON_LIMIT_BYTES`] anyway) within
 /// `body_timeout`, checked, and handed on unchanged.
 pub fn middleware<B: MessageBody + 'static>(
@@ -57,7 +61,7 @@ pub fn middleware<B: MessageBody + 'static>(
     move |mut req, next| {
         Box::pin(async move {
             if has_encoded_nul(req.path()) || has_encoded_nul(req.query_string()) {
-                return Err(envelope.error(StatusCode::BAD_REQUEST, MESSAGE));
+                return Err(envelope.error(StatusCode::BAD_REQUEST, NUL_MESSAGE));
             }
             let coding = Coding::parse(
                 req.headers()
@@ -113,7 +117,7 @@ pub fn middleware<B: MessageBody + 'static>(
                     .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
             }
             if has_nul(&body) {
-                return Err(envelope.error(StatusCode::BAD_REQUEST, MESSAGE));
+                return Err(envelope.error(StatusCode::BAD_REQUEST, NUL_MESSAGE));
             }
             if depth::deeper_than(&body, depth::MAX_DEPTH) {
                 return Err(envelope.error(StatusCode::BAD_REQUEST, depth::MESSAGE));

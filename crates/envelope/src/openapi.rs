@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use utoipa::openapi::{Content, OpenApi, Ref, RefOr, Response};
 
-use crate::{Envelope, depth, nul};
+use crate::{Envelope, body_limits, depth};
 
 /// The name under which `envelope`'s schema is in a document's components.
 pub fn schema_name(envelope: Envelope) -> &'static str {
@@ -46,7 +46,7 @@ pub fn door_400_description() -> String {
          before any handler runs; a compressed body (`Content-Encoding: gzip` or `deflate`) is \
          checked once decoded, and one that does not decode is `Invalid body: it is not valid \
          gzip data`",
-        nul::MESSAGE,
+        body_limits::NUL_MESSAGE,
         depth::MESSAGE
     )
 }
@@ -99,14 +99,14 @@ macro_rules! answer_set {
                 String,
                 utoipa::openapi::RefOr<utoipa::openapi::Response>,
             > {
-                $crate::schema::answers($envelope, &[$(($status, &*$description)),+])
+                $crate::openapi::answers($envelope, &[$(($status, &*$description)),+])
             }
         }
     };
 }
 
 /// Documents, on every operation of `openapi`, the answers that the app's door
-/// ([`nul::middleware`], on every app) gives on every route before any handler runs, in the
+/// ([`body_limits::middleware`], on every app) gives on every route before any handler runs, in the
 /// app's envelope: 400 for a NUL or a body nested too deep (or a compressed body that does
 /// not decode), 408 for a body that stops arriving, 413 for a body over 64 KiB, 415 for a
 /// `Content-Encoding` other than gzip and deflate. Only statuses an operation does not document yet
@@ -123,7 +123,7 @@ pub fn add_door_answers(openapi: &mut OpenApi, envelope: Envelope) {
             format!(
                 "`{}`: a request body that did not arrive whole within the read deadline \
                  (HTTP_BODY_TIMEOUT_MS); the connection is closed",
-                nul::BODY_TIMEOUT_MESSAGE
+                body_limits::BODY_TIMEOUT_MESSAGE
             ),
         ),
         (
@@ -198,7 +198,12 @@ mod tests {
             }
         }
         let door = &doc["paths"]["/b"]["get"]["responses"]["400"];
-        assert!(door["description"].as_str().unwrap().contains(nul::MESSAGE));
+        assert!(
+            door["description"]
+                .as_str()
+                .unwrap()
+                .contains(body_limits::NUL_MESSAGE)
+        );
         assert_eq!(
             door["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/ErrorC"

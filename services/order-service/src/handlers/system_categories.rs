@@ -1,5 +1,5 @@
-//! `GET /system_configs/point_rates`, `GET /system-categories`, `GET /system-categories/{id}`,
-//! `GET /system-categories/{id}/children`. No token.
+//! `GET /system-categories`, `GET /system-categories/{id}`, `GET /system-categories/{id}/children`.
+//! No token.
 
 use std::sync::Arc;
 
@@ -8,22 +8,11 @@ use serde::Deserialize;
 
 use super::Listed;
 
-use crate::catalog::{self, ServiceDetail};
-use crate::error::{BusyAnswers, DatabaseAnswers, OrderError};
-use crate::point_rates;
+use crate::error::{DatabaseAnswers, OrderError};
 use crate::state::AppState;
+use crate::system_categories::{self, ServiceDetail};
 
 const NOT_FOUND: &str = "Service is not found";
-
-#[utoipa::path(get, path = "/system_configs/point_rates", tag = "earn rates",
-    summary = "The earn-rate table",
-    description = "The earn-rate table. No token; query keys are ignored. Served by the order service itself (never 502/504).",
-    responses(BusyAnswers, (status = 200, description = "a bare array of earn-rate rows sorted by `amount_from` ascending (null counts as 0); `[]` when the option is unset", body = [crate::point_rates::Rate]),
-        (status = 500, description = "the stored option is not a list (`the point_rates option is not a list`) or a row is not an object (`a point_rates row is not an object`): that text outside production, `Internal server error` in production; any other unexpected failure likewise with its raw text", body = envelope::ErrorC)))]
-pub async fn point_rates(state: web::Data<AppState>) -> Result<HttpResponse, OrderError> {
-    let mut conn = state.pool.get().await?;
-    Ok(HttpResponse::Ok().json(point_rates::rates(&mut conn).await?))
-}
 
 #[derive(Deserialize)]
 pub struct LanguageQuery {
@@ -41,15 +30,15 @@ fn service_id(raw: &str) -> Result<i64, OrderError> {
     summary = "The home list of services",
     description = "The home list: active services that are not children, by `ordering`, then id. No token.",
     params(("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`", body = Listed<crate::catalog::ServiceItem>),
+    responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`", body = Listed<crate::system_categories::ServiceItem>),
         (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC)))]
 pub async fn home(
     state: web::Data<AppState>,
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
-    let english = catalog::wants_english(query.language.as_deref());
+    let english = system_categories::wants_english(query.language.as_deref());
     let mut conn = state.pool.get().await?;
-    let rows = catalog::home(&mut conn).await?;
+    let rows = system_categories::home(&mut conn).await?;
     Ok(HttpResponse::Ok().json(Listed {
         data: rows.iter().map(|r| r.item(english)).collect(),
     }))
@@ -68,9 +57,9 @@ pub async fn detail(
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
     let id = service_id(&path)?;
-    let english = catalog::wants_english(query.language.as_deref());
+    let english = system_categories::wants_english(query.language.as_deref());
     let mut conn = state.pool.get().await?;
-    let row = catalog::find(&mut conn, id)
+    let row = system_categories::find(&mut conn, id)
         .await?
         .ok_or(OrderError::NotFound(NOT_FOUND))?;
     Ok(HttpResponse::Ok().json(ServiceDetail {
@@ -83,7 +72,7 @@ pub async fn detail(
     summary = "A service's children",
     description = "A service's children, for the client's choice between a child list and the store screen: show the children when `data` is non-empty. No token. Each replica keeps an answer (a list, or the 404) for 30 seconds per service id and language choice, so it may lag an operator's change by that long.",
     params(("id" = String, Path, description = "the service id: a positive integer; anything else is 404", example = "1"), ("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`: the service's active children in display order (`ordering`, then id); `[]` when it has none; never paginated, no metadata block", body = Listed<crate::catalog::ServiceItem>),
+    responses(DatabaseAnswers, (status = 200, description = "`{data: [client service items]}`: the service's active children in display order (`ordering`, then id); `[]` when it has none; never paginated, no metadata block", body = Listed<crate::system_categories::ServiceItem>),
         (status = 400, description = "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)", body = envelope::ErrorC),
         (status = 404, description = "`Service is not found`: the service does not exist, or the id is not a positive integer", body = envelope::ErrorC)))]
 pub async fn children(
@@ -92,13 +81,13 @@ pub async fn children(
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
     let id = service_id(&path)?;
-    let english = catalog::wants_english(query.language.as_deref());
+    let english = system_categories::wants_english(query.language.as_deref());
     let key = (id, english);
     let cached = match state.children.get(&key).await {
         Some(hit) => hit,
         None => {
             let mut conn = state.pool.get().await?;
-            let fresh = Arc::new(catalog::children(&mut conn, id, english).await?);
+            let fresh = Arc::new(system_categories::children(&mut conn, id, english).await?);
             state.children.insert(key, fresh.clone()).await;
             fresh
         }

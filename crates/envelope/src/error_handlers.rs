@@ -9,10 +9,7 @@ use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::Envelope;
-
-/// The largest request body a route accepts, JSON or raw: a bigger one is 413 in the route's
-/// envelope before any work is done.
-pub const JSON_LIMIT_BYTES: usize = 64 * 1024;
+use crate::body_limits::JSON_LIMIT_BYTES;
 
 /// The same limit for bodies read as bytes (the relay, the routes that parse by hand).
 pub fn payload_config() -> web::PayloadConfig {

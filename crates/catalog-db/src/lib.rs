@@ -6,11 +6,11 @@ pub mod schema;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 
-static MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/catalog");
+static EMBEDDED: EmbeddedMigrations = embed_migrations!("../../migrations/catalog");
 
 /// The catalog database's migrations.
-pub const SCHEMA: db::Schema = db::Schema {
+pub const MIGRATIONS: db::Migrations = db::Migrations {
     name: "catalog",
-    migrations: &MIGRATIONS,
+    embedded: &EMBEDDED,
     source_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/catalog"),
 };

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 
-use catalog::schema::services;
+use catalog_db::schema::services;
 
 /// How long a children list is served from memory.
 pub const CHILDREN_TTL: Duration = Duration::from_secs(30);
