@@ -13,6 +13,7 @@ mod concurrency;
 mod credits;
 mod decimals;
 mod helpers;
+mod metrics;
 mod openapi;
 mod orders;
 mod pay;
