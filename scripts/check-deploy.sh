@@ -5,6 +5,8 @@
 #   2. `kubectl kustomize` of k8s/overlays/dev and k8s/overlays/prod (and of
 #      k8s/tests/pgbouncer-at-scale, the PgBouncer component on prod), and every rendered
 #      document validated offline by kubernetes-validate --strict against one Kubernetes version;
+#      prometheus-operator's kinds (PrometheusRule, PodMonitor), which it has no schema for, by
+#      the operator's CRD models (cloudcoil-models-prometheus-operator), unknown fields refused;
 #   3. checkov on the rendered manifests (skips and their reasons: k8s/.checkov.yaml);
 #   4. this project's own rules (no sandbox in prod, no /internal on the Ingress, grace
 #      periods, probes, migration waits, each service only its own variables, default deny
@@ -21,6 +23,9 @@ cd "$REPO"
 
 CHECKOV_VERSION=3.3.30
 KUBERNETES_VALIDATE_VERSION=1.37.0
+# Pydantic models generated from prometheus-operator's CRDs (v0.80.1): the schemas of
+# PrometheusRule and PodMonitor. The newest releases need Python 3.14; this one runs on 3.11.
+PROMETHEUS_OPERATOR_MODELS_VERSION=0.80.1.0
 # The Kubernetes version the manifests are validated against (kubernetes-validate bundles
 # its schemas, so this needs no network). 1.30 is the minimum the manifests need
 # (the preStop `sleep` action); keep this at the oldest cluster version we deploy to.
@@ -35,7 +40,8 @@ Install it, e.g.:
   sudo install -m 0755 kubectl /usr/local/bin/kubectl
 or see https://kubernetes.io/docs/tasks/tools/"
 
-pinned_venv "$venv" "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+pinned_venv "$venv" "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" \
+    "cloudcoil-models-prometheus-operator==$PROMETHEUS_OPERATOR_MODELS_VERSION"
 
 # checkov: no downloads from Prisma Cloud (guidelines, custom policies; --skip-download too)
 # and no query to PyPI for a newer version, so the run works offline and never waits on the
@@ -63,8 +69,50 @@ for example in pgbouncer-at-scale over-budget; do
     kubectl kustomize "k8s/tests/$example" >"$work/$example.yaml"
 done
 echo "== kubernetes-validate --strict (Kubernetes $KUBERNETES_VERSION)"
+# kubernetes-validate only warns on a kind it has no schema for; those are the CRDs'
+# documents, which the next step validates. Any other warning fails.
 "$venv/bin/kubernetes-validate" --strict --quiet --kubernetes-version "$KUBERNETES_VERSION" \
-    "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml"
+    "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml" 2>&1 | tee "$work/validate.out"
+if grep -v "Couldn't find schema for kind \(PrometheusRule\|PodMonitor\) with api version monitoring.coreos.com/v1" \
+    "$work/validate.out" | grep -q .; then
+    fail "kubernetes-validate reported the lines above"
+fi
+echo "== prometheus-operator kinds (cloudcoil-models-prometheus-operator $PROMETHEUS_OPERATOR_MODELS_VERSION)"
+"$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml" <<'PY'
+import sys
+
+import yaml
+from cloudcoil.models.prometheus_operator import v1
+
+MODELS = {"PrometheusRule": v1.PrometheusRule, "PodMonitor": v1.PodMonitor}
+errors, seen = [], set()
+for path in sys.argv[1:]:
+    with open(path) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    for doc in docs:
+        if doc.get("apiVersion") != "monitoring.coreos.com/v1":
+            continue
+        where = f"{path}: {doc['kind']} {doc['metadata']['name']}"
+        model = MODELS.get(doc["kind"])
+        if model is None:
+            errors.append(f"{where}: no schema for this kind here")
+            continue
+        seen.add(doc["kind"])
+        try:
+            parsed = model.model_validate(doc)
+        except Exception as e:  # pydantic's ValidationError lists every bad field
+            errors.append(f"{where}: {e}")
+            continue
+        # The models accept and drop unknown fields; strict as kubernetes-validate --strict:
+        # what they read back must be the whole document.
+        if parsed.model_dump(by_alias=True, exclude_unset=True, mode="json") != doc:
+            errors.append(f"{where}: fields the CRD does not define (a misspelt key?)")
+if seen != set(MODELS):
+    errors.append(f"expected both {sorted(MODELS)} in the renders, found {sorted(seen)}")
+for e in errors:
+    print(f"check-deploy: {e}", file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
 
 # --- 3 ---------------------------------------------------------------------------------------
 echo "== checkov: rendered manifests"
@@ -73,7 +121,7 @@ checkov --framework kubernetes --config-file k8s/.checkov.yaml \
 
 # --- 4 ---------------------------------------------------------------------------------------
 echo "== project rules"
-CONTROLLER_CONFIG=k8s/ingress-nginx/controller-config.yaml \
+CONTROLLER_CONFIG=k8s/ingress-nginx/controller-config.yaml ALERT_RULES=deploy/prometheus/alerts.yml \
     "$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" <<'PY'
 import os
 import re
@@ -247,6 +295,41 @@ for path in sys.argv[1:]:
         used = env_names(where, c, configmaps)
         check(used <= OWN.get(binary, set()), f"{where} Job {job['metadata']['name']}: variables {binary} does not read: {sorted(used - OWN.get(binary, set()))}")
     check(set(migrated) == {"auth", "points", "catalog"}, f"{where} migration Jobs cover {sorted(migrated)}, expected auth, points, catalog")
+
+    # point-service's scheduled jobs: once a day in Riyadh time, never two runs at once, with
+    # retries, a deadline and kept history, on the service's own image and settings.
+    point = next((d for d in by_kind.get("Deployment", []) if d["metadata"]["name"] == "point-service"), None)
+    point_container = point["spec"]["template"]["spec"]["containers"][0] if point else {}
+    cronjobs = {}
+    for cron in by_kind.get("CronJob", []):
+        name = cron["metadata"]["name"]
+        spec = cron["spec"]
+        job = spec["jobTemplate"]["spec"]
+        pod = job["template"]["spec"]
+        c = pod["containers"][0]
+        cronjobs[name] = c.get("args", [])[:1]
+        check(spec.get("timeZone") == "Asia/Riyadh", f"{where} CronJob {name}: timeZone is not Asia/Riyadh")
+        check(spec.get("concurrencyPolicy") == "Forbid", f"{where} CronJob {name}: concurrencyPolicy is not Forbid")
+        for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+            check(key in spec, f"{where} CronJob {name} has no {key}")
+        for key in ("backoffLimit", "activeDeadlineSeconds"):
+            check(key in job, f"{where} CronJob {name}: its Jobs have no {key}")
+        # A finished Job deleted by a TTL takes kube_job_failed with it, and the alert.
+        check("ttlSecondsAfterFinished" not in job, f"{where} CronJob {name}: a TTL would clear its failure alert")
+        check(pod.get("automountServiceAccountToken") is False, f"{where} CronJob {name}: service account token is mounted")
+        check(c["image"] == point_container.get("image"), f"{where} CronJob {name}: image {c['image']} is not point-service's {point_container.get('image')}")
+        check(c.get("envFrom") == point_container.get("envFrom"), f"{where} CronJob {name}: not point-service's ConfigMap")
+        db_url = [e for e in c.get("env", []) if e["name"] == "DATABASE_URL"]
+        check(db_url and db_url == [e for e in point_container.get("env", []) if e["name"] == "DATABASE_URL"],
+              f"{where} CronJob {name}: DATABASE_URL is not point-service's")
+        used = env_names(where, c, configmaps)
+        check(used <= OWN["point-service"], f"{where} CronJob {name}: variables point-service does not read: {sorted(used - OWN['point-service'])}")
+    check(cronjobs == {"ledger-audit": ["audit"], "points-expiry": ["expire-points"]},
+          f"{where} CronJobs {cronjobs}, expected ledger-audit (audit) and points-expiry (expire-points)")
+    # The alert rules name the CronJobs (kube-state-metrics' owner_name, cronjob labels).
+    with open(os.environ["ALERT_RULES"]) as f:
+        named = set(re.findall(r'(?:owner_name|cronjob)="([^"]+)"', f.read()))
+    check(named and named <= set(cronjobs), f"{where} deploy/prometheus/alerts.yml names CronJobs {sorted(named - set(cronjobs))} that are not rendered")
 
     # point-service is reachable only from order-service pods and the ingress controller (plus
     # the sandbox's webhook in dev).

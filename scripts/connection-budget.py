@@ -5,7 +5,7 @@
 
 For each render: every Deployment that talks to PostgreSQL may open, at the autoscaler's
 maximum plus the rollout's surge pod, (maxReplicas + maxSurge) x DATABASE_POOL_SIZE
-connections; each migration Job one. Those that go through PgBouncer (their DATABASE_URL is a
+connections; each migration Job and each CronJob (one pod at a time) one. Those that go through PgBouncer (their DATABASE_URL is a
 `*_POOLED_DATABASE_URL` key) count against PgBouncer's max_client_conn instead, and PgBouncer's
 own pods count (pods x databases x (default_pool_size + reserve_pool_size)) against the
 server. The server's side must stay within max_connections less reserved_connections, both
@@ -81,6 +81,14 @@ def check(path):
                       for c in j["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])))
     server += jobs
     lines.append(f"  {'migration Jobs':<18} {jobs} x 1 = {jobs}")
+    # A CronJob with concurrencyPolicy Forbid runs one pod at a time, and its subcommand
+    # (audit, expire-points) works on one connection.
+    crons = sum(1 for j in by_kind.get("CronJob", [])
+                if any(e["name"] == "DATABASE_URL"
+                       for c in j["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+                       for e in c.get("env", [])))
+    server += crons
+    lines.append(f"  {'CronJobs':<18} {crons} x 1 = {crons}")
 
     if clients:
         if bouncer is None:

@@ -25,6 +25,8 @@ echo "== build"
 cargo build --workspace --bins --locked
 echo "== deploy files (Dockerfile, Kubernetes manifests)"
 scripts/check-deploy.sh
+echo "== alert rules (promtool), monitoring manifests"
+scripts/check-monitoring.sh
 echo "== tests"
 if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --workspace --locked --no-fail-fast

@@ -16,6 +16,8 @@ pub mod balancer;
 pub mod demo;
 pub mod money;
 pub mod pgbouncer;
+pub mod prometheus;
+pub mod promql_names;
 pub mod replicated;
 pub mod stack;
 pub mod tools;

@@ -11,6 +11,7 @@ mod graceful_shutdown;
 mod hierarchy;
 mod logging;
 mod migrate_and_seed;
+mod monitoring;
 mod operations;
 mod pgbouncer;
 mod point_service_crash;

@@ -40,6 +40,16 @@ pub fn render() -> String {
     handle.render()
 }
 
+/// Exports `name{label=value}` at 0 for each value before its first event. Prometheus sees a
+/// counter's increase only between two samples, so a series that first appears at 1 shows no
+/// increase: without this, the first unapplied capture after a start would never alert.
+pub fn counters_at_zero(name: &'static str, label: &'static str, values: &[&'static str]) {
+    handle();
+    for value in values {
+        metrics::counter!(name, label => *value).increment(0);
+    }
+}
+
 /// A counter and a latency histogram of one label set.
 pub type Series = (metrics::Counter, metrics::Histogram);
 

@@ -7,7 +7,8 @@
 //! - [`tokens`]: JWTs with any header, claims and signature (forgeries included), and the
 //!   payment webhook's `X-Signature`;
 //! - [`config`]: the part of a service's configuration every API test starts it with;
-//! - [`seed`]: fixtures loaded as a service's `seed` subcommand loads them.
+//! - [`seed`]: fixtures loaded as a service's `seed` subcommand loads them;
+//! - [`metrics`]: a series' value on a service's `/metrics`.
 //!
 //! A dev-dependency only: nothing in a service binary uses it. The expected bodies are
 //! written out here as JSON, never taken from the `envelope` crate, so that a test of an
@@ -18,6 +19,7 @@
 pub mod answers;
 pub mod config;
 pub mod envelopes;
+pub mod metrics;
 pub mod seed;
 pub mod tokens;
 

@@ -14,6 +14,26 @@ pub enum SmsError {
     Refused(u16),
 }
 
+/// Login-code messages handed to the provider, by outcome: `sent`, or why not (`unreachable`,
+/// `refused`). The OTP alert watches the share that failed.
+pub const SENDS: &str = "otp_sms_sends_total";
+const OUTCOMES: [&str; 3] = ["sent", "unreachable", "refused"];
+
+/// Counts one send by its outcome.
+pub fn count(result: &Result<(), SmsError>) {
+    let outcome = match result {
+        Ok(()) => OUTCOMES[0],
+        Err(SmsError::Unreachable(_)) => OUTCOMES[1],
+        Err(SmsError::Refused(_)) => OUTCOMES[2],
+    };
+    metrics::counter!(SENDS, "outcome" => outcome).increment(1);
+}
+
+/// The counter at zero from the start (`telemetry::metrics::counters_at_zero` says why).
+pub fn export_counters() {
+    telemetry::metrics::counters_at_zero(SENDS, "outcome", &OUTCOMES);
+}
+
 pub trait SmsProvider: Send + Sync {
     /// Sends `text` to `phone`. Implementations must not log `text`: it holds the code.
     fn send<'a>(&'a self, phone: &'a str, text: &'a str) -> BoxFuture<'a, Result<(), SmsError>>;

@@ -30,6 +30,7 @@ fn sms_timeout(sms: &SmsConfig) -> Duration {
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
+    crate::sms::export_counters();
     let sms: Arc<dyn SmsProvider> = match &config.sms {
         SmsConfig::Log => Arc::new(LogSms),
         SmsConfig::Http { url, timeout } => Arc::new(

@@ -133,6 +133,17 @@ pub enum Unapplied {
 }
 
 impl Unapplied {
+    /// Every reason, for the counter exported at zero (`webhook::export_counters`).
+    pub const ALL: [Unapplied; 7] = [
+        Self::AlreadySuccessful,
+        Self::PaymentFailed,
+        Self::NotPayable,
+        Self::UnknownOrder,
+        Self::AmountMismatch,
+        Self::CurrencyMismatch,
+        Self::Unreadable,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::AlreadySuccessful => "already_successful",

@@ -16,6 +16,7 @@ use crate::{SERVICE, routes};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
+    crate::webhook::export_counters();
     let client = server::http_client;
     let state = AppState {
         pool: pool.clone(),

@@ -29,9 +29,64 @@ use crate::unapplied::{self, Listing};
 
 pub const TOLERANCE_SECONDS: u64 = 300;
 
+/// Why a delivery's `X-Signature` was refused: the label of
+/// `payment_webhook_signature_failures_total{reason}`, which tells an on-call engineer a clock
+/// (stale) from a secret (mismatch) from a sender that is not the payment service (missing,
+/// malformed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureRefused {
+    Missing,
+    Malformed,
+    Stale,
+    Mismatch,
+}
+
+impl SignatureRefused {
+    pub const ALL: [SignatureRefused; 4] = [
+        SignatureRefused::Missing,
+        SignatureRefused::Malformed,
+        SignatureRefused::Stale,
+        SignatureRefused::Mismatch,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignatureRefused::Missing => "missing",
+            SignatureRefused::Malformed => "malformed",
+            SignatureRefused::Stale => "stale",
+            SignatureRefused::Mismatch => "mismatch",
+        }
+    }
+
+    /// Counts one refused delivery.
+    pub fn count(self) {
+        metrics::counter!(SIGNATURE_FAILURES, "reason" => self.as_str()).increment(1);
+    }
+}
+
+/// Deliveries refused for their signature, by [`SignatureRefused`] reason.
+pub const SIGNATURE_FAILURES: &str = "payment_webhook_signature_failures_total";
+
+/// Money counters at zero from the start (`telemetry::metrics::counters_at_zero` says why):
+/// captures not applied, by reason, and refused signatures, by reason.
+pub fn export_counters() {
+    let unapplied = Unapplied::ALL.map(Unapplied::as_str);
+    telemetry::metrics::counters_at_zero(UNAPPLIED_CAPTURES, "reason", &unapplied);
+    let refused = SignatureRefused::ALL.map(SignatureRefused::as_str);
+    telemetry::metrics::counters_at_zero(SIGNATURE_FAILURES, "reason", &refused);
+}
+
+/// Captures that took money without points, by [`Unapplied`] reason.
+pub const UNAPPLIED_CAPTURES: &str = "payment_captures_unapplied_total";
+
 /// Checks `X-Signature` against the raw body in constant time.
-pub fn verify_signature(secret: &[u8], header: Option<&str>, body: &[u8], now: i64) -> bool {
-    let Some(header) = header else { return false };
+pub fn verify_signature(
+    secret: &[u8],
+    header: Option<&str>,
+    body: &[u8],
+    now: i64,
+) -> Result<(), SignatureRefused> {
+    let header = header.ok_or(SignatureRefused::Missing)?;
     let mut timestamp = None;
     let mut signature = None;
     for part in header.split(',') {
@@ -42,19 +97,20 @@ pub fn verify_signature(secret: &[u8], header: Option<&str>, body: &[u8], now: i
         }
     }
     let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
-        return false;
+        return Err(SignatureRefused::Malformed);
     };
     // `t` is unauthenticated: `(now - t).abs()` overflows for t = i64::MIN and others.
     if now.abs_diff(timestamp) > TOLERANCE_SECONDS {
-        return false;
+        return Err(SignatureRefused::Stale);
     }
     let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(secret) else {
-        return false;
+        return Err(SignatureRefused::Mismatch);
     };
     mac.update(timestamp.to_string().as_bytes());
     mac.update(b".");
     mac.update(body);
-    mac.verify_slice(&signature).is_ok()
+    mac.verify_slice(&signature)
+        .map_err(|_| SignatureRefused::Mismatch)
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -298,8 +354,7 @@ fn report(event: &Event, outcome: Outcome) {
     let payment_id = event.data.payment_id.as_deref().unwrap_or("");
     match outcome {
         Outcome::Unapplied(reason) => {
-            metrics::counter!("payment_captures_unapplied_total", "reason" => reason.as_str())
-                .increment(1);
+            metrics::counter!(UNAPPLIED_CAPTURES, "reason" => reason.as_str()).increment(1);
             tracing::error!(
                 event.id = %event.id, order.id = reference, payment.id = payment_id,
                 reason = reason.as_str(), amount_minor = ?event.data.amount_minor,
@@ -333,25 +388,31 @@ mod tests {
     #[test]
     fn a_fresh_signature_over_the_raw_body_passes() {
         let header = sign(b"s", 1000, b"{}");
-        assert!(verify_signature(b"s", Some(&header), b"{}", 1000));
-        assert!(verify_signature(b"s", Some(&header), b"{}", 1300));
+        assert_eq!(verify_signature(b"s", Some(&header), b"{}", 1000), Ok(()));
+        assert_eq!(verify_signature(b"s", Some(&header), b"{}", 1300), Ok(()));
     }
 
     #[test]
-    fn stale_forged_or_missing_signatures_fail() {
+    fn stale_forged_or_missing_signatures_fail_each_with_its_reason() {
+        use SignatureRefused::*;
         let header = sign(b"s", 1000, b"{}");
-        assert!(!verify_signature(b"s", Some(&header), b"{}", 1301), "stale");
-        assert!(
-            !verify_signature(b"s", Some(&header), b"{} ", 1000),
+        let refused = |secret: &[u8], header: Option<&str>, body: &[u8], now| {
+            verify_signature(secret, header, body, now).unwrap_err()
+        };
+        assert_eq!(refused(b"s", Some(&header), b"{}", 1301), Stale);
+        assert_eq!(
+            refused(b"s", Some(&header), b"{} ", 1000),
+            Mismatch,
             "body changed"
         );
-        assert!(
-            !verify_signature(b"other", Some(&header), b"{}", 1000),
+        assert_eq!(
+            refused(b"other", Some(&header), b"{}", 1000),
+            Mismatch,
             "other secret"
         );
-        assert!(!verify_signature(b"s", None, b"{}", 1000));
-        assert!(!verify_signature(b"s", Some("t=1000"), b"{}", 1000));
-        assert!(!verify_signature(b"s", Some("garbage"), b"{}", 1000));
+        assert_eq!(refused(b"s", None, b"{}", 1000), Missing);
+        assert_eq!(refused(b"s", Some("t=1000"), b"{}", 1000), Malformed);
+        assert_eq!(refused(b"s", Some("garbage"), b"{}", 1000), Malformed);
     }
 
     #[test]
@@ -360,7 +421,7 @@ mod tests {
             let header = sign(b"s", t, b"{}");
             for now in [i64::MIN, -1, 0, 1_700_000_000, i64::MAX] {
                 assert_eq!(
-                    verify_signature(b"s", Some(&header), b"{}", now),
+                    verify_signature(b"s", Some(&header), b"{}", now).is_ok(),
                     now.abs_diff(t) <= TOLERANCE_SECONDS,
                     "t={t} now={now}"
                 );

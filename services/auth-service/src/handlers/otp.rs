@@ -69,11 +69,12 @@ pub async fn reset_otp(
 /// send takes the code and its count back, so the client can ask again at once.
 async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
     let client_id = pending.client_id;
-    match state
+    let sent = state
         .sms
         .send(&pending.phone, &code_message(&pending.code))
-        .await
-    {
+        .await;
+    crate::sms::count(&sent);
+    match sent {
         Ok(()) => {
             tracing::info!(client.id = client_id, "login code sent");
             // The SMS is out, so the answer is a success whatever happens here; unconfirmed,

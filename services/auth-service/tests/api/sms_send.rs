@@ -176,3 +176,34 @@ async fn without_a_test_code_a_test_mode_account_gets_no_code_and_cannot_log_in(
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// `otp_sms_sends_total{outcome}`: every outcome exported at zero from the start (so the
+/// first failure after a start shows as an increase), then each send counted by outcome.
+#[tokio::test]
+async fn each_sms_send_is_counted_by_its_outcome() {
+    let failing = spawn_app_with(Options {
+        gateway: Gateway::Fails,
+        ..Options::default()
+    })
+    .await;
+    let series = |outcome: &str| format!("otp_sms_sends_total{{outcome=\"{outcome}\"}}");
+    let count = |text: &str, outcome: &str| {
+        testkit::metrics::value(text, &series(outcome))
+            .unwrap_or_else(|| panic!("{} is not exported:\n{text}", series(outcome)))
+    };
+    let before = testkit::metrics::scrape(&failing.client, &failing.base).await;
+    assert_eq!(reset(&failing, "+966500000002").await.0, 502);
+    let after = testkit::metrics::scrape(&failing.client, &failing.base).await;
+    assert_eq!(count(&after, "refused") - count(&before, "refused"), 1.0);
+    assert_eq!(count(&after, "sent"), count(&before, "sent"));
+    assert_eq!(count(&after, "unreachable"), count(&before, "unreachable"));
+
+    // The metrics registry is the process's: a second app reads the same counters.
+    let accepting = spawn_app().await;
+    add_real_accounts(&accepting).await;
+    let before = testkit::metrics::scrape(&accepting.client, &accepting.base).await;
+    assert_eq!(reset(&accepting, &phones()[0]).await.0, 200);
+    let after = testkit::metrics::scrape(&accepting.client, &accepting.base).await;
+    assert_eq!(count(&after, "sent") - count(&before, "sent"), 1.0);
+    assert_eq!(count(&after, "refused"), count(&before, "refused"));
+}

@@ -26,13 +26,17 @@ pub async fn payments(
         .get("x-signature")
         .and_then(|v| v.to_str().ok());
     let now = chrono::Utc::now().timestamp();
-    if !webhook::verify_signature(
+    if let Err(refused) = webhook::verify_signature(
         state.webhook_secret.expose().as_bytes(),
         signature,
         &body,
         now,
     ) {
-        tracing::warn!("payment webhook refused: bad or stale signature");
+        refused.count();
+        tracing::warn!(
+            reason = refused.as_str(),
+            "payment webhook refused: bad or stale signature"
+        );
         return Err(PointError::Unauthorized("invalid signature".into()));
     }
     let mut conn = state.pool.get().await?;

@@ -477,3 +477,22 @@ proptest! {
         }
     }
 }
+
+/// `Unapplied::ALL` is what `payment_captures_unapplied_total` exports at zero: a reason left
+/// out of it would alert late. A new variant fails this match, which points here.
+#[test]
+fn every_unapplied_reason_is_exported() {
+    for reason in Unapplied::ALL {
+        match reason {
+            Unapplied::AlreadySuccessful
+            | Unapplied::PaymentFailed
+            | Unapplied::NotPayable
+            | Unapplied::UnknownOrder
+            | Unapplied::AmountMismatch
+            | Unapplied::CurrencyMismatch
+            | Unapplied::Unreadable => {}
+        }
+    }
+    let labels: std::collections::BTreeSet<_> = Unapplied::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(labels.len(), 7, "{labels:?}");
+}

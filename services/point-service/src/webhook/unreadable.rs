@@ -149,7 +149,7 @@ fn report(event: &Unreadable, recorded: Recorded) {
     }
     match recorded {
         Recorded::Listed => {
-            metrics::counter!("payment_captures_unapplied_total", "reason" => Unapplied::Unreadable.as_str())
+            metrics::counter!(super::UNAPPLIED_CAPTURES, "reason" => Unapplied::Unreadable.as_str())
                 .increment(1);
             tracing::error!(
                 event.id = %event.id, event.type = %event.kind, order.id = %event.reference,

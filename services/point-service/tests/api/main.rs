@@ -12,6 +12,7 @@ mod concurrency;
 mod credits;
 mod decimals;
 mod helpers;
+mod metrics;
 mod offers;
 mod openapi;
 mod orders;

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The alert rules and the monitoring manifests, checked without a cluster (make test):
+#   1. promtool check rules: deploy/prometheus/alerts.yml parses (PromQL, templates);
+#   2. promtool test rules: deploy/prometheus/alerts.test.yml, in which each alert fires when
+#      its condition holds and stays silent when it does not;
+#   3. every alert has a severity (critical or warning), a summary, a description, a unit
+#      test that expects it to fire, and a runbook_url whose section exists in docs/runbook.md;
+#   4. k8s/components/monitoring's generated copies are what deploy/ makes of them
+#      (scripts/monitoring-manifests.sh --check).
+# The queries of the rules and of the dashboard (deploy/grafana/loyalty.json) are checked
+# against the metrics the running services export by the end-to-end test
+# tests/system/monitoring.rs, which also has a real Prometheus fire an alert.
+#
+# promtool comes from Debian's `prometheus` package (installed when missing; the end-to-end
+# test runs its `prometheus`); PyYAML from a cached virtualenv, pinned below.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO"
+
+PYYAML_VERSION=6.0.3
+venv=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/monitoring-venv
+
+require_commands promtool:prometheus prometheus:prometheus
+pinned_venv "$venv" "PyYAML==$PYYAML_VERSION"
+
+echo "== promtool check rules"
+promtool check rules deploy/prometheus/alerts.yml
+echo "== promtool test rules"
+# Run from the file's directory: its rule_files are relative to it.
+(cd deploy/prometheus && promtool test rules alerts.test.yml)
+
+echo "== alert labels, annotations, tests and runbook sections"
+"$venv/bin/python" - deploy/prometheus/alerts.yml deploy/prometheus/alerts.test.yml docs/runbook.md <<'PY'
+import re
+import sys
+
+import yaml
+
+rules_path, tests_path, runbook_path = sys.argv[1:]
+with open(rules_path) as f:
+    rules = [r for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r]
+with open(tests_path) as f:
+    tests = yaml.safe_load(f)["tests"]
+with open(runbook_path) as f:
+    headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
+
+
+def anchor(heading):
+    """The anchor GitHub (and most Markdown renderers) give a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+anchors = {anchor(h) for h in headings}
+tested = {t["alertname"] for test in tests for t in test.get("alert_rule_test", []) if t.get("exp_alerts")}
+errors = []
+for rule in rules:
+    name = rule["alert"]
+    if rule.get("labels", {}).get("severity") not in ("critical", "warning"):
+        errors.append(f"{name}: severity must be critical or warning")
+    annotations = rule.get("annotations", {})
+    for key in ("summary", "description", "runbook_url"):
+        if not annotations.get(key):
+            errors.append(f"{name}: no {key}")
+    url = annotations.get("runbook_url", "")
+    page, _, section = url.partition("#")
+    if page != "docs/runbook.md" or section not in anchors:
+        errors.append(f"{name}: runbook_url {url} is not a section of docs/runbook.md")
+    if name not in tested:
+        errors.append(f"{name}: no test in {tests_path} expects it to fire")
+for e in errors:
+    print(f"check-monitoring: {e}", file=sys.stderr)
+if errors:
+    sys.exit(1)
+print(f"{len(rules)} alerts, each with its labels, annotations, test and runbook section")
+PY
+
+echo "== generated manifests"
+scripts/monitoring-manifests.sh --check
+echo "== monitoring checks passed"
