@@ -12,6 +12,7 @@ mod catalog;
 mod concurrency;
 mod credits;
 mod decimals;
+mod expiry;
 mod helpers;
 mod openapi;
 mod orders;
