@@ -51,7 +51,9 @@ pub async fn each(
     let Some(policy) = Policy::load(conn).await? else {
         return Ok(());
     };
-    let last = today.checked_add_days(Days::new(days)).unwrap_or(NaiveDate::MAX);
+    let last = today
+        .checked_add_days(Days::new(days))
+        .unwrap_or(NaiveDate::MAX);
     let Some(window) = policy.earned_for(Some(today), last) else {
         return Ok(());
     };

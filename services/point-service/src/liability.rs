@@ -233,9 +233,7 @@ pub async fn command(url: &str, period: Period) -> Result<(), String> {
     let mut conn = AsyncPgConnection::establish(url)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
-    let liability = report(&mut conn, period)
-        .await
-        .map_err(|e| e.to_string())?;
+    let liability = report(&mut conn, period).await.map_err(|e| e.to_string())?;
     for line in liability.lines() {
         println!("{line}");
     }

@@ -162,8 +162,10 @@ async fn a_client_past_the_date_is_expired_once_however_often_the_job_runs() {
     // Before the date: untouched.
     assert_eq!(expiry_entries(&app, 2001).await, 0);
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM point_accounts WHERE client_id = 2001 AND balance = 40")
-            .await,
+        app.count(
+            "SELECT count(*) AS n FROM point_accounts WHERE client_id = 2001 AND balance = 40"
+        )
+        .await,
         1
     );
     audit_passes(&app).await;
@@ -215,7 +217,8 @@ async fn two_runs_at_once_expire_each_client_once() {
     assert_eq!(double_or_partial_expiries(&app).await, 0);
     // Sara's 700.25, and 100.1234 + id % 7 for each holder.
     let extra: i64 = (3001..=3300_i64).map(|id| id % 7).sum();
-    let expected = decimal("700.25") + BigDecimal::from(300) * decimal("100.1234") + BigDecimal::from(extra);
+    let expected =
+        decimal("700.25") + BigDecimal::from(300) * decimal("100.1234") + BigDecimal::from(extra);
     assert_eq!(a.points_expired + b.points_expired, expected);
     audit_passes(&app).await;
 }
@@ -229,7 +232,13 @@ async fn a_run_killed_half_way_is_finished_by_the_next_without_double_expiry() {
     let mut lock = hold_account_lock(&app, 3020).await;
     let mut job = point_service_command(
         app.database.url(),
-        &["expire-points", "--today", "2027-04-02", "--batch-size", "10"],
+        &[
+            "expire-points",
+            "--today",
+            "2027-04-02",
+            "--batch-size",
+            "10",
+        ],
     )
     .stdout(Stdio::null())
     .spawn()
@@ -372,8 +381,15 @@ async fn a_spend_racing_the_job_never_drives_the_balance_negative() {
         );
         *shapes.entry((summary.clients_expired, spent)).or_default() += 1;
     }
-    let rounds_with_expiry: u32 = shapes.iter().filter(|((e, _), _)| *e == 1).map(|(_, n)| n).sum();
-    assert_eq!(expiry_entries(&app, NOURA).await, i64::from(rounds_with_expiry));
+    let rounds_with_expiry: u32 = shapes
+        .iter()
+        .filter(|((e, _), _)| *e == 1)
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(
+        expiry_entries(&app, NOURA).await,
+        i64::from(rounds_with_expiry)
+    );
     assert_eq!(double_or_partial_expiries(&app).await, 0);
     audit_passes(&app).await;
     eprintln!("(expiries, spends) per round: {shapes:?}");
@@ -395,7 +411,11 @@ async fn after_expiry_the_balance_is_zero_with_its_date_and_the_history_lists_th
     assert_eq!(history["meta"]["totalItems"], 4);
     let newest = &history["data"][0];
     assert_eq!(
-        (&newest["kind"], &newest["points"], &newest["correlation_id"]),
+        (
+            &newest["kind"],
+            &newest["points"],
+            &newest["correlation_id"]
+        ),
         (&json!("expiry"), &json!("-700.25"), &json!(null)),
         "{history}"
     );
@@ -411,7 +431,14 @@ async fn a_dry_run_lists_what_would_expire_and_changes_nothing() {
     holders(&app, 3001..=3002, "2026-01-01T10:00:00Z").await;
     let (code, out) = cli(
         &app,
-        &["expire-points", "--dry-run", "--today", "2027-04-02", "--batch-size", "1"],
+        &[
+            "expire-points",
+            "--dry-run",
+            "--today",
+            "2027-04-02",
+            "--batch-size",
+            "1",
+        ],
     );
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(
@@ -462,14 +489,18 @@ async fn a_zero_or_negative_balance_is_never_expired() {
     let mut conn = app.database.connect().await;
     for client in [2001, 2002] {
         assert_eq!(
-            expire::expire(&mut conn, client, day("2030-01-01")).await.unwrap(),
+            expire::expire(&mut conn, client, day("2030-01-01"))
+                .await
+                .unwrap(),
             Outcome::NothingToExpire
         );
         assert_eq!(expiry_entries(&app, client).await, 0);
     }
     assert_eq!(
-        app.count("SELECT count(*) AS n FROM point_accounts WHERE client_id = 2001 AND balance = -50.5")
-            .await,
+        app.count(
+            "SELECT count(*) AS n FROM point_accounts WHERE client_id = 2001 AND balance = -50.5"
+        )
+        .await,
         1
     );
     audit_passes(&app).await;
@@ -484,7 +515,9 @@ async fn points_that_arrive_after_an_expiry_wait_for_the_next_earns_date() {
     entry(&app, SARA, "gift_received", "30", "2027-04-03T10:00:00Z").await;
     let mut conn = app.database.connect().await;
     assert_eq!(
-        expire::expire(&mut conn, SARA, day("2027-04-04")).await.unwrap(),
+        expire::expire(&mut conn, SARA, day("2027-04-04"))
+            .await
+            .unwrap(),
         Outcome::AlreadyExpired(day(SARAS_DATE))
     );
     let again = run(&app, options("2027-04-04")).await;
@@ -504,4 +537,37 @@ async fn points_that_arrive_after_an_expiry_wait_for_the_next_earns_date() {
     );
     assert_eq!(expiry_entries(&app, SARA).await, 2);
     audit_passes(&app).await;
+}
+
+#[tokio::test]
+async fn the_database_refuses_an_expiry_that_is_positive_or_not_named_by_its_client_and_date() {
+    let app = spawn_app().await;
+    let mut conn = app.database.connect().await;
+    for (points, reference) in [
+        ("10", "'expiry:1001:2027-04-01'"),
+        ("-10", "'expiry:1002:2027-04-01'"),
+        ("-10", "'expiry:1001:2027-4-1'"),
+        ("-10", "NULL"),
+    ] {
+        let forged = format!(
+            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', {points}, {reference})"
+        );
+        let refused = conn.batch_execute(&forged).await.unwrap_err().to_string();
+        assert!(
+            refused.contains("violates check constraint"),
+            "{forged}: {refused}"
+        );
+    }
+    app.sql(&format!(
+        "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -10, 'expiry:1001:{SARAS_DATE}')"
+    ))
+    .await;
+    let twice = conn
+        .batch_execute(&format!(
+            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -5, 'expiry:1001:{SARAS_DATE}')"
+        ))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(twice.contains("duplicate key"), "{twice}");
 }

@@ -13,6 +13,7 @@ mod concurrency;
 mod credits;
 mod decimals;
 mod expiry;
+mod expiry_reports;
 mod helpers;
 mod openapi;
 mod orders;

@@ -45,7 +45,9 @@ pub(crate) async fn unapplied_metric(app: &TestApp, reason: &str) -> u64 {
 }
 
 fn run_binary(app: &TestApp, args: &[&str]) -> (bool, String, String) {
-    let output = point_service_command(app.database.url(), args).output().unwrap();
+    let output = point_service_command(app.database.url(), args)
+        .output()
+        .unwrap();
     (
         output.status.success(),
         String::from_utf8(output.stdout).unwrap(),
