@@ -571,3 +571,26 @@ async fn the_database_refuses_an_expiry_that_is_positive_or_not_named_by_its_cli
         .to_string();
     assert!(twice.contains("duplicate key"), "{twice}");
 }
+
+#[tokio::test]
+async fn without_a_date_the_job_runs_as_of_today_by_the_databases_clock() {
+    let app = spawn_app().await;
+    // 366 days ago: the date (365 days on) was yesterday. 365 days ago: it is today.
+    app.sql(
+        "INSERT INTO point_accounts (client_id, balance) VALUES (2001, 5), (2002, 5);
+         INSERT INTO point_entries (client_id, kind, points, created_at) VALUES
+             (2001, 'earn', 5, now() - interval '366 days'),
+             (2002, 'earn', 5, now() - interval '365 days');",
+    )
+    .await;
+    let (code, out) = cli(&app, &["expire-points"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("expired: 1 clients, 5 points"), "{out}");
+    assert_eq!(
+        (
+            expiry_entries(&app, 2001).await,
+            expiry_entries(&app, 2002).await
+        ),
+        (1, 0)
+    );
+}

@@ -375,3 +375,22 @@ async fn the_reports_on_the_command_line() {
     let (code, _, _) = run(&["expiring", "--days", "-1"]);
     assert_eq!(code, Some(2));
 }
+
+#[tokio::test]
+async fn a_kind_the_report_does_not_know_fails_it_instead_of_leaving_points_out() {
+    let app = spawn_app().await;
+    // What a later migration adding a kind, without teaching the report, would leave.
+    app.sql(
+        "ALTER TABLE point_entries DROP CONSTRAINT point_entries_kind_check;
+         INSERT INTO point_entries (client_id, kind, points) VALUES (1001, 'bonus', 5);",
+    )
+    .await;
+    let mut conn = app.database.connect().await;
+    let refused = liability::report(&mut conn, Period::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the ledger holds entries of kind \"bonus\", which this report does not know"
+    );
+}
