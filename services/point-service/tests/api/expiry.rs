@@ -296,52 +296,82 @@ async fn a_run_stopped_between_two_clients_is_resumed_by_running_again() {
     audit_passes(&app).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_earn_that_lands_while_the_job_waits_moves_the_date_and_nothing_expires() {
-    let app = spawn_app().await;
-    // The earn's transaction takes Sara's account lock first, as every ledger write does.
-    let mut earning = hold_account_lock(&app, SARA).await;
-    ledger::append(
-        &mut earning,
-        ledger::Entry {
-            client_id: SARA,
-            kind: ledger::Kind::Earn,
-            points: decimal("10"),
-            order: None,
-            reference: None,
-        },
-    )
-    .await
-    .unwrap();
-    // The job's search still sees the old earn (the new one is not committed): Sara is a
-    // candidate, and the job waits for her lock.
-    let job = tokio::spawn({
-        let url = app.database.url().to_owned();
-        async move {
-            let mut conn = <AsyncPgConnection as diesel_async::AsyncConnection>::establish(&url)
-                .await
-                .unwrap();
-            let mut outcomes = Vec::new();
-            let summary = expire::run(&mut conn, options("2027-04-02"), |outcome| {
-                outcomes.push(outcome.clone());
-                ControlFlow::Continue(())
-            })
+/// Sara's earn of 10, written in a transaction left open: by the ledger (which locks her
+/// account first) or as the seed writes entries (no lock of its own: the entry's foreign
+/// key takes a share lock on the account row, which the job's lock waits for all the same).
+async fn open_earn(app: &TestApp, through_the_ledger: bool) -> AsyncPgConnection {
+    if through_the_ledger {
+        let mut earning = hold_account_lock(app, SARA).await;
+        ledger::append(
+            &mut earning,
+            ledger::Entry {
+                client_id: SARA,
+                kind: ledger::Kind::Earn,
+                points: decimal("10"),
+                order: None,
+                reference: None,
+            },
+        )
+        .await
+        .unwrap();
+        earning
+    } else {
+        let mut earning = app.database.connect().await;
+        earning
+            .batch_execute(&format!(
+                "BEGIN; INSERT INTO point_entries (client_id, kind, points) VALUES ({SARA}, 'earn', 10)"
+            ))
             .await
             .unwrap();
-            (summary, outcomes)
+        earning
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_earn_that_lands_while_the_job_waits_moves_the_date_and_nothing_expires() {
+    for through_the_ledger in [true, false] {
+        let app = spawn_app().await;
+        let mut earning = open_earn(&app, through_the_ledger).await;
+        // The job's search still sees the old earn (the new one is not committed): Sara is
+        // a candidate, and the job waits for her account's lock.
+        let job = tokio::spawn({
+            let url = app.database.url().to_owned();
+            async move {
+                let mut conn =
+                    <AsyncPgConnection as diesel_async::AsyncConnection>::establish(&url)
+                        .await
+                        .unwrap();
+                let mut outcomes = Vec::new();
+                let summary = expire::run(&mut conn, options("2027-04-02"), |outcome| {
+                    outcomes.push(outcome.clone());
+                    ControlFlow::Continue(())
+                })
+                .await
+                .unwrap();
+                (summary, outcomes)
+            }
+        });
+        someone_waits_for_a_lock(&app).await;
+        if !through_the_ledger {
+            earning
+                .batch_execute(&format!(
+                    "UPDATE point_accounts SET balance = balance + 10 WHERE client_id = {SARA}"
+                ))
+                .await
+                .unwrap();
         }
-    });
-    someone_waits_for_a_lock(&app).await;
-    earning.batch_execute("COMMIT").await.unwrap();
-    let (summary, outcomes) = job.await.unwrap();
-    assert_eq!(summary.clients_expired, 0);
-    // The new earn is today's (by the database's clock): its date is a year from now.
-    assert!(
-        matches!(outcomes.as_slice(), [Outcome::NotYet(date)] if *date > day("2027-04-02")),
-        "{outcomes:?}"
-    );
-    assert_eq!(app.balance_of(SARA).await, "710.25");
-    assert_eq!(expiry_entries(&app, SARA).await, 0);
+        earning.batch_execute("COMMIT").await.unwrap();
+        let (summary, outcomes) = job.await.unwrap();
+        assert_eq!(summary.clients_expired, 0, "{through_the_ledger}");
+        // The new earn is today's (by the database's clock): its date is a year from now.
+        assert!(
+            matches!(outcomes.as_slice(), [Outcome::NotYet(date)] if *date > day("2027-04-02")),
+            "{through_the_ledger}: {outcomes:?}"
+        );
+        assert_eq!(app.balance_of(SARA).await, "710.25");
+        assert_eq!(expiry_entries(&app, SARA).await, 0);
+        audit_passes(&app).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
