@@ -85,6 +85,26 @@ const CHECKS: &[Check] = &[
               HAVING count(*) FILTER (WHERE e.client_id = c.client_id AND e.points = c.points AND e.kind = 'gift_card_credit') <> 1
               ORDER BY c.reference LIMIT 1",
     },
+    // The database holds an expiry's sign and its reference (`expiry:<client>:<date>`,
+    // unique), so one per client and date; what it cannot hold is the balance at the time.
+    // Entries of a client are appended under its account's lock, so their ids are in the
+    // order they were applied and the running sum by id is the balance after each one.
+    Check {
+        name: "every expiry entry is negative, one per client and date, and takes at most the balance it expired",
+        sql: "SELECT violation FROM (
+                  SELECT format('expiry entry %s of client %s: %s points leaves the balance at %s', id, client_id, points, running) AS violation, id
+                  FROM (SELECT id, client_id, kind, points,
+                               sum(points) OVER (PARTITION BY client_id ORDER BY id) AS running
+                        FROM point_entries
+                        WHERE client_id IN (SELECT client_id FROM point_entries WHERE kind = 'expiry')) e
+                  WHERE kind = 'expiry' AND (running < 0 OR points >= 0)
+                  UNION ALL
+                  SELECT format('expiry entry %s of client %s is named %s, not expiry:%s:<date>', id, client_id, COALESCE(reference, 'null'), client_id), id
+                  FROM point_entries
+                  WHERE kind = 'expiry'
+                    AND (reference IS NULL OR reference !~ ('^expiry:' || client_id || ':[0-9]{4}-[0-9]{2}-[0-9]{2}$'))
+              ) v ORDER BY id LIMIT 1",
+    },
     Check {
         name: "every capture that was not applied is listed for refund",
         sql: "SELECT format('capture event %s (order %s, payment %s) was not applied and is not in unapplied_captures', e.id, e.reference, e.payment_id) AS violation

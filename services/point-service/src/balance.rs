@@ -1,8 +1,7 @@
 //! The balance object and the point history (no HTTP in here).
 
 use bigdecimal::BigDecimal;
-use chrono::{DateTime, Days, Utc};
-use chrono_tz::Asia::Riyadh;
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{PageMeta, Points};
@@ -10,8 +9,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::db::schema::{point_entries, point_settings};
-use crate::ledger;
+use crate::db::schema::point_entries;
+use crate::{expiry, ledger, riyadh};
 
 /// The balance, bare, in the spec's key order.
 #[derive(Debug, Serialize, PartialEq, Eq, ToSchema)]
@@ -21,54 +20,19 @@ pub struct Balance {
     pub user_id: String,
     /// At most 4 decimals, no trailing zeros or dot; `0` with no account; may be negative.
     pub points: String,
-    /// `YYYY-MM-DD` in Asia/Riyadh, or null.
+    /// `YYYY-MM-DD` in Asia/Riyadh, or null (`expiry::date`). After the points expired it
+    /// still names the date they expired on: only a new earn moves it.
     #[serde(rename = "pointsExpirationDate")]
     pub points_expiration_date: Option<String>,
 }
 
-/// The expiry date: the newest earn row's date in Riyadh plus the inactivity days; none
-/// when the settings say never, are unset, or the client has no earn row.
-pub fn expiry_date(
-    newest_earn: Option<DateTime<Utc>>,
-    inactivity_days: Option<i32>,
-) -> Option<String> {
-    let days = u64::try_from(inactivity_days?).ok()?;
-    let earned = newest_earn?.with_timezone(&Riyadh).date_naive();
-    earned
-        .checked_add_days(Days::new(days))
-        .map(|d| d.format("%Y-%m-%d").to_string())
-}
-
 pub async fn balance(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResult<Balance> {
     let points = ledger::balance(conn, client_id).await?.unwrap_or_default();
-    let settings: Option<(String, Option<i32>)> = point_settings::table
-        .select((point_settings::expiry, point_settings::inactivity_days))
-        .first(conn)
-        .await
-        .optional()?;
-    let inactivity_days = match settings {
-        Some((expiry, days)) if expiry == "inactivity" => days,
-        _ => None,
-    };
-    let newest_earn = match inactivity_days {
-        None => None,
-        Some(_) => {
-            point_entries::table
-                .filter(
-                    point_entries::client_id
-                        .eq(client_id)
-                        .and(point_entries::kind.eq("earn")),
-                )
-                .select(diesel::dsl::max(point_entries::created_at))
-                .first::<Option<DateTime<Utc>>>(conn)
-                .await?
-        }
-    };
     Ok(Balance {
         id: client_id.to_string(),
         user_id: client_id.to_string(),
         points: Points::new(points).to_text(),
-        points_expiration_date: expiry_date(newest_earn, inactivity_days),
+        points_expiration_date: expiry::date(conn, client_id).await?.map(riyadh::text),
     })
 }
 
@@ -76,7 +40,10 @@ pub async fn balance(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResul
 #[derive(Debug, Serialize, Queryable, ToSchema)]
 pub struct HistoryEntry {
     pub id: i64,
-    /// earn, spend, gift_sent, gift_received, purchase, gift_card_credit, adjustment.
+    /// The ledger's kind as stored: earn, spend, gift_sent, gift_received, purchase,
+    /// gift_card_credit, adjustment, expiry. An expiry is listed like every other entry, by
+    /// its kind and its signed change (the negative balance it took), so that the history
+    /// still adds up to the balance; no kind is renamed or hidden for the app.
     pub kind: String,
     /// The signed change, as points text.
     #[serde(serialize_with = "points_text")]
@@ -129,25 +96,4 @@ pub async fn history(
         data,
         meta: PageMeta::new(page, limit, total_items),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn expiry_counts_from_the_riyadh_date_of_the_newest_earn() {
-        // 22:00 UTC on 31 Dec is already 1 Jan in Riyadh (UTC+3).
-        let earned = "2026-12-31T22:00:00Z".parse::<DateTime<Utc>>().unwrap();
-        assert_eq!(
-            expiry_date(Some(earned), Some(365)),
-            Some("2028-01-01".into())
-        );
-        assert_eq!(expiry_date(Some(earned), None), None);
-        assert_eq!(expiry_date(None, Some(365)), None);
-        assert_eq!(
-            expiry_date(Some(earned), Some(0)),
-            Some("2027-01-01".into())
-        );
-    }
 }

@@ -21,6 +21,8 @@ pub enum Kind {
     Purchase,
     GiftCardCredit,
     Adjustment,
+    /// Takes the whole positive balance once its expiry date has passed (`expire.rs`).
+    Expiry,
 }
 
 impl Kind {
@@ -33,7 +35,25 @@ impl Kind {
             Kind::Purchase => "purchase",
             Kind::GiftCardCredit => "gift_card_credit",
             Kind::Adjustment => "adjustment",
+            Kind::Expiry => "expiry",
         }
+    }
+
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Kind; 8] = [
+        Kind::Earn,
+        Kind::Purchase,
+        Kind::GiftReceived,
+        Kind::GiftCardCredit,
+        Kind::Spend,
+        Kind::GiftSent,
+        Kind::Expiry,
+        Kind::Adjustment,
+    ];
+
+    /// The kind stored as `text`.
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.as_str() == text)
     }
 }
 

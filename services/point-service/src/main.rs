@@ -1,7 +1,11 @@
 use std::process::ExitCode;
 
+use chrono::NaiveDate;
 use clap::{Parser, Subcommand};
-use point_service::{DEFAULT_PORT, SERVICE, audit, config::Config, db, seed, startup, unapplied};
+use point_service::{
+    DEFAULT_PORT, SERVICE, audit, config::Config, db, expire, expiring, liability, seed, startup,
+    unapplied,
+};
 use server::{Binary, Command};
 
 /// The points ledger, offers, occasions, point orders, card payments and webhook.
@@ -17,7 +21,7 @@ enum PointCommand {
     #[command(flatten)]
     Common(Command),
     /// Check the ledger's invariants (balances, order entries, idempotency keys, credits,
-    /// unapplied captures listed); exit 1 with the first violation. Also reports how many
+    /// expiry entries, unapplied captures listed); exit 1 with the first violation. Also reports how many
     /// unapplied captures are open.
     Audit,
     /// List the open unapplied captures (money taken without points: order already paid or
@@ -31,7 +35,76 @@ enum PointCommand {
         #[arg(long, value_name = "TEXT", requires = "resolve")]
         note: Option<String>,
     },
+    /// Expire the points of every client whose expiry date (the balance's
+    /// pointsExpirationDate: newest earn plus the inactivity days, Asia/Riyadh) has passed,
+    /// when the point settings say `inactivity`: one `expiry` entry per client and date takes
+    /// the whole positive balance.
+    ///
+    /// Safe to run at any time and from several replicas at once: each client is expired
+    /// once per date, under its account's lock, in a short transaction of its own. After a
+    /// crash, run it again: it finishes what is left and expires nothing twice.
+    ///
+    /// Prints a summary line at the end: `expired: <clients> clients, <points> points ...`
+    /// (with --dry-run, first `client_id<TAB>expiry_date<TAB>points` per client it would
+    /// expire, then `would expire: ...`).
+    #[command(after_help = EXIT_CODES)]
+    ExpirePoints {
+        /// Report what would expire and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Expire as of this Asia/Riyadh date instead of today by the database's clock
+        /// (dates before it have passed).
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        today: Option<NaiveDate>,
+        /// Clients found per search page (each client still gets its own transaction).
+        #[arg(long, value_name = "N", default_value_t = expire::DEFAULT_BATCH_SIZE,
+              value_parser = clap::value_parser!(i64).range(1..=100_000))]
+        batch_size: i64,
+    },
+    /// List the clients whose points expire in the next N days, for reminders,
+    /// tab-separated with a header: client_id, expiry_date (the last day the points can be
+    /// spent, from today to today + N), points (the balance that would expire). Empty when
+    /// the point settings say `never`.
+    #[command(after_help = EXIT_CODES)]
+    Expiring {
+        /// The window in days after today (0: the clients whose last day is today).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=36_500))]
+        days: u64,
+        /// Count from this Asia/Riyadh date instead of today by the database's clock.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        today: Option<NaiveDate>,
+    },
+    /// The points liability for finance, from the ledger's entries: balances when the period
+    /// starts, its movements, balances when it ends. Tab-separated `section<TAB>name<TAB>value`:
+    ///
+    ///   period       from, to         the Asia/Riyadh dates (`-`: the first or last entry)
+    ///   opening      balance          sum of all balances when the period starts
+    ///   issued       earn, purchase, gift_received, gift_card_credit, total: points that came in
+    ///   spent        spend            points spent (a positive amount)
+    ///   gifted       gift_sent        points given away in point orders (positive)
+    ///   expired      expiry           points expired (positive)
+    ///   adjusted     adjustment       the signed net of adjustments
+    ///   closing      balance          sum of all balances when the period ends
+    ///   outstanding  points, clients  positive balances at the end, and the clients holding them
+    ///   negative     points, clients  balances below zero at the end, and those clients
+    ///
+    /// closing = opening + issued total - spent - gifted - expired + adjusted. Points are
+    /// decimal text as the balance answers them (at most 4 decimals, no trailing zeros).
+    #[command(after_help = EXIT_CODES, verbatim_doc_comment)]
+    Liability {
+        /// First Asia/Riyadh date of the period (included); default: the first entry.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        from: Option<NaiveDate>,
+        /// Last Asia/Riyadh date of the period (included); default: the last entry.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        to: Option<NaiveDate>,
+    },
 }
+
+const EXIT_CODES: &str = "Exit codes: 0 done (also when nothing was due, or expiry is off); \
+1 failed: the database could not be reached or failed part way (expire-points: what was \
+done stays done, run it again), or liability's --from is after --to; 2 bad arguments or \
+configuration (DATABASE_URL unset or invalid).";
 
 const BINARY: Binary = Binary {
     name: SERVICE,
@@ -50,6 +123,27 @@ fn main() -> ExitCode {
         PointCommand::Audit => BINARY.with_database(async |url| audit::command(&url).await),
         PointCommand::UnappliedCaptures { resolve, note } => BINARY.with_database(async |url| {
             unapplied::command(&url, resolve.as_deref(), note.as_deref()).await
+        }),
+        PointCommand::ExpirePoints {
+            dry_run,
+            today,
+            batch_size,
+        } => BINARY.with_database(async |url| {
+            expire::command(
+                &url,
+                expire::Options {
+                    today,
+                    batch_size,
+                    dry_run,
+                },
+            )
+            .await
+        }),
+        PointCommand::Expiring { days, today } => {
+            BINARY.with_database(async |url| expiring::command(&url, days, today).await)
+        }
+        PointCommand::Liability { from, to } => BINARY.with_database(async |url| {
+            liability::command(&url, liability::Period { from, to }).await
         }),
     }
 }

@@ -62,7 +62,7 @@ fn violated(result: Result<audit::Report, AuditError>) -> (&'static str, String)
 async fn a_ledger_written_only_by_the_service_passes_every_check() {
     let (app, _) = busy_ledger().await;
     let report = audit(&app).await.unwrap();
-    assert_eq!(report.passed.len(), 9, "{report:?}");
+    assert_eq!(report.passed.len(), 10, "{report:?}");
     assert_eq!(report.open_unapplied_captures, 0);
 }
 
@@ -159,6 +159,69 @@ async fn a_payment_both_credited_and_listed_for_refund_is_caught() {
     assert_eq!(check, "no payment is both credited and listed as unapplied");
     assert!(
         detail.contains("pay_1") && detail.contains("evt_0_again"),
+        "{detail}"
+    );
+}
+
+/// The busy ledger after Sara's points expired (her date, 2027-04-01, has passed).
+async fn expired_ledger() -> TestApp {
+    let (app, _) = busy_ledger().await;
+    let options = point_service::expire::Options {
+        today: Some("2027-04-02".parse().unwrap()),
+        batch_size: 10,
+        dry_run: false,
+    };
+    let mut conn = app.database.connect().await;
+    let summary =
+        point_service::expire::run(&mut conn, options, |_| std::ops::ControlFlow::Continue(()))
+            .await
+            .unwrap();
+    assert_eq!(summary.clients_expired, 1);
+    app
+}
+
+const EXPIRY_CHECK: &str = "every expiry entry is negative, one per client and date, and takes at most the balance it expired";
+
+#[tokio::test]
+async fn a_ledger_with_an_expiry_passes_every_check() {
+    let app = expired_ledger().await;
+    let report = audit(&app).await.unwrap();
+    assert!(report.passed.contains(&EXPIRY_CHECK), "{report:?}");
+}
+
+#[tokio::test]
+async fn an_expiry_that_takes_more_than_the_balance_is_caught() {
+    let app = expired_ledger().await;
+    // Omar holds 200 (a gift and a credit); a forged expiry of 250 passes the database's
+    // checks (negative, named by client and date) and leaves him at -50.
+    app.sql(
+        "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1002, 'expiry', -250, 'expiry:1002:2027-01-01');
+         UPDATE point_accounts SET balance = balance - 250 WHERE client_id = 1002",
+    )
+    .await;
+    let (check, detail) = violated(audit(&app).await);
+    assert_eq!(check, EXPIRY_CHECK);
+    assert!(
+        detail.contains("of client 1002: -250 points leaves the balance at -50"),
+        "{detail}"
+    );
+}
+
+#[tokio::test]
+async fn a_second_expiry_for_one_date_is_caught() {
+    let app = expired_ledger().await;
+    // Only with the database's own check gone can a second expiry of Sara's date be written
+    // (under another reference): the audit still finds it.
+    app.sql(
+        "ALTER TABLE point_entries DROP CONSTRAINT point_entries_expiry_reference;
+         INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1002, 'expiry', -1, 'expiry:1001:2027-04-01:again');
+         UPDATE point_accounts SET balance = balance - 1 WHERE client_id = 1002",
+    )
+    .await;
+    let (check, detail) = violated(audit(&app).await);
+    assert_eq!(check, EXPIRY_CHECK);
+    assert!(
+        detail.contains("of client 1002 is named expiry:1001:2027-04-01:again"),
         "{detail}"
     );
 }

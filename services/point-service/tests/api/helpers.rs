@@ -392,6 +392,19 @@ impl TestApp {
     }
 }
 
+/// The service's binary with `args`, against `database_url`, with a clean environment and
+/// warnings only in its log (its stdout is its answer).
+pub fn point_service_command(database_url: &str, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_point-service"));
+    command
+        .args(args)
+        .env_clear()
+        .env("DATABASE_URL", database_url)
+        .env("APP_ENV", "development")
+        .env("RUST_LOG", "warn");
+    command
+}
+
 pub fn order_body(to: i64, payment_type: &str) -> Value {
     json!({"point_offer_id": OFFER, "to_client_id": to, "payment_type": payment_type})
 }

@@ -11,6 +11,8 @@ mod bounds;
 mod concurrency;
 mod credits;
 mod decimals;
+mod expiry;
+mod expiry_reports;
 mod helpers;
 mod metrics;
 mod offers;

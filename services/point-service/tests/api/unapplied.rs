@@ -2,8 +2,6 @@
 //! recorded with its event, counted in `payment_captures_unapplied_total{reason}`, listed
 //! by `point-service unapplied-captures` and counted by the audit.
 
-use std::process::Command;
-
 use point_service::audit;
 use serde_json::{Value, json};
 
@@ -47,12 +45,7 @@ pub(crate) async fn unapplied_metric(app: &TestApp, reason: &str) -> u64 {
 }
 
 fn run_binary(app: &TestApp, args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_point-service"))
-        .args(args)
-        .env_clear()
-        .env("DATABASE_URL", app.database.url())
-        .env("APP_ENV", "development")
-        .env("RUST_LOG", "warn")
+    let output = point_service_command(app.database.url(), args)
         .output()
         .unwrap();
     (
