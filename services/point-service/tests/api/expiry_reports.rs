@@ -221,7 +221,7 @@ fn expected_liability(rows: &[Row], period: Period) -> Vec<String> {
 
 /// A database holding exactly `ledger`: settings, accounts with their balances, entries.
 async fn load(ledger: &Ledger) -> TestDatabase {
-    let database = TestDatabase::new(point_service::db::SCHEMA).await;
+    let database = TestDatabase::new(point_service::db::MIGRATIONS).await;
     let mut sql = format!(
         "INSERT INTO point_settings (expiry, inactivity_days) VALUES ('inactivity', {});",
         ledger.inactivity_days
