@@ -104,9 +104,10 @@ async fn a_crashed_point_service_gives_502_then_recovers_without_losing_a_point(
         "{report}{}",
         String::from_utf8_lossy(&audit.stderr)
     );
-    assert_eq!(
-        report.lines().filter(|l| l.starts_with("ok: ")).count(),
-        9,
+    // Every check passed (the audit stops at the first violation); the nine this test was
+    // written against at least, as checks are only ever added.
+    assert!(
+        report.lines().filter(|l| l.starts_with("ok: ")).count() >= 9,
         "{report}"
     );
 }
