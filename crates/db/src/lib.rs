@@ -1,13 +1,18 @@
 //! The database layer every service shares: one connection pool per process, the embedded
 //! migrations run under an advisory lock, and (feature `testing`) a database per test.
 
+mod connect;
 mod failure;
 mod migrate;
 mod pool;
+mod reply_deadline;
 mod sql_spans;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use connect::{
+    Connector, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES, TCP_USER_TIMEOUT, connect,
+};
 pub use failure::{BUSY_ANSWER, BUSY_MESSAGE, Failure};
 pub use migrate::{MIGRATION_LOCK_KEY, Schema, pending_migrations, run_migrations};
 pub use pool::{
