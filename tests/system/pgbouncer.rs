@@ -8,11 +8,13 @@
 //! with `prepared statement "s…" does not exist` or `already exists` (500s).
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use e2e::money::{self, CLIENTS};
-use e2e::pgbouncer::PgBouncer;
-use e2e::stack::{Databases, Stack};
-use e2e::{demo_database, run};
+use e2e::pgbouncer::{self, PgBouncer};
+use e2e::stack::{Databases, Stack, call};
+use e2e::{Service, demo, demo_database, run};
+use serde_json::json;
 
 /// Server connections per database: fewer than the services' client connections.
 const SERVER_CONNECTIONS: u32 = 2;
@@ -29,12 +31,7 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
     money::fund(points_db.url(), 100_000).await;
     money::add_gift_codes(catalog_db.url(), "PGB", FLOWS * ROUNDS, "12.5").await;
 
-    let upstream: tokio_postgres::Config = db::testing::admin_url().parse().unwrap();
-    let bouncer = PgBouncer::start(
-        upstream.get_ports().first().copied().unwrap_or(5432),
-        SERVER_CONNECTIONS,
-    )
-    .await;
+    let bouncer = PgBouncer::start(upstream_port(), SERVER_CONNECTIONS).await;
     let stack = Stack::start_with(
         &Databases {
             auth: bouncer.url(auth_db.name()),
@@ -159,6 +156,134 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
         assert!(
             s <= SERVER_CONNECTIONS as usize && c > s,
             "{database}: {c} client connections over {s} server connections"
+        );
+    }
+}
+
+/// The upstream PostgreSQL server's port (the test server's).
+fn upstream_port() -> u16 {
+    let upstream: tokio_postgres::Config = db::testing::admin_url().parse().unwrap();
+    upstream.get_ports().first().copied().unwrap_or(5432)
+}
+
+/// The auth service (straight to its database) and the point service through `bouncer`,
+/// as the deployment's PgBouncer component runs them.
+async fn points_behind(
+    bouncer: &PgBouncer,
+    auth_db: &db::testing::TestDatabase,
+    points_db: &db::testing::TestDatabase,
+) -> (Service, Service) {
+    let auth = Service::start("auth-service", auth_db.url(), &[]).await;
+    let points = Service::start(
+        "point-service",
+        &bouncer.url(points_db.name()),
+        &[
+            ("DATABASE_STATEMENT_CACHE", "false"),
+            ("AUTH_SERVICE_URL", &auth.base),
+        ],
+    )
+    .await;
+    (auth, points)
+}
+
+/// Sara's balance straight from the point service: `(status, body)`.
+async fn balance(http: &reqwest::Client, points: &Service) -> (u16, serde_json::Value) {
+    call(
+        http,
+        "GET",
+        &format!("{}/api/v2/client/points", points.base),
+        Some(demo::SARA),
+        &[],
+        None,
+    )
+    .await
+}
+
+/// Every server connection taken (the deployment's PgBouncer with one server connection,
+/// held by the test in an open transaction): a request queues at the pooler until its
+/// `query_wait_timeout` (the deployment's, 5 s) and is answered the spec's busy 503 in
+/// envelope B, not held for PgBouncer's default 120 s nor answered 500.
+#[tokio::test]
+async fn a_request_queued_behind_taken_server_connections_gets_the_busy_503_within_the_pools_wait()
+{
+    let auth_db = demo_database(&["auth-service"], "auth").await;
+    let points_db = demo_database(&["point-service"], "points").await;
+    let bouncer = PgBouncer::start(upstream_port(), 1).await;
+    let (_auth, points) = points_behind(&bouncer, &auth_db, &points_db).await;
+    let http = reqwest::Client::new();
+    let (status, body) = balance(&http, &points).await;
+    assert_eq!(status, 200, "{body}");
+
+    let (holder, connection) =
+        tokio_postgres::connect(&bouncer.url(points_db.name()), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    holder.batch_execute("BEGIN; SELECT 1").await.unwrap();
+
+    let wait = Duration::from_secs(
+        pgbouncer::deployment_setting("query_wait_timeout")
+            .expect("the deployment sets query_wait_timeout")
+            .parse()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    let (status, body) = balance(&http, &points).await;
+    let took = started.elapsed();
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(
+        body,
+        json!({"success": false, "error": {"code": "SERVICE_UNAVAILABLE", "message": db::BUSY_MESSAGE}})
+    );
+    // PgBouncer's own answer, after its wait (plus at most the pool's check of an idle
+    // connection, db::CHECK_TIMEOUT, and PgBouncer's once-a-third-of-a-second sweep).
+    assert!(
+        took >= wait && took < wait + db::CHECK_TIMEOUT + Duration::from_secs(2),
+        "answered after {took:?}; query_wait_timeout is {wait:?}"
+    );
+    assert!(
+        points
+            .logs()
+            .iter()
+            .any(|l| l.contains("query_wait_timeout")),
+        "the 503 was not PgBouncer's query_wait_timeout"
+    );
+
+    // The server connection free again: answered as before.
+    holder.batch_execute("COMMIT").await.unwrap();
+    let (status, body) = balance(&http, &points).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// PgBouncer restarted (as a rollout of its Deployment does) between two requests: every
+/// connection the service's pool holds was closed by the old process, and the next
+/// request, a read and then a write, is answered as if nothing happened.
+#[tokio::test]
+async fn after_a_pgbouncer_restart_the_next_requests_succeed() {
+    let auth_db = demo_database(&["auth-service"], "auth").await;
+    let points_db = demo_database(&["point-service"], "points").await;
+    money::fund(points_db.url(), 1_000).await;
+    let mut bouncer = PgBouncer::start(upstream_port(), 2).await;
+    let (_auth, points) = points_behind(&bouncer, &auth_db, &points_db).await;
+    let http = reqwest::Client::new();
+    for round in 0..3 {
+        let (status, body) = balance(&http, &points).await;
+        assert_eq!(status, 200, "round {round}: {body}");
+        bouncer.restart().await;
+        let (status, body) = balance(&http, &points).await;
+        assert_eq!(status, 200, "round {round}, read after the restart: {body}");
+        bouncer.restart().await;
+        let (status, body) = money::point_order(
+            &http,
+            &points.base,
+            demo::SARA,
+            CLIENTS[1].0,
+            &format!("restart-{round}"),
+        )
+        .await;
+        assert_eq!(
+            status, 200,
+            "round {round}, write after the restart: {body}"
         );
     }
 }

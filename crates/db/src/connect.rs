@@ -5,7 +5,7 @@
 //! PostgreSQL, an old primary that is stopped but not gone) holds the connection attempt
 //! forever, and the promoted standby after it is never reached. So each host is tried here
 //! with its own deadline ([`PoolSettings::connect_timeout`]) over the whole start (TCP,
-//! startup, authentication, the `target_session_attrs` check, the session setup), and the
+//! startup, authentication, the `target_session_attrs` check), and the
 //! host that worked last is tried first, so that after a failover only the first new
 //! connection pays for the dead host.
 //!
@@ -93,16 +93,33 @@ impl Connector {
     /// A connection to the first host, starting with the one that worked last, that
     /// answers within the connect timeout (and accepts writes, with
     /// `target_session_attrs=read-write`). The error is the last host's.
+    ///
+    /// The session setup runs after the host is chosen, outside its deadline: behind a
+    /// pooler it waits for a server connection like any query, and the pooler's own
+    /// `query_wait_timeout` answer (busy) must reach the caller rather than a timeout of ours.
     pub async fn connect(&self) -> Result<AsyncPgConnection, ConnectionError> {
+        let client = self.open().await?;
+        let mut conn = AsyncPgConnection::try_from(client).await?;
+        if !self.settings.statement_cache {
+            conn.set_prepared_statement_cache_size(CacheSize::Disabled);
+        }
+        conn.batch_execute(&self.settings.session_setup())
+            .await
+            .map_err(ConnectionError::CouldntSetupConfiguration)?;
+        conn.set_instrumentation(crate::sql_spans::SqlSpans::default());
+        Ok(conn)
+    }
+
+    async fn open(&self) -> Result<tokio_postgres::Client, ConnectionError> {
         let first = self.preferred.load(Ordering::Relaxed) % self.hosts.len();
         let mut last = None;
         for i in (0..self.hosts.len()).map(|k| (first + k) % self.hosts.len()) {
             let (host, port) = &self.hosts[i];
-            let attempt = self.connect_host(host, *port);
+            let attempt = self.open_host(host, *port);
             match tokio::time::timeout(self.settings.connect_timeout, attempt).await {
-                Ok(Ok(conn)) => {
+                Ok(Ok(client)) => {
                     self.preferred.store(i, Ordering::Relaxed);
-                    return Ok(conn);
+                    return Ok(client);
                 }
                 Ok(Err(e)) => {
                     tracing::warn!(db.host = %host, db.port = port, error.message = %e, "database host refused a connection");
@@ -121,11 +138,12 @@ impl Connector {
         Err(last.unwrap_or_else(|| ConnectionError::BadConnection("no host".into())))
     }
 
-    async fn connect_host(
+    /// TCP, startup, login and the `target_session_attrs` check on one host.
+    async fn open_host(
         &self,
         host: &str,
         port: u16,
-    ) -> Result<AsyncPgConnection, ConnectionError> {
+    ) -> Result<tokio_postgres::Client, ConnectionError> {
         let tcp = TcpStream::connect((host, port))
             .await
             .map_err(|e| ConnectionError::BadConnection(format!("{host}:{port}: {e}")))?;
@@ -178,15 +196,7 @@ impl Connector {
                 )));
             }
         }
-        let mut conn = AsyncPgConnection::try_from(client).await?;
-        if !self.settings.statement_cache {
-            conn.set_prepared_statement_cache_size(CacheSize::Disabled);
-        }
-        conn.batch_execute(&self.settings.session_setup())
-            .await
-            .map_err(ConnectionError::CouldntSetupConfiguration)?;
-        conn.set_instrumentation(crate::sql_spans::SqlSpans::default());
-        Ok(conn)
+        Ok(client)
     }
 }
 

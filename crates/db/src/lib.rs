@@ -16,8 +16,8 @@ pub use connect::{
 pub use failure::{BUSY_ANSWER, BUSY_MESSAGE, Failure};
 pub use migrate::{MIGRATION_LOCK_KEY, Schema, pending_migrations, run_migrations};
 pub use pool::{
-    BuildError, Conn, PING_AFTER_IDLE, Pool, PoolError, PoolSettings, PoolStatus, build_pool,
-    check_ready,
+    BuildError, CHECK_TIMEOUT, Conn, PING_AFTER_IDLE, Pool, PoolError, PoolSettings, PoolStatus,
+    build_pool, check_ready,
 };
 
 pub use diesel_async::AsyncPgConnection;

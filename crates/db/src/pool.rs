@@ -32,6 +32,9 @@ pub type PoolError = diesel_async::pooled_connection::deadpool::PoolError;
 
 /// A connection idle for longer than this is checked before it is handed out again.
 pub const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+/// How long that check may take before the connection is dropped and another one made: a
+/// live server answers `SELECT 1` in milliseconds.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Everything the pool needs; each service fills it from its configuration.
 #[derive(Clone)]
@@ -40,9 +43,8 @@ pub struct PoolSettings {
     /// At least 2: a handler that needs a second connection must not deadlock the pool.
     pub max_size: usize,
     pub wait_timeout: Duration,
-    /// Per host of the URL: the whole start of a connection (TCP, startup, login, the
-    /// `target_session_attrs` check, the session setup) must finish within it
-    /// (`crate::connect`).
+    /// Per host of the URL: the start of a connection on it (TCP, startup, login, the
+    /// `target_session_attrs` check) must finish within it (`crate::connect`).
     pub connect_timeout: Duration,
     /// The session's `statement_timeout`; zero is PostgreSQL's "none" (the command-line
     /// tools: a migration or an audit may run long).
@@ -75,6 +77,17 @@ impl PoolSettings {
             lock_timeout: Duration::from_secs(5),
             max_lifetime: Duration::from_secs(30 * 60),
             statement_cache: true,
+        }
+    }
+
+    /// A command-line tool's connection (migrate, seed, audit): no statement or lock
+    /// timeout, since a migration or an audit may run long and `migrate` waits on the
+    /// advisory lock for as long as another migration runs.
+    pub fn one_off(url: impl Into<String>) -> Self {
+        Self {
+            statement_timeout: Duration::ZERO,
+            lock_timeout: Duration::ZERO,
+            ..Self::new(url, Self::MIN_SIZE)
         }
     }
 
@@ -122,7 +135,9 @@ pub struct BuildError(String);
 /// so a service starts even while the database is still coming up.
 pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
     let connector = Connector::new(settings).map_err(|e| BuildError(e.to_string()))?;
-    // Every host may take its whole connect timeout before the one that answers.
+    // Every host may take its whole connect timeout before the one that answers, and the
+    // session setup needs what is left: behind a pooler (one host) 6 s, more than its
+    // queue wait (5 s, k8s/components/pgbouncer), so that its busy answer arrives first.
     let create_timeout =
         settings.connect_timeout * connector.host_count() as u32 + Duration::from_secs(1);
     let mut config = ManagerConfig::<AsyncPgConnection>::default();
@@ -154,9 +169,24 @@ pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
             let idle = metrics.last_used();
             Box::pin(async move {
                 if idle > PING_AFTER_IDLE {
-                    conn.batch_execute("SELECT 1").await.map_err(|e| {
-                        HookError::message(format!("idle connection failed its check: {e}"))
-                    })?;
+                    // deadpool's recycle timeout does not cover this hook: without a
+                    // bound, a check queued behind a busy pooler, or sent to a frozen
+                    // server, would hold the request until the pooler's or the reply's
+                    // deadline.
+                    match tokio::time::timeout(CHECK_TIMEOUT, conn.batch_execute("SELECT 1")).await
+                    {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            return Err(HookError::message(format!(
+                                "idle connection failed its check: {e}"
+                            )));
+                        }
+                        Err(_) => {
+                            return Err(HookError::message(
+                                "idle connection did not answer its check",
+                            ));
+                        }
+                    }
                 }
                 Ok(())
             })

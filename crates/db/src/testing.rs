@@ -213,7 +213,7 @@ async fn ensure_template(admin_url: &str, schema: Schema) -> String {
         }
         let building_url = with_database(admin_url, &building)
             .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
-        run_migrations(&building_url, schema)
+        run_migrations(&crate::PoolSettings::one_off(building_url), schema)
             .await
             .unwrap_or_else(|e| panic!("cannot migrate template {building}: {e}"));
         sql_query(format!(

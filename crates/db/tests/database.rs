@@ -93,8 +93,8 @@ async fn readiness_fails_when_the_server_is_unreachable() {
 async fn two_concurrent_migrate_runs_take_turns_under_the_lock() {
     let database = TestDatabase::empty("migrate").await;
     let (a, b) = tokio::join!(
-        run_migrations(database.url(), SCHEMA),
-        run_migrations(database.url(), SCHEMA)
+        run_migrations(&PoolSettings::one_off(database.url()), SCHEMA),
+        run_migrations(&PoolSettings::one_off(database.url()), SCHEMA)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     // One run applied both migrations, the other found nothing left to do.
@@ -127,8 +127,8 @@ async fn migrate_waits_while_another_holds_the_lock() {
         .await
         .unwrap();
 
-    let url = database.url().to_owned();
-    let migrate = tokio::spawn(async move { run_migrations(&url, SCHEMA).await });
+    let settings = PoolSettings::one_off(database.url());
+    let migrate = tokio::spawn(async move { run_migrations(&settings, SCHEMA).await });
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(
         !migrate.is_finished(),

@@ -397,6 +397,16 @@ impl DatabaseConfig {
             ..db::PoolSettings::new(self.url.expose(), self.pool_size)
         }
     }
+
+    /// The connection of a command-line subcommand (`migrate`, `wait-for-migrations`,
+    /// `seed`, a service's own tools): the same URL and statement cache switch as the pool,
+    /// without the pool's statement and lock timeouts (`db::PoolSettings::one_off`).
+    pub fn tool_settings(&self) -> db::PoolSettings {
+        db::PoolSettings {
+            statement_cache: self.statement_cache,
+            ..db::PoolSettings::one_off(self.url.expose())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -47,9 +47,13 @@ fn main() -> ExitCode {
         PointCommand::Common(command) => {
             BINARY.run(command, Config::from_env, startup::build, seed::load)
         }
-        PointCommand::Audit => BINARY.with_database(async |url| audit::command(&url).await),
-        PointCommand::UnappliedCaptures { resolve, note } => BINARY.with_database(async |url| {
-            unapplied::command(&url, resolve.as_deref(), note.as_deref()).await
-        }),
+        PointCommand::Audit => {
+            BINARY.with_database(async |database| audit::command(&database).await)
+        }
+        PointCommand::UnappliedCaptures { resolve, note } => {
+            BINARY.with_database(async |database| {
+                unapplied::command(&database, resolve.as_deref(), note.as_deref()).await
+            })
+        }
     }
 }
