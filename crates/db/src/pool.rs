@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use deadpool::Runtime;
 use deadpool::managed::{Hook, HookError, Timeouts};
+use diesel::ConnectionError;
 use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
@@ -145,7 +146,14 @@ pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
     config.recycling_method = RecyclingMethod::Fast;
     config.custom_setup = Box::new(move |_url| {
         let connector = connector.clone();
-        Box::pin(async move { connector.connect().await })
+        Box::pin(async move {
+            // A task of its own, so that a caller who stops waiting (`/readyz` gives up
+            // after 3 s, less than a frozen host's connect timeout) does not cancel it: it
+            // still finds the host that answers, and the next attempt starts there.
+            tokio::spawn(async move { connector.connect().await })
+                .await
+                .map_err(|e| ConnectionError::BadConnection(format!("connect task: {e}")))?
+        })
     });
     let manager = AsyncDieselConnectionManager::new_with_config(&settings.url, config);
     let max_lifetime = settings.max_lifetime;

@@ -92,9 +92,10 @@ async fn readiness_fails_when_the_server_is_unreachable() {
 #[tokio::test]
 async fn two_concurrent_migrate_runs_take_turns_under_the_lock() {
     let database = TestDatabase::empty("migrate").await;
+    let settings = PoolSettings::one_off(database.url());
     let (a, b) = tokio::join!(
-        run_migrations(&PoolSettings::one_off(database.url()), SCHEMA),
-        run_migrations(&PoolSettings::one_off(database.url()), SCHEMA)
+        run_migrations(&settings, SCHEMA),
+        run_migrations(&settings, SCHEMA)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     // One run applied both migrations, the other found nothing left to do.
