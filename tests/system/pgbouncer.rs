@@ -130,12 +130,40 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
         .await,
         flows
     );
-    let audit = run("point-service", &["audit"], points_db.url(), &[]).await;
-    assert!(
-        audit.status.success(),
-        "audit: {}",
-        String::from_utf8_lossy(&audit.stdout)
-    );
+    // The command-line tools through the pooler too, as CronJobs beside the pooled
+    // services would run them: they honour DATABASE_STATEMENT_CACHE.
+    let fixture = e2e::repo_root().join("deploy/fixtures/demo.json");
+    let no_cache = [("DATABASE_STATEMENT_CACHE", "false")];
+    for (service, url, args) in [
+        (
+            "point-service",
+            bouncer.url(points_db.name()),
+            vec!["audit"],
+        ),
+        (
+            "point-service",
+            bouncer.url(points_db.name()),
+            vec!["unapplied-captures"],
+        ),
+        (
+            "auth-service",
+            bouncer.url(auth_db.name()),
+            vec!["seed", fixture.to_str().unwrap()],
+        ),
+        (
+            "auth-service",
+            bouncer.url(auth_db.name()),
+            vec!["wait-for-migrations"],
+        ),
+    ] {
+        let output = run(service, &args, &url, &no_cache).await;
+        assert!(
+            output.status.success(),
+            "{service} {args:?} through PgBouncer: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 
     // The sharing really happened: for each database, more service connections went
     // through the pooler than it ever had server connections.
