@@ -65,11 +65,11 @@ async fn every_cross_replica_rule_holds_with_two_replicas_behind_a_balancer() {
     wrong_gift_codes_are_counted_across_both_replicas(&stack).await;
     both_retry_workers_credit_each_stuck_redemption_once(&stack, &points_db, &catalog_db).await;
 
-    // The balancer spread the requests between services: every replica of the services
+    // The balancer spread the connections between replicas: every replica of the services
     // called that way served some (nothing calls the operator service).
     for stat in stack.balancer.stats().await {
         if [AUTH, POINTS, ORDER].contains(&stat.service.as_str()) {
-            assert!(stat.requests > 0, "no request reached {stat:?}");
+            assert!(stat.connections > 0, "no connection reached {stat:?}");
         }
     }
 }
@@ -301,10 +301,10 @@ async fn both_retry_workers_credit_each_stuck_redemption_once(
 ) {
     let order = stack.replicas(ORDER);
     let http = reqwest::Client::new();
-    // The point service is unreachable (both replicas out of the balancer): each credit
-    // fails and its redemption stays pending.
+    // The point service is unreachable (both replicas out of the balancer, their open
+    // connections cut): each credit fails and its redemption stays pending.
     for replica in 0..2 {
-        stack.balancer.set_state(POINTS, replica, "maint").await;
+        stack.balancer.cut_off(POINTS, replica).await;
     }
     let stuck: Vec<(&str, String)> = (2..8)
         .map(|n| (CLIENTS[n % 3].1, format!("XR-{n:04}")))
