@@ -59,6 +59,54 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
             .join("\n")
     };
 
+    // More point-service connections than server connections, made certain rather than
+    // left to the load: the test holds Sara's account row, so that each of these orders
+    // (she pays) keeps its pooled connection while it waits, and lets go once PgBouncer has
+    // them all as clients. The pool keeps its connections, so the flows below run over
+    // more client connections than server connections.
+    let sharing = SERVER_CONNECTIONS as usize + 1;
+    let (holder, connection) = tokio_postgres::connect(points_db.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    holder
+        .batch_execute("BEGIN; SELECT 1 FROM point_accounts WHERE client_id = 1001 FOR UPDATE")
+        .await
+        .unwrap();
+    let waiting = futures_util::future::join_all((0..sharing).map(|i| {
+        let (http, order) = (&http, &order);
+        async move {
+            money::point_order(
+                http,
+                order,
+                demo::SARA,
+                CLIENTS[1].0,
+                &format!("pgb-held-{i}"),
+            )
+            .await
+        }
+    }));
+    let release = async {
+        let started = Instant::now();
+        while per_database(bouncer.admin("SHOW CLIENTS").await)
+            .get(points_db.name())
+            .copied()
+            .unwrap_or(0)
+            < sharing
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(4),
+                "the point service did not open {sharing} connections"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        holder.batch_execute("COMMIT").await.unwrap();
+    };
+    let (answers, ()) = tokio::join!(waiting, release);
+    for (status, body) in answers {
+        assert_eq!(status, 200, "{body}");
+    }
+
     let mut orders = Vec::new();
     for round in 0..ROUNDS {
         let flows = (0..FLOWS).map(|i| {
@@ -104,15 +152,15 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
         }
     }
     let flows = (FLOWS * ROUNDS) as i64;
-    // Each point order charged once and credited once, each card order credited once,
-    // each gift code credited once.
+    // Each point order (the flows' and the held ones) charged once and credited once, each
+    // card order credited once, each gift code credited once.
     assert_eq!(
         money::count(
             points_db.url(),
             "SELECT count(*) AS n FROM point_entries WHERE order_correlation_id IS NOT NULL"
         )
         .await,
-        3 * flows
+        3 * flows + 2 * sharing as i64
     );
     assert_eq!(
         money::count(
@@ -165,27 +213,27 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
         );
     }
 
-    // The sharing really happened: for each database, more service connections went
-    // through the pooler than it ever had server connections.
-    let per_database = |rows: Vec<HashMap<String, String>>| {
-        let mut n: HashMap<String, usize> = HashMap::new();
-        for row in rows {
-            *n.entry(row["database"].clone()).or_default() += 1;
-        }
-        n
-    };
+    // The sharing really happened: the point service's connections outnumber the server
+    // connections PgBouncer ever had for its database.
     let clients = per_database(bouncer.admin("SHOW CLIENTS").await);
     let servers = per_database(bouncer.admin("SHOW SERVERS").await);
-    for database in [auth_db.name(), points_db.name(), catalog_db.name()] {
-        let (c, s) = (
-            clients.get(database).copied().unwrap_or(0),
-            servers.get(database).copied().unwrap_or(0),
-        );
-        assert!(
-            s <= SERVER_CONNECTIONS as usize && c > s,
-            "{database}: {c} client connections over {s} server connections"
-        );
+    let (c, s) = (
+        clients.get(points_db.name()).copied().unwrap_or(0),
+        servers.get(points_db.name()).copied().unwrap_or(0),
+    );
+    assert!(
+        s <= SERVER_CONNECTIONS as usize && c >= sharing,
+        "{c} client connections over {s} server connections"
+    );
+}
+
+/// Rows of PgBouncer's `SHOW CLIENTS` or `SHOW SERVERS`, counted per database.
+fn per_database(rows: Vec<HashMap<String, String>>) -> HashMap<String, usize> {
+    let mut n: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        *n.entry(row["database"].clone()).or_default() += 1;
     }
+    n
 }
 
 /// The upstream PostgreSQL server's port (the test server's).
