@@ -356,14 +356,17 @@ async fn main() -> std::process::ExitCode {
         mode.what()
     );
     tokio::time::sleep(warmup).await;
-    let killed = Instant::now();
-    let promoted = match mode {
+    // The event is done when the call returns (`pg_ctl stop -m immediate` takes a few hundred
+    // milliseconds, during which the old primary may still commit): what was sent from then
+    // on measures the gap.
+    let (killed, promoted) = match mode {
         Mode::Kill | Mode::Freeze => {
             if mode == Mode::Freeze {
                 primary.freeze();
             } else {
                 primary.kill();
             }
+            let killed = Instant::now();
             tokio::time::sleep(promote_delay).await;
             let promote_started = Instant::now();
             standby.promote();
@@ -373,17 +376,18 @@ async fn main() -> std::process::ExitCode {
                 mode.what(),
                 promoted.duration_since(promote_started).as_millis()
             );
-            promoted
+            (killed, promoted)
         }
         Mode::StandbyLost => {
             standby.stop();
+            let killed = Instant::now();
             tokio::time::sleep(standby_down).await;
             standby.restart();
             eprintln!(
                 "failover: standby down for {} s, started again",
                 standby_down.as_secs()
             );
-            Instant::now()
+            (killed, Instant::now())
         }
     };
     // Writes are back once a point order sent after the kill is answered 200.
