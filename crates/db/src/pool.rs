@@ -3,10 +3,13 @@
 //! `lock_timeout` so that no query or lock wait can hold a request forever.
 //!
 //! A connection handed out again is checked with `SELECT 1` only when it sat idle for more
-//! than [`PING_AFTER_IDLE`]: under load that saves a round trip per request (a quarter of a
-//! balance read's statements), and after a database restart the idle connections, which
-//! are all of them once the restart took longer than that, are still checked and replaced.
-//! A connection that broke while in use is never handed out again (diesel-async marks it).
+//! than [`PING_AFTER_IDLE`], and the check may take [`CHECK_TIMEOUT`]: under load that saves
+//! a round trip per request (a quarter of a balance read's statements), and after a database
+//! restart the idle connections, which are all of them once the restart took longer than
+//! that, are still checked and replaced. A connection that broke while in use, or that the
+//! server or a pooler closed while it sat in the pool (its I/O task saw the close), is never
+//! handed out again (diesel-async reports it broken). Connections are opened by
+//! [`crate::Connector`]: host by host, each with its own deadline.
 //!
 //! Behind PgBouncer in transaction mode the statement cache is off
 //! ([`PoolSettings::statement_cache`]): each query then goes out as one unnamed
