@@ -5,11 +5,12 @@
 //!
 //! The stream counts the PostgreSQL protocol's message frames as they pass: each `Sync` or
 //! simple `Query` the client sends (and the startup message) is owed one `ReadyForQuery`.
-//! While something is owed and nothing at all arrives from the server for longer than the
+//! While something is owed and nothing at all passes for longer than the
 //! limit, reading fails with `TimedOut`; tokio-postgres then fails the connection, the
 //! waiting query gets an error and the pool never hands that connection out again. Bytes
-//! that arrive restart the clock, so a long result that streams is not cut; an idle
-//! connection, or one idle inside a transaction, owes nothing and has no deadline.
+//! that pass either way restart the clock, so a long result that streams (or a client that
+//! is still sending) is not cut; an idle connection, or one idle inside a transaction, owes
+//! nothing and has no deadline.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -159,12 +160,16 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for ReplyDeadline<S> {
             }
         });
         this.owed += owed;
-        if was_owed == 0 && this.owed > 0 {
+        if this.owed > 0 && written > 0 {
+            // A client still sending (a COPY's data) owes the server nothing to answer yet.
             this.restart_clock();
-            // tokio-postgres polls the read side before the write side: register this task
-            // with the deadline now, or a server that never answers would never wake it.
-            if this.deadline.as_mut().poll(cx).is_ready() {
-                cx.waker().wake_by_ref();
+            if was_owed == 0 {
+                // tokio-postgres polls the read side before the write side: register this
+                // task with the deadline now, or a server that never answers would never
+                // wake it.
+                if this.deadline.as_mut().poll(cx).is_ready() {
+                    cx.waker().wake_by_ref();
+                }
             }
         }
         Poll::Ready(Ok(written))
