@@ -52,6 +52,8 @@ soak-rolling:
 ## (target_session_attrs=read-write) under load; the primary is killed and the standby
 ## promoted. Prints the seconds until writes succeed again and the answers in the gap; checks
 ## every acknowledged order, the ledger audit and the gift codes (tests/src/bin/failover.rs).
+## FAILOVER_MODE=freeze stops the primary with SIGSTOP instead (a hung host);
+## FAILOVER_MODE=standby-lost stops the synchronous standby and starts it again.
 failover:
 	cargo build --workspace --bins --quiet
 	cargo run --quiet -p e2e --bin failover

@@ -13,7 +13,8 @@
 #      both ways, X-Forwarded-For trusted only in prod, ...);
 #   5. the connection budget (scripts/connection-budget.py): each render's pools at the
 #      autoscalers' maximum fit PostgreSQL's max_connections less a reserve, and the
-#      deliberately over-budget k8s/tests/over-budget is refused.
+#      deliberately over-budget k8s/tests/over-budget and k8s/tests/cronjob-over-budget are
+#      refused.
 # The validators are installed on first use into a cached virtualenv, pinned below; the
 # virtualenv is rebuilt only when a pin (or the Python version) changes.
 set -euo pipefail
@@ -64,7 +65,7 @@ for overlay in dev prod; do
     echo "== kustomize: k8s/overlays/$overlay"
     kubectl kustomize "k8s/overlays/$overlay" >"$work/$overlay.yaml"
 done
-for example in pgbouncer-at-scale over-budget; do
+for example in pgbouncer-at-scale over-budget cronjob-over-budget; do
     echo "== kustomize: k8s/tests/$example"
     kubectl kustomize "k8s/tests/$example" >"$work/$example.yaml"
 done
@@ -390,5 +391,11 @@ if "$venv/bin/python" scripts/connection-budget.py "$work/over-budget.yaml" >/de
 fi
 grep -q "exceed max_connections less the reserve" "$work/over-budget.err" ||
     fail "scripts/connection-budget.py refused k8s/tests/over-budget for another reason: $(cat "$work/over-budget.err")"
+# ... and one that fits only if a CronJob that may overlap itself is not counted twice.
+if "$venv/bin/python" scripts/connection-budget.py "$work/cronjob-over-budget.yaml" >"$work/cronjob.out" 2>"$work/cronjob.err"; then
+    fail "scripts/connection-budget.py passed k8s/tests/cronjob-over-budget, which does not fit"
+fi
+grep -Eq "CronJobs +4$" "$work/cronjob.out" && grep -q "91 of 89" "$work/cronjob.out" ||
+    fail "scripts/connection-budget.py miscounted k8s/tests/cronjob-over-budget: $(cat "$work/cronjob.out")"
 
 echo "== deploy checks passed"

@@ -3,13 +3,22 @@
 
     connection-budget.py RENDER.yaml...
 
-For each render: every Deployment that talks to PostgreSQL may open, at the autoscaler's
-maximum plus the rollout's surge pod, (maxReplicas + maxSurge) x DATABASE_POOL_SIZE
-connections; each migration Job and each CronJob (one pod at a time) one. Those that go through PgBouncer (their DATABASE_URL is a
-`*_POOLED_DATABASE_URL` key) count against PgBouncer's max_client_conn instead, and PgBouncer's
-own pods count (pods x databases x (default_pool_size + reserve_pool_size)) against the
-server. The server's side must stay within max_connections less reserved_connections, both
-read from the ConfigMap `postgres-limits`. Prints the sums; exits 1 if a render does not fit.
+For each render, the worst case (`pods_at_worst` and `per_pod` are the rule, written once):
+
+- a Deployment that talks to PostgreSQL runs, during a rollout at the autoscaler's maximum,
+  maxReplicas pods plus maxSurge new ones, while the pods the last step retired (at most
+  maxSurge + maxUnavailable) still hold their pools through preStop and their drain;
+- a pod holds its pool (DATABASE_POOL_SIZE), or while it starts one connection per init
+  container that reaches the database (wait-for-migrations), never both at once;
+- a Job (the migrations) or a CronJob (a command-line tool: audit, unapplied-captures) holds
+  one connection per container that reaches the database, a CronJob once per run
+  (concurrencyPolicy Forbid or Replace) or twice (Allow: a run may overlap the next).
+
+Those that go through PgBouncer (their DATABASE_URL is a `*_POOLED_DATABASE_URL` key) count
+against PgBouncer's max_client_conn instead, and PgBouncer's own pods count (pods x databases x
+(default_pool_size + reserve_pool_size)) against the server. The server's side must stay within
+max_connections less reserved_connections, both read from the ConfigMap `postgres-limits`.
+Prints the sums; exits 1 if a render does not fit.
 """
 
 import configparser
@@ -23,14 +32,38 @@ DIRECT_SUFFIX = "_DATABASE_URL"
 BINARY_DEFAULT_POOL = 10  # DATABASE_POOL_SIZE when a service's ConfigMap does not set it
 
 
-def surge(deployment, replicas):
-    strategy = deployment["spec"].get("strategy", {})
-    if strategy.get("type") == "Recreate":
-        return 0
-    value = strategy.get("rollingUpdate", {}).get("maxSurge", "25%")
+def rolling(deployment, replicas, field, default, rounding):
+    """maxSurge (rounded up) or maxUnavailable (rounded down), as Kubernetes reads them."""
+    value = deployment["spec"].get("strategy", {}).get("rollingUpdate", {}).get(field, default)
     if isinstance(value, str) and value.endswith("%"):
-        return math.ceil(replicas * int(value[:-1]) / 100)
+        return rounding(replicas * int(value[:-1]) / 100)
     return int(value)
+
+
+def pods_at_worst(deployment, replicas):
+    """(surge, retiring): the pods a rollout adds beyond `replicas`, and the old pods it has
+    retired that may still be terminating with their pools open. Recreate stops every old
+    pod before it starts the new ones."""
+    if deployment["spec"].get("strategy", {}).get("type") == "Recreate":
+        return 0, 0
+    surge = rolling(deployment, replicas, "maxSurge", "25%", math.ceil)
+    unavailable = rolling(deployment, replicas, "maxUnavailable", "25%", math.floor)
+    return surge, max(surge + unavailable, 1)
+
+
+def reaches_database(container):
+    return any(e["name"] == "DATABASE_URL" for e in container.get("env", []))
+
+
+def per_pod(pod, pool):
+    """A pod's connections at most: its pool, or one per init container that reaches the
+    database (they run, one after the other, before the pool exists)."""
+    init = sum(1 for c in pod.get("initContainers", []) if reaches_database(c))
+    return max(pool, min(init, 1))
+
+
+def per_run(job_spec):
+    return sum(1 for c in job_spec["template"]["spec"]["containers"] if reaches_database(c))
 
 
 def check(path):
@@ -55,7 +88,8 @@ def check(path):
         name = dep["metadata"]["name"]
         pod = dep["spec"]["template"]["spec"]
         replicas = hpa_max.get(name, dep["spec"].get("replicas", 1))
-        pods = replicas + surge(dep, replicas)
+        surge, retiring = pods_at_worst(dep, replicas)
+        pods = replicas + surge + retiring
         if dep["metadata"].get("labels", {}).get("app.kubernetes.io/name") == "pgbouncer":
             bouncer = (dep, pods)
             continue
@@ -68,27 +102,24 @@ def check(path):
         for source in container.get("envFrom", []):
             data = configmaps.get(source.get("configMapRef", {}).get("name"), {})
             pool = int(data.get("DATABASE_POOL_SIZE", pool))
-        n = pods * pool
+        each = per_pod(pod, pool)
+        n = pods * each
+        shown = f"  {name:<18} ({replicas} + {surge} surge + {retiring} terminating) x {each} = {n}"
         if key.endswith(POOLED_SUFFIX):
             clients += n
             pooled_databases.add(key[: -len(POOLED_SUFFIX)])
-            lines.append(f"  {name:<18} ({replicas} + {pods - replicas} surge) x {pool} = {n} to PgBouncer")
+            lines.append(shown + " to PgBouncer")
         else:
             server += n
-            lines.append(f"  {name:<18} ({replicas} + {pods - replicas} surge) x {pool} = {n}")
-    jobs = sum(1 for j in by_kind.get("Job", [])
-               if any(e["name"] == "DATABASE_URL"
-                      for c in j["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])))
+            lines.append(shown)
+    jobs = sum(per_run(j["spec"]) for j in by_kind.get("Job", []))
     server += jobs
-    lines.append(f"  {'migration Jobs':<18} {jobs} x 1 = {jobs}")
-    # A CronJob with concurrencyPolicy Forbid runs one pod at a time, and its subcommand
-    # (audit, expire-points) works on one connection.
-    crons = sum(1 for j in by_kind.get("CronJob", [])
-                if any(e["name"] == "DATABASE_URL"
-                       for c in j["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
-                       for e in c.get("env", [])))
-    server += crons
-    lines.append(f"  {'CronJobs':<18} {crons} x 1 = {crons}")
+    lines.append(f"  {'Jobs':<18} {jobs}")
+    cron = sum(per_run(c["spec"]["jobTemplate"]["spec"])
+               * (2 if c["spec"].get("concurrencyPolicy", "Allow") == "Allow" else 1)
+               for c in by_kind.get("CronJob", []))
+    server += cron
+    lines.append(f"  {'CronJobs':<18} {cron}")
 
     if clients:
         if bouncer is None:

@@ -1,5 +1,7 @@
-//! A real HTTP load balancer (Debian's HAProxy) in front of several replicas of each service,
-//! playing a Kubernetes Service: round robin over the replicas that pass their readiness
+//! A real load balancer (Debian's HAProxy) in front of several replicas of each service,
+//! playing a Kubernetes Service as kube-proxy makes it: TCP only (`mode tcp`: a client's
+//! connection goes to one replica for its whole life, however many requests it carries, and
+//! nothing is retried or sent elsewhere), round robin over the replicas that pass their readiness
 //! check (`GET /readyz`, 4 s to answer, out after 2 failures in a row as the pods' probe
 //! has it, checked every second and every 200 ms while a replica changes state), and a
 //! runtime API to take one replica out of rotation before it is stopped, as the endpoint
@@ -30,8 +32,9 @@ pub struct ReplicaStat {
     pub status: String,
     /// Connections it has open now.
     pub current: u64,
-    /// HTTP requests it was sent so far.
-    pub requests: u64,
+    /// Connections it was given so far (in TCP mode the balancer sees connections, not
+    /// requests).
+    pub connections: u64,
 }
 
 impl Balancer {
@@ -45,13 +48,11 @@ impl Balancer {
              \x20   maxconn 4096\n\
              \x20   stats socket {socket} mode 600 level admin\n\
              defaults\n\
-             \x20   mode http\n\
+             \x20   mode tcp\n\
              \x20   timeout connect 2s\n\
              \x20   timeout client 60s\n\
              \x20   timeout server 60s\n\
-             \x20   timeout http-keep-alive 10s\n\
-             \x20   retries 2\n\
-             \x20   option redispatch\n",
+             \x20   retries 0\n",
             socket = dir.path("admin.sock").display()
         );
         let mut frontends = BTreeMap::new();
@@ -119,12 +120,12 @@ impl Balancer {
             .split(',')
             .collect();
         let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let (px, sv, status, scur, req) = (
+        let (px, sv, status, scur, total) = (
             column("pxname"),
             column("svname"),
             column("status"),
             column("scur"),
-            column("req_tot"),
+            column("stot"),
         );
         lines
             .filter_map(|line| {
@@ -135,7 +136,7 @@ impl Balancer {
                     replica,
                     status: fields[status].to_owned(),
                     current: fields[scur].parse().unwrap_or(0),
-                    requests: fields[req].parse().unwrap_or(0),
+                    connections: fields[total].parse().unwrap_or(0),
                 })
             })
             .collect()
@@ -176,8 +177,8 @@ impl Balancer {
         }
     }
 
-    /// Takes a replica out of rotation (`drain`: no new request, the open ones finish) or
-    /// puts it back (`ready`).
+    /// Takes a replica out of rotation (`drain`: no new connection; the open ones stay, as
+    /// with an endpoint removed from a Service) or puts it back (`ready`).
     pub async fn set_state(&self, service: &str, replica: usize, state: &str) {
         let answer = self
             .command(&format!("set server {service}/r{replica} state {state}"))
@@ -185,6 +186,22 @@ impl Balancer {
         assert!(
             answer.trim().is_empty(),
             "haproxy refused set server {service}/r{replica} state {state}: {answer}"
+        );
+    }
+}
+
+impl Balancer {
+    /// Makes a replica unreachable through the balancer: out of rotation (`maint`) and its
+    /// open connections cut, as when its pod is gone (an endpoint removal alone leaves the
+    /// open connections to it, as kube-proxy does).
+    pub async fn cut_off(&self, service: &str, replica: usize) {
+        self.set_state(service, replica, "maint").await;
+        let answer = self
+            .command(&format!("shutdown sessions server {service}/r{replica}"))
+            .await;
+        assert!(
+            answer.trim().is_empty(),
+            "haproxy refused shutdown sessions server {service}/r{replica}: {answer}"
         );
     }
 }

@@ -366,10 +366,51 @@ impl LocalCluster {
     pub fn admin_url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
+
+    /// Freezes the whole server (SIGSTOP to the postmaster and every process it started):
+    /// its kernel still completes TCP handshakes and acknowledges data, but nothing answers,
+    /// as with a hung host or a paused VM whose network stays up.
+    pub fn freeze(&self) {
+        assert!(self.signal_all("-STOP"), "cannot freeze the server");
+    }
+
+    /// Lets a frozen server run again.
+    pub fn thaw(&self) {
+        assert!(self.signal_all("-CONT"), "cannot thaw the server");
+    }
+
+    /// Sends `signal` to the server's processes; false when it is not running.
+    fn signal_all(&self, signal: &str) -> bool {
+        let Ok(pid_file) = std::fs::read_to_string(self.dir.join("data/postmaster.pid")) else {
+            return false;
+        };
+        let postmaster = pid_file
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        let children = std::process::Command::new("pgrep")
+            .args(["-P", &postmaster])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        // The postmaster first, so that it starts no new process meanwhile.
+        let pids = std::iter::once(postmaster.as_str())
+            .chain(children.split_whitespace())
+            .collect::<Vec<_>>();
+        std::process::Command::new("kill")
+            .arg(signal)
+            .args(&pids)
+            .status()
+            .is_ok_and(|s| s.success())
+    }
 }
 
 impl Drop for LocalCluster {
     fn drop(&mut self) {
+        // A frozen server cannot stop; a running one ignores this.
+        let _ = self.signal_all("-CONT");
         let _ = std::process::Command::new(repo_root().join("scripts/postgres.sh"))
             .args([
                 "stop-local",

@@ -2,11 +2,11 @@
 //! 200, and everything comes back on its own when the database does. Uses a cluster of the
 //! test's own, never the shared server.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use e2e::demo::{OFFER_100, OMAR, SARA};
 use e2e::stack::Stack;
-use e2e::{LocalCluster, Service, create_database, demo_databases_on, run};
+use e2e::{LocalCluster, Service, create_database, demo_database, demo_databases_on, run};
 use serde_json::json;
 
 #[tokio::test]
@@ -115,4 +115,67 @@ async fn the_whole_system_recovers_from_a_database_restart() {
     );
     let (_, body) = stack.call("GET", &balance, Some(SARA), &[], None).await;
     assert_eq!(body["points"], "510.5");
+}
+
+/// A first host that accepts TCP and never answers (a frozen old primary) in a multi-host
+/// `DATABASE_URL`: each host has its own connect deadline, so the second (the promoted
+/// standby) is reached once that one passes, by `migrate` and by the service, and then
+/// first: the service is ready within one connect timeout and answers at once after.
+#[tokio::test]
+async fn a_frozen_first_host_does_not_keep_the_service_from_the_next_one() {
+    let frozen = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let frozen_port = frozen.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = frozen.accept().await {
+            held.push(socket);
+        }
+    });
+    let database = demo_database(&["auth-service"], "auth").await;
+    let server: tokio_postgres::Config = database.url().parse().unwrap();
+    let url = format!(
+        "postgres://postgres@127.0.0.1:{frozen_port},127.0.0.1:{}/{}?target_session_attrs=read-write",
+        server.get_ports().first().copied().unwrap_or(5432),
+        database.name()
+    );
+    // The pool's (and every tool's) per-host connect timeout.
+    let per_host = db::PoolSettings::new(&url, 2).connect_timeout;
+
+    let started = Instant::now();
+    let migrated = run("auth-service", &["migrate"], &url, &[]).await;
+    assert!(
+        migrated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrated.stderr)
+    );
+    assert!(
+        started.elapsed() < per_host + Duration::from_secs(3),
+        "migrate took {:?}",
+        started.elapsed()
+    );
+
+    let service = Service::start("auth-service", &url, &[]).await;
+    let started = Instant::now();
+    service
+        .wait_until(per_host + Duration::from_secs(3), |s| s == 200, "/readyz")
+        .await;
+    assert!(
+        started.elapsed() >= per_host,
+        "the frozen host was not tried first"
+    );
+
+    let started = Instant::now();
+    let caller = service
+        .client()
+        .get(format!("{}/api/v1/users", service.base))
+        .bearer_auth(SARA)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(caller.status(), 200);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "a request after the switch took {:?}",
+        started.elapsed()
+    );
 }

@@ -4,12 +4,15 @@
 //! a relayed balance read held at a point service that answers only when the test says so,
 //! so the order of events is the test's, not the clock's.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{App, HttpResponse, web};
 use e2e::Service;
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
 use tokio::sync::{Notify, mpsc};
 
 #[tokio::test]
@@ -76,4 +79,128 @@ async fn a_request_in_flight_at_sigterm_is_answered_before_the_process_exits() {
     assert_eq!((status, body.as_str()), (200, r#"{"points":"42"}"#));
     let exit = order.exited().await;
     assert!(exit.success(), "exited with {exit}");
+}
+
+/// One HTTP/1.1 exchange on an open connection: the request line and headers of `GET path`
+/// out, the response's status, headers (lower-case names) and body in.
+async fn exchange(
+    conn: &mut BufReader<TcpStream>,
+    path: &str,
+) -> (u16, HashMap<String, String>, String) {
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: order\r\nAuthorization: Bearer {}\r\n\r\n",
+        e2e::demo::SARA
+    );
+    conn.get_mut().write_all(request.as_bytes()).await.unwrap();
+    let mut status_line = String::new();
+    conn.read_line(&mut status_line).await.unwrap();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no status line: {status_line:?}"))
+        .parse()
+        .unwrap();
+    let mut headers = HashMap::new();
+    loop {
+        let mut line = String::new();
+        conn.read_line(&mut line).await.unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':').unwrap();
+        headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+    }
+    let length: usize = headers["content-length"].parse().unwrap();
+    let mut body = vec![0; length];
+    conn.read_exact(&mut body).await.unwrap();
+    (status, headers, String::from_utf8(body).unwrap())
+}
+
+/// Whether the server closed `conn` (end of stream, nothing more sent) within `within`.
+async fn closed_by_server(conn: &mut BufReader<TcpStream>, within: Duration) -> bool {
+    let mut rest = Vec::new();
+    matches!(
+        tokio::time::timeout(within, conn.read_to_end(&mut rest)).await,
+        Ok(Ok(0))
+    )
+}
+
+/// Behind a balancer that only forwards TCP (kube-proxy), a client keeps its connection to a
+/// replica across requests. After SIGTERM the server closes an idle kept-alive connection
+/// at once, and answers a request in flight on another one in full with
+/// `Connection: close`, then closes it: no client sends its next request to a process that
+/// is going away, and nothing waits for the shutdown timeout (actix-web's graceful
+/// shutdown, 4.14.1 and later; our 4.18).
+#[tokio::test]
+async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flight_says_so() {
+    let (arrived_tx, mut arrived) = mpsc::unbounded_channel::<()>();
+    let release = Arc::new(Notify::new());
+    let held = release.clone();
+    let points = server::spawn_local(move || {
+        let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
+        App::new().route(
+            "/api/v2/client/points",
+            web::get().to(move || {
+                let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
+                async move {
+                    arrived_tx.send(()).unwrap();
+                    held.notified().await;
+                    HttpResponse::Ok().json(json!({"points": "42"}))
+                }
+            }),
+        )
+    })
+    .unwrap();
+    let mut order = Service::start(
+        "order-service",
+        "postgres://postgres@127.0.0.1:5432/unused",
+        &[("POINT_SERVICE_URL", &points)],
+    )
+    .await;
+    let connect = || async {
+        BufReader::new(
+            TcpStream::connect(("127.0.0.1", order.port()))
+                .await
+                .unwrap(),
+        )
+    };
+    // Two kept-alive connections, each past one request.
+    let (mut busy, mut idle) = (connect().await, connect().await);
+    for conn in [&mut busy, &mut idle] {
+        let (status, headers, _) = exchange(conn, "/healthz").await;
+        assert_eq!(status, 200);
+        assert_ne!(headers.get("connection").map(String::as_str), Some("close"));
+    }
+    let in_flight = tokio::spawn(async move {
+        let answer = exchange(&mut busy, "/api/v2/client/points").await;
+        (answer, busy)
+    });
+    arrived.recv().await.unwrap();
+
+    order.signal_term();
+    assert!(
+        closed_by_server(&mut idle, Duration::from_secs(5)).await,
+        "the idle kept-alive connection stayed open after SIGTERM"
+    );
+    assert!(!in_flight.is_finished(), "the held request ended early");
+
+    release.notify_one();
+    let ((status, headers, body), mut busy) = in_flight.await.unwrap();
+    assert_eq!((status, body.as_str()), (200, r#"{"points":"42"}"#));
+    assert_eq!(
+        headers.get("connection").map(String::as_str),
+        Some("close"),
+        "{headers:?}"
+    );
+    assert!(closed_by_server(&mut busy, Duration::from_secs(5)).await);
+    let started = std::time::Instant::now();
+    let exit = order.exited().await;
+    assert!(exit.success(), "exited with {exit}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "exit waited {:?} (the shutdown timeout is {} s)",
+        started.elapsed(),
+        server::run::SHUTDOWN_TIMEOUT.as_secs()
+    );
 }

@@ -8,11 +8,13 @@
 //! with `prepared statement "s…" does not exist` or `already exists` (500s).
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use e2e::money::{self, CLIENTS};
-use e2e::pgbouncer::PgBouncer;
-use e2e::stack::{Databases, Stack};
-use e2e::{demo_database, run};
+use e2e::pgbouncer::{self, PgBouncer};
+use e2e::stack::{Databases, Stack, call};
+use e2e::{Service, demo, demo_database, run};
+use serde_json::json;
 
 /// Server connections per database: fewer than the services' client connections.
 const SERVER_CONNECTIONS: u32 = 2;
@@ -29,12 +31,7 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
     money::fund(points_db.url(), 100_000).await;
     money::add_gift_codes(catalog_db.url(), "PGB", FLOWS * ROUNDS, "12.5").await;
 
-    let upstream: tokio_postgres::Config = db::testing::admin_url().parse().unwrap();
-    let bouncer = PgBouncer::start(
-        upstream.get_ports().first().copied().unwrap_or(5432),
-        SERVER_CONNECTIONS,
-    )
-    .await;
+    let bouncer = PgBouncer::start(upstream_port(), SERVER_CONNECTIONS).await;
     let stack = Stack::start_with(
         &Databases {
             auth: bouncer.url(auth_db.name()),
@@ -61,6 +58,54 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
             .collect::<Vec<_>>()
             .join("\n")
     };
+
+    // More point-service connections than server connections, made certain rather than
+    // left to the load: the test holds Sara's account row, so that each of these orders
+    // (she pays) keeps its pooled connection while it waits, and lets go once PgBouncer has
+    // them all as clients. The pool keeps its connections, so the flows below run over
+    // more client connections than server connections.
+    let sharing = SERVER_CONNECTIONS as usize + 1;
+    let (holder, connection) = tokio_postgres::connect(points_db.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    holder
+        .batch_execute("BEGIN; SELECT 1 FROM point_accounts WHERE client_id = 1001 FOR UPDATE")
+        .await
+        .unwrap();
+    let waiting = futures_util::future::join_all((0..sharing).map(|i| {
+        let (http, order) = (&http, &order);
+        async move {
+            money::point_order(
+                http,
+                order,
+                demo::SARA,
+                CLIENTS[1].0,
+                &format!("pgb-held-{i}"),
+            )
+            .await
+        }
+    }));
+    let release = async {
+        let started = Instant::now();
+        while per_database(bouncer.admin("SHOW CLIENTS").await)
+            .get(points_db.name())
+            .copied()
+            .unwrap_or(0)
+            < sharing
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(4),
+                "the point service did not open {sharing} connections"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        holder.batch_execute("COMMIT").await.unwrap();
+    };
+    let (answers, ()) = tokio::join!(waiting, release);
+    for (status, body) in answers {
+        assert_eq!(status, 200, "{body}");
+    }
 
     let mut orders = Vec::new();
     for round in 0..ROUNDS {
@@ -107,15 +152,15 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
         }
     }
     let flows = (FLOWS * ROUNDS) as i64;
-    // Each point order charged once and credited once, each card order credited once,
-    // each gift code credited once.
+    // Each point order (the flows' and the held ones) charged once and credited once, each
+    // card order credited once, each gift code credited once.
     assert_eq!(
         money::count(
             points_db.url(),
             "SELECT count(*) AS n FROM point_entries WHERE order_correlation_id IS NOT NULL"
         )
         .await,
-        3 * flows
+        3 * flows + 2 * sharing as i64
     );
     assert_eq!(
         money::count(
@@ -133,32 +178,188 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
         .await,
         flows
     );
-    let audit = run("point-service", &["audit"], points_db.url(), &[]).await;
-    assert!(
-        audit.status.success(),
-        "audit: {}",
-        String::from_utf8_lossy(&audit.stdout)
-    );
+    // The command-line tools through the pooler too, as CronJobs beside the pooled
+    // services would run them: they honour DATABASE_STATEMENT_CACHE.
+    let fixture = e2e::repo_root().join("deploy/fixtures/demo.json");
+    let no_cache = [("DATABASE_STATEMENT_CACHE", "false")];
+    for (service, url, args) in [
+        (
+            "point-service",
+            bouncer.url(points_db.name()),
+            vec!["audit"],
+        ),
+        (
+            "point-service",
+            bouncer.url(points_db.name()),
+            vec!["unapplied-captures"],
+        ),
+        (
+            "auth-service",
+            bouncer.url(auth_db.name()),
+            vec!["seed", fixture.to_str().unwrap()],
+        ),
+        (
+            "auth-service",
+            bouncer.url(auth_db.name()),
+            vec!["wait-for-migrations"],
+        ),
+    ] {
+        let output = run(service, &args, &url, &no_cache).await;
+        assert!(
+            output.status.success(),
+            "{service} {args:?} through PgBouncer: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 
-    // The sharing really happened: for each database, more service connections went
-    // through the pooler than it ever had server connections.
-    let per_database = |rows: Vec<HashMap<String, String>>| {
-        let mut n: HashMap<String, usize> = HashMap::new();
-        for row in rows {
-            *n.entry(row["database"].clone()).or_default() += 1;
-        }
-        n
-    };
+    // The sharing really happened: the point service's connections outnumber the server
+    // connections PgBouncer ever had for its database.
     let clients = per_database(bouncer.admin("SHOW CLIENTS").await);
     let servers = per_database(bouncer.admin("SHOW SERVERS").await);
-    for database in [auth_db.name(), points_db.name(), catalog_db.name()] {
-        let (c, s) = (
-            clients.get(database).copied().unwrap_or(0),
-            servers.get(database).copied().unwrap_or(0),
-        );
-        assert!(
-            s <= SERVER_CONNECTIONS as usize && c > s,
-            "{database}: {c} client connections over {s} server connections"
+    let (c, s) = (
+        clients.get(points_db.name()).copied().unwrap_or(0),
+        servers.get(points_db.name()).copied().unwrap_or(0),
+    );
+    assert!(
+        s <= SERVER_CONNECTIONS as usize && c >= sharing,
+        "{c} client connections over {s} server connections"
+    );
+}
+
+/// Rows of PgBouncer's `SHOW CLIENTS` or `SHOW SERVERS`, counted per database.
+fn per_database(rows: Vec<HashMap<String, String>>) -> HashMap<String, usize> {
+    let mut n: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        *n.entry(row["database"].clone()).or_default() += 1;
+    }
+    n
+}
+
+/// The upstream PostgreSQL server's port (the test server's).
+fn upstream_port() -> u16 {
+    let upstream: tokio_postgres::Config = db::testing::admin_url().parse().unwrap();
+    upstream.get_ports().first().copied().unwrap_or(5432)
+}
+
+/// The auth service (straight to its database) and the point service through `bouncer`,
+/// as the deployment's PgBouncer component runs them.
+async fn points_behind(
+    bouncer: &PgBouncer,
+    auth_db: &db::testing::TestDatabase,
+    points_db: &db::testing::TestDatabase,
+) -> (Service, Service) {
+    let auth = Service::start("auth-service", auth_db.url(), &[]).await;
+    let points = Service::start(
+        "point-service",
+        &bouncer.url(points_db.name()),
+        &[
+            ("DATABASE_STATEMENT_CACHE", "false"),
+            ("AUTH_SERVICE_URL", &auth.base),
+        ],
+    )
+    .await;
+    (auth, points)
+}
+
+/// Sara's balance straight from the point service: `(status, body)`.
+async fn balance(http: &reqwest::Client, points: &Service) -> (u16, serde_json::Value) {
+    call(
+        http,
+        "GET",
+        &format!("{}/api/v2/client/points", points.base),
+        Some(demo::SARA),
+        &[],
+        None,
+    )
+    .await
+}
+
+/// Every server connection taken (the deployment's PgBouncer with one server connection,
+/// held by the test in an open transaction): a request queues at the pooler until its
+/// `query_wait_timeout` (the deployment's, 5 s) and is answered the spec's busy 503 in
+/// envelope B, not held for PgBouncer's default 120 s nor answered 500.
+#[tokio::test]
+async fn a_request_queued_behind_taken_server_connections_gets_the_busy_503_within_the_pools_wait()
+{
+    let auth_db = demo_database(&["auth-service"], "auth").await;
+    let points_db = demo_database(&["point-service"], "points").await;
+    let bouncer = PgBouncer::start(upstream_port(), 1).await;
+    let (_auth, points) = points_behind(&bouncer, &auth_db, &points_db).await;
+    let http = reqwest::Client::new();
+    let (status, body) = balance(&http, &points).await;
+    assert_eq!(status, 200, "{body}");
+
+    let (holder, connection) =
+        tokio_postgres::connect(&bouncer.url(points_db.name()), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    holder.batch_execute("BEGIN; SELECT 1").await.unwrap();
+
+    let wait = Duration::from_secs(
+        pgbouncer::deployment_setting("query_wait_timeout")
+            .expect("the deployment sets query_wait_timeout")
+            .parse()
+            .unwrap(),
+    );
+    let started = Instant::now();
+    let (status, body) = balance(&http, &points).await;
+    let took = started.elapsed();
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(
+        body,
+        json!({"success": false, "error": {"code": "SERVICE_UNAVAILABLE", "message": db::BUSY_MESSAGE}})
+    );
+    // PgBouncer's own answer, after its wait (plus at most the pool's check of an idle
+    // connection, db::CHECK_TIMEOUT, and PgBouncer's once-a-third-of-a-second sweep).
+    assert!(
+        took >= wait && took < wait + db::CHECK_TIMEOUT + Duration::from_secs(2),
+        "answered after {took:?}; query_wait_timeout is {wait:?}"
+    );
+    assert!(
+        points
+            .logs()
+            .iter()
+            .any(|l| l.contains("query_wait_timeout")),
+        "the 503 was not PgBouncer's query_wait_timeout"
+    );
+
+    // The server connection free again: answered as before.
+    holder.batch_execute("COMMIT").await.unwrap();
+    let (status, body) = balance(&http, &points).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// PgBouncer restarted (as a rollout of its Deployment does) between two requests: every
+/// connection the service's pool holds was closed by the old process, and the next
+/// request, a read and then a write, is answered as if nothing happened.
+#[tokio::test]
+async fn after_a_pgbouncer_restart_the_next_requests_succeed() {
+    let auth_db = demo_database(&["auth-service"], "auth").await;
+    let points_db = demo_database(&["point-service"], "points").await;
+    money::fund(points_db.url(), 1_000).await;
+    let mut bouncer = PgBouncer::start(upstream_port(), 2).await;
+    let (_auth, points) = points_behind(&bouncer, &auth_db, &points_db).await;
+    let http = reqwest::Client::new();
+    for round in 0..3 {
+        let (status, body) = balance(&http, &points).await;
+        assert_eq!(status, 200, "round {round}: {body}");
+        bouncer.restart().await;
+        let (status, body) = balance(&http, &points).await;
+        assert_eq!(status, 200, "round {round}, read after the restart: {body}");
+        bouncer.restart().await;
+        let (status, body) = money::point_order(
+            &http,
+            &points.base,
+            demo::SARA,
+            CLIENTS[1].0,
+            &format!("restart-{round}"),
+        )
+        .await;
+        assert_eq!(
+            status, 200,
+            "round {round}, write after the restart: {body}"
         );
     }
 }

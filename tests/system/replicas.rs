@@ -65,11 +65,11 @@ async fn every_cross_replica_rule_holds_with_two_replicas_behind_a_balancer() {
     wrong_gift_codes_are_counted_across_both_replicas(&stack).await;
     both_retry_workers_credit_each_stuck_redemption_once(&stack, &points_db, &catalog_db).await;
 
-    // The balancer spread the requests between services: every replica of the services
+    // The balancer spread the connections between replicas: every replica of the services
     // called that way served some (nothing calls the operator service).
     for stat in stack.balancer.stats().await {
         if [AUTH, POINTS, ORDER].contains(&stat.service.as_str()) {
-            assert!(stat.requests > 0, "no request reached {stat:?}");
+            assert!(stat.connections > 0, "no connection reached {stat:?}");
         }
     }
 }
@@ -199,7 +199,52 @@ async fn the_same_idempotency_key_on_both_replicas_makes_one_order(
         (200, &first),
         "replica B answers A's order"
     );
-    // Both at once, and through the order service's replicas and the balancer.
+    // A new key on both replicas at the same moment (both requests released together by
+    // a barrier), several times over: the two inserts of the key race, one order is made and
+    // both are answered it.
+    let orders_of = |n: i64| async move {
+        let made = money::count(
+            points_db,
+            "SELECT count(*) AS n FROM point_orders WHERE payer_id = 1001",
+        )
+        .await;
+        made - n
+    };
+    let before = orders_of(0).await;
+    for round in 0..5 {
+        let key = format!("replicas-idempotency-race-{round}");
+        let start = tokio::sync::Barrier::new(2);
+        let (one, two) = tokio::join!(
+            async {
+                start.wait().await;
+                money::point_order(&http, &a.base, token, 1002, &key).await
+            },
+            async {
+                start.wait().await;
+                money::point_order(&http, &b.base, token, 1002, &key).await
+            }
+        );
+        assert_eq!(one.0, 200, "round {round}: {}", one.1);
+        assert_eq!(
+            one, two,
+            "round {round}: both replicas answer the one order"
+        );
+        let id = one.1["correlation_id"].as_str().unwrap();
+        assert_eq!(
+            orders_of(before).await,
+            round + 1,
+            "round {round}: one order per key"
+        );
+        let spends = money::count(
+            points_db,
+            &format!(
+                "SELECT count(*) AS n FROM point_entries WHERE order_correlation_id = '{id}' AND points < 0"
+            ),
+        )
+        .await;
+        assert_eq!(spends, 1, "round {round}: one charge for one key");
+    }
+    // The first key again, at once on every replica and through the balancer.
     let again = futures_util::future::join_all(
         [a.base.clone(), b.base.clone(), stack.url(ORDER)]
             .into_iter()
@@ -301,10 +346,10 @@ async fn both_retry_workers_credit_each_stuck_redemption_once(
 ) {
     let order = stack.replicas(ORDER);
     let http = reqwest::Client::new();
-    // The point service is unreachable (both replicas out of the balancer): each credit
-    // fails and its redemption stays pending.
+    // The point service is unreachable (both replicas out of the balancer, their open
+    // connections cut): each credit fails and its redemption stays pending.
     for replica in 0..2 {
-        stack.balancer.set_state(POINTS, replica, "maint").await;
+        stack.balancer.cut_off(POINTS, replica).await;
     }
     let stuck: Vec<(&str, String)> = (2..8)
         .map(|n| (CLIENTS[n % 3].1, format!("XR-{n:04}")))
@@ -334,6 +379,19 @@ async fn both_retry_workers_credit_each_stuck_redemption_once(
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Each stuck redemption was sent by one retry worker only: the lease keeps the other
+    // replica's worker off a credit that is out (the point service's credit is idempotent by
+    // reference, so the ledger alone could not tell two senders from one).
+    let mut landed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for replica in order {
+        for line in replica.logs() {
+            if line.contains("gift-card credit landed") && line.contains("\"by\":\"retry\"") {
+                let id = serde_json::from_str::<serde_json::Value>(&line).unwrap()["redemption.id"]
+                    .to_string();
+                *landed.entry(id).or_default() += 1;
+            }
+        }
+    }
     for (token, code) in &stuck {
         let reference = money::count(
             catalog_db.url(),
@@ -350,6 +408,11 @@ async fn both_retry_workers_credit_each_stuck_redemption_once(
         )
         .await;
         assert_eq!(entries, 1, "{code} credited once");
+        assert_eq!(
+            landed.get(&reference.to_string()).copied(),
+            Some(1),
+            "{code} (redemption {reference}) was not sent by exactly one retry worker: {landed:?}"
+        );
         // The same client's retry is told it succeeded, once: the code's one 200.
         let (status, body) = money::redeem(&http, &order[0].base, token, code).await;
         assert_eq!(status, 200, "{code} retried by its client: {body}");

@@ -7,6 +7,11 @@
 //! So the other retryable codes are told by PostgreSQL's own message for each (the server
 //! writes them in English unless `lc_messages` says otherwise; a translated message makes
 //! the error a 500, never a wrong 503).
+//!
+//! PgBouncer answers its own errors with SQLSTATE 08P01 and a fixed text, then closes the
+//! connection. Those that mean "every server connection is taken, try again" are busy like
+//! an exhausted pool of our own; those that mean the server behind it is down stay the
+//! spec's 500, as the server's own outage does (`docs/decisions.md`, "Errors").
 
 use crate::PoolError;
 
@@ -35,12 +40,25 @@ const RETRYABLE_MESSAGES: &[(&str, &str)] = &[
     ("57014", "canceling statement due to user request"),
 ];
 
+/// PgBouncer 1.18's errors (08P01) for a client it cannot serve because its pool is full
+/// (`src/janitor.c`, `pool_client_maint`; `src/client.c`): a query queued for a server
+/// connection past `query_wait_timeout`, a query past `query_timeout`, a client past
+/// `max_client_conn`. Not here, and so a 500: "server login has been failing, try again
+/// later (server_login_retry)" and "client_login_timeout (server down)", PgBouncer saying
+/// that PostgreSQL itself is down.
+const POOLER_BUSY_MESSAGES: &[&str] = &[
+    "query_wait_timeout",
+    "query_timeout",
+    "no more connections allowed (max_client_conn)",
+];
+
 /// The SQLSTATE of a retryable server error, from its message.
 fn retryable_code(message: &str) -> Option<&'static str> {
     RETRYABLE_MESSAGES
         .iter()
         .find(|(_, start)| message.starts_with(start))
         .map(|(code, _)| *code)
+        .or_else(|| POOLER_BUSY_MESSAGES.contains(&message).then_some("08P01"))
 }
 
 impl From<diesel::result::Error> for Failure {
@@ -63,6 +81,15 @@ impl From<PoolError> for Failure {
         match e {
             // Every connection busy past the pool's wait.
             PoolError::Timeout(_) => Self::Busy(format!("no database connection: {e}")),
+            // A new connection's start was refused by the server or the pooler: busy or
+            // not by the server's own words (a pooler's queue wait runs out here when the
+            // session setup waits for a server connection).
+            PoolError::Backend(diesel_async::pooled_connection::PoolError::ConnectionError(
+                diesel::ConnectionError::CouldntSetupConfiguration(e),
+            )) => match Self::from(e) {
+                Self::Busy(why) => Self::Busy(format!("no database connection: {why}")),
+                Self::Broken(why) => Self::Broken(format!("no database connection: {why}")),
+            },
             // None can be opened (the database is down or refuses), or a new one failed its
             // session setup: an outage, the spec's 500.
             PoolError::Backend(_)
@@ -94,6 +121,9 @@ mod tests {
             "canceling statement due to lock timeout",
             "could not obtain lock on row in relation \"gift_card_redemptions\"",
             "canceling statement due to statement timeout",
+            // PgBouncer with every server connection taken.
+            "query_wait_timeout",
+            "no more connections allowed (max_client_conn)",
         ] {
             assert!(
                 is_busy(&server_error(DatabaseErrorKind::Unknown, message)),
@@ -126,6 +156,20 @@ mod tests {
                 DatabaseErrorKind::Unknown,
                 "the database system is starting up",
             ),
+            // PgBouncer saying the server behind it is down: an outage, like the server's own.
+            (
+                DatabaseErrorKind::Unknown,
+                "server login has been failing, try again later (server_login_retry)",
+            ),
+            (
+                DatabaseErrorKind::Unknown,
+                "client_login_timeout (server down)",
+            ),
+            // A pooler's text inside another message is not the pooler's error.
+            (
+                DatabaseErrorKind::Unknown,
+                "relation \"query_wait_timeout\" does not exist",
+            ),
             // Only the start of the message counts: a value that quotes it is no timeout.
             (
                 DatabaseErrorKind::Unknown,
@@ -149,5 +193,24 @@ mod tests {
             )
         ))));
         assert!(!is_busy(&Failure::from(PoolError::Closed)));
+    }
+
+    #[test]
+    fn a_new_connection_refused_is_busy_or_not_by_the_refusal() {
+        use diesel::ConnectionError::CouldntSetupConfiguration;
+        use diesel_async::pooled_connection::PoolError::ConnectionError;
+        let refused = |message: &str| {
+            Failure::from(PoolError::Backend(ConnectionError(
+                CouldntSetupConfiguration(Error::DatabaseError(
+                    DatabaseErrorKind::Unknown,
+                    Box::new(message.to_owned()),
+                )),
+            )))
+        };
+        assert!(is_busy(&refused("query_wait_timeout")));
+        assert!(!is_busy(&refused("the database system is starting up")));
+        assert!(!is_busy(&refused(
+            "server login has been failing, try again later (server_login_retry)"
+        )));
     }
 }

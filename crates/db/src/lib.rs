@@ -1,18 +1,23 @@
 //! The database layer every service shares: one connection pool per process, the embedded
 //! migrations run under an advisory lock, and (feature `testing`) a database per test.
 
+mod connect;
 mod failure;
 mod migrate;
 mod pool;
+mod reply_deadline;
 mod sql_spans;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use connect::{
+    Connector, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES, TCP_USER_TIMEOUT, connect,
+};
 pub use failure::{BUSY_ANSWER, BUSY_MESSAGE, Failure};
 pub use migrate::{MIGRATION_LOCK_KEY, Migrations, pending_migrations, run_migrations};
 pub use pool::{
-    BuildError, Conn, PING_AFTER_IDLE, Pool, PoolError, PoolSettings, PoolStatus, build_pool,
-    check_ready,
+    BuildError, CHECK_TIMEOUT, Conn, PING_AFTER_IDLE, Pool, PoolError, PoolSettings, PoolStatus,
+    build_pool, check_ready,
 };
 
 pub use diesel_async::AsyncPgConnection;

@@ -1,13 +1,15 @@
 //! Embedded migrations, run under a PostgreSQL advisory lock so that replicas (or migration
 //! jobs) starting together take turns instead of racing on the same DDL.
 
+use diesel::RunQueryDsl;
 use diesel::migration::{Migration, MigrationSource};
 use diesel::pg::Pg;
 use diesel::sql_types::BigInt;
-use diesel::{Connection, RunQueryDsl};
 use diesel_async::AsyncPgConnection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness};
+
+use crate::PoolSettings;
 
 /// The advisory lock key every `migrate` takes (one lock space per database).
 pub const MIGRATION_LOCK_KEY: i64 = 0x006C_6F79_616C_7479; // "loyalty" in ASCII
@@ -37,12 +39,12 @@ pub enum MigrateError {
 /// database was already current). Runs on a blocking thread: diesel's migration harness is
 /// synchronous, and running it on an async worker would stall (or, under actix, panic).
 pub async fn run_migrations(
-    url: &str,
+    settings: &PoolSettings,
     migrations: Migrations,
 ) -> Result<Vec<String>, MigrateError> {
-    let url = url.to_owned();
+    let conn = crate::connect(settings).await?;
     tokio::task::spawn_blocking(move || {
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
         diesel::sql_query("SELECT pg_advisory_lock($1)")
             .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
             .execute(&mut conn)
@@ -62,16 +64,16 @@ pub async fn run_migrations(
     .map_err(|e| MigrateError::Task(e.to_string()))?
 }
 
-/// The embedded migrations not yet applied to the database at `url` (names, oldest first).
-/// Reads only: Kubernetes init containers use it to hold a rollout until the migration Job
-/// has run.
+/// The embedded migrations not yet applied to the database of `settings` (names, oldest
+/// first). Reads only: Kubernetes init containers use it to hold a rollout until the
+/// migration Job has run.
 pub async fn pending_migrations(
-    url: &str,
+    settings: &PoolSettings,
     migrations: Migrations,
 ) -> Result<Vec<String>, MigrateError> {
-    let url = url.to_owned();
+    let conn = crate::connect(settings).await?;
     tokio::task::spawn_blocking(move || {
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url)?;
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
         conn.pending_migrations(Source(migrations.embedded))
             .map(|pending| pending.iter().map(|m| m.name().to_string()).collect())
             .map_err(|e| MigrateError::Migration(e.to_string()))

@@ -3,10 +3,13 @@
 //! `lock_timeout` so that no query or lock wait can hold a request forever.
 //!
 //! A connection handed out again is checked with `SELECT 1` only when it sat idle for more
-//! than [`PING_AFTER_IDLE`]: under load that saves a round trip per request (a quarter of a
-//! balance read's statements), and after a database restart the idle connections, which
-//! are all of them once the restart took longer than that, are still checked and replaced.
-//! A connection that broke while in use is never handed out again (diesel-async marks it).
+//! than [`PING_AFTER_IDLE`], and the check may take [`CHECK_TIMEOUT`]: under load that saves
+//! a round trip per request (a quarter of a balance read's statements), and after a database
+//! restart the idle connections, which are all of them once the restart took longer than
+//! that, are still checked and replaced. A connection that broke while in use, or that the
+//! server or a pooler closed while it sat in the pool (its I/O task saw the close), is never
+//! handed out again (diesel-async reports it broken). Connections are opened by
+//! [`crate::Connector`]: host by host, each with its own deadline.
 //!
 //! Behind PgBouncer in transaction mode the statement cache is off
 //! ([`PoolSettings::statement_cache`]): each query then goes out as one unnamed
@@ -18,12 +21,13 @@ use std::time::Duration;
 use deadpool::Runtime;
 use deadpool::managed::{Hook, HookError, Timeouts};
 use diesel::ConnectionError;
-use diesel::connection::CacheSize;
 use diesel_async::pooled_connection::deadpool::{Object, Pool as DeadPool};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::{AsyncPgConnection, SimpleAsyncConnection};
+
+use crate::connect::Connector;
 
 pub type Pool = DeadPool<AsyncPgConnection>;
 pub type Conn = Object<AsyncPgConnection>;
@@ -32,6 +36,9 @@ pub type PoolError = diesel_async::pooled_connection::deadpool::PoolError;
 
 /// A connection idle for longer than this is checked before it is handed out again.
 pub const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+/// How long that check may take before the connection is dropped and another one made: a
+/// live server answers `SELECT 1` in milliseconds.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Everything the pool needs; each service fills it from its configuration.
 #[derive(Clone)]
@@ -40,8 +47,13 @@ pub struct PoolSettings {
     /// At least 2: a handler that needs a second connection must not deadlock the pool.
     pub max_size: usize,
     pub wait_timeout: Duration,
+    /// Per host of the URL: the start of a connection on it (TCP, startup, login, the
+    /// `target_session_attrs` check) must finish within it (`crate::connect`).
     pub connect_timeout: Duration,
+    /// The session's `statement_timeout`; zero is PostgreSQL's "none" (the command-line
+    /// tools: a migration or an audit may run long).
     pub statement_timeout: Duration,
+    /// The session's `lock_timeout`; zero is "none".
     pub lock_timeout: Duration,
     pub max_lifetime: Duration,
     /// Prepared statements are cached per connection (the default). Off when the URL points
@@ -51,6 +63,12 @@ pub struct PoolSettings {
 
 impl PoolSettings {
     pub const MIN_SIZE: usize = 2;
+
+    /// Above `statement_timeout`, how long a server that owes an answer may stay silent
+    /// before the connection is taken for frozen ([`Self::reply_timeout`]): the longest a
+    /// pooler may queue a query before a server connection is free (PgBouncer's
+    /// `query_wait_timeout`, 5 s in k8s/components/pgbouncer) plus slack.
+    pub const REPLY_MARGIN: Duration = Duration::from_secs(10);
 
     /// Sensible timeouts around a URL and size.
     pub fn new(url: impl Into<String>, max_size: usize) -> Self {
@@ -63,6 +81,40 @@ impl PoolSettings {
             lock_timeout: Duration::from_secs(5),
             max_lifetime: Duration::from_secs(30 * 60),
             statement_cache: true,
+        }
+    }
+
+    /// A command-line tool's connection (migrate, seed, audit): no statement or lock
+    /// timeout, since a migration or an audit may run long and `migrate` waits on the
+    /// advisory lock for as long as another migration runs.
+    pub fn one_off(url: impl Into<String>) -> Self {
+        Self {
+            statement_timeout: Duration::ZERO,
+            lock_timeout: Duration::ZERO,
+            ..Self::new(url, Self::MIN_SIZE)
+        }
+    }
+
+    /// What every new connection runs first. Behind a pooler in transaction mode these land
+    /// on whichever server connection runs them, so the pooler gives each of its server
+    /// connections the same (PgBouncer's `connect_query`, checked against this by
+    /// `e2e::pgbouncer`).
+    pub fn session_setup(&self) -> String {
+        format!(
+            "SET statement_timeout = {}; SET lock_timeout = {}",
+            self.statement_timeout.as_millis(),
+            self.lock_timeout.as_millis()
+        )
+    }
+
+    /// The longest a connection waits for an owed answer while the server sends nothing
+    /// (`crate::reply_deadline`): `statement_timeout` + [`Self::REPLY_MARGIN`], or a day
+    /// when there is no statement timeout (a long migration sends nothing until it ends).
+    pub fn reply_timeout(&self) -> Duration {
+        if self.statement_timeout.is_zero() {
+            Duration::from_secs(24 * 3600)
+        } else {
+            self.statement_timeout + Self::REPLY_MARGIN
         }
     }
 }
@@ -86,39 +138,24 @@ pub struct BuildError(String);
 /// Builds the pool. No connection is made here: the first request (or `/readyz`) makes one,
 /// so a service starts even while the database is still coming up.
 pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
-    let connect_timeout = settings.connect_timeout;
-    let statement_cache = settings.statement_cache;
-    // Behind a pooler in transaction mode these land on whichever server connection runs
-    // them; every client sets the same values, and the pooler's own setup for its server
-    // connections (PgBouncer's connect_query) makes sure each one has them.
-    let session_setup = format!(
-        "SET statement_timeout = {}; SET lock_timeout = {};",
-        settings.statement_timeout.as_millis(),
-        settings.lock_timeout.as_millis()
-    );
+    let connector = Connector::new(settings).map_err(|e| BuildError(e.to_string()))?;
+    // Every host may take its whole connect timeout before the one that answers, and the
+    // session setup needs what is left: behind a pooler (one host) 6 s, more than its
+    // queue wait (5 s, k8s/components/pgbouncer), so that its busy answer arrives first.
+    let create_timeout =
+        settings.connect_timeout * connector.host_count() as u32 + Duration::from_secs(1);
     let mut config = ManagerConfig::<AsyncPgConnection>::default();
     // The check is the idle hook's below; diesel-async's own would ping on every checkout.
     config.recycling_method = RecyclingMethod::Fast;
-    config.custom_setup = Box::new(move |url| {
-        let url = url.to_owned();
-        let session_setup = session_setup.clone();
+    config.custom_setup = Box::new(move |_url| {
+        let connector = connector.clone();
         Box::pin(async move {
-            let mut conn =
-                tokio::time::timeout(connect_timeout, AsyncPgConnection::establish(&url))
-                    .await
-                    .map_err(|_| {
-                        ConnectionError::BadConnection(
-                            "timed out connecting to the database".into(),
-                        )
-                    })??;
-            if !statement_cache {
-                conn.set_prepared_statement_cache_size(CacheSize::Disabled);
-            }
-            conn.batch_execute(&session_setup)
+            // A task of its own, so that a caller who stops waiting (`/readyz` gives up
+            // after 3 s, less than a frozen host's connect timeout) does not cancel it: it
+            // still finds the host that answers, and the next attempt starts there.
+            tokio::spawn(async move { connector.connect().await })
                 .await
-                .map_err(|e| ConnectionError::BadConnection(e.to_string()))?;
-            conn.set_instrumentation(crate::sql_spans::SqlSpans::default());
-            Ok(conn)
+                .map_err(|e| ConnectionError::BadConnection(format!("connect task: {e}")))?
         })
     });
     let manager = AsyncDieselConnectionManager::new_with_config(&settings.url, config);
@@ -127,7 +164,7 @@ pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
         .max_size(settings.max_size.max(PoolSettings::MIN_SIZE))
         .timeouts(Timeouts {
             wait: Some(settings.wait_timeout),
-            create: Some(settings.connect_timeout + Duration::from_secs(1)),
+            create: Some(create_timeout),
             recycle: Some(Duration::from_secs(2)),
         })
         .runtime(Runtime::Tokio1)
@@ -143,9 +180,24 @@ pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
             let idle = metrics.last_used();
             Box::pin(async move {
                 if idle > PING_AFTER_IDLE {
-                    conn.batch_execute("SELECT 1").await.map_err(|e| {
-                        HookError::message(format!("idle connection failed its check: {e}"))
-                    })?;
+                    // deadpool's recycle timeout does not cover this hook: without a
+                    // bound, a check queued behind a busy pooler, or sent to a frozen
+                    // server, would hold the request until the pooler's or the reply's
+                    // deadline.
+                    match tokio::time::timeout(CHECK_TIMEOUT, conn.batch_execute("SELECT 1")).await
+                    {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            return Err(HookError::message(format!(
+                                "idle connection failed its check: {e}"
+                            )));
+                        }
+                        Err(_) => {
+                            return Err(HookError::message(
+                                "idle connection did not answer its check",
+                            ));
+                        }
+                    }
                 }
                 Ok(())
             })

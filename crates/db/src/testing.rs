@@ -213,7 +213,7 @@ async fn ensure_template(admin_url: &str, migrations: Migrations) -> String {
         }
         let building_url = with_database(admin_url, &building)
             .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
-        run_migrations(&building_url, migrations)
+        run_migrations(&crate::PoolSettings::one_off(building_url), migrations)
             .await
             .unwrap_or_else(|e| panic!("cannot migrate template {building}: {e}"));
         sql_query(format!(

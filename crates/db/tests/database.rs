@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use db::testing::TestDatabase;
@@ -10,6 +12,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryableByName, sql_query};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 static EMBEDDED: EmbeddedMigrations = embed_migrations!("tests/migrations");
 const MIGRATIONS: Migrations = Migrations {
@@ -89,9 +92,10 @@ async fn readiness_fails_when_the_server_is_unreachable() {
 #[tokio::test]
 async fn two_concurrent_migrate_runs_take_turns_under_the_lock() {
     let database = TestDatabase::empty("migrate").await;
+    let settings = PoolSettings::one_off(database.url());
     let (a, b) = tokio::join!(
-        run_migrations(database.url(), MIGRATIONS),
-        run_migrations(database.url(), MIGRATIONS)
+        run_migrations(&settings, MIGRATIONS),
+        run_migrations(&settings, MIGRATIONS)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     // One run applied both migrations, the other found nothing left to do.
@@ -124,8 +128,8 @@ async fn migrate_waits_while_another_holds_the_lock() {
         .await
         .unwrap();
 
-    let url = database.url().to_owned();
-    let migrate = tokio::spawn(async move { run_migrations(&url, MIGRATIONS).await });
+    let settings = PoolSettings::one_off(database.url());
+    let migrate = tokio::spawn(async move { run_migrations(&settings, MIGRATIONS).await });
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(
         !migrate.is_finished(),
@@ -334,4 +338,166 @@ async fn with_the_statement_cache_off_no_statement_is_prepared_under_a_name() {
             .unwrap();
         assert_eq!(setting.value, "UTC");
     }
+}
+
+/// A host that accepts TCP and never answers (a frozen PostgreSQL): the kernel completes
+/// the handshake, the process never reads. Returns its port; the listener lives as long as
+/// the returned guard.
+async fn silent_host() -> (u16, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    (port, held)
+}
+
+/// `postgres://…@127.0.0.1:<first>,<the test server>/<database>?<query>`.
+fn two_hosts(database: &TestDatabase, first: u16, query: &str) -> String {
+    let admin: tokio_postgres::Config = database.url().parse().unwrap();
+    let port = admin.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://postgres@127.0.0.1:{first},127.0.0.1:{port}/{}?{query}",
+        database.name()
+    )
+}
+
+#[tokio::test]
+async fn a_frozen_first_host_costs_one_connect_timeout_once_then_the_next_host_is_first() {
+    let database = TestDatabase::new(MIGRATIONS).await;
+    let (frozen, _held) = silent_host().await;
+    let mut settings = PoolSettings::new(
+        two_hosts(&database, frozen, "target_session_attrs=read-write"),
+        3,
+    );
+    settings.connect_timeout = Duration::from_millis(800);
+    let pool = build_pool(&settings).unwrap();
+
+    let started = std::time::Instant::now();
+    let mut first = pool.get().await.unwrap();
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_millis(2500),
+        "the frozen host should cost one connect timeout, took {took:?}"
+    );
+    assert_eq!(count(&mut first, "SELECT 7::bigint AS n").await, 7);
+
+    // The next new connection starts with the host that answered.
+    let started = std::time::Instant::now();
+    let mut second = pool.get().await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "the second connection tried the frozen host again: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(count(&mut second, "SELECT 8::bigint AS n").await, 8);
+}
+
+/// A TCP relay to the test server that can be frozen: it then keeps every socket open and
+/// forwards nothing, as a stopped PostgreSQL process does (its kernel still acknowledges).
+/// A forwarder that found the relay frozen stays stuck even after a thaw.
+struct FreezableRelay {
+    port: u16,
+    frozen: Arc<AtomicBool>,
+}
+
+impl FreezableRelay {
+    async fn start(upstream: u16) -> FreezableRelay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let flag = frozen.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let server = tokio::net::TcpStream::connect(("127.0.0.1", upstream))
+                    .await
+                    .unwrap();
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                tokio::spawn(forward(client_read, server_write, flag.clone()));
+                tokio::spawn(forward(server_read, client_write, flag.clone()));
+            }
+        });
+        FreezableRelay { port, frozen }
+    }
+
+    /// From now on every connection stops forwarding at its next bytes, and stays so.
+    fn freeze(&self) {
+        self.frozen.store(true, Ordering::SeqCst);
+    }
+
+    /// New connections are forwarded again; those already frozen stay frozen.
+    fn thaw(&self) {
+        self.frozen.store(false, Ordering::SeqCst);
+    }
+}
+
+async fn forward(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    frozen: Arc<AtomicBool>,
+) {
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if AtomicBool::load(&frozen, Ordering::SeqCst) {
+            // Hold both sockets and forward nothing, ever.
+            std::future::pending::<()>().await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A server that stops answering in the middle of a connection's life (statement_timeout
+/// is the server's own and never fires; the kernel keeps acknowledging, so TCP keepalives
+/// see nothing wrong): the query fails once the reply deadline passes, the pool drops the
+/// connection, and the next one works.
+#[tokio::test]
+async fn a_query_to_a_server_that_stops_answering_fails_after_the_reply_timeout() {
+    let database = TestDatabase::new(MIGRATIONS).await;
+    let admin: tokio_postgres::Config = database.url().parse().unwrap();
+    let relay = FreezableRelay::start(admin.get_ports().first().copied().unwrap_or(5432)).await;
+    let mut settings = PoolSettings::new(
+        format!(
+            "postgres://postgres@127.0.0.1:{}/{}",
+            relay.port,
+            database.name()
+        ),
+        2,
+    );
+    settings.statement_timeout = Duration::from_millis(200);
+    let limit = settings.reply_timeout();
+    let pool = build_pool(&settings).unwrap();
+    let mut conn = pool.get().await.unwrap();
+    assert_eq!(count(&mut conn, "SELECT 1::bigint AS n").await, 1);
+
+    relay.freeze();
+    let started = std::time::Instant::now();
+    let stuck = tokio::time::timeout(
+        limit + Duration::from_secs(5),
+        sql_query("SELECT 2::bigint AS n").get_result::<Count>(&mut conn),
+    )
+    .await
+    .expect("the query waited past its reply deadline");
+    assert!(
+        stuck.is_err(),
+        "a frozen server answered: {:?}",
+        stuck.map(|c| c.n)
+    );
+    assert!(started.elapsed() >= limit, "{:?}", started.elapsed());
+    drop(conn);
+
+    // The server answers again on new connections; the frozen one is never handed out
+    // again (its relay is stuck for good, so reusing it would hang or fail).
+    relay.thaw();
+    let mut next = pool.get().await.unwrap();
+    assert_eq!(count(&mut next, "SELECT 3::bigint AS n").await, 3);
 }

@@ -397,6 +397,16 @@ impl DatabaseConfig {
             ..db::PoolSettings::new(self.url.expose(), self.pool_size)
         }
     }
+
+    /// The connection of a command-line subcommand (`migrate`, `wait-for-migrations`,
+    /// `seed`, a service's own tools): the same URL and statement cache switch as the pool,
+    /// without the pool's statement and lock timeouts (`db::PoolSettings::one_off`).
+    pub fn tool_settings(&self) -> db::PoolSettings {
+        db::PoolSettings {
+            statement_cache: self.statement_cache,
+            ..db::PoolSettings::one_off(self.url.expose())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -496,6 +506,13 @@ mod tests {
         let db = e.finish(db).unwrap();
         assert!(!db.statement_cache);
         assert!(!db.pool_settings().statement_cache);
+        // The subcommands (migrate, seed, audit, ...) connect with the same switch: through
+        // PgBouncer 1.18 a named statement fails.
+        let tool = db.tool_settings();
+        assert!(!tool.statement_cache);
+        assert_eq!(tool.url, db.pool_settings().url);
+        // ... and without the pool's timeouts: a migration or an audit may run long.
+        assert!(tool.statement_timeout.is_zero() && tool.lock_timeout.is_zero());
 
         let mut e = env(&[
             ("DATABASE_URL", "postgres://u@db/points"),

@@ -269,24 +269,28 @@ impl Binary {
     /// `migrate`: applies pending migrations under the advisory lock.
     pub fn migrate(&self) -> ExitCode {
         let migrations = self.migrations;
-        self.with_database(async move |url| {
-            let applied = db::run_migrations(&url, migrations).await.map_err(|e| e.to_string())?;
+        self.with_database(async move |database| {
+            let applied = db::run_migrations(&database, migrations)
+                .await
+                .map_err(|e| e.to_string())?;
             tracing::info!(db.name = migrations.name, applied = ?applied, "migrations are up to date");
             Ok(())
         })
     }
 
-    /// A service's own subcommand that works on its database: reads `DATABASE_URL` (and the
-    /// common variables, for logs), runs `work` with the URL, exits 1 with its error.
+    /// A service's own subcommand that works on its database: reads the `DATABASE_*`
+    /// variables (and the common ones, for logs), runs `work` with the settings a tool's
+    /// connection is made with ([`DatabaseConfig::tool_settings`], for `db::connect`), exits
+    /// 1 with its error.
     pub fn with_database<F, Fut>(&self, work: F) -> ExitCode
     where
-        F: FnOnce(String) -> Fut,
+        F: FnOnce(db::PoolSettings) -> Fut,
         Fut: std::future::Future<Output = Result<(), String>>,
     {
         let Some((common, database)) = self.database_only() else {
             return ExitCode::from(2);
         };
-        self.with_runtime(&common, work(database.url.expose().to_owned()))
+        self.with_runtime(&common, work(database.tool_settings()))
     }
 
     /// `wait-for-migrations`: polls until no embedded migration is pending. A database that
@@ -294,10 +298,10 @@ impl Binary {
     /// database that starts after it.
     pub fn wait_for_migrations(&self, timeout: Duration) -> ExitCode {
         let migrations = self.migrations;
-        self.with_database(async move |url| {
+        self.with_database(async move |database| {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
-                let last = match db::pending_migrations(&url, migrations).await {
+                let last = match db::pending_migrations(&database, migrations).await {
                     Ok(pending) if pending.is_empty() => {
                         tracing::info!(db.name = migrations.name, "migrations are up to date");
                         return Ok(());
@@ -340,7 +344,7 @@ impl Binary {
                     file.display()
                 ));
             }
-            let mut conn = AsyncPgConnection::establish(database.url.expose())
+            let mut conn = db::connect(&database.tool_settings())
                 .await
                 .map_err(|e| format!("cannot connect to the database: {e}"))?;
             let report = conn

@@ -10,7 +10,7 @@
 
 use diesel::QueryableByName;
 use diesel::sql_types::Text;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 /// One invariant: a name for the report and a query yielding `violation` rows.
 struct Check {
@@ -176,9 +176,10 @@ pub async fn run(conn: &mut AsyncPgConnection) -> Result<Report, AuditError> {
         .await
 }
 
-/// `point-service audit` against `url`: one line per check; the first violation fails it.
-pub async fn command(url: &str) -> Result<(), String> {
-    let mut conn = AsyncPgConnection::establish(url)
+/// `point-service audit` on the database of `database`: one line per check; the first
+/// violation fails it.
+pub async fn command(database: &db::PoolSettings) -> Result<(), String> {
+    let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
     let report = run(&mut conn).await.map_err(|e| e.to_string())?;

@@ -276,10 +276,10 @@ async fn decide(
     }))
 }
 
-/// `point-service expire-points` against `url`: in a dry run one line per client it would
+/// `point-service expire-points` on the database of `database`: in a dry run one line per client it would
 /// expire; then the summary line, also logged.
-pub async fn command(url: &str, options: Options) -> Result<(), String> {
-    let mut conn = AsyncPgConnection::establish(url)
+pub async fn command(database: &db::PoolSettings, options: Options) -> Result<(), String> {
+    let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
     if options.dry_run {

@@ -7,7 +7,7 @@
 use bigdecimal::BigDecimal;
 use chrono::{Days, NaiveDate};
 use diesel::QueryResult;
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use domain::Points;
 
 use crate::expiry::{self, Policy};
@@ -77,9 +77,13 @@ pub async fn each(
     }
 }
 
-/// `point-service expiring --days N [--today D]` against `url`: a header, one line per client.
-pub async fn command(url: &str, days: u64, today: Option<NaiveDate>) -> Result<(), String> {
-    let mut conn = AsyncPgConnection::establish(url)
+/// `point-service expiring --days N [--today D]` on the database of `database`: a header, one line per client.
+pub async fn command(
+    database: &db::PoolSettings,
+    days: u64,
+    today: Option<NaiveDate>,
+) -> Result<(), String> {
+    let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
     let today = match today {

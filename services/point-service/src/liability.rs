@@ -14,7 +14,7 @@ use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, NaiveDate, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Nullable, Numeric, Text, Timestamptz};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::Points;
 
 use crate::ledger::Kind;
@@ -228,9 +228,9 @@ pub async fn report(
         .await
 }
 
-/// `point-service liability [--from D] [--to D]` against `url`.
-pub async fn command(url: &str, period: Period) -> Result<(), String> {
-    let mut conn = AsyncPgConnection::establish(url)
+/// `point-service liability [--from D] [--to D]` on the database of `database`.
+pub async fn command(database: &db::PoolSettings, period: Period) -> Result<(), String> {
+    let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
     let liability = report(&mut conn, period).await.map_err(|e| e.to_string())?;

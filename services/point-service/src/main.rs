@@ -120,17 +120,21 @@ fn main() -> ExitCode {
         PointCommand::Common(command) => {
             BINARY.run(command, Config::from_env, startup::build, seed::load)
         }
-        PointCommand::Audit => BINARY.with_database(async |url| audit::command(&url).await),
-        PointCommand::UnappliedCaptures { resolve, note } => BINARY.with_database(async |url| {
-            unapplied::command(&url, resolve.as_deref(), note.as_deref()).await
-        }),
+        PointCommand::Audit => {
+            BINARY.with_database(async |database| audit::command(&database).await)
+        }
+        PointCommand::UnappliedCaptures { resolve, note } => {
+            BINARY.with_database(async |database| {
+                unapplied::command(&database, resolve.as_deref(), note.as_deref()).await
+            })
+        }
         PointCommand::ExpirePoints {
             dry_run,
             today,
             batch_size,
-        } => BINARY.with_database(async |url| {
+        } => BINARY.with_database(async |database| {
             expire::command(
-                &url,
+                &database,
                 expire::Options {
                     today,
                     batch_size,
@@ -140,10 +144,10 @@ fn main() -> ExitCode {
             .await
         }),
         PointCommand::Expiring { days, today } => {
-            BINARY.with_database(async |url| expiring::command(&url, days, today).await)
+            BINARY.with_database(async |database| expiring::command(&database, days, today).await)
         }
-        PointCommand::Liability { from, to } => BINARY.with_database(async |url| {
-            liability::command(&url, liability::Period { from, to }).await
+        PointCommand::Liability { from, to } => BINARY.with_database(async |database| {
+            liability::command(&database, liability::Period { from, to }).await
         }),
     }
 }

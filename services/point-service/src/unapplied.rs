@@ -6,7 +6,7 @@
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, SecondsFormat, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use crate::db::schema::unapplied_captures;
@@ -136,13 +136,14 @@ pub async fn resolve(
     Ok(updated == 1)
 }
 
-/// `point-service unapplied-captures [--resolve <event id> --note <text>]` against `url`.
+/// `point-service unapplied-captures [--resolve <event id> --note <text>]` on the database
+/// of `database`.
 pub async fn command(
-    url: &str,
+    database: &db::PoolSettings,
     resolve_event: Option<&str>,
     note: Option<&str>,
 ) -> Result<(), String> {
-    let mut conn = AsyncPgConnection::establish(url)
+    let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
     if let Some(event_id) = resolve_event {

@@ -8,10 +8,24 @@
 //! ledger audit, no gift code left pending) and that every gift code credited is credited
 //! once. Prints the figures; exits 1 on any failure.
 //!
-//! `FAILOVER_WARMUP_SECONDS` (default 20) of load before the kill, `FAILOVER_AFTER_SECONDS`
-//! (default 20) after the writes are back; `FAILOVER_WORKERS` (default 6) clients;
-//! `FAILOVER_PROMOTE_DELAY_SECONDS` (default 0) between the kill and the promotion, the time
-//! a failover manager (Patroni, a cloud's managed failover) takes to notice.
+//! `FAILOVER_MODE`: `kill` (the default: an immediate shutdown, the server's connections
+//! reset) or `freeze` (SIGSTOP to every process of the primary: its kernel keeps accepting
+//! and acknowledging, nothing answers, as with a hung host; the services must give up on it
+//! by their own deadlines, `db::connect`). `FAILOVER_WARMUP_SECONDS` (default 20) of load
+//! before the kill, `FAILOVER_AFTER_SECONDS` (default 20) after the writes are back;
+//! `FAILOVER_WORKERS` (default 6) clients; `FAILOVER_PROMOTE_DELAY_SECONDS` (default 0)
+//! between the kill and the promotion, the time a failover manager (Patroni, a cloud's
+//! managed failover) takes to notice.
+//!
+//! `FAILOVER_MODE=standby-lost` stops the synchronous standby instead (the primary stays):
+//! every commit then waits for a standby that is gone (`statement_timeout` does not cover
+//! that wait), for `FAILOVER_STANDBY_DOWN_SECONDS` (default 30), after which the standby is
+//! started again and catches up. Reports what the clients were answered meanwhile and when
+//! writes succeeded again (docs/scaling.md, "A synchronous standby lost").
+//!
+//! "Nothing half-written" is the point service's audit (an order's entries exist exactly
+//! when it is successful, every credit once, every balance the sum of its entries) and the
+//! gift-code checks below.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test driver fails loudly on purpose
 
@@ -42,6 +56,37 @@ struct Standby {
 }
 
 impl Standby {
+    /// Stops it the hard way (the standby's host is lost).
+    fn stop(&self) {
+        let output = std::process::Command::new(repo_root().join("scripts/postgres.sh"))
+            .args(["stop-local", self.dir.to_str().unwrap(), "immediate"])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Starts it again on its port: still a standby (its standby.signal), it reconnects to
+    /// the primary and catches up.
+    fn restart(&self) {
+        let output = std::process::Command::new(repo_root().join("scripts/postgres.sh"))
+            .args([
+                "start-local",
+                self.dir.to_str().unwrap(),
+                &self.port.to_string(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
     fn start(primary_port: u16) -> Standby {
         let standby = Standby {
             dir: std::env::temp_dir().join(format!(
@@ -82,6 +127,23 @@ impl Drop for Standby {
             .args(["stop-local", self.dir.to_str().unwrap(), "immediate"])
             .output();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Kill,
+    Freeze,
+    StandbyLost,
+}
+
+impl Mode {
+    fn what(self) -> &'static str {
+        match self {
+            Mode::Kill => "primary killed (immediate shutdown)",
+            Mode::Freeze => "primary frozen (SIGSTOP)",
+            Mode::StandbyLost => "synchronous standby lost",
+        }
     }
 }
 
@@ -228,6 +290,13 @@ fn seconds(name: &str, default: u64) -> Duration {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    let mode = match std::env::var("FAILOVER_MODE").as_deref() {
+        Ok("kill") | Err(_) => Mode::Kill,
+        Ok("freeze") => Mode::Freeze,
+        Ok("standby-lost") => Mode::StandbyLost,
+        Ok(other) => panic!("FAILOVER_MODE={other:?}: expected kill, freeze or standby-lost"),
+    };
+    let standby_down = seconds("FAILOVER_STANDBY_DOWN_SECONDS", 30);
     let warmup = seconds("FAILOVER_WARMUP_SECONDS", 20);
     let promote_delay = seconds("FAILOVER_PROMOTE_DELAY_SECONDS", 0);
     let after = seconds("FAILOVER_AFTER_SECONDS", 20);
@@ -282,20 +351,45 @@ async fn main() -> std::process::ExitCode {
         .collect();
 
     eprintln!(
-        "failover: {workers} clients for {} s, then the primary is killed",
-        warmup.as_secs()
+        "failover: {workers} clients for {} s, then the {}",
+        warmup.as_secs(),
+        mode.what()
     );
     tokio::time::sleep(warmup).await;
-    let killed = Instant::now();
-    primary.kill();
-    tokio::time::sleep(promote_delay).await;
-    let promote_started = Instant::now();
-    standby.promote();
-    let promoted = Instant::now();
-    eprintln!(
-        "failover: primary killed; standby promoted in {} ms",
-        promoted.duration_since(promote_started).as_millis()
-    );
+    // The event is done when the call returns (`pg_ctl stop -m immediate` takes a few hundred
+    // milliseconds, during which the old primary may still commit): what was sent from then
+    // on measures the gap.
+    let (killed, promoted) = match mode {
+        Mode::Kill | Mode::Freeze => {
+            if mode == Mode::Freeze {
+                primary.freeze();
+            } else {
+                primary.kill();
+            }
+            let killed = Instant::now();
+            tokio::time::sleep(promote_delay).await;
+            let promote_started = Instant::now();
+            standby.promote();
+            let promoted = Instant::now();
+            eprintln!(
+                "failover: {}; standby promoted in {} ms",
+                mode.what(),
+                promoted.duration_since(promote_started).as_millis()
+            );
+            (killed, promoted)
+        }
+        Mode::StandbyLost => {
+            standby.stop();
+            let killed = Instant::now();
+            tokio::time::sleep(standby_down).await;
+            standby.restart();
+            eprintln!(
+                "failover: standby down for {} s, started again",
+                standby_down.as_secs()
+            );
+            (killed, Instant::now())
+        }
+    };
     // Writes are back once a point order sent after the kill is answered 200.
     let back = loop {
         let first = load
@@ -326,11 +420,17 @@ async fn main() -> std::process::ExitCode {
         client.await.unwrap();
     }
 
+    let writable_port = if mode == Mode::StandbyLost {
+        primary.port
+    } else {
+        standby.port
+    };
     let new_primary =
-        |database: &str| format!("postgres://postgres@127.0.0.1:{}/{database}", standby.port);
+        |database: &str| format!("postgres://postgres@127.0.0.1:{writable_port}/{database}");
     let failures = verify(&load, &stack, &new_primary, killed).await;
     report(
         &load.observed.lock().unwrap(),
+        mode,
         killed,
         promoted,
         back,
@@ -379,16 +479,39 @@ async fn make_synchronous(admin: &str) {
     }
 }
 
-/// The answers the spec and docs/design.md name for a database that is down: the point routes'
-/// 500 `INTERNAL_ERROR` (envelope B, relayed unchanged), the order service's own 500
-/// (envelope C), 503 for contention (B or C), the gift-card credit still pending (502 in
-/// envelope C). Anything else of 5xx, and no answer at all, is not.
+/// The answers the spec and `docs/decisions.md` name for each action while a database is
+/// down, and nothing else (a 4xx the load cannot cause, a 502 from a point service that never
+/// went away, no answer at all, are findings).
+///
+/// A point order (envelope B, through the relay): 200; 401 `UNAUTHORIZED` (the auth
+/// database is down, so the caller lookup fails: "an outage looks like a bad token"); 500
+/// `INTERNAL_ERROR` (a database that is down); 503 `SERVICE_UNAVAILABLE` (busy: the pool's
+/// wait, a lock or statement timeout); 504 `POINT_SERVICE_TIMEOUT` (the relay's 10 s ran
+/// out while the point service waited on a frozen server).
+///
+/// A gift code (envelope C, the order service's own route): 200; 401; 409 (the retry task
+/// holds the redemption, or an earlier attempt whose answer was lost redeemed it); 500; 502
+/// (redeemed, the credit still pending: the retry task finishes it); 503.
 fn specified(answer: &Answer) -> bool {
-    match (answer.status, answer.code.as_str()) {
-        (500, "INTERNAL_ERROR" | "statusCode 500") => true,
-        (502, "statusCode 502") => true,
-        (503, code) => !code.is_empty(),
-        (status, _) => (1..500).contains(&status),
+    match answer.action {
+        "point order" => matches!(
+            (answer.status, answer.code.as_str()),
+            (200, _)
+                | (401, "UNAUTHORIZED")
+                | (500, "INTERNAL_ERROR")
+                | (503, "SERVICE_UNAVAILABLE")
+                | (504, "POINT_SERVICE_TIMEOUT")
+        ),
+        "gift code" => matches!(
+            (answer.status, answer.code.as_str()),
+            (200, _)
+                | (401, "statusCode 401")
+                | (409, "statusCode 409")
+                | (500, "statusCode 500")
+                | (502, "statusCode 502")
+                | (503, "statusCode 503")
+        ),
+        _ => false,
     }
 }
 
@@ -502,6 +625,7 @@ async fn verify(
 
 fn report(
     observed: &Observed,
+    mode: Mode,
     killed: Instant,
     promoted: Instant,
     back: Instant,
@@ -512,10 +636,15 @@ fn report(
         .iter()
         .filter(|(_, _, at)| *at < killed)
         .count();
-    println!("## Failover");
+    println!("## Failover: the {}", mode.what());
     println!();
     println!(
-        "- standby promoted {} ms after the kill; writes succeeded again {:.1} s after the kill",
+        "- standby {} {} ms after the event; writes succeeded again {:.1} s after the event",
+        if mode == Mode::StandbyLost {
+            "started again"
+        } else {
+            "promoted"
+        },
         promoted.duration_since(killed).as_millis(),
         back.duration_since(killed).as_secs_f64()
     );

@@ -282,13 +282,13 @@ fn report(
                 longest.as_millis()
             );
             println!();
-            println!("| Replica | Requests through the balancer | Peak pool connections |");
+            println!("| Replica | Connections through the balancer | Peak pool connections |");
             println!("|---|---|---|");
             for stat in requests {
                 let name = format!("{} r{}", stat.service, stat.replica);
                 println!(
                     "| {name} | {} | {} |",
-                    stat.requests,
+                    stat.connections,
                     connections.get(&name).copied().unwrap_or(0)
                 );
             }
