@@ -14,6 +14,7 @@ mod credits;
 mod decimals;
 mod expiry;
 mod expiry_reports;
+mod expiry_review;
 mod helpers;
 mod openapi;
 mod orders;

@@ -1,0 +1,224 @@
+//! Review of the points-expiry work: each test states what must hold and fails while the
+//! defect it names is there.
+//!
+//! The fixture's Sara (1001) holds 700.25 points; her newest earn is 1 April 2026 in Riyadh,
+//! so with 365 inactivity days her date is 2027-04-01, after today's date of the machine
+//! clock (November 2026): her points are not due yet.
+
+use std::ops::ControlFlow;
+
+use chrono::NaiveDate;
+use point_service::audit::{self, AuditError};
+use point_service::expire;
+use point_service::liability::{self, Period};
+use point_service::riyadh;
+use serde_json::json;
+
+use crate::helpers::*;
+
+const SARAS_DATE: &str = "2027-04-01";
+
+fn day(text: &str) -> NaiveDate {
+    text.parse().unwrap()
+}
+
+async fn run_as_of(app: &TestApp, today: &str) -> expire::Summary {
+    let mut conn = app.database.connect().await;
+    let options = expire::Options {
+        today: Some(day(today)),
+        batch_size: expire::DEFAULT_BATCH_SIZE,
+        dry_run: false,
+    };
+    expire::run(&mut conn, options, |_| ControlFlow::Continue(()))
+        .await
+        .unwrap()
+}
+
+async fn expiry_entries(app: &TestApp, client: i64) -> i64 {
+    app.count(&format!(
+        "SELECT count(*) AS n FROM point_entries WHERE client_id = {client} AND kind = 'expiry'"
+    ))
+    .await
+}
+
+async fn audit_violation(app: &TestApp) -> Option<String> {
+    let mut conn = app.database.connect().await;
+    match audit::run(&mut conn).await {
+        Ok(_) => None,
+        Err(AuditError::Violation { check, detail }) => Some(format!("{check}: {detail}")),
+        Err(e) => panic!("the audit could not run: {e}"),
+    }
+}
+
+/// Writes an expiry entry behind the job's back (as a bug or a hand would), moving the cached
+/// balance with it so that only the expiry check can see it.
+async fn forge_expiry(app: &TestApp, client: i64, points: &str, reference: &str, at: &str) {
+    app.sql(&format!(
+        "INSERT INTO point_entries (client_id, kind, points, reference, created_at)
+           VALUES ({client}, 'expiry', -{points}, '{reference}', '{at}');
+         UPDATE point_accounts SET balance = balance - {points} WHERE client_id = {client};"
+    ))
+    .await;
+}
+
+/// `--today` is the operator's to set, and nothing stops a date after the database's own:
+/// a typo (2099 for 2026) or a test date run against production takes every client's
+/// points now, months or years before the date their balance answer promises. The job
+/// should refuse a today after the database's (a dry run may look ahead).
+#[tokio::test]
+async fn a_today_after_the_databases_date_does_not_take_points_before_their_date() {
+    let app = spawn_app().await;
+    let output = point_service_command(
+        app.database.url(),
+        &["expire-points", "--today", "2099-01-01"],
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        (expiry_entries(&app, SARA).await, app.balance_of(SARA).await),
+        (0, "700.25".to_owned()),
+        "Sara's date {SARAS_DATE} has not come, yet `--today 2099-01-01` expired her points \
+         (exit {:?}: {stdout})",
+        output.status.code()
+    );
+}
+
+/// Omar never earned: his balance answers no expiry date, so nothing may ever expire his
+/// points. A forged expiry of all of them, named by some date, passes the database (negative,
+/// named by client and date) and the audit (it leaves the balance at 0).
+#[tokio::test]
+async fn the_audit_catches_an_expiry_of_a_client_who_has_no_expiry_date() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .post(app.url("/internal/v1/credits"))
+        .header("x-internal-token", INTERNAL)
+        .json(&json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let (_, balance) = app.get("/api/v2/client/points", OMAR).await;
+    assert_eq!(balance["pointsExpirationDate"], serde_json::Value::Null);
+    forge_expiry(
+        &app,
+        OMAR,
+        "100",
+        "expiry:1002:2026-01-01",
+        "2026-11-01T10:00:00Z",
+    )
+    .await;
+    assert!(
+        audit_violation(&app).await.is_some(),
+        "the audit passed an expiry of a client whose points have no expiry date"
+    );
+}
+
+/// Sara's date is 2027-04-01: an expiry under that name written in November 2026, months
+/// before the date passed, took points the rule had not released. The audit can see it: the
+/// entry's Riyadh date is not after the date it names.
+#[tokio::test]
+async fn the_audit_catches_an_expiry_written_before_its_date_had_passed() {
+    let app = spawn_app().await;
+    forge_expiry(
+        &app,
+        SARA,
+        "700.25",
+        "expiry:1001:2027-04-01",
+        "2026-11-01T10:00:00Z",
+    )
+    .await;
+    assert!(
+        audit_violation(&app).await.is_some(),
+        "the audit passed an expiry written five months before its date"
+    );
+}
+
+/// An expiry takes the whole positive balance (decisions.md): one that leaves points behind
+/// after a real, passed date is not the job's. Its running balance after it is not zero.
+#[tokio::test]
+async fn the_audit_catches_an_expiry_that_takes_only_part_of_the_balance() {
+    let app = spawn_app().await;
+    forge_expiry(
+        &app,
+        SARA,
+        "100",
+        "expiry:1001:2027-04-01",
+        "2027-04-02T10:00:00Z",
+    )
+    .await;
+    assert!(
+        audit_violation(&app).await.is_some(),
+        "the audit passed an expiry that left 600.25 of 700.25 points"
+    );
+}
+
+/// `expiry:1001:2027-13-45` names no date at all; both the database's check and the audit's
+/// take `[0-9]{4}-[0-9]{2}-[0-9]{2}` for a date.
+#[tokio::test]
+async fn the_audit_catches_an_expiry_named_by_a_date_that_does_not_exist() {
+    let app = spawn_app().await;
+    forge_expiry(
+        &app,
+        SARA,
+        "700.25",
+        "expiry:1001:2027-13-45",
+        "2027-04-02T10:00:00Z",
+    )
+    .await;
+    assert!(
+        audit_violation(&app).await.is_some(),
+        "the audit passed an expiry named by the date 2027-13-45"
+    );
+}
+
+/// The issue's rule: the job expires the positive balance of every client whose date has
+/// passed, so that the date the app shows is true. After Sara's expiry a gift arrives; her
+/// date stays 2027-04-01 (only an earn moves it), so the balance answers 30 points "expiring"
+/// on a day long gone, and every later run leaves them: they never expire until she earns
+/// again, and if she never does, the app's date is false for good.
+#[tokio::test]
+async fn points_received_after_an_expiry_do_not_outlive_a_passed_date() {
+    let app = spawn_app().await;
+    assert_eq!(run_as_of(&app, "2027-04-02").await.clients_expired, 1);
+    app.sql(
+        "INSERT INTO point_entries (client_id, kind, points, created_at) VALUES (1001, 'gift_received', 30, '2027-04-03T10:00:00Z');
+         UPDATE point_accounts SET balance = balance + 30 WHERE client_id = 1001;",
+    )
+    .await;
+    run_as_of(&app, "2027-06-01").await;
+    let (_, balance) = app.get("/api/v2/client/points", SARA).await;
+    assert_eq!(balance["pointsExpirationDate"], SARAS_DATE);
+    assert_eq!(
+        balance["points"], "0",
+        "two months after its date passed, the balance still holds points: {balance}"
+    );
+}
+
+/// A point order moves points between clients (Sara pays 120, Omar receives 100): no point
+/// enters the programme, yet the liability report lists Omar's 100 as `issued` (beside
+/// Sara's 120 as `gifted`), so finance reads 100 points issued in a period in which none
+/// were: the transfer is counted on both sides of the flow.
+#[tokio::test]
+async fn a_point_order_between_clients_is_not_reported_as_points_issued() {
+    let app = spawn_app().await;
+    let (status, order) = app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(status, 200, "{order}");
+    let mut conn = app.database.connect().await;
+    let today = riyadh::today(&mut conn).await.unwrap();
+    let report = liability::report(
+        &mut conn,
+        Period {
+            from: Some(today),
+            to: Some(today),
+        },
+    )
+    .await
+    .unwrap();
+    let lines = report.lines();
+    assert!(
+        lines.iter().any(|line| line == "issued\ttotal\t0"),
+        "only a transfer happened today, yet: {lines:#?}"
+    );
+}
