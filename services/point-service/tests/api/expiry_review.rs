@@ -222,3 +222,68 @@ async fn a_point_order_between_clients_is_not_reported_as_points_issued() {
         "only a transfer happened today, yet: {lines:#?}"
     );
 }
+
+/// Waits (up to 30 s) until `n` sessions of the app's database wait for a lock.
+async fn sessions_wait_for_locks(app: &TestApp, n: i64) {
+    let query = format!(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = '{}' AND wait_event_type = 'Lock'",
+        app.database.name()
+    );
+    for _ in 0..600 {
+        if app.count(&query).await >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("fewer than {n} sessions waited for a lock");
+}
+
+/// The audit's expiry check reads "the running sum by id is the balance after each entry",
+/// which holds only for writers that take the account lock before their id. The seed does
+/// not (its entry's id is drawn, then its foreign key waits for the account): a legacy spend
+/// imported while the job holds Sara's lock gets the smaller id and commits after the
+/// expiry. The expiry took exactly the 700.25 she held, yet the audit (a daily job that
+/// alerts) blames it for leaving her at -50. An exclusive lock on the settings holds the
+/// job between its account lock and its entry, so the interleaving is forced, not raced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_audit_does_not_blame_an_expiry_for_a_seed_spend_that_committed_after_it() {
+    use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+    let app = spawn_app().await;
+    let url = app.database.url().to_owned();
+    let mut settings = app.database.connect().await;
+    settings
+        .batch_execute("BEGIN; LOCK TABLE point_settings IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let job = tokio::spawn({
+        let url = url.clone();
+        async move {
+            let mut conn = AsyncPgConnection::establish(&url).await.unwrap();
+            expire::expire(&mut conn, SARA, day("2027-04-02"))
+                .await
+                .unwrap()
+        }
+    });
+    sessions_wait_for_locks(&app, 1).await;
+    let seed = tokio::spawn(async move {
+        let mut conn = AsyncPgConnection::establish(&url).await.unwrap();
+        conn.batch_execute(
+            "BEGIN;
+             INSERT INTO point_entries (client_id, kind, points, created_at) VALUES (1001, 'spend', -50, '2027-04-01T12:00:00Z');
+             UPDATE point_accounts SET balance = balance - 50 WHERE client_id = 1001;
+             COMMIT;",
+        )
+        .await
+        .unwrap();
+    });
+    sessions_wait_for_locks(&app, 2).await;
+    settings.batch_execute("COMMIT").await.unwrap();
+    let outcome = job.await.unwrap();
+    seed.await.unwrap();
+    assert!(
+        matches!(&outcome, expire::Outcome::Expired(e) if e.points == "700.25".parse::<bigdecimal::BigDecimal>().unwrap()),
+        "{outcome:?}"
+    );
+    assert_eq!(app.balance_of(SARA).await, "-50");
+    assert_eq!(audit_violation(&app).await, None);
+}
