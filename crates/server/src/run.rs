@@ -289,6 +289,19 @@ impl Binary {
         self.with_runtime(&common, work(database.url.expose().to_owned()))
     }
 
+    /// [`Self::with_database`] for work that chooses its own exit code on success (a
+    /// command that refuses its arguments only once it has asked the database).
+    pub fn with_database_code<F, Fut>(&self, work: F) -> ExitCode
+    where
+        F: FnOnce(String) -> Fut,
+        Fut: std::future::Future<Output = Result<ExitCode, String>>,
+    {
+        let Some((common, database)) = self.database_only() else {
+            return ExitCode::from(2);
+        };
+        self.with_runtime_code(&common, work(database.url.expose().to_owned()))
+    }
+
     /// `wait-for-migrations`: polls until no embedded migration is pending. A database that
     /// cannot be reached yet counts as "not yet", so the init container also waits out a
     /// database that starts after it.

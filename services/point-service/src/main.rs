@@ -41,8 +41,11 @@ enum PointCommand {
     /// the whole positive balance.
     ///
     /// Safe to run at any time and from several replicas at once: each client is expired
-    /// once per date, under its account's lock, in a short transaction of its own. After a
-    /// crash, run it again: it finishes what is left and expires nothing twice.
+    /// at most once a day per date, under its account's lock, in a short transaction of its
+    /// own (the entry's reference is expiry:<client>:<expiry date>:<run date>). Points that
+    /// arrive after an expiry without moving the date (a gift, a purchase, a credit) go with
+    /// the next day's run. After a crash, run it again: it finishes what is left and
+    /// expires nothing twice.
     ///
     /// Prints a summary line at the end: `expired: <clients> clients, <points> points ...`
     /// (with --dry-run, first `client_id<TAB>expiry_date<TAB>points` per client it would
@@ -53,7 +56,8 @@ enum PointCommand {
         #[arg(long)]
         dry_run: bool,
         /// Expire as of this Asia/Riyadh date instead of today by the database's clock
-        /// (dates before it have passed).
+        /// (dates before it have passed). A date after the database's today is refused
+        /// (exit 2) unless with --dry-run, which may look ahead.
         #[arg(long, value_name = "YYYY-MM-DD")]
         today: Option<NaiveDate>,
         /// Clients found per search page (each client still gets its own transaction).
@@ -104,7 +108,8 @@ enum PointCommand {
 const EXIT_CODES: &str = "Exit codes: 0 done (also when nothing was due, or expiry is off); \
 1 failed: the database could not be reached or failed part way (expire-points: what was \
 done stays done, run it again), or liability's --from is after --to; 2 bad arguments or \
-configuration (DATABASE_URL unset or invalid).";
+configuration (DATABASE_URL unset or invalid), or expire-points' --today after the database's \
+Asia/Riyadh date.";
 
 const BINARY: Binary = Binary {
     name: SERVICE,
@@ -128,7 +133,7 @@ fn main() -> ExitCode {
             dry_run,
             today,
             batch_size,
-        } => BINARY.with_database(async |url| {
+        } => BINARY.with_database_code(async |url| {
             expire::command(
                 &url,
                 expire::Options {
