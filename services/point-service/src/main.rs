@@ -83,17 +83,23 @@ enum PointCommand {
     ///
     ///   period       from, to         the Asia/Riyadh dates (`-`: the first or last entry)
     ///   opening      balance          sum of all balances when the period starts
-    ///   issued       earn, purchase, gift_received, gift_card_credit, total: points that came in
+    ///   issued       earn, gift_card_credit, card_orders, total: points that entered the
+    ///                programme (card_orders: the credits of orders paid by card)
+    ///   transfers    credited         points credited to recipients of point orders paid
+    ///                                 with points (a move between clients, not issuance)
+    ///   transfers    debited          points debited from their payers (positive; the
+    ///                                 excess over credited is burnt)
     ///   spent        spend            points spent (a positive amount)
-    ///   gifted       gift_sent        points given away in point orders (positive)
     ///   expired      expiry           points expired (positive)
     ///   adjusted     adjustment       the signed net of adjustments
     ///   closing      balance          sum of all balances when the period ends
     ///   outstanding  points, clients  positive balances at the end, and the clients holding them
     ///   negative     points, clients  balances below zero at the end, and those clients
     ///
-    /// closing = opening + issued total - spent - gifted - expired + adjusted. Points are
-    /// decimal text as the balance answers them (at most 4 decimals, no trailing zeros).
+    /// closing = opening + issued total + transfers credited - transfers debited - spent -
+    /// expired + adjusted. Points are decimal text as the balance answers them (at most 4
+    /// decimals, no trailing zeros). An entry the report cannot place (an unknown kind, a
+    /// credit of no card or point order) fails it.
     #[command(after_help = EXIT_CODES, verbatim_doc_comment)]
     Liability {
         /// First Asia/Riyadh date of the period (included); default: the first entry.

@@ -366,6 +366,57 @@ async fn a_point_order_between_clients_is_not_reported_as_points_issued() {
         lines.iter().any(|line| line == "issued\ttotal\t0"),
         "only a transfer happened today, yet: {lines:#?}"
     );
+    // It is reported as what it is: 100 credited to Omar, 120 debited from Sara, and the
+    // 20 between them burnt (closing = opening + 100 - 120).
+    for line in ["transfers\tcredited\t100", "transfers\tdebited\t120"] {
+        assert!(lines.iter().any(|l| l == line), "{line}: {lines:#?}");
+    }
+    assert_eq!(
+        report.closing,
+        &report.opening - bigdecimal::BigDecimal::from(20)
+    );
+    // A card order's credit is issuance.
+    let (_, card) = app.order(SARA, &order_body(NOURA, "checkout")).await;
+    let event = json!({"id": "evt_card", "type": "payment_captured", "data": {
+        "reference": card["correlation_id"], "payment_id": "pay_card", "provider": "sandbox",
+        "amount_minor": 1500, "currency": "SAR"}});
+    let (status, _) = app
+        .webhook(&event, WEBHOOK_SECRET, chrono::Utc::now().timestamp())
+        .await;
+    assert_eq!(status, 200);
+    let report = liability::report(
+        &mut conn,
+        Period {
+            from: Some(today),
+            to: Some(today),
+        },
+    )
+    .await
+    .unwrap();
+    let lines = report.lines();
+    for line in ["issued\tcard_orders\t100", "issued\ttotal\t100"] {
+        assert!(lines.iter().any(|l| l == line), "{line}: {lines:#?}");
+    }
+}
+
+/// A credit of no order cannot be placed (issued by card, or moved by a point order): the
+/// report fails rather than guess.
+#[tokio::test]
+async fn a_credit_of_no_order_fails_the_liability_report() {
+    let app = spawn_app().await;
+    app.sql(
+        "INSERT INTO point_entries (client_id, kind, points) VALUES (1001, 'gift_received', 5);
+         UPDATE point_accounts SET balance = balance + 5 WHERE client_id = 1001;",
+    )
+    .await;
+    let mut conn = app.database.connect().await;
+    let refused = liability::report(&mut conn, Period::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the ledger holds gift_received entries of no order, which this report cannot place (issued or transferred)"
+    );
 }
 
 /// Waits (up to 30 s) until `n` sessions of the app's database wait for a lock.
