@@ -287,10 +287,23 @@ impl Binary {
         F: FnOnce(db::PoolSettings) -> Fut,
         Fut: std::future::Future<Output = Result<(), String>>,
     {
+        self.with_database_code(|database| {
+            let work = work(database);
+            async move { work.await.map(|()| ExitCode::SUCCESS) }
+        })
+    }
+
+    /// [`Self::with_database`] for work that chooses its own exit code on success (a
+    /// command that refuses its arguments only once it has asked the database).
+    pub fn with_database_code<F, Fut>(&self, work: F) -> ExitCode
+    where
+        F: FnOnce(db::PoolSettings) -> Fut,
+        Fut: std::future::Future<Output = Result<ExitCode, String>>,
+    {
         let Some((common, database)) = self.database_only() else {
             return ExitCode::from(2);
         };
-        self.with_runtime(&common, work(database.tool_settings()))
+        self.with_runtime_code(&common, work(database.tool_settings()))
     }
 
     /// `wait-for-migrations`: polls until no embedded migration is pending. A database that

@@ -85,25 +85,60 @@ const CHECKS: &[Check] = &[
               HAVING count(*) FILTER (WHERE e.client_id = c.client_id AND e.points = c.points AND e.kind = 'gift_card_credit') <> 1
               ORDER BY c.reference LIMIT 1",
     },
-    // The database holds an expiry's sign and its reference (`expiry:<client>:<date>`,
-    // unique), so one per client and date; what it cannot hold is the balance at the time.
-    // Entries of a client are appended under its account's lock, so their ids are in the
-    // order they were applied and the running sum by id is the balance after each one.
+    // The expiry rule, checked entry by entry from the ledger alone (no settings history):
+    // the database holds only an expiry's sign and its reference's form (unique, so one per
+    // client, date and run day). Entries of a client are appended under its account's lock
+    // (`ledger::append` takes it), so their ids are in the order they were applied: the
+    // entries before an expiry by id are the ledger its run saw, and the sum up to it is
+    // the balance right after it. An expiry date is a newest earn's Riyadh date plus the
+    // inactivity days (0 or more), so it is on or after that earn's date; the dates are
+    // compared as `YYYY-MM-DD` text once they are known to be real dates.
     Check {
-        name: "every expiry entry is negative, one per client and date, and takes at most the balance it expired",
-        sql: "SELECT violation FROM (
-                  SELECT format('expiry entry %s of client %s: %s points leaves the balance at %s', id, client_id, points, running) AS violation, id
-                  FROM (SELECT id, client_id, kind, points,
-                               sum(points) OVER (PARTITION BY client_id ORDER BY id) AS running
-                        FROM point_entries
-                        WHERE client_id IN (SELECT client_id FROM point_entries WHERE kind = 'expiry')) e
-                  WHERE kind = 'expiry' AND (running < 0 OR points >= 0)
-                  UNION ALL
-                  SELECT format('expiry entry %s of client %s is named %s, not expiry:%s:<date>', id, client_id, COALESCE(reference, 'null'), client_id), id
-                  FROM point_entries
-                  WHERE kind = 'expiry'
-                    AND (reference IS NULL OR reference !~ ('^expiry:' || client_id || ':[0-9]{4}-[0-9]{2}-[0-9]{2}$'))
-              ) v ORDER BY id LIMIT 1",
+        name: "every expiry entry takes a whole positive balance, once its client's expiry date had passed",
+        sql: "SELECT format('expiry entry %s of client %s (%s points, reference %s): %s',
+                            id, client_id, trim_scale(points), COALESCE(reference, 'null'), why) AS violation
+              FROM (
+                  SELECT e.id, e.client_id, e.points, e.reference, CASE
+                      WHEN e.points >= 0 THEN 'it is not negative'
+                      WHEN e.reference IS NULL
+                        OR e.reference !~ ('^expiry:' || e.client_id || ':[0-9]{4}-[0-9]{2}-[0-9]{2}:[0-9]{4}-[0-9]{2}-[0-9]{2}$')
+                          THEN format('the reference is not expiry:%s:<expiry date>:<run date>', e.client_id)
+                      WHEN r.run_date <> r.written_on
+                          THEN format('its run date %s is not the Asia/Riyadh date it was written on, %s', r.run_date, r.written_on)
+                      WHEN CASE WHEN substr(r.expiry_date, 1, 4) = '0000' THEN true
+                                ELSE to_char(make_date(substr(r.expiry_date, 1, 4)::int, 1, 1)
+                                               + make_interval(months => substr(r.expiry_date, 6, 2)::int - 1,
+                                                               days => substr(r.expiry_date, 9, 2)::int - 1),
+                                             'YYYY-MM-DD') <> r.expiry_date END
+                          THEN format('its expiry date %s does not exist', r.expiry_date)
+                      WHEN r.expiry_date >= r.run_date
+                          THEN format('its expiry date %s had not passed on its run date %s', r.expiry_date, r.run_date)
+                      WHEN earn.newest IS NULL
+                          THEN 'the client had no earn before it, so its points had no expiry date'
+                      WHEN r.expiry_date < to_char(earn.newest AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD')
+                          THEN format('its expiry date %s is before the date of the newest earn before it, %s',
+                                      r.expiry_date, to_char(earn.newest AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD'))
+                      WHEN after.balance <> 0
+                          THEN format('it leaves the balance at %s, not 0: an expiry takes the whole positive balance', trim_scale(after.balance))
+                  END AS why
+                  FROM point_entries e
+                  CROSS JOIN LATERAL (
+                      SELECT split_part(e.reference, ':', 3) AS expiry_date,
+                             split_part(e.reference, ':', 4) AS run_date,
+                             to_char(e.created_at AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD') AS written_on
+                  ) r
+                  CROSS JOIN LATERAL (
+                      SELECT max(n.created_at) AS newest FROM point_entries n
+                      WHERE n.client_id = e.client_id AND n.kind = 'earn' AND n.id < e.id
+                  ) earn
+                  CROSS JOIN LATERAL (
+                      SELECT sum(b.points) AS balance FROM point_entries b
+                      WHERE b.client_id = e.client_id AND b.id <= e.id
+                  ) after
+                  WHERE e.kind = 'expiry'
+              ) checked
+              WHERE why IS NOT NULL
+              ORDER BY id LIMIT 1",
     },
     Check {
         name: "every capture that was not applied is listed for refund",

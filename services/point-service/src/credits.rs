@@ -27,7 +27,7 @@ pub async fn credit(
     reference: &str,
 ) -> Result<Credited, PointError> {
     conn.transaction(async |conn| {
-        ledger::lock_accounts(conn, &[client_id]).await?;
+        let mut account = ledger::lock_account(conn, client_id).await?;
         // The reference's key serialises two credits with one reference, whatever their
         // clients (whose account locks do not meet): the second insert waits for the first
         // transaction, then inserts nothing and reads the first's row below.
@@ -63,12 +63,13 @@ pub async fn credit(
         }
         let balance = ledger::append(
             conn,
+            &mut account,
             Entry {
-                client_id,
                 kind: Kind::GiftCardCredit,
                 points: points.clone(),
                 order: None,
                 reference: Some(reference),
+                at: None,
             },
         )
         .await?;

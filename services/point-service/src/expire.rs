@@ -1,6 +1,11 @@
 //! `point-service expire-points`: executes the expiry rule of `expiry.rs`. Every client whose
 //! expiry date (the one the balance answers) has passed loses its whole positive balance in
-//! one `expiry` entry, referenced `expiry:<client_id>:<date>`.
+//! one `expiry` entry, referenced `expiry:<client_id>:<expiry date>:<run date>`, the run date
+//! being the Riyadh date of the entry itself (the database's clock).
+//!
+//! A date passes by the database's clock only: a real run refuses a `--today` after the
+//! database's Riyadh date (a typo would take points months before the date the balance
+//! promises); a dry run may look ahead.
 //!
 //! Why it is safe to run at any time, as often as one likes, from several replicas at once:
 //! - Clients are found in keyset pages by client id, and each client is expired in a short
@@ -12,11 +17,15 @@
 //!   first has lowered the balance the expiry takes; a spend that comes later finds zero. An
 //!   earn that committed first (appending an entry waits for the lock too: its foreign key
 //!   takes a share lock on the account row) moves the date, and nothing expires.
-//! - The reference is unique in the ledger, and checked under the lock: a second run, or a
-//!   second replica waiting on the same lock, finds the entry and writes nothing.
+//! - The reference is unique in the ledger, and checked under the lock: a second run the
+//!   same day, or a second replica waiting on the same lock, finds the entry and writes
+//!   nothing. Points that arrive after an expiry by a kind that does not move the date (a
+//!   gift, a purchase, a credit) leave the date passed: the next day's run takes them, as an
+//!   entry of its own, so the date the app shows stays true.
 //! - A zero or negative balance expires nothing: an expiry never drives a balance below 0.
 
 use std::ops::ControlFlow;
+use std::process::ExitCode;
 
 use bigdecimal::{BigDecimal, Zero};
 use chrono::NaiveDate;
@@ -73,8 +82,9 @@ pub enum Outcome {
     NotYet(NaiveDate),
     /// Nothing positive to take (spent meanwhile, or already expired by another run).
     NothingToExpire,
-    /// This date's expiry entry exists: the balance arrived after it, by a kind that does not
-    /// move the date (a gift, a purchase, a credit), and waits for the next date.
+    /// Today's expiry entry for this date exists: the balance arrived after it, by a kind
+    /// that does not move the date (a gift, a purchase, a credit), and goes with the next
+    /// day's run.
     AlreadyExpired(NaiveDate),
 }
 
@@ -123,13 +133,50 @@ impl Summary {
     }
 }
 
-/// A run that failed part way: what it had done, and why it stopped.
+/// Why a run, or one client's expiry, stopped.
 #[derive(Debug, thiserror::Error)]
-#[error("{error} (after {} clients expired; run again to finish: what is done stays done once)", .done.clients_expired)]
+pub enum ExpireError {
+    #[error(
+        "--today {} is after the database's Asia/Riyadh date {}: a run expires only dates that have passed by the database's clock (--dry-run may look ahead)",
+        riyadh::text(*today), riyadh::text(*database)
+    )]
+    TodayAhead {
+        today: NaiveDate,
+        database: NaiveDate,
+    },
+    #[error(transparent)]
+    Database(#[from] diesel::result::Error),
+}
+
+/// Refuses to expire as of a date the database's clock has not reached.
+fn check_today(today: NaiveDate, database: NaiveDate) -> Result<(), ExpireError> {
+    if today > database {
+        return Err(ExpireError::TodayAhead { today, database });
+    }
+    Ok(())
+}
+
+/// A run that stopped: what it had done, and why.
+#[derive(Debug)]
 pub struct Failed {
     pub done: Summary,
-    pub error: diesel::result::Error,
+    pub error: ExpireError,
 }
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.error {
+            ExpireError::TodayAhead { .. } => write!(f, "{}", self.error),
+            ExpireError::Database(error) => write!(
+                f,
+                "{error} (after {} clients expired; run again to finish: what is done stays done once)",
+                self.done.clients_expired
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Failed {}
 
 /// Expires (or, dry, reports) every client whose date has passed. `observe` sees each
 /// candidate's outcome once its transaction has committed, and may stop the run there.
@@ -153,11 +200,12 @@ async fn walk(
     options: Options,
     summary: &mut Summary,
     observe: &mut impl FnMut(&Outcome) -> ControlFlow<()>,
-) -> QueryResult<()> {
-    let today = match options.today {
-        Some(today) => today,
-        None => riyadh::today(conn).await?,
-    };
+) -> Result<(), ExpireError> {
+    let database = riyadh::today(conn).await?;
+    let today = options.today.unwrap_or(database);
+    if !options.dry_run {
+        check_today(today, database)?;
+    }
     summary.today = Some(today);
     let Some(policy) = Policy::load(conn).await? else {
         return Ok(());
@@ -199,28 +247,32 @@ async fn walk(
     }
 }
 
-/// One client, in a transaction of its own, under its account's lock.
+/// One client as of `today`, in a transaction of its own, under its account's lock.
 pub async fn expire(
     conn: &mut AsyncPgConnection,
     client_id: i64,
     today: NaiveDate,
-) -> QueryResult<Outcome> {
+) -> Result<Outcome, ExpireError> {
     conn.transaction(async |conn| {
-        let balance = ledger::lock_accounts(conn, &[client_id])
-            .await?
-            .pop()
-            .unwrap_or_default();
-        let outcome = decide(conn, client_id, balance, today).await?;
+        let mut account = ledger::lock_account(conn, client_id).await?;
+        // `now()` is the transaction's start, the instant that stamps the entry: the run
+        // date in its reference is the entry's own Riyadh date, even in a run that crosses
+        // midnight.
+        let run_date = riyadh::today(conn).await?;
+        check_today(today, run_date)?;
+        let balance = account.balance().clone();
+        let outcome = decide(conn, client_id, balance, today, run_date).await?;
         if let Outcome::Expired(expired) = &outcome {
-            let reference = expiry::reference(client_id, expired.date);
+            let reference = expiry::reference(client_id, expired.date, run_date);
             ledger::append(
                 conn,
+                &mut account,
                 Entry {
-                    client_id,
                     kind: Kind::Expiry,
                     points: -expired.points.clone(),
                     order: None,
                     reference: Some(&reference),
+                    at: None,
                 },
             )
             .await?;
@@ -240,17 +292,20 @@ async fn dry(
         .read_only()
         .run(async |conn| {
             let balance = ledger::balance(conn, client_id).await?.unwrap_or_default();
-            decide(conn, client_id, balance, today).await
+            let run_date = riyadh::today(conn).await?;
+            decide(conn, client_id, balance, today, run_date).await
         })
         .await
 }
 
-/// The decision for one client, from its balance and the date as they are now.
+/// The decision for one client, from its balance and the date as they are now; `run_date`
+/// is the Riyadh date an entry written now carries.
 async fn decide(
     conn: &mut AsyncPgConnection,
     client_id: i64,
     balance: BigDecimal,
     today: NaiveDate,
+    run_date: NaiveDate,
 ) -> QueryResult<Outcome> {
     let Some(date) = expiry::date(conn, client_id).await? else {
         return Ok(Outcome::NoDate);
@@ -262,7 +317,7 @@ async fn decide(
         return Ok(Outcome::NothingToExpire);
     }
     let done: i64 = point_entries::table
-        .filter(point_entries::reference.eq(expiry::reference(client_id, date)))
+        .filter(point_entries::reference.eq(expiry::reference(client_id, date, run_date)))
         .count()
         .get_result(conn)
         .await?;
@@ -276,9 +331,10 @@ async fn decide(
     }))
 }
 
-/// `point-service expire-points` on the database of `database`: in a dry run one line per client it would
-/// expire; then the summary line, also logged.
-pub async fn command(database: &db::PoolSettings, options: Options) -> Result<(), String> {
+/// `point-service expire-points` on the database of `database`: in a dry run one line per
+/// client it would expire; then the summary line, also logged. A refused `--today` is exit
+/// code 2, with nothing done.
+pub async fn command(database: &db::PoolSettings, options: Options) -> Result<ExitCode, String> {
     let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
@@ -291,9 +347,19 @@ pub async fn command(database: &db::PoolSettings, options: Options) -> Result<()
         }
         ControlFlow::Continue(())
     };
-    let summary = run(&mut conn, options, print)
-        .await
-        .map_err(|failed| failed.to_string())?;
+    let summary = match run(&mut conn, options, print).await {
+        Ok(summary) => summary,
+        Err(
+            refused @ Failed {
+                error: ExpireError::TodayAhead { .. },
+                ..
+            },
+        ) => {
+            eprintln!("point-service: {refused}");
+            return Ok(ExitCode::from(2));
+        }
+        Err(failed) => return Err(failed.to_string()),
+    };
     let line = summary.line(options.dry_run);
     println!("{line}");
     tracing::info!(
@@ -303,5 +369,5 @@ pub async fn command(database: &db::PoolSettings, options: Options) -> Result<()
         clients.unchanged = summary.clients_unchanged,
         "expire-points: {line}"
     );
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

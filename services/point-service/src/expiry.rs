@@ -87,10 +87,16 @@ pub fn has_passed(expiry_date: NaiveDate, today: NaiveDate) -> bool {
     expiry_date < today
 }
 
-/// The reference of a client's expiry entry for an expiry date: unique in the ledger, so
-/// points expire at most once per client and date (the migration checks its form).
-pub fn reference(client_id: i64, expiry_date: NaiveDate) -> String {
-    format!("expiry:{client_id}:{}", riyadh::text(expiry_date))
+/// The reference of a client's expiry entry for an expiry date, written on `run_date` (the
+/// entry's own Riyadh date): unique in the ledger, so a client's points expire at most once
+/// a day for a date, however many runs or replicas try; a later day's run takes only what
+/// arrived since (the migration checks the form, the audit the dates).
+pub fn reference(client_id: i64, expiry_date: NaiveDate, run_date: NaiveDate) -> String {
+    format!(
+        "expiry:{client_id}:{}:{}",
+        riyadh::text(expiry_date),
+        riyadh::text(run_date)
+    )
 }
 
 /// The newest earn entry's time, by the newest-earn index.
@@ -191,7 +197,10 @@ mod tests {
     fn points_go_the_day_after_their_date() {
         assert!(!has_passed(date(2027, 4, 1), date(2027, 4, 1)));
         assert!(has_passed(date(2027, 4, 1), date(2027, 4, 2)));
-        assert_eq!(reference(1001, date(2027, 4, 1)), "expiry:1001:2027-04-01");
+        assert_eq!(
+            reference(1001, date(2027, 4, 1), date(2027, 4, 2)),
+            "expiry:1001:2027-04-01:2027-04-02"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! deadlock) before it reads the balance it checks.
 
 use bigdecimal::BigDecimal;
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
@@ -62,23 +63,50 @@ pub const LEDGER_ENTRIES: &str = "point_ledger_entries_total";
 
 /// One entry to append.
 pub struct Entry<'a> {
-    pub client_id: i64,
     pub kind: Kind,
     /// The signed change.
     pub points: BigDecimal,
     pub order: Option<Uuid>,
     pub reference: Option<&'a str>,
+    /// When it happened; `None` is now (the database's clock). Only the seed, importing
+    /// entries of the past, gives one.
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// An account locked (`FOR UPDATE`) by the current transaction, with its balance. Only
+/// [`lock_accounts`] makes one, and [`append`] takes one: every writer appends under the
+/// account's lock, so a client's entry ids follow the order in which its entries were
+/// applied (the audit's running balances rely on it). It is good for the transaction that
+/// locked it only.
+#[derive(Debug)]
+pub struct Locked {
+    client_id: i64,
+    balance: BigDecimal,
+}
+
+impl Locked {
+    pub fn client_id(&self) -> i64 {
+        self.client_id
+    }
+
+    /// The balance under the lock, moved by each [`append`].
+    pub fn balance(&self) -> &BigDecimal {
+        &self.balance
+    }
 }
 
 /// Locks the accounts of `client_ids` (creating missing ones) in id order and returns
-/// their balances in the same order as `client_ids`.
+/// them in the order of `client_ids`.
 pub async fn lock_accounts(
     conn: &mut AsyncPgConnection,
     client_ids: &[i64],
-) -> QueryResult<Vec<BigDecimal>> {
+) -> QueryResult<Vec<Locked>> {
     let mut sorted = client_ids.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
+    if sorted.is_empty() {
+        return Ok(Vec::new());
+    }
     diesel::insert_into(point_accounts::table)
         .values(
             sorted
@@ -98,41 +126,65 @@ pub async fn lock_accounts(
         .await?;
     Ok(client_ids
         .iter()
-        .map(|id| {
-            locked
+        .map(|id| Locked {
+            client_id: *id,
+            balance: locked
                 .iter()
                 .find(|(c, _)| c == id)
                 .map(|(_, b)| b.clone())
-                .unwrap_or_default()
+                .unwrap_or_default(),
         })
         .collect())
 }
 
-/// Appends an entry and moves the cached balance with it; returns the new balance. The
-/// caller holds the account's lock (see [`lock_accounts`]).
-pub async fn append(conn: &mut AsyncPgConnection, entry: Entry<'_>) -> QueryResult<BigDecimal> {
-    diesel::insert_into(point_entries::table)
-        .values((
-            point_entries::client_id.eq(entry.client_id),
-            point_entries::kind.eq(entry.kind.as_str()),
-            point_entries::points.eq(&entry.points),
-            point_entries::order_correlation_id.eq(entry.order),
-            point_entries::reference.eq(entry.reference),
-        ))
-        .execute(conn)
-        .await?;
+/// Locks one account (see [`lock_accounts`]).
+pub async fn lock_account(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResult<Locked> {
+    let mut locked = lock_accounts(conn, &[client_id]).await?;
+    Ok(locked.pop().unwrap_or(Locked {
+        client_id,
+        balance: BigDecimal::default(),
+    }))
+}
+
+/// Appends an entry to a locked account and moves the cached balance with it; returns the
+/// new balance.
+pub async fn append(
+    conn: &mut AsyncPgConnection,
+    account: &mut Locked,
+    entry: Entry<'_>,
+) -> QueryResult<BigDecimal> {
+    let values = (
+        point_entries::client_id.eq(account.client_id),
+        point_entries::kind.eq(entry.kind.as_str()),
+        point_entries::points.eq(&entry.points),
+        point_entries::order_correlation_id.eq(entry.order),
+        point_entries::reference.eq(entry.reference),
+    );
+    let insert = diesel::insert_into(point_entries::table);
+    match entry.at {
+        Some(at) => {
+            insert
+                .values((values, point_entries::created_at.eq(at)))
+                .execute(conn)
+                .await?
+        }
+        // The column's default: the database's clock, the one "today" is read from.
+        None => insert.values(values).execute(conn).await?,
+    };
     // Counted as written, inside the caller's transaction: one that rolls back afterwards (a
     // lock timeout, a crash) was still counted. So this shows activity on the dashboard; the
     // ledger of record is the table, which the audit reads.
     metrics::counter!(LEDGER_ENTRIES, "kind" => entry.kind.as_str()).increment(1);
-    diesel::update(point_accounts::table.find(entry.client_id))
+    let balance: BigDecimal = diesel::update(point_accounts::table.find(account.client_id))
         .set((
             point_accounts::balance.eq(point_accounts::balance + &entry.points),
             point_accounts::updated_at.eq(diesel::dsl::now),
         ))
         .returning(point_accounts::balance)
         .get_result(conn)
-        .await
+        .await?;
+    account.balance = balance.clone();
+    Ok(balance)
 }
 
 /// A client's balance, or `None` when it has no account.

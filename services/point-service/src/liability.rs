@@ -2,13 +2,20 @@
 //! entries alone (not the cached balances), in one snapshot.
 //!
 //! For a period of Riyadh dates (both included; an open end is the ledger's first or last
-//! entry): the balances at its start, the movements inside it by kind, and the balances at
-//! its end, split into what clients hold (positive balances, and how many clients hold
-//! them) and what they owe (negative balances). Amounts are points text, as the balance
-//! answers them. The figures roll forward:
-//! `closing = opening + issued total - spent - gifted - expired + adjusted`.
-
-use std::collections::BTreeMap;
+//! entry): the balances at its start, the movements inside it, and the balances at its end,
+//! split into what clients hold (positive balances, and how many clients hold them) and
+//! what they owe (negative balances). Amounts are points text, as the balance answers them.
+//!
+//! Points are issued when they enter the programme: an earn, a gift-card credit, the credit
+//! of a card-paid order (`purchase` or `gift_received` of an order whose `payment_type` is
+//! `checkout`). A point order paid with points issues nothing: it moves points from the
+//! payer (`gift_sent`, debited) to the recipient (`gift_received`, credited), and burns the
+//! difference; the two are reported as transfers. The figures roll forward:
+//!
+//! `closing = opening + issued + credited - debited - spent - expired + adjusted`
+//!
+//! An entry the report cannot place (a kind it does not know, a credit of no card or point
+//! order) fails it rather than leave points out.
 
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -39,14 +46,21 @@ impl Period {
     }
 }
 
-/// The report's figures (positive amounts for what left balances: spent, gifted, expired).
+/// The report's figures; outflows (debited, spent, expired) are positive amounts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Liability {
     pub period: Period,
     /// The sum of all balances when the period starts.
     pub opening: BigDecimal,
-    /// Each kind's signed sum over the period (kinds with no entry are absent).
-    pub movements: BTreeMap<&'static str, BigDecimal>,
+    pub issued: Issued,
+    /// Credited to recipients of point orders paid with points.
+    pub transfers_credited: BigDecimal,
+    /// Debited from payers of point orders paid with points.
+    pub transfers_debited: BigDecimal,
+    pub spent: BigDecimal,
+    pub expired: BigDecimal,
+    /// The signed net of adjustments.
+    pub adjusted: BigDecimal,
     /// The sum of all balances when the period ends.
     pub closing: BigDecimal,
     /// Positive balances at the end, and the clients holding them.
@@ -57,67 +71,79 @@ pub struct Liability {
     pub negative_clients: i64,
 }
 
-/// Kinds that bring points in, as `issued` lists them.
-pub const ISSUED: [Kind; 4] = [
-    Kind::Earn,
-    Kind::Purchase,
-    Kind::GiftReceived,
-    Kind::GiftCardCredit,
-];
+/// Points that entered the programme.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Issued {
+    pub earn: BigDecimal,
+    pub gift_card_credit: BigDecimal,
+    /// Credits of card-paid orders (`purchase`, `gift_received`).
+    pub card_orders: BigDecimal,
+}
+
+impl Issued {
+    pub fn total(&self) -> BigDecimal {
+        &self.earn + &self.gift_card_credit + &self.card_orders
+    }
+}
 
 impl Liability {
-    /// A kind's signed sum over the period.
-    pub fn movement(&self, kind: Kind) -> BigDecimal {
-        self.movements
-            .get(kind.as_str())
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    pub fn issued(&self) -> BigDecimal {
-        ISSUED.iter().map(|kind| self.movement(*kind)).sum()
+    /// Adds one kind's signed sum over the period, for entries of orders paid by
+    /// `payment_type` (`None`: entries of no order).
+    fn add(
+        &mut self,
+        kind: Kind,
+        payment_type: Option<&str>,
+        points: BigDecimal,
+    ) -> Result<(), LiabilityError> {
+        match (kind, payment_type) {
+            (Kind::Earn, _) => self.issued.earn += points,
+            (Kind::GiftCardCredit, _) => self.issued.gift_card_credit += points,
+            (Kind::Purchase | Kind::GiftReceived, Some("checkout")) => {
+                self.issued.card_orders += points
+            }
+            (Kind::Purchase | Kind::GiftReceived, Some("point")) => {
+                self.transfers_credited += points
+            }
+            (Kind::Purchase | Kind::GiftReceived, other) => {
+                return Err(LiabilityError::UnplacedCredit {
+                    kind: kind.as_str(),
+                    payment_type: other.map(str::to_owned),
+                });
+            }
+            (Kind::GiftSent, _) => self.transfers_debited -= points,
+            (Kind::Spend, _) => self.spent -= points,
+            (Kind::Expiry, _) => self.expired -= points,
+            (Kind::Adjustment, _) => self.adjusted += points,
+        }
+        Ok(())
     }
 
     /// The report, tab-separated: `section<TAB>name<TAB>value`.
     pub fn lines(&self) -> Vec<String> {
         let text = |points: &BigDecimal| Points::new(points.clone()).to_text();
         let date = |date: Option<NaiveDate>| date.map_or("-".to_owned(), riyadh::text);
-        let mut lines = vec![
+        vec![
             format!("period\tfrom\t{}", date(self.period.from)),
             format!("period\tto\t{}", date(self.period.to)),
             format!("opening\tbalance\t{}", text(&self.opening)),
-        ];
-        for kind in ISSUED {
-            lines.push(format!(
-                "issued\t{}\t{}",
-                kind.as_str(),
-                text(&self.movement(kind))
-            ));
-        }
-        lines.push(format!("issued\ttotal\t{}", text(&self.issued())));
-        for (section, kind) in [
-            ("spent", Kind::Spend),
-            ("gifted", Kind::GiftSent),
-            ("expired", Kind::Expiry),
-        ] {
-            lines.push(format!(
-                "{section}\t{}\t{}",
-                kind.as_str(),
-                text(&-self.movement(kind))
-            ));
-        }
-        lines.extend([
+            format!("issued\tearn\t{}", text(&self.issued.earn)),
             format!(
-                "adjusted\tadjustment\t{}",
-                text(&self.movement(Kind::Adjustment))
+                "issued\tgift_card_credit\t{}",
+                text(&self.issued.gift_card_credit)
             ),
+            format!("issued\tcard_orders\t{}", text(&self.issued.card_orders)),
+            format!("issued\ttotal\t{}", text(&self.issued.total())),
+            format!("transfers\tcredited\t{}", text(&self.transfers_credited)),
+            format!("transfers\tdebited\t{}", text(&self.transfers_debited)),
+            format!("spent\tspend\t{}", text(&self.spent)),
+            format!("expired\texpiry\t{}", text(&self.expired)),
+            format!("adjusted\tadjustment\t{}", text(&self.adjusted)),
             format!("closing\tbalance\t{}", text(&self.closing)),
             format!("outstanding\tpoints\t{}", text(&self.outstanding)),
             format!("outstanding\tclients\t{}", self.holders),
             format!("negative\tpoints\t{}", text(&self.negative)),
             format!("negative\tclients\t{}", self.negative_clients),
-        ]);
-        lines
+        ]
     }
 }
 
@@ -125,6 +151,9 @@ impl Liability {
 struct Movement {
     #[diesel(sql_type = Text)]
     kind: String,
+    /// The payment type of the entry's order; none for entries of no order.
+    #[diesel(sql_type = Nullable<Text>)]
+    payment_type: Option<String>,
     #[diesel(sql_type = Numeric)]
     points: BigDecimal,
 }
@@ -155,6 +184,14 @@ pub enum LiabilityError {
     EmptyPeriod(NaiveDate, NaiveDate),
     #[error("the ledger holds entries of kind {0:?}, which this report does not know")]
     UnknownKind(String),
+    #[error(
+        "the ledger holds {kind} entries of {}, which this report cannot place (issued or transferred)",
+        payment_type.as_deref().map_or("no order".to_owned(), |t| format!("orders paid by {t:?}"))
+    )]
+    UnplacedCredit {
+        kind: &'static str,
+        payment_type: Option<String>,
+    },
     #[error("cannot read the ledger: {0}")]
     Database(#[from] diesel::result::Error),
 }
@@ -187,19 +224,25 @@ pub async fn report(
                 }
             };
             let rows: Vec<Movement> = diesel::sql_query(
-                "SELECT kind, sum(points) AS points FROM point_entries
-                 WHERE ($1::timestamptz IS NULL OR created_at >= $1)
-                   AND ($2::timestamptz IS NULL OR created_at < $2)
-                 GROUP BY kind",
+                "SELECT e.kind, o.payment_type, sum(e.points) AS points
+                 FROM point_entries e
+                 LEFT JOIN point_orders o ON o.correlation_id = e.order_correlation_id
+                 WHERE ($1::timestamptz IS NULL OR e.created_at >= $1)
+                   AND ($2::timestamptz IS NULL OR e.created_at < $2)
+                 GROUP BY e.kind, o.payment_type",
             )
             .bind::<Nullable<Timestamptz>, _>(start)
             .bind::<Nullable<Timestamptz>, _>(end)
             .load(conn)
             .await?;
-            let mut movements = BTreeMap::new();
+            let mut liability = Liability {
+                period,
+                opening,
+                ..Liability::default()
+            };
             for row in rows {
                 let kind = Kind::parse(&row.kind).ok_or(LiabilityError::UnknownKind(row.kind))?;
-                movements.insert(kind.as_str(), row.points);
+                liability.add(kind, row.payment_type.as_deref(), row.points)?;
             }
             let closing: Closing = diesel::sql_query(
                 "SELECT COALESCE(sum(b), 0) AS closing,
@@ -215,14 +258,12 @@ pub async fn report(
             .get_result(conn)
             .await?;
             Ok(Liability {
-                period,
-                opening,
-                movements,
                 closing: closing.closing,
                 outstanding: closing.outstanding,
                 holders: closing.holders,
                 negative: closing.negative,
                 negative_clients: closing.negative_clients,
+                ..liability
             })
         })
         .await

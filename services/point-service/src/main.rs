@@ -41,8 +41,11 @@ enum PointCommand {
     /// the whole positive balance.
     ///
     /// Safe to run at any time and from several replicas at once: each client is expired
-    /// once per date, under its account's lock, in a short transaction of its own. After a
-    /// crash, run it again: it finishes what is left and expires nothing twice.
+    /// at most once a day per date, under its account's lock, in a short transaction of its
+    /// own (the entry's reference is expiry:<client>:<expiry date>:<run date>). Points that
+    /// arrive after an expiry without moving the date (a gift, a purchase, a credit) go with
+    /// the next day's run. After a crash, run it again: it finishes what is left and
+    /// expires nothing twice.
     ///
     /// Prints a summary line at the end: `expired: <clients> clients, <points> points ...`
     /// (with --dry-run, first `client_id<TAB>expiry_date<TAB>points` per client it would
@@ -53,7 +56,8 @@ enum PointCommand {
         #[arg(long)]
         dry_run: bool,
         /// Expire as of this Asia/Riyadh date instead of today by the database's clock
-        /// (dates before it have passed).
+        /// (dates before it have passed). A date after the database's today is refused
+        /// (exit 2) unless with --dry-run, which may look ahead.
         #[arg(long, value_name = "YYYY-MM-DD")]
         today: Option<NaiveDate>,
         /// Clients found per search page (each client still gets its own transaction).
@@ -79,17 +83,23 @@ enum PointCommand {
     ///
     ///   period       from, to         the Asia/Riyadh dates (`-`: the first or last entry)
     ///   opening      balance          sum of all balances when the period starts
-    ///   issued       earn, purchase, gift_received, gift_card_credit, total: points that came in
+    ///   issued       earn, gift_card_credit, card_orders, total: points that entered the
+    ///                programme (card_orders: the credits of orders paid by card)
+    ///   transfers    credited         points credited to recipients of point orders paid
+    ///                                 with points (a move between clients, not issuance)
+    ///   transfers    debited          points debited from their payers (positive; the
+    ///                                 excess over credited is burnt)
     ///   spent        spend            points spent (a positive amount)
-    ///   gifted       gift_sent        points given away in point orders (positive)
     ///   expired      expiry           points expired (positive)
     ///   adjusted     adjustment       the signed net of adjustments
     ///   closing      balance          sum of all balances when the period ends
     ///   outstanding  points, clients  positive balances at the end, and the clients holding them
     ///   negative     points, clients  balances below zero at the end, and those clients
     ///
-    /// closing = opening + issued total - spent - gifted - expired + adjusted. Points are
-    /// decimal text as the balance answers them (at most 4 decimals, no trailing zeros).
+    /// closing = opening + issued total + transfers credited - transfers debited - spent -
+    /// expired + adjusted. Points are decimal text as the balance answers them (at most 4
+    /// decimals, no trailing zeros). An entry the report cannot place (an unknown kind, a
+    /// credit of no card or point order) fails it.
     #[command(after_help = EXIT_CODES, verbatim_doc_comment)]
     Liability {
         /// First Asia/Riyadh date of the period (included); default: the first entry.
@@ -104,7 +114,8 @@ enum PointCommand {
 const EXIT_CODES: &str = "Exit codes: 0 done (also when nothing was due, or expiry is off); \
 1 failed: the database could not be reached or failed part way (expire-points: what was \
 done stays done, run it again), or liability's --from is after --to; 2 bad arguments or \
-configuration (DATABASE_URL unset or invalid).";
+configuration (DATABASE_URL unset or invalid), or expire-points' --today after the database's \
+Asia/Riyadh date.";
 
 const BINARY: Binary = Binary {
     name: SERVICE,
@@ -132,7 +143,7 @@ fn main() -> ExitCode {
             dry_run,
             today,
             batch_size,
-        } => BINARY.with_database(async |database| {
+        } => BINARY.with_database_code(async |database| {
             expire::command(
                 &database,
                 expire::Options {

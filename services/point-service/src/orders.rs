@@ -282,13 +282,18 @@ async fn save(
 ) -> Result<(), PointError> {
     let offer = &checked.offer;
     let is_point = request.payment_type == PaymentType::Point;
-    if is_point {
-        let price = offer.purchased_point_amount.clone().unwrap_or_default();
-        let balances = ledger::lock_accounts(conn, &[caller, request.to_client_id]).await?;
-        if balances[0] < price {
-            return Err(PointError::InsufficientPoints(caller));
+    let price = offer.purchased_point_amount.clone().unwrap_or_default();
+    let accounts = if is_point {
+        let mut accounts = ledger::lock_accounts(conn, &[caller, request.to_client_id])
+            .await?
+            .into_iter();
+        match (accounts.next(), accounts.next()) {
+            (Some(payer), Some(recipient)) if *payer.balance() >= price => Some((payer, recipient)),
+            _ => return Err(PointError::InsufficientPoints(caller)),
         }
-    }
+    } else {
+        None
+    };
     diesel::insert_into(point_orders::table)
         .values((
             point_orders::correlation_id.eq(correlation_id),
@@ -314,27 +319,28 @@ async fn save(
         ))
         .execute(conn)
         .await?;
-    if is_point {
-        let price = offer.purchased_point_amount.clone().unwrap_or_default();
+    if let Some((mut payer, mut recipient)) = accounts {
         ledger::append(
             conn,
+            &mut payer,
             Entry {
-                client_id: caller,
                 kind: Kind::GiftSent,
                 points: -price,
                 order: Some(correlation_id),
                 reference: None,
+                at: None,
             },
         )
         .await?;
         ledger::append(
             conn,
+            &mut recipient,
             Entry {
-                client_id: request.to_client_id,
                 kind: Kind::GiftReceived,
                 points: offer.point_amount.clone(),
                 order: Some(correlation_id),
                 reference: None,
+                at: None,
             },
         )
         .await?;

@@ -6,7 +6,7 @@
 //! row that breaks a rule is reported by section, index, id and field, and skipped, and the
 //! valid rows load.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt::Display;
 
 use chrono::{DateTime, Utc};
@@ -22,9 +22,9 @@ use server::seed::{Row, rows, savepoint, settle};
 use uuid::Uuid;
 
 use crate::db::schema::{
-    point_accounts, point_entries, point_occasions, point_offers, point_orders, point_settings,
-    points_faq,
+    point_entries, point_occasions, point_offers, point_orders, point_settings, points_faq,
 };
+use crate::ledger;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -258,8 +258,10 @@ async fn load_settings(
 }
 
 /// Ledger rows are appended once each: the reference names the row by its content (and
-/// its rank among identical rows), so a second run finds them all present. Balances are
-/// then recomputed from the entries of the accounts touched.
+/// its rank among identical rows), so a second run finds them all present. Like every
+/// writer, the seed appends through the ledger under the accounts' locks (all taken first,
+/// in id order, as a transfer takes its two), so entry ids follow the order in which
+/// entries are applied, whatever the job or a spend does meanwhile.
 async fn load_transactions(
     conn: &mut AsyncPgConnection,
     fixture: &Value,
@@ -267,13 +269,19 @@ async fn load_transactions(
 ) -> anyhow::Result<()> {
     let before = report.rejected.len();
     let rows = rows::<Transaction>(fixture, "point_transactions", "client_id", report);
+    let rows: Vec<_> = rows
+        .iter()
+        .filter(|(at, row)| passes(report, at, row.check()))
+        .collect();
+    let client_ids: Vec<i64> = rows.iter().map(|(_, row)| row.client_id.get()).collect();
+    let mut accounts: HashMap<i64, ledger::Locked> = ledger::lock_accounts(conn, &client_ids)
+        .await?
+        .into_iter()
+        .map(|account| (account.client_id(), account))
+        .collect();
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut accounts = BTreeSet::new();
     let (mut added, mut present) = (0, 0);
-    for (at, row) in &rows {
-        if !passes(report, at, row.check()) {
-            continue;
-        }
+    for (at, row) in rows {
         let points = match row.kind {
             Kind::Spend => -row.points.clone(),
             Kind::Earn | Kind::Adjustment => row.points.clone(),
@@ -291,26 +299,17 @@ async fn load_transactions(
         let rank = seen.entry(key.clone()).or_default();
         *rank += 1;
         let reference = format!("fixture:{key}:{rank}");
-        let client_id = row.client_id.get();
+        let Some(account) = accounts.get_mut(&row.client_id.get()) else {
+            anyhow::bail!("account {} was not locked", row.client_id.get());
+        };
         savepoint(conn).await?;
-        let outcome = append_entry(conn, client_id, row, points, reference).await;
+        let outcome = append_entry(conn, account, row, points, &reference).await;
         match settle(conn, report, at, outcome).await? {
-            Some(0) => present += 1,
-            Some(_) => {
-                added += 1;
-                accounts.insert(client_id);
-            }
+            Some(false) => present += 1,
+            Some(true) => added += 1,
             None => {}
         }
     }
-    let accounts: Vec<i64> = accounts.into_iter().collect();
-    diesel::sql_query(
-        "UPDATE point_accounts a SET balance = COALESCE((SELECT sum(e.points) FROM point_entries e \
-         WHERE e.client_id = a.client_id), 0), updated_at = now() WHERE a.client_id = ANY($1)",
-    )
-    .bind::<diesel::sql_types::Array<diesel::sql_types::BigInt>, _>(&accounts)
-    .execute(conn)
-    .await?;
     let line = match rejected_count(report, before) {
         0 => format!("point_transactions: {added} added ({present} already present)"),
         rejected => format!(
@@ -321,30 +320,41 @@ async fn load_transactions(
     Ok(())
 }
 
+/// Appends a fixture row unless its reference is in the ledger already (checked under the
+/// account's lock, which every writer of this client's entries takes); `true` when added.
 async fn append_entry(
     conn: &mut AsyncPgConnection,
-    client_id: i64,
+    account: &mut ledger::Locked,
     row: &Transaction,
     points: Points,
-    reference: String,
-) -> QueryResult<usize> {
-    diesel::insert_into(point_accounts::table)
-        .values(point_accounts::client_id.eq(client_id))
-        .on_conflict_do_nothing()
-        .execute(conn)
+    reference: &str,
+) -> QueryResult<bool> {
+    let present: i64 = point_entries::table
+        .filter(point_entries::reference.eq(reference))
+        .count()
+        .get_result(conn)
         .await?;
-    diesel::insert_into(point_entries::table)
-        .values((
-            point_entries::client_id.eq(client_id),
-            point_entries::kind.eq(format!("{:?}", row.kind).to_lowercase()),
-            point_entries::points.eq(points.into_decimal()),
-            point_entries::reference.eq(reference),
-            point_entries::created_at.eq(row.created_at),
-        ))
-        .on_conflict(point_entries::reference)
-        .do_nothing()
-        .execute(conn)
-        .await
+    if present > 0 {
+        return Ok(false);
+    }
+    let kind = match row.kind {
+        Kind::Earn => ledger::Kind::Earn,
+        Kind::Spend => ledger::Kind::Spend,
+        Kind::Adjustment => ledger::Kind::Adjustment,
+    };
+    ledger::append(
+        conn,
+        account,
+        ledger::Entry {
+            kind,
+            points: points.into_decimal(),
+            order: None,
+            reference: Some(reference),
+            at: Some(row.created_at),
+        },
+    )
+    .await?;
+    Ok(true)
 }
 
 async fn load_offers(

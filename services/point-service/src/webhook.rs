@@ -293,7 +293,7 @@ async fn decide(
     let outcome = match payment.step(&input).1 {
         Decision::Credit => {
             move_to("successful", "CAPTURED").execute(conn).await?;
-            ledger::lock_accounts(conn, &[order.recipient_id]).await?;
+            let mut recipient = ledger::lock_account(conn, order.recipient_id).await?;
             let kind = if order.recipient_id == order.payer_id {
                 Kind::Purchase
             } else {
@@ -301,12 +301,13 @@ async fn decide(
             };
             ledger::append(
                 conn,
+                &mut recipient,
                 Entry {
-                    client_id: order.recipient_id,
                     kind,
                     points: order.point_amount.clone(),
                     order: Some(correlation_id),
                     reference: None,
+                    at: None,
                 },
             )
             .await?;

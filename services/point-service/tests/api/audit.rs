@@ -163,11 +163,13 @@ async fn a_payment_both_credited_and_listed_for_refund_is_caught() {
     );
 }
 
-/// The busy ledger after Sara's points expired (her date, 2027-04-01, has passed).
+/// The busy ledger a year older, after Sara's points expired (her date, 2026-04-01, has
+/// passed by the database's clock).
 async fn expired_ledger() -> TestApp {
     let (app, _) = busy_ledger().await;
+    app.a_year_earlier().await;
     let options = point_service::expire::Options {
-        today: Some("2027-04-02".parse().unwrap()),
+        today: None,
         batch_size: 10,
         dry_run: false,
     };
@@ -180,7 +182,8 @@ async fn expired_ledger() -> TestApp {
     app
 }
 
-const EXPIRY_CHECK: &str = "every expiry entry is negative, one per client and date, and takes at most the balance it expired";
+const EXPIRY_CHECK: &str =
+    "every expiry entry takes a whole positive balance, once its client's expiry date had passed";
 
 #[tokio::test]
 async fn a_ledger_with_an_expiry_passes_every_check() {
@@ -192,36 +195,37 @@ async fn a_ledger_with_an_expiry_passes_every_check() {
 #[tokio::test]
 async fn an_expiry_that_takes_more_than_the_balance_is_caught() {
     let app = expired_ledger().await;
-    // Omar holds 200 (a gift and a credit); a forged expiry of 250 passes the database's
-    // checks (negative, named by client and date) and leaves him at -50.
+    // Sara's points expired; a forged second expiry of a passed date (written on the day
+    // it names, after her earns) passes the database's checks and leaves her at -250.
     app.sql(
-        "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1002, 'expiry', -250, 'expiry:1002:2027-01-01');
-         UPDATE point_accounts SET balance = balance - 250 WHERE client_id = 1002",
+        "INSERT INTO point_entries (client_id, kind, points, reference, created_at)
+           VALUES (1001, 'expiry', -250, 'expiry:1001:2026-04-01:2026-11-02', '2026-11-02T10:00:00Z');
+         UPDATE point_accounts SET balance = balance - 250 WHERE client_id = 1001",
     )
     .await;
     let (check, detail) = violated(audit(&app).await);
     assert_eq!(check, EXPIRY_CHECK);
     assert!(
-        detail.contains("of client 1002: -250 points leaves the balance at -50"),
+        detail.contains("of client 1001 (-250 points, reference expiry:1001:2026-04-01:2026-11-02): it leaves the balance at -250, not 0"),
         "{detail}"
     );
 }
 
 #[tokio::test]
-async fn a_second_expiry_for_one_date_is_caught() {
+async fn an_expiry_named_for_another_client_is_caught() {
     let app = expired_ledger().await;
-    // Only with the database's own check gone can a second expiry of Sara's date be written
-    // (under another reference): the audit still finds it.
+    // Only with the database's own check gone can Omar's expiry carry Sara's name: the
+    // audit still finds it.
     app.sql(
         "ALTER TABLE point_entries DROP CONSTRAINT point_entries_expiry_reference;
-         INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1002, 'expiry', -1, 'expiry:1001:2027-04-01:again');
+         INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1002, 'expiry', -1, 'expiry:1001:2026-04-01:2026-04-02');
          UPDATE point_accounts SET balance = balance - 1 WHERE client_id = 1002",
     )
     .await;
     let (check, detail) = violated(audit(&app).await);
     assert_eq!(check, EXPIRY_CHECK);
     assert!(
-        detail.contains("of client 1002 is named expiry:1001:2027-04-01:again"),
+        detail.contains("of client 1002 (-1 points, reference expiry:1001:2026-04-01:2026-04-02): the reference is not expiry:1002:<expiry date>:<run date>"),
         "{detail}"
     );
 }

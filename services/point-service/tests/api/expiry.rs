@@ -2,9 +2,10 @@
 //! `pointsExpirationDate`) has passed, exactly once per client and date, whatever runs twice,
 //! at once, or dies half way, and whatever spends or earns race it.
 //!
-//! The fixture's Sara holds 700.25 points; her newest earn is 22:30 UTC on 31 March 2026,
-//! 1 April in Riyadh, so with 365 inactivity days her date is 2027-04-01: they expire on
-//! 2 April 2027.
+//! A real run expires only dates the database's clock has passed, so these tests move the
+//! fixture's ledger a year back (`spawn`): Sara holds 700.25 points; her newest earn is
+//! 22:30 UTC on 31 March 2025, 1 April in Riyadh, so with 365 inactivity days her date is
+//! 2026-04-01: they expire on 2 April 2026.
 
 use std::ops::ControlFlow;
 use std::process::Stdio;
@@ -20,7 +21,15 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-const SARAS_DATE: &str = "2027-04-01";
+const SARAS_DATE: &str = "2026-04-01";
+const THE_DAY_AFTER: &str = "2026-04-02";
+
+/// The app with its ledger a year older (see the module's comment).
+async fn spawn() -> TestApp {
+    let app = spawn_app().await;
+    app.a_year_earlier().await;
+    app
+}
 
 fn day(text: &str) -> NaiveDate {
     text.parse().unwrap()
@@ -33,6 +42,14 @@ fn decimal(text: &str) -> BigDecimal {
 fn options(today: &str) -> expire::Options {
     expire::Options {
         today: Some(day(today)),
+        ..today_by_the_database()
+    }
+}
+
+/// A real run as of today by the database's clock.
+fn today_by_the_database() -> expire::Options {
+    expire::Options {
+        today: None,
         batch_size: expire::DEFAULT_BATCH_SIZE,
         dry_run: false,
     }
@@ -59,7 +76,7 @@ async fn holders(app: &TestApp, ids: std::ops::RangeInclusive<i64>, earned: &str
     .await;
 }
 
-/// Appends an entry at `at` and moves the cached balance with it, as the seed does.
+/// Appends an entry at `at` and moves the cached balance with it.
 async fn entry(app: &TestApp, client: i64, kind: &str, points: &str, at: &str) {
     app.sql(&format!(
         "INSERT INTO point_accounts (client_id) VALUES ({client}) ON CONFLICT DO NOTHING;
@@ -134,10 +151,10 @@ fn cli(app: &TestApp, args: &[&str]) -> (Option<i32>, String) {
 
 #[tokio::test]
 async fn a_client_past_the_date_is_expired_once_however_often_the_job_runs() {
-    let app = spawn_app().await;
-    // Earned later: its date has not come.
-    entry(&app, 2001, "earn", "40", "2026-06-01T10:00:00Z").await;
-    let first = run(&app, options("2027-04-02")).await;
+    let app = spawn().await;
+    // Earned later: its date (2026-06-01) has not come on 2 April.
+    entry(&app, 2001, "earn", "40", "2025-06-01T10:00:00Z").await;
+    let first = run(&app, options(THE_DAY_AFTER)).await;
     assert_eq!(
         (first.clients_expired, first.points_expired.to_string()),
         (1, "700.25".to_owned())
@@ -145,18 +162,19 @@ async fn a_client_past_the_date_is_expired_once_however_often_the_job_runs() {
     assert_eq!(
         app.count(&format!(
             "SELECT count(*) AS n FROM point_entries WHERE client_id = {SARA} AND kind = 'expiry'
-               AND points = -700.25 AND reference = 'expiry:{SARA}:{SARAS_DATE}' AND order_correlation_id IS NULL"
+               AND points = -700.25 AND reference = 'expiry:{SARA}:{SARAS_DATE}:{}' AND order_correlation_id IS NULL",
+            app.today().await
         ))
         .await,
         1
     );
     assert_eq!(app.balance_of(SARA).await, "0");
     // The second run, through the binary, finds nothing left to take.
-    let (code, out) = cli(&app, &["expire-points", "--today", "2027-04-02"]);
+    let (code, out) = cli(&app, &["expire-points", "--today", THE_DAY_AFTER]);
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(
         out.trim_end(),
-        "expired: 0 clients, 0 points (Asia/Riyadh date 2027-04-02; 0 candidates unchanged)"
+        "expired: 0 clients, 0 points (Asia/Riyadh date 2026-04-02; 0 candidates unchanged)"
     );
     assert_eq!(expiry_entries(&app, SARA).await, 1);
     // Before the date: untouched.
@@ -173,20 +191,20 @@ async fn a_client_past_the_date_is_expired_once_however_often_the_job_runs() {
 
 #[tokio::test]
 async fn the_date_itself_is_the_last_day_and_the_riyadh_day_turns_at_21_utc() {
-    let app = spawn_app().await;
+    let app = spawn().await;
     let none = run(&app, options(SARAS_DATE)).await;
     assert_eq!(none.clients_expired, 0, "{none:?}");
     assert_eq!(app.balance_of(SARA).await, "700.25");
-    // One second apart in UTC, on two Riyadh dates: 2026-06-01 and 2026-06-02.
-    entry(&app, 2001, "earn", "10", "2026-06-01T20:59:59Z").await;
-    entry(&app, 2002, "earn", "10", "2026-06-01T21:00:00Z").await;
+    // One second apart in UTC, on two Riyadh dates: 2025-06-01 and 2025-06-02.
+    entry(&app, 2001, "earn", "10", "2025-06-01T20:59:59Z").await;
+    entry(&app, 2002, "earn", "10", "2025-06-01T21:00:00Z").await;
     let run_on = |today: &'static str| {
         let app = &app;
         async move { run(app, options(today)).await }
     };
     let (_, body) = app.get("/api/v2/client/points", 2001).await;
-    assert_eq!(body["pointsExpirationDate"], "2027-06-01");
-    run_on("2027-06-02").await;
+    assert_eq!(body["pointsExpirationDate"], "2026-06-01");
+    run_on("2026-06-02").await;
     assert_eq!(
         (
             expiry_entries(&app, 2001).await,
@@ -194,17 +212,17 @@ async fn the_date_itself_is_the_last_day_and_the_riyadh_day_turns_at_21_utc() {
         ),
         (1, 0)
     );
-    run_on("2027-06-03").await;
+    run_on("2026-06-03").await;
     assert_eq!(expiry_entries(&app, 2002).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_runs_at_once_expire_each_client_once() {
-    let app = spawn_app().await;
-    holders(&app, 3001..=3300, "2026-01-01T10:00:00Z").await;
+    let app = spawn().await;
+    holders(&app, 3001..=3300, "2025-01-01T10:00:00Z").await;
     let small_batches = expire::Options {
         batch_size: 7,
-        ..options("2027-04-02")
+        ..options(THE_DAY_AFTER)
     };
     let (a, b) = tokio::join!(run(&app, small_batches), run(&app, small_batches));
     // Each client expired by exactly one of the two.
@@ -225,8 +243,8 @@ async fn two_runs_at_once_expire_each_client_once() {
 
 #[tokio::test]
 async fn a_run_killed_half_way_is_finished_by_the_next_without_double_expiry() {
-    let app = spawn_app().await;
-    holders(&app, 3001..=3050, "2026-01-01T10:00:00Z").await;
+    let app = spawn().await;
+    holders(&app, 3001..=3050, "2025-01-01T10:00:00Z").await;
     // Client 3020's account is held (as a long spend would hold it): the run expires the
     // clients before it, batch after batch, then waits there, and is killed while it waits.
     let mut lock = hold_account_lock(&app, 3020).await;
@@ -235,7 +253,7 @@ async fn a_run_killed_half_way_is_finished_by_the_next_without_double_expiry() {
         &[
             "expire-points",
             "--today",
-            "2027-04-02",
+            THE_DAY_AFTER,
             "--batch-size",
             "10",
         ],
@@ -253,7 +271,7 @@ async fn a_run_killed_half_way_is_finished_by_the_next_without_double_expiry() {
         20
     );
     lock.batch_execute("COMMIT").await.unwrap();
-    let (code, out) = cli(&app, &["expire-points", "--today", "2027-04-02"]);
+    let (code, out) = cli(&app, &["expire-points", "--today", THE_DAY_AFTER]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.starts_with("expired: 31 clients, "), "{out}");
     assert_eq!(
@@ -267,15 +285,15 @@ async fn a_run_killed_half_way_is_finished_by_the_next_without_double_expiry() {
 
 #[tokio::test]
 async fn a_run_stopped_between_two_clients_is_resumed_by_running_again() {
-    let app = spawn_app().await;
-    holders(&app, 3001..=3030, "2026-01-01T10:00:00Z").await;
+    let app = spawn().await;
+    holders(&app, 3001..=3030, "2025-01-01T10:00:00Z").await;
     let mut conn = app.database.connect().await;
     let mut seen = 0;
     let stopped = expire::run(
         &mut conn,
         expire::Options {
             batch_size: 4,
-            ..options("2027-04-02")
+            ..options(THE_DAY_AFTER)
         },
         |_| {
             seen += 1;
@@ -290,26 +308,29 @@ async fn a_run_stopped_between_two_clients_is_resumed_by_running_again() {
     .unwrap();
     assert!(stopped.stopped);
     assert_eq!(stopped.clients_expired, 13);
-    let rest = run(&app, options("2027-04-02")).await;
+    let rest = run(&app, options(THE_DAY_AFTER)).await;
     assert_eq!(rest.clients_expired, 18, "{rest:?}");
     assert_eq!(double_or_partial_expiries(&app).await, 0);
     audit_passes(&app).await;
 }
 
 /// Sara's earn of 10, written in a transaction left open: by the ledger (which locks her
-/// account first) or as the seed writes entries (no lock of its own: the entry's foreign
-/// key takes a share lock on the account row, which the job's lock waits for all the same).
+/// account first), or by a writer that forgot the lock (the entry's foreign key takes a
+/// share lock on the account row, which the job's lock waits for all the same).
 async fn open_earn(app: &TestApp, through_the_ledger: bool) -> AsyncPgConnection {
     if through_the_ledger {
-        let mut earning = hold_account_lock(app, SARA).await;
+        let mut earning = app.database.connect().await;
+        earning.batch_execute("BEGIN").await.unwrap();
+        let mut account = ledger::lock_account(&mut earning, SARA).await.unwrap();
         ledger::append(
             &mut earning,
+            &mut account,
             ledger::Entry {
-                client_id: SARA,
                 kind: ledger::Kind::Earn,
                 points: decimal("10"),
                 order: None,
                 reference: None,
+                at: None,
             },
         )
         .await
@@ -330,7 +351,7 @@ async fn open_earn(app: &TestApp, through_the_ledger: bool) -> AsyncPgConnection
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_earn_that_lands_while_the_job_waits_moves_the_date_and_nothing_expires() {
     for through_the_ledger in [true, false] {
-        let app = spawn_app().await;
+        let app = spawn().await;
         let mut earning = open_earn(&app, through_the_ledger).await;
         // The job's search still sees the old earn (the new one is not committed): Sara is
         // a candidate, and the job waits for her account's lock.
@@ -342,7 +363,7 @@ async fn an_earn_that_lands_while_the_job_waits_moves_the_date_and_nothing_expir
                         .await
                         .unwrap();
                 let mut outcomes = Vec::new();
-                let summary = expire::run(&mut conn, options("2027-04-02"), |outcome| {
+                let summary = expire::run(&mut conn, options(THE_DAY_AFTER), |outcome| {
                     outcomes.push(outcome.clone());
                     ControlFlow::Continue(())
                 })
@@ -365,7 +386,7 @@ async fn an_earn_that_lands_while_the_job_waits_moves_the_date_and_nothing_expir
         assert_eq!(summary.clients_expired, 0, "{through_the_ledger}");
         // The new earn is today's (by the database's clock): its date is a year from now.
         assert!(
-            matches!(outcomes.as_slice(), [Outcome::NotYet(date)] if *date > day("2027-04-02")),
+            matches!(outcomes.as_slice(), [Outcome::NotYet(date)] if *date > day(THE_DAY_AFTER)),
             "{through_the_ledger}: {outcomes:?}"
         );
         assert_eq!(app.balance_of(SARA).await, "710.25");
@@ -376,19 +397,19 @@ async fn an_earn_that_lands_while_the_job_waits_moves_the_date_and_nothing_expir
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_spend_racing_the_job_never_drives_the_balance_negative() {
-    let app = spawn_app().await;
+    let app = spawn().await;
     let spend = order_body(OMAR, "point");
     // Sara's points go first, so that each round's run expires no one but Noura.
-    run(&app, options("2030-01-01")).await;
-    let first_earn: chrono::DateTime<chrono::Utc> = "2026-06-01T10:00:00Z".parse().unwrap();
+    run(&app, today_by_the_database()).await;
+    let first_earn: chrono::DateTime<chrono::Utc> = "2025-06-01T10:00:00Z".parse().unwrap();
     let mut shapes = std::collections::BTreeMap::<(u64, usize), u32>::new();
     for i in 0..25 {
         // Each round Noura earns 600 a day later than the last, so each round has a date of
-        // its own (2027-06-01 + i), passed by 2030; offers cost 120.
+        // its own (2026-06-01 + i), passed by now; offers cost 120.
         let earned = (first_earn + chrono::Duration::days(i)).to_rfc3339();
         entry(&app, NOURA, "earn", "600", &earned).await;
         let orders = join_all((0..6).map(|_| app.order(NOURA, &spend)));
-        let (answers, summary) = tokio::join!(orders, run(&app, options("2030-01-01")));
+        let (answers, summary) = tokio::join!(orders, run(&app, today_by_the_database()));
         let spent = answers.iter().filter(|(status, _)| *status == 200).count();
         assert!(
             answers.iter().all(|(status, body)| *status == 200
@@ -427,8 +448,8 @@ async fn a_spend_racing_the_job_never_drives_the_balance_negative() {
 
 #[tokio::test]
 async fn after_expiry_the_balance_is_zero_with_its_date_and_the_history_lists_the_expiry() {
-    let app = spawn_app().await;
-    run(&app, options("2027-04-02")).await;
+    let app = spawn().await;
+    run(&app, options(THE_DAY_AFTER)).await;
     let (status, balance) = app.get("/api/v2/client/points", SARA).await;
     assert_eq!(status, 200);
     // The spec's rule: the newest earn's date plus the days; the expiry is no earn.
@@ -455,6 +476,8 @@ async fn after_expiry_the_balance_is_zero_with_its_date_and_the_history_lists_th
     );
 }
 
+/// A dry run may look ahead: the fixture as it is (Sara's date 2027-04-01, after the
+/// database's today), as of a date the real run refuses.
 #[tokio::test]
 async fn a_dry_run_lists_what_would_expire_and_changes_nothing() {
     let app = spawn_app().await;
@@ -489,18 +512,21 @@ async fn a_dry_run_lists_what_would_expire_and_changes_nothing() {
 
 #[tokio::test]
 async fn nothing_expires_when_the_settings_say_never_or_are_unset() {
-    let app = spawn_app().await;
+    let app = spawn().await;
     app.sql("UPDATE point_settings SET expiry = 'never', inactivity_days = NULL")
         .await;
-    let never = run(&app, options("2099-01-01")).await;
+    let never = run(&app, today_by_the_database()).await;
     assert!(!never.expiry_on);
     assert_eq!(never.clients_expired, 0);
     app.sql("DELETE FROM point_settings").await;
-    let (code, out) = cli(&app, &["expire-points", "--today", "2099-01-01"]);
+    let (code, out) = cli(&app, &["expire-points"]);
     assert_eq!(code, Some(0));
     assert_eq!(
         out.trim_end(),
-        "expiry is off (point settings say never, or are unset): nothing expired (Asia/Riyadh date 2099-01-01)"
+        format!(
+            "expiry is off (point settings say never, or are unset): nothing expired (Asia/Riyadh date {})",
+            app.today().await
+        )
     );
     assert_eq!(app.balance_of(SARA).await, "700.25");
     assert_eq!(expiry_entries(&app, SARA).await, 0);
@@ -508,18 +534,18 @@ async fn nothing_expires_when_the_settings_say_never_or_are_unset() {
 
 #[tokio::test]
 async fn a_zero_or_negative_balance_is_never_expired() {
-    let app = spawn_app().await;
-    entry(&app, 2001, "earn", "100", "2026-01-01T10:00:00Z").await;
-    entry(&app, 2001, "adjustment", "-150.5", "2026-02-01T10:00:00Z").await;
-    entry(&app, 2002, "earn", "100", "2026-01-01T10:00:00Z").await;
-    entry(&app, 2002, "spend", "-100", "2026-02-01T10:00:00Z").await;
-    let summary = run(&app, options("2030-01-01")).await;
+    let app = spawn().await;
+    entry(&app, 2001, "earn", "100", "2025-01-01T10:00:00Z").await;
+    entry(&app, 2001, "adjustment", "-150.5", "2025-02-01T10:00:00Z").await;
+    entry(&app, 2002, "earn", "100", "2025-01-01T10:00:00Z").await;
+    entry(&app, 2002, "spend", "-100", "2025-02-01T10:00:00Z").await;
+    let summary = run(&app, today_by_the_database()).await;
     assert_eq!(summary.clients_expired, 1, "only Sara: {summary:?}");
     // Asked directly (the search leaves them out), under the lock they are still left alone.
     let mut conn = app.database.connect().await;
     for client in [2001, 2002] {
         assert_eq!(
-            expire::expire(&mut conn, client, day("2030-01-01"))
+            expire::expire(&mut conn, client, day(THE_DAY_AFTER))
                 .await
                 .unwrap(),
             Outcome::NothingToExpire
@@ -536,47 +562,61 @@ async fn a_zero_or_negative_balance_is_never_expired() {
     audit_passes(&app).await;
 }
 
+/// A gift after the expiry does not move the date (only an earn does), so the date stays
+/// passed: the same day's runs leave it (one entry per client, date and day, however many
+/// runs or replicas), the next day's run takes it as an entry of its own.
 #[tokio::test]
-async fn points_that_arrive_after_an_expiry_wait_for_the_next_earns_date() {
-    let app = spawn_app().await;
-    run(&app, options("2027-04-02")).await;
-    // A gift after the expiry does not move the date (only an earn does), and this date's
-    // expiry is done: the gift stays until a new earn's date passes.
-    entry(&app, SARA, "gift_received", "30", "2027-04-03T10:00:00Z").await;
+async fn points_that_arrive_after_an_expiry_go_with_the_next_days_run() {
+    let app = spawn().await;
+    let today = app.today().await;
+    run(&app, today_by_the_database()).await;
+    entry(&app, SARA, "gift_received", "30", "2026-04-03T10:00:00Z").await;
     let mut conn = app.database.connect().await;
     assert_eq!(
-        expire::expire(&mut conn, SARA, day("2027-04-04"))
-            .await
-            .unwrap(),
+        expire::expire(&mut conn, SARA, day(&today)).await.unwrap(),
         Outcome::AlreadyExpired(day(SARAS_DATE))
     );
-    let again = run(&app, options("2027-04-04")).await;
+    let again = run(&app, today_by_the_database()).await;
     assert_eq!((again.clients_expired, again.clients_unchanged), (0, 1));
     assert_eq!(app.balance_of(SARA).await, "30");
-    entry(&app, SARA, "earn", "5", "2027-05-01T10:00:00Z").await;
-    let (_, balance) = app.get("/api/v2/client/points", SARA).await;
-    assert_eq!(balance["pointsExpirationDate"], "2028-04-30");
-    let later = run(&app, options("2028-05-01")).await;
-    assert_eq!(later.points_expired, decimal("35"));
+    // Today's run becomes yesterday's, as a run then would have written it.
+    app.rewrite_entries(&format!(
+        "UPDATE point_entries
+           SET created_at = created_at - interval '1 day',
+               reference = 'expiry:{SARA}:{SARAS_DATE}:' || to_char((created_at - interval '1 day') AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD')
+           WHERE kind = 'expiry'"
+    ))
+    .await;
+    let next_day = run(&app, today_by_the_database()).await;
+    assert_eq!(next_day.points_expired, decimal("30"));
     assert_eq!(
         app.count(&format!(
-            "SELECT count(*) AS n FROM point_entries WHERE reference = 'expiry:{SARA}:2028-04-30' AND points = -35"
+            "SELECT count(*) AS n FROM point_entries WHERE reference = 'expiry:{SARA}:{SARAS_DATE}:{today}' AND points = -30"
         ))
         .await,
         1
     );
     assert_eq!(expiry_entries(&app, SARA).await, 2);
+    assert_eq!(app.balance_of(SARA).await, "0");
+    // A new earn moves the date a year on: nothing more goes.
+    entry(&app, SARA, "earn", "5", "2026-05-01T10:00:00Z").await;
+    let (_, balance) = app.get("/api/v2/client/points", SARA).await;
+    assert_eq!(balance["pointsExpirationDate"], "2027-05-01");
+    assert_eq!(run(&app, today_by_the_database()).await.clients_expired, 0);
+    assert_eq!(app.balance_of(SARA).await, "5");
     audit_passes(&app).await;
 }
 
 #[tokio::test]
-async fn the_database_refuses_an_expiry_that_is_positive_or_not_named_by_its_client_and_date() {
-    let app = spawn_app().await;
+async fn the_database_refuses_an_expiry_that_is_positive_or_not_named_by_its_client_and_dates() {
+    let app = spawn().await;
     let mut conn = app.database.connect().await;
     for (points, reference) in [
-        ("10", "'expiry:1001:2027-04-01'"),
-        ("-10", "'expiry:1002:2027-04-01'"),
-        ("-10", "'expiry:1001:2027-4-1'"),
+        ("10", "'expiry:1001:2027-04-01:2027-04-02'"),
+        ("-10", "'expiry:1002:2027-04-01:2027-04-02'"),
+        ("-10", "'expiry:1001:2027-4-1:2027-04-02'"),
+        ("-10", "'expiry:1001:2027-04-01'"),
+        ("-10", "'expiry:1001:2027-04-01:2027-04-02:x'"),
         ("-10", "NULL"),
     ] {
         let forged = format!(
@@ -589,12 +629,12 @@ async fn the_database_refuses_an_expiry_that_is_positive_or_not_named_by_its_cli
         );
     }
     app.sql(&format!(
-        "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -10, 'expiry:1001:{SARAS_DATE}')"
+        "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -10, 'expiry:1001:{SARAS_DATE}:2026-04-02')"
     ))
     .await;
     let twice = conn
         .batch_execute(&format!(
-            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -5, 'expiry:1001:{SARAS_DATE}')"
+            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -5, 'expiry:1001:{SARAS_DATE}:2026-04-02')"
         ))
         .await
         .unwrap_err()

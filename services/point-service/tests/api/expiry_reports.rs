@@ -24,6 +24,8 @@ struct Row {
     kind: &'static str,
     points: BigDecimal,
     at: DateTime<Utc>,
+    /// The `payment_type` of the order the entry belongs to (the order kinds only).
+    paid_by: Option<&'static str>,
 }
 
 #[derive(Debug, Clone)]
@@ -75,19 +77,30 @@ fn instant() -> impl Strategy<Value = DateTime<Utc>> {
 }
 
 fn row(client: i64) -> impl Strategy<Value = Row> {
-    (0..KINDS.len(), amount(), any::<bool>(), instant()).prop_map(
-        move |(kind, points, negative, at)| {
+    (
+        0..KINDS.len(),
+        amount(),
+        any::<bool>(),
+        instant(),
+        any::<bool>(),
+    )
+        .prop_map(move |(kind, points, negative, at, by_card)| {
             let kind = KINDS[kind];
             let negative =
                 matches!(kind, "spend" | "gift_sent") || (kind == "adjustment" && negative);
+            let paid_by = match kind {
+                "purchase" | "gift_received" if by_card => Some("checkout"),
+                "purchase" | "gift_received" | "gift_sent" => Some("point"),
+                _ => None,
+            };
             Row {
                 client,
                 kind,
                 points: if negative { -points } else { points },
                 at,
+                paid_by,
             }
-        },
-    )
+        })
 }
 
 fn date_in_range() -> impl Strategy<Value = NaiveDate> {
@@ -166,12 +179,16 @@ fn expected_expiring(ledger: &Ledger) -> Vec<Expiring> {
 fn expected_liability(rows: &[Row], period: Period) -> Vec<String> {
     let before = |row: &Row| period.from.is_some_and(|from| riyadh_date(row.at) < from);
     let after = |row: &Row| period.to.is_some_and(|to| riyadh_date(row.at) > to);
-    let sum = |kind: &str| -> BigDecimal {
+    let sum_of = |kinds: &[&str], paid_by: Option<&str>| -> BigDecimal {
         rows.iter()
-            .filter(|r| r.kind == kind && !before(r) && !after(r))
+            .filter(|r| kinds.contains(&r.kind) && !before(r) && !after(r))
+            .filter(|r| paid_by.is_none() || r.paid_by == paid_by)
             .map(|r| r.points.clone())
             .sum()
     };
+    let sum = |kind: &str| sum_of(&[kind], None);
+    let card_orders = sum_of(&["purchase", "gift_received"], Some("checkout"));
+    let credited = sum_of(&["purchase", "gift_received"], Some("point"));
     let opening: BigDecimal = rows
         .iter()
         .filter(|r| before(r))
@@ -184,25 +201,22 @@ fn expected_liability(rows: &[Row], period: Period) -> Vec<String> {
     let zero = BigDecimal::zero();
     let positive: Vec<&BigDecimal> = balances.values().filter(|b| **b > zero).collect();
     let negative: Vec<&BigDecimal> = balances.values().filter(|b| **b < zero).collect();
-    let issued: BigDecimal = ["earn", "purchase", "gift_received", "gift_card_credit"]
-        .iter()
-        .map(|kind| sum(kind))
-        .sum();
+    let issued = sum("earn") + sum("gift_card_credit") + &card_orders;
     let date = |d: Option<NaiveDate>| d.map_or("-".to_owned(), |d| d.to_string());
     vec![
         format!("period\tfrom\t{}", date(period.from)),
         format!("period\tto\t{}", date(period.to)),
         format!("opening\tbalance\t{}", text(&opening)),
         format!("issued\tearn\t{}", text(&sum("earn"))),
-        format!("issued\tpurchase\t{}", text(&sum("purchase"))),
-        format!("issued\tgift_received\t{}", text(&sum("gift_received"))),
         format!(
             "issued\tgift_card_credit\t{}",
             text(&sum("gift_card_credit"))
         ),
+        format!("issued\tcard_orders\t{}", text(&card_orders)),
         format!("issued\ttotal\t{}", text(&issued)),
+        format!("transfers\tcredited\t{}", text(&credited)),
+        format!("transfers\tdebited\t{}", text(&-sum("gift_sent"))),
         format!("spent\tspend\t{}", text(&-sum("spend"))),
-        format!("gifted\tgift_sent\t{}", text(&-sum("gift_sent"))),
         format!("expired\texpiry\t{}", text(&-sum("expiry"))),
         format!("adjusted\tadjustment\t{}", text(&sum("adjustment"))),
         format!("closing\tbalance\t{}", text(&balances.values().sum())),
@@ -219,7 +233,8 @@ fn expected_liability(rows: &[Row], period: Period) -> Vec<String> {
     ]
 }
 
-/// A database holding exactly `ledger`: settings, accounts with their balances, entries.
+/// A database holding exactly `ledger`: settings, accounts with their balances, entries, and
+/// an order (copied from the legacy system: no order number) for each entry of an order.
 async fn load(ledger: &Ledger) -> TestDatabase {
     let database = TestDatabase::new(point_service::db::MIGRATIONS).await;
     let mut sql = format!(
@@ -232,13 +247,25 @@ async fn load(ledger: &Ledger) -> TestDatabase {
         );
     }
     for row in &ledger.rows {
-        sql += &format!(
-            "INSERT INTO point_entries (client_id, kind, points, created_at) VALUES ({}, '{}', {}, '{}');",
+        let entry = format!(
+            "INSERT INTO point_entries (client_id, kind, points, created_at, order_correlation_id)
+               SELECT {}, '{}', {}, '{}', ",
             row.client,
             row.kind,
             row.points,
             row.at.to_rfc3339()
         );
+        sql += &match row.paid_by {
+            None => format!("{entry} NULL;"),
+            Some(paid_by) => format!(
+                "WITH o AS (INSERT INTO point_orders (correlation_id, order_no, payer_id, recipient_id, status,
+                                                     point_amount, money_amount, payment_type, order_type)
+                            VALUES (gen_random_uuid(), NULL, {0}, {0}, 'successful', 1, 0, '{paid_by}', 'transfer')
+                            RETURNING correlation_id)
+                 {entry} o.correlation_id FROM o;",
+                row.client
+            ),
+        };
     }
     database.execute(&sql).await;
     database
@@ -293,6 +320,7 @@ async fn check(ledger: Ledger) {
         kind: "expiry",
         points: -points.clone(),
         at: now,
+        paid_by: None,
     }));
     let whole = liability::report(&mut conn, Period::default())
         .await
@@ -354,8 +382,9 @@ async fn the_reports_on_the_command_line() {
     assert_eq!(
         out,
         "period\tfrom\t2026-03-31\nperiod\tto\t2026-03-31\nopening\tbalance\t500.5\n\
-         issued\tearn\t0\nissued\tpurchase\t0\nissued\tgift_received\t0\nissued\tgift_card_credit\t0\nissued\ttotal\t0\n\
-         spent\tspend\t0\ngifted\tgift_sent\t0\nexpired\texpiry\t0\nadjusted\tadjustment\t0\n\
+         issued\tearn\t0\nissued\tgift_card_credit\t0\nissued\tcard_orders\t0\nissued\ttotal\t0\n\
+         transfers\tcredited\t0\ntransfers\tdebited\t0\n\
+         spent\tspend\t0\nexpired\texpiry\t0\nadjusted\tadjustment\t0\n\
          closing\tbalance\t500.5\noutstanding\tpoints\t500.5\noutstanding\tclients\t1\n\
          negative\tpoints\t0\nnegative\tclients\t0\n"
     );

@@ -365,6 +365,35 @@ impl TestApp {
         self.database.execute(statement).await;
     }
 
+    /// Moves every ledger entry a year back: the fixture's Sara then earned last on
+    /// 2025-04-01 (Riyadh) and her expiry date, 2026-04-01, has passed by the database's
+    /// clock, which a real `expire-points` run requires.
+    pub async fn a_year_earlier(&self) {
+        self.rewrite_entries(
+            "UPDATE point_entries SET created_at = created_at - interval '1 year'",
+        )
+        .await;
+    }
+
+    /// Runs `statement` with the ledger's append-only trigger off: a test that moves the
+    /// ledger back in time (the database's clock cannot be moved forward).
+    pub async fn rewrite_entries(&self, statement: &str) {
+        self.sql(&format!(
+            "BEGIN;
+             ALTER TABLE point_entries DISABLE TRIGGER point_entries_append_only;
+             {statement};
+             ALTER TABLE point_entries ENABLE TRIGGER point_entries_append_only;
+             COMMIT;"
+        ))
+        .await;
+    }
+
+    /// Today's Asia/Riyadh date by the database's clock, `YYYY-MM-DD`.
+    pub async fn today(&self) -> String {
+        let mut conn = self.database.connect().await;
+        point_service::riyadh::text(point_service::riyadh::today(&mut conn).await.unwrap())
+    }
+
     /// One number from SQL: `SELECT count(*) AS n …`.
     pub async fn count(&self, query: &str) -> i64 {
         self.database.count(query).await

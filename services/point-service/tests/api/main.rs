@@ -13,6 +13,7 @@ mod credits;
 mod decimals;
 mod expiry;
 mod expiry_reports;
+mod expiry_review;
 mod helpers;
 mod metrics;
 mod offers;
