@@ -4,6 +4,7 @@
 mod failure;
 mod migrate;
 mod pool;
+mod service_error;
 mod sql_spans;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -15,6 +16,7 @@ pub use pool::{
     check_ready,
 };
 
+pub use diesel::result::Error as DieselError;
 pub use diesel_async::AsyncPgConnection;
 
 /// Whether `url` is a PostgreSQL URL the connection can use: `postgres://` or

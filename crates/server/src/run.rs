@@ -11,7 +11,6 @@ use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::KeepAlive;
 use actix_web::{App, Error, HttpServer};
 use diesel_async::{AsyncConnection, AsyncPgConnection};
-use futures_util::future::BoxFuture;
 
 use crate::AppSettings;
 use crate::config::{CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits};
@@ -23,30 +22,31 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
 /// is given and reports one line per section for the log and every row it refused (a
 /// refused row is skipped, never the file: `crate::seed`). An error ends the load and
 /// nothing is written.
-pub type SeedFn = for<'c> fn(
-    &'c mut AsyncPgConnection,
-    &'c serde_json::Value,
-) -> BoxFuture<'c, anyhow::Result<crate::SeedReport>>;
+pub type SeedFn =
+    for<'c> fn(&'c mut AsyncPgConnection, &'c serde_json::Value) -> crate::seed::SeedFuture<'c>;
 
-/// Builds the HTTP server for `factory` on an already bound listener (tests bind port 0),
-/// with the default [`HttpLimits`]; see [`http_server_with`].
-pub fn http_server<F, T, B>(
-    listener: TcpListener,
-    workers: usize,
-    factory: F,
-) -> std::io::Result<Server>
-where
-    F: Fn() -> App<T> + Send + Clone + 'static,
+/// The service factory inside an actix [`App`] that answers `ServiceResponse<B>`: what
+/// [`HttpServer`] needs of the apps it serves, named once for the functions below.
+pub trait AppFactory<B>:
+    ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<B>,
+        Error = Error,
+        InitError = (),
+    > + 'static
+{
+}
+
+impl<T, B> AppFactory<B> for T where
     T: ServiceFactory<
             ServiceRequest,
             Config = (),
             Response = ServiceResponse<B>,
             Error = Error,
             InitError = (),
-        > + 'static,
-    B: MessageBody + 'static,
+        > + 'static
 {
-    http_server_with(listener, workers, HttpLimits::default(), factory)
 }
 
 /// Builds the HTTP server for `factory` on an already bound listener, with `limits` on its
@@ -81,13 +81,7 @@ pub fn http_server_with<F, T, B>(
 ) -> std::io::Result<Server>
 where
     F: Fn() -> App<T> + Send + Clone + 'static,
-    T: ServiceFactory<
-            ServiceRequest,
-            Config = (),
-            Response = ServiceResponse<B>,
-            Error = Error,
-            InitError = (),
-        > + 'static,
+    T: AppFactory<B>,
     B: MessageBody + 'static,
 {
     let keep_alive = if limits.keep_alive.is_zero() {
@@ -157,6 +151,25 @@ pub struct ServiceApp {
     pub openapi: utoipa::openapi::OpenApi,
 }
 
+impl ServiceApp {
+    /// The service `name` answering in `envelope`, its `routes`, and its document: `base`
+    /// (title, description, tags, security schemes) with the routes' operations
+    /// ([`crate::Routes::openapi`]).
+    pub fn new(
+        name: &'static str,
+        envelope: envelope::Envelope,
+        routes: &'static crate::Routes,
+        base: utoipa::openapi::OpenApi,
+    ) -> Self {
+        Self {
+            name,
+            envelope,
+            routes,
+            openapi: routes.openapi(base, envelope),
+        }
+    }
+}
+
 /// A service's server: the shared app ([`crate::app`]) with `service`'s routes and the data
 /// `data` registers (called once per worker), on `listener`, with `pool` behind `/readyz`.
 pub fn serve<F>(
@@ -194,18 +207,17 @@ pub fn http_client(timeout: Duration) -> Result<telemetry::client::HttpClient, S
 pub fn spawn_local<F, T, B>(factory: F) -> std::io::Result<String>
 where
     F: Fn() -> App<T> + Send + Clone + 'static,
-    T: ServiceFactory<
-            ServiceRequest,
-            Config = (),
-            Response = ServiceResponse<B>,
-            Error = Error,
-            InitError = (),
-        > + 'static,
+    T: AppFactory<B>,
     B: MessageBody + 'static,
 {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let base = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(http_server(listener, 2, factory)?);
+    tokio::spawn(http_server_with(
+        listener,
+        2,
+        HttpLimits::default(),
+        factory,
+    )?);
     Ok(base)
 }
 
