@@ -110,48 +110,43 @@ impl Env {
         }
     }
 
-    /// A value read by `parse`, or `default` when unset. `parse` explains what it expected.
+    /// A value read by `parse`, or `default` when unset or invalid. `parse` explains what it
+    /// expected.
     pub fn parse_or<T>(
         &mut self,
         name: &str,
         default: T,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> T {
-        self.parse_shown_or(name, default, parse, true)
+        self.read(name, parse, true).unwrap_or(default)
     }
 
-    /// [`Env::parse_or`] for a secret value: an invalid one is not repeated in the error,
-    /// which goes to the log.
-    pub fn secret_parse_or<T>(
+    /// A secret value read by `parse`, or `None` when unset or invalid; an invalid one is not
+    /// repeated in the error, which goes to the log.
+    pub fn secret_parse<T>(
         &mut self,
         name: &str,
-        default: T,
         parse: impl Fn(&str) -> Result<T, String>,
-    ) -> T {
-        self.parse_shown_or(name, default, parse, false)
+    ) -> Option<T> {
+        self.read(name, parse, false)
     }
 
-    fn parse_shown_or<T>(
+    fn read<T>(
         &mut self,
         name: &str,
-        default: T,
         parse: impl Fn(&str) -> Result<T, String>,
         show: bool,
-    ) -> T {
-        match self.optional(name) {
-            None => default,
-            Some(raw) => match parse(&raw) {
-                Ok(value) => value,
-                Err(expected) => {
-                    self.errors.push(if show {
-                        format!("{name}={raw:?} is invalid: {expected}")
-                    } else {
-                        format!("{name} is invalid: {expected}")
-                    });
-                    default
-                }
-            },
-        }
+    ) -> Option<T> {
+        let raw = self.optional(name)?;
+        parse(&raw)
+            .map_err(|expected| {
+                self.errors.push(if show {
+                    format!("{name}={raw:?} is invalid: {expected}")
+                } else {
+                    format!("{name} is invalid: {expected}")
+                })
+            })
+            .ok()
     }
 
     /// An integer in `range`, or `default` when unset.
@@ -443,9 +438,7 @@ mod tests {
     #[test]
     fn an_invalid_secret_value_is_not_repeated() {
         let mut e = env(&[("CODE", "12a4")]);
-        let parsed = e.secret_parse_or("CODE", None, |_| {
-            Err::<Option<u8>, _>("expected 4 digits".into())
-        });
+        let parsed = e.secret_parse("CODE", |_| Err::<u8, _>("expected 4 digits".into()));
         assert_eq!(parsed, None);
         assert_eq!(
             e.finish(()).unwrap_err().to_string(),

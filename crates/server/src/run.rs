@@ -25,30 +25,6 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
 pub type SeedFn =
     for<'c> fn(&'c mut AsyncPgConnection, &'c serde_json::Value) -> crate::seed::SeedFuture<'c>;
 
-/// The service factory inside an actix [`App`] that answers `ServiceResponse<B>`: what
-/// [`HttpServer`] needs of the apps it serves, named once for the functions below.
-pub trait AppFactory<B>:
-    ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<B>,
-        Error = Error,
-        InitError = (),
-    > + 'static
-{
-}
-
-impl<T, B> AppFactory<B> for T where
-    T: ServiceFactory<
-            ServiceRequest,
-            Config = (),
-            Response = ServiceResponse<B>,
-            Error = Error,
-            InitError = (),
-        > + 'static
-{
-}
-
 /// Builds the HTTP server for `factory` on an already bound listener, with `limits` on its
 /// connections. The returned server runs until SIGTERM or SIGINT; on SIGTERM (what
 /// Kubernetes sends) it stops accepting and lets in-flight requests finish for up to
@@ -81,7 +57,13 @@ pub fn http_server_with<F, T, B>(
 ) -> std::io::Result<Server>
 where
     F: Fn() -> App<T> + Send + Clone + 'static,
-    T: AppFactory<B>,
+    T: ServiceFactory<
+            ServiceRequest,
+            Config = (),
+            Response = ServiceResponse<B>,
+            Error = Error,
+            InitError = (),
+        > + 'static,
     B: MessageBody + 'static,
 {
     let keep_alive = if limits.keep_alive.is_zero() {
@@ -207,7 +189,13 @@ pub fn http_client(timeout: Duration) -> Result<telemetry::client::HttpClient, S
 pub fn spawn_local<F, T, B>(factory: F) -> std::io::Result<String>
 where
     F: Fn() -> App<T> + Send + Clone + 'static,
-    T: AppFactory<B>,
+    T: ServiceFactory<
+            ServiceRequest,
+            Config = (),
+            Response = ServiceResponse<B>,
+            Error = Error,
+            InitError = (),
+        > + 'static,
     B: MessageBody + 'static,
 {
     let listener = TcpListener::bind("127.0.0.1:0")?;
@@ -229,6 +217,14 @@ pub struct Binary {
 }
 
 impl Binary {
+    pub const fn new(name: &'static str, default_port: u16, migrations: db::Migrations) -> Self {
+        Self {
+            name,
+            default_port,
+            migrations,
+        }
+    }
+
     /// Runs one of the common subcommands; `load` and `build` serve, `seed` loads fixtures.
     pub fn run<C, E: Display>(
         &self,

@@ -50,7 +50,7 @@ pub async fn list(
     let mut conn = state.pool.get().await?;
     let (rows, meta) = services::list(&mut conn, &query, true).await?;
     Ok(HttpResponse::Ok().json(ListPage {
-        data: rows.iter().map(services::ServiceRow::view).collect(),
+        data: rows.iter().map(ServiceView::from).collect(),
         meta,
     }))
 }
@@ -71,7 +71,7 @@ pub async fn all(
     let (rows, _) = services::list(&mut conn, &query, false).await?;
     Ok(HttpResponse::Ok().json(
         rows.iter()
-            .map(services::ServiceRow::view_without_hierarchy)
+            .map(ServiceView::without_hierarchy)
             .collect::<Vec<_>>(),
     ))
 }
@@ -93,7 +93,7 @@ pub async fn detail(
     let row = services::find(&mut conn, id)
         .await?
         .ok_or(OpError::NotFound)?;
-    Ok(HttpResponse::Ok().json(row.view()))
+    Ok(HttpResponse::Ok().json(ServiceView::from(&row)))
 }
 
 #[utoipa::path(post, path = "/services", tag = "services", security(("operator" = ["super_admin", "admin"])),
@@ -111,7 +111,7 @@ pub async fn create(
     let fields = body::fields(&json_body(&raw), true).map_err(OpError::BadRequest)?;
     let mut conn = state.pool.get().await?;
     let created = services::create(&mut conn, &operator, fields).await?;
-    Ok(HttpResponse::Created().json(created.view()))
+    Ok(HttpResponse::Created().json(ServiceView::from(&created)))
 }
 
 #[utoipa::path(patch, path = "/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin"])),
@@ -133,7 +133,7 @@ pub async fn update(
     let fields = body::fields(&json_body(&raw), false).map_err(OpError::BadRequest)?;
     let mut conn = state.pool.get().await?;
     let updated = services::update(&mut conn, &operator, id, fields).await?;
-    Ok(HttpResponse::Ok().json(updated.view()))
+    Ok(HttpResponse::Ok().json(ServiceView::from(&updated)))
 }
 
 /// The candidates: the 404 for an unknown service and the 400 for a non-parent come before
@@ -173,7 +173,7 @@ pub async fn candidates(
         .iter()
         .map(|row| services::ServiceView {
             is_selected: Some(row.parent_id == Some(id)),
-            ..row.view()
+            ..ServiceView::from(row)
         })
         .collect();
     Ok(HttpResponse::Ok().json(ListPage { data, meta }))

@@ -9,6 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Display;
 
+use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::upsert::excluded;
@@ -178,10 +179,7 @@ pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFutu
             let values = (
                 point_offers::id.eq(offer.id.as_str()),
                 point_offers::point_amount.eq(offer.point_amount.as_decimal()),
-                point_offers::purchased_point_amount.eq(offer
-                    .purchased_point_amount
-                    .as_ref()
-                    .map(Points::as_decimal)),
+                point_offers::purchased_point_amount.eq(decimal(&offer.purchased_point_amount)),
                 point_offers::amount.eq(offer.amount.as_decimal()),
                 point_offers::sequence.eq(offer.sequence),
                 point_offers::legacy_id.eq(offer.legacy_id),
@@ -217,10 +215,7 @@ pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFutu
                 point_orders::status.eq(&order.status),
                 point_orders::payment_status.eq(&order.payment_status),
                 point_orders::point_amount.eq(order.point_amount.as_decimal()),
-                point_orders::purchased_point_amount.eq(order
-                    .purchased_point_amount
-                    .as_ref()
-                    .map(Points::as_decimal)),
+                point_orders::purchased_point_amount.eq(decimal(&order.purchased_point_amount)),
                 point_orders::money_amount.eq(order.money_amount.as_decimal()),
                 point_orders::payment_type.eq(&order.payment_type),
                 point_orders::order_type.eq(&order.order_type),
@@ -421,6 +416,11 @@ async fn load_faq(
         format!("points_faq: {} of {total} entries", kept.len())
     });
     Ok(())
+}
+
+/// The exact decimal of optional points, as the column takes it.
+fn decimal(points: &Option<Points>) -> Option<&BigDecimal> {
+    points.as_ref().map(Points::as_decimal)
 }
 
 /// For the report's `got …`: points as their exact decimal.

@@ -10,7 +10,7 @@ use super::Listed;
 
 use crate::error::{DatabaseAnswers, OrderError};
 use crate::state::AppState;
-use crate::system_categories::{self, ServiceDetail};
+use crate::system_categories::{self, ServiceDetail, ServiceItem};
 
 const NOT_FOUND: &str = "Service is not found";
 
@@ -40,7 +40,7 @@ pub async fn home(
     let mut conn = state.pool.get().await?;
     let rows = system_categories::home(&mut conn).await?;
     Ok(HttpResponse::Ok().json(Listed {
-        data: rows.iter().map(|r| r.item(english)).collect(),
+        data: rows.iter().map(|r| ServiceItem::of(r, english)).collect(),
     }))
 }
 
@@ -63,7 +63,7 @@ pub async fn detail(
         .await?
         .ok_or(OrderError::NotFound(NOT_FOUND))?;
     Ok(HttpResponse::Ok().json(ServiceDetail {
-        item: row.item(english),
+        item: ServiceItem::of(&row, english),
         logo: row.logo.clone(),
     }))
 }
