@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 
 use crate::schema::services;
@@ -28,4 +29,16 @@ pub struct ServiceRow {
     pub service_type: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl ServiceRow {
+    /// The service `id`, if there is one.
+    pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<Self>> {
+        services::table
+            .find(id)
+            .select(Self::as_select())
+            .first(conn)
+            .await
+            .optional()
+    }
 }

@@ -5,6 +5,8 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 use serde_json::Value;
 
+use catalog_db::ServiceRow;
+
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
 use crate::query::{ListPage, ListQuery, Params};
@@ -90,7 +92,7 @@ pub async fn detail(
 ) -> Result<HttpResponse, OpError> {
     let id = service_id(&path)?;
     let mut conn = state.pool.get().await?;
-    let row = services::find(&mut conn, id)
+    let row = ServiceRow::find(&mut conn, id)
         .await?
         .ok_or(OpError::NotFound)?;
     Ok(HttpResponse::Ok().json(ServiceView::from(&row)))
@@ -154,7 +156,7 @@ pub async fn candidates(
     operator.require_admin()?;
     let id = service_id(&path)?;
     let mut conn = state.pool.get().await?;
-    let parent = services::find(&mut conn, id)
+    let parent = ServiceRow::find(&mut conn, id)
         .await?
         .ok_or(OpError::NotFound)?;
     if parent.hierarchy_role != "parent" {

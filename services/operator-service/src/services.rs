@@ -160,15 +160,6 @@ pub async fn list(
     Ok((rows, query.page.meta(total)))
 }
 
-pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<ServiceRow>> {
-    services::table
-        .find(id)
-        .select(ServiceRow::as_select())
-        .first(conn)
-        .await
-        .optional()
-}
-
 async fn lock(conn: &mut AsyncPgConnection, id: i64) -> Result<ServiceRow, OpError> {
     services::table
         .find(id)

@@ -93,15 +93,6 @@ pub async fn home(conn: &mut AsyncPgConnection) -> QueryResult<Vec<ServiceRow>> 
         .await
 }
 
-pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<ServiceRow>> {
-    services::table
-        .find(id)
-        .select(ServiceRow::as_select())
-        .first(conn)
-        .await
-        .optional()
-}
-
 /// A service's active children in display order, or `None` when the service does not exist.
 pub async fn children(
     conn: &mut AsyncPgConnection,

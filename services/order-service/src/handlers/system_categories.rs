@@ -6,6 +6,8 @@ use std::sync::Arc;
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
+use catalog_db::ServiceRow;
+
 use super::Listed;
 
 use crate::error::{DatabaseAnswers, OrderError};
@@ -59,7 +61,7 @@ pub async fn detail(
     let id = service_id(&path)?;
     let english = system_categories::wants_english(query.language.as_deref());
     let mut conn = state.pool.get().await?;
-    let row = system_categories::find(&mut conn, id)
+    let row = ServiceRow::find(&mut conn, id)
         .await?
         .ok_or(OrderError::NotFound(NOT_FOUND))?;
     Ok(HttpResponse::Ok().json(ServiceDetail {
