@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
-use std::str::FromStr;
 use std::time::Duration;
 
 use telemetry::{LogFormat, TelemetryConfig};
@@ -57,17 +56,6 @@ impl AppEnv {
     /// Raw error text and `stack` appear in answers only outside production.
     pub fn shows_internals(self) -> bool {
         self == AppEnv::Development
-    }
-}
-
-impl FromStr for AppEnv {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "development" => Ok(Self::Development),
-            "production" => Ok(Self::Production),
-            other => Err(format!("expected development or production, got {other:?}")),
-        }
     }
 }
 
@@ -147,6 +135,26 @@ impl Env {
                 })
             })
             .ok()
+    }
+
+    /// One of `choices`, by its name, or `default` when unset.
+    pub fn one_of<T: Copy>(&mut self, name: &str, default: T, choices: &[(&str, T)]) -> T {
+        self.parse_or(name, default, |raw| {
+            choices
+                .iter()
+                .find(|(choice, _)| *choice == raw)
+                .map(|(_, value)| *value)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = choices.iter().map(|(choice, _)| *choice).collect();
+                    let expected = match names.split_last() {
+                        Some((last, rest)) if !rest.is_empty() => {
+                            format!("{} or {last}", rest.join(", "))
+                        }
+                        _ => names.concat(),
+                    };
+                    format!("expected {expected}, got {raw:?}")
+                })
+        })
     }
 
     /// An integer in `range`, or `default` when unset.
@@ -316,7 +324,14 @@ impl CommonConfig {
     /// `APP_ENV`, `BIND_ADDR`, `HTTP_WORKERS`, the [`HttpLimits`] variables, `RUST_LOG`,
     /// `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT`.
     pub fn from_env(env: &mut Env, service_name: &'static str, default_port: u16) -> Self {
-        let app_env = env.parse_or("APP_ENV", AppEnv::Production, |s| s.parse());
+        let app_env = env.one_of(
+            "APP_ENV",
+            AppEnv::Production,
+            &[
+                ("development", AppEnv::Development),
+                ("production", AppEnv::Production),
+            ],
+        );
         let default_addr = SocketAddr::from(([127, 0, 0, 1], default_port));
         let bind_addr = env.parse_or("BIND_ADDR", default_addr, |s| {
             s.parse()
@@ -327,7 +342,11 @@ impl CommonConfig {
             .unwrap_or(2) as u64;
         let workers = env.int_or("HTTP_WORKERS", cpus, 1..=256) as usize;
         let http = HttpLimits::from_env(env);
-        let log_format = env.parse_or("LOG_FORMAT", LogFormat::Json, |s| s.parse());
+        let log_format = env.one_of(
+            "LOG_FORMAT",
+            LogFormat::Json,
+            &[("json", LogFormat::Json), ("pretty", LogFormat::Pretty)],
+        );
         let log_filter = env
             .optional("RUST_LOG")
             .unwrap_or_else(|| "info".to_owned());
@@ -432,6 +451,19 @@ mod tests {
         assert_eq!(
             e.url("SMS_HTTP_URL").as_deref(),
             Some("https://sms.example.com/send?key=k")
+        );
+    }
+
+    #[test]
+    fn a_choice_is_read_by_its_name_and_a_wrong_one_lists_the_names() {
+        let choices = [("a", 1), ("b", 2), ("c", 3)];
+        let mut e = env(&[("PICK", "b"), ("WRONG", "d")]);
+        assert_eq!(e.one_of("PICK", 0, &choices), 2);
+        assert_eq!(e.one_of("UNSET", 0, &choices), 0);
+        assert_eq!(e.one_of("WRONG", 0, &choices), 0);
+        assert_eq!(
+            e.finish(()).unwrap_err().to_string(),
+            "WRONG=\"d\" is invalid: expected a, b or c, got \"d\""
         );
     }
 
