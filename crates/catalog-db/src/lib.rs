@@ -1,8 +1,11 @@
 //! The `catalog` database that the order service reads and the operator service writes:
-//! its migrations and its diesel schema, in one place so the two services can never
-//! disagree about it.
+//! its migrations, its diesel schema and its row types, in one place so the two services
+//! can never disagree about it.
 
 pub mod schema;
+mod service_row;
+
+pub use service_row::ServiceRow;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 

@@ -6,6 +6,7 @@ mod failure;
 mod migrate;
 mod pool;
 mod reply_deadline;
+mod service_error;
 mod sql_spans;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -20,6 +21,7 @@ pub use pool::{
     build_pool, check_ready,
 };
 
+pub use diesel::result::Error as DieselError;
 pub use diesel_async::AsyncPgConnection;
 
 /// Whether `url` is a PostgreSQL URL the connection can use: `postgres://` or

@@ -36,18 +36,15 @@ pub enum MigrateError {
 }
 
 /// Applies pending migrations and returns the names of those applied (empty when the
-/// database was already current). Runs on a blocking thread: diesel's migration harness is
-/// synchronous, and running it on an async worker would stall (or, under actix, panic).
+/// database was already current).
 pub async fn run_migrations(
     settings: &PoolSettings,
     migrations: Migrations,
 ) -> Result<Vec<String>, MigrateError> {
-    let conn = crate::connect(settings).await?;
-    tokio::task::spawn_blocking(move || {
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
+    with_connection(settings, move |conn| {
         diesel::sql_query("SELECT pg_advisory_lock($1)")
             .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
-            .execute(&mut conn)
+            .execute(conn)
             .map_err(MigrateError::Lock)?;
         let applied = conn
             .run_pending_migrations(Source(migrations.embedded))
@@ -57,11 +54,10 @@ pub async fn run_migrations(
         // pooled or reused connection can never keep it.
         let _ = diesel::sql_query("SELECT pg_advisory_unlock($1)")
             .bind::<BigInt, _>(MIGRATION_LOCK_KEY)
-            .execute(&mut conn);
+            .execute(conn);
         applied
     })
     .await
-    .map_err(|e| MigrateError::Task(e.to_string()))?
 }
 
 /// The embedded migrations not yet applied to the database of `settings` (names, oldest
@@ -71,12 +67,27 @@ pub async fn pending_migrations(
     settings: &PoolSettings,
     migrations: Migrations,
 ) -> Result<Vec<String>, MigrateError> {
-    let conn = crate::connect(settings).await?;
-    tokio::task::spawn_blocking(move || {
-        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
+    with_connection(settings, move |conn| {
         conn.pending_migrations(Source(migrations.embedded))
             .map(|pending| pending.iter().map(|m| m.name().to_string()).collect())
             .map_err(|e| MigrateError::Migration(e.to_string()))
+    })
+    .await
+}
+
+/// Runs `work` with a synchronous connection to the database of `settings` (made as every
+/// connection is, `crate::connect`) on a blocking thread: diesel's migration harness is
+/// synchronous, and running it on an async worker would stall (or, under actix, panic).
+async fn with_connection<T: Send + 'static>(
+    settings: &PoolSettings,
+    work: impl FnOnce(&mut AsyncConnectionWrapper<AsyncPgConnection>) -> Result<T, MigrateError>
+    + Send
+    + 'static,
+) -> Result<T, MigrateError> {
+    let conn = crate::connect(settings).await?;
+    tokio::task::spawn_blocking(move || {
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
+        work(&mut conn)
     })
     .await
     .map_err(|e| MigrateError::Task(e.to_string()))?

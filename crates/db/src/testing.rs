@@ -42,33 +42,23 @@ impl TestDatabase {
         let admin_url = admin_url();
         let template = ensure_template(&admin_url, migrations).await;
         let name = format!("test_{}_{}", migrations.name, uuid::Uuid::new_v4().simple());
-        let mut admin = connect(&admin_url).await;
-        sql_query(format!(
-            "CREATE DATABASE {} TEMPLATE {}",
-            quote_ident(&name),
-            quote_ident(&template)
-        ))
-        .execute(&mut admin)
-        .await
-        .unwrap_or_else(|e| panic!("cannot clone {template} into {name}: {e}"));
-        let url = with_database(&admin_url, &name)
-            .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
-        Self {
-            name,
-            url,
-            admin_url,
-        }
+        let clone = format!("TEMPLATE {}", quote_ident(&template));
+        Self::create(admin_url, name, &clone).await
     }
 
     /// An empty database with no migrations (for tests of `migrate` itself).
     pub async fn empty(label: &str) -> Self {
-        let admin_url = admin_url();
         let name = format!("test_{label}_{}", uuid::Uuid::new_v4().simple());
+        Self::create(admin_url(), name, "").await
+    }
+
+    /// `CREATE DATABASE name options`, and the handle that drops it.
+    async fn create(admin_url: String, name: String, options: &str) -> Self {
         let mut admin = connect(&admin_url).await;
-        sql_query(format!("CREATE DATABASE {}", quote_ident(&name)))
+        sql_query(format!("CREATE DATABASE {} {options}", quote_ident(&name)))
             .execute(&mut admin)
             .await
-            .unwrap_or_else(|e| panic!("cannot create {name}: {e}"));
+            .unwrap_or_else(|e| panic!("cannot create {name} {options}: {e}"));
         let url = with_database(&admin_url, &name)
             .unwrap_or_else(|e| panic!("bad TEST_DATABASE_URL: {e}"));
         Self {

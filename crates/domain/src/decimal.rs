@@ -80,29 +80,26 @@ mod tests {
     }
 
     #[test]
-    fn numbers_keep_every_digit() {
-        assert_eq!(exact("9.125"), "9.125");
-        assert_eq!(exact("7.75"), "7.75");
-        assert_eq!(exact("0.1"), "0.1");
-        assert_eq!(
-            exact("123456789012345678901234.5"),
-            "123456789012345678901234.5"
-        );
-        assert_eq!(
-            exact("0.123456789012345678901234567"),
-            "0.123456789012345678901234567"
-        );
-        assert_eq!(exact("9007199254740993"), "9007199254740993");
-    }
-
-    #[test]
-    fn integral_values_are_written_as_integers() {
-        assert_eq!(exact("100.0"), "100");
-        assert_eq!(exact("100"), "100");
-        assert_eq!(exact("1.5e3"), "1500");
-        assert_eq!(exact("1E2"), "100");
-        assert_eq!(exact("-0.0"), "0");
-        assert_eq!(exact("12.50"), "12.5");
+    fn numbers_keep_every_digit_and_integral_values_are_written_as_integers() {
+        for (number, expected) in [
+            ("9.125", "9.125"),
+            ("7.75", "7.75"),
+            ("0.1", "0.1"),
+            ("123456789012345678901234.5", "123456789012345678901234.5"),
+            (
+                "0.123456789012345678901234567",
+                "0.123456789012345678901234567",
+            ),
+            ("9007199254740993", "9007199254740993"),
+            ("100.0", "100"),
+            ("100", "100"),
+            ("1.5e3", "1500"),
+            ("1E2", "100"),
+            ("-0.0", "0"),
+            ("12.50", "12.5"),
+        ] {
+            assert_eq!(exact(number), expected, "{number}");
+        }
     }
 
     #[test]

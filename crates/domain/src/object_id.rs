@@ -2,7 +2,6 @@
 //! document store; they are compared, never decoded. Either case is accepted and the id is
 //! kept in lower case so that lookups match however the app spelled it.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -15,10 +14,6 @@ pub struct ObjectId(String);
 
 impl ObjectId {
     pub const LEN: usize = 24;
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 
     /// True when `s` is exactly 24 ASCII hex digits.
     pub fn is_valid(s: &str) -> bool {
@@ -39,24 +34,7 @@ impl FromStr for ObjectId {
     }
 }
 
-impl TryFrom<String> for ObjectId {
-    type Error = ParseError;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        value.parse()
-    }
-}
-
-impl From<ObjectId> for String {
-    fn from(id: ObjectId) -> String {
-        id.0
-    }
-}
-
-impl fmt::Display for ObjectId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+checked_text!(ObjectId);
 
 #[cfg(test)]
 mod tests {

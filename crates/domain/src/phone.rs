@@ -1,6 +1,5 @@
 //! A phone number as the accounts hold it: a leading `+` and then digits only.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -12,10 +11,6 @@ use crate::ParseError;
 pub struct Phone(String);
 
 impl Phone {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
     /// The spec compares a sent phone to the stored one "with whitespace removed";
     /// this is that normal form, without any other rewriting.
     pub fn strip_whitespace(raw: &str) -> String {
@@ -39,24 +34,7 @@ impl FromStr for Phone {
     }
 }
 
-impl TryFrom<String> for Phone {
-    type Error = ParseError;
-    fn try_from(value: String) -> Result<Self, Self::Error> {
-        value.parse()
-    }
-}
-
-impl From<Phone> for String {
-    fn from(p: Phone) -> String {
-        p.0
-    }
-}
-
-impl fmt::Display for Phone {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+checked_text!(Phone);
 
 #[cfg(test)]
 mod tests {

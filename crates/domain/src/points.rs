@@ -141,29 +141,28 @@ mod tests {
     }
 
     #[test]
-    fn text_drops_trailing_zeros_and_dot() {
-        assert_eq!(text("500.5000"), "500.5");
-        assert_eq!(text("100.0"), "100");
-        assert_eq!(text("100"), "100");
-        assert_eq!(text("1200"), "1200");
-        assert_eq!(text("0"), "0");
-        assert_eq!(text("0.0000"), "0");
-    }
-
-    #[test]
-    fn text_rounds_half_away_from_zero_to_four_decimals() {
-        assert_eq!(text("1.23455"), "1.2346");
-        assert_eq!(text("1.23454"), "1.2345");
-        assert_eq!(text("-1.23455"), "-1.2346");
-        assert_eq!(text("0.00005"), "0.0001");
-        assert_eq!(text("-0.00004"), "0");
-        assert_eq!(text("9.99995"), "10");
-    }
-
-    #[test]
-    fn large_values_stay_plain() {
-        assert_eq!(text("100000000000000000000"), "100000000000000000000");
-        assert_eq!(text("-250"), "-250");
+    fn text_rounds_half_away_from_zero_to_four_decimals_and_stays_plain() {
+        for (value, expected) in [
+            // Trailing zeros and a trailing dot go.
+            ("500.5000", "500.5"),
+            ("100.0", "100"),
+            ("100", "100"),
+            ("1200", "1200"),
+            ("0", "0"),
+            ("0.0000", "0"),
+            // Half away from zero, at the fifth decimal.
+            ("1.23455", "1.2346"),
+            ("1.23454", "1.2345"),
+            ("-1.23455", "-1.2346"),
+            ("0.00005", "0.0001"),
+            ("-0.00004", "0"),
+            ("9.99995", "10"),
+            // Large values without an exponent.
+            ("100000000000000000000", "100000000000000000000"),
+            ("-250", "-250"),
+        ] {
+            assert_eq!(text(value), expected, "{value}");
+        }
     }
 
     #[test]

@@ -101,6 +101,16 @@ macro_rules! schema_is_body {
     };
 }
 
+/// The message of a 500 in the envelopes that show it (A and C): the raw error text outside
+/// production, `Internal server error` in it.
+fn shown_internal(raw: &str) -> String {
+    if internals_shown() {
+        raw.to_owned()
+    } else {
+        INTERNAL_MESSAGE.to_owned()
+    }
+}
+
 fn json_response<T: Serialize>(status: StatusCode, body: &T) -> HttpResponse {
     HttpResponse::build(status).json(body)
 }
@@ -134,11 +144,7 @@ impl ErrorA {
     /// 500: the raw error text outside production, `Internal server error` in it.
     pub fn internal(error: impl fmt::Display) -> Self {
         let raw = error.to_string();
-        let message = if internals_shown() {
-            raw.clone()
-        } else {
-            INTERNAL_MESSAGE.to_owned()
-        };
+        let message = shown_internal(&raw);
         Self {
             raw: Some(raw),
             ..Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
@@ -293,13 +299,8 @@ impl ErrorC {
     /// 500: the raw error text outside production, `Internal server error` in it.
     pub fn internal(error: impl fmt::Display) -> Self {
         let raw = error.to_string();
-        let message = if internals_shown() {
-            raw.clone()
-        } else {
-            INTERNAL_MESSAGE.to_owned()
-        };
         Self {
-            message,
+            message: shown_internal(&raw),
             status: StatusCode::INTERNAL_SERVER_ERROR,
             raw: Some(raw),
         }

@@ -1,8 +1,26 @@
-//! The subcommands every service binary has.
+//! A service binary's command line: the subcommands every service has, and the reading of
+//! the line itself.
 
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Args, FromArgMatches, Subcommand};
+
+/// The subcommand on a binary's command line; `None` when none was given (serve). `C` is
+/// [`Command`], or the service's own enum that flattens it. `command` is the binary's
+/// `clap::command!()`: its name, version and description (`--help`) from its Cargo.toml.
+/// A bad line prints clap's message and exits, as clap does.
+pub fn parse<C: Subcommand>(command: clap::Command) -> Option<C> {
+    let matches = Line::<C>::augment_args(command).get_matches();
+    Line::<C>::from_arg_matches(&matches)
+        .unwrap_or_else(|e| e.exit())
+        .command
+}
+
+#[derive(Args)]
+struct Line<C: Subcommand> {
+    #[command(subcommand)]
+    command: Option<C>,
+}
 
 #[derive(Debug, Clone, Subcommand, Default)]
 pub enum Command {

@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
-use std::str::FromStr;
 use std::time::Duration;
 
 use telemetry::{LogFormat, TelemetryConfig};
@@ -60,17 +59,6 @@ impl AppEnv {
     }
 }
 
-impl FromStr for AppEnv {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "development" => Ok(Self::Development),
-            "production" => Ok(Self::Production),
-            other => Err(format!("expected development or production, got {other:?}")),
-        }
-    }
-}
-
 /// Reads variables and records what is wrong with them.
 pub struct Env {
     vars: HashMap<String, String>,
@@ -110,48 +98,63 @@ impl Env {
         }
     }
 
-    /// A value read by `parse`, or `default` when unset. `parse` explains what it expected.
+    /// A value read by `parse`, or `default` when unset or invalid. `parse` explains what it
+    /// expected.
     pub fn parse_or<T>(
         &mut self,
         name: &str,
         default: T,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> T {
-        self.parse_shown_or(name, default, parse, true)
+        self.read(name, parse, true).unwrap_or(default)
     }
 
-    /// [`Env::parse_or`] for a secret value: an invalid one is not repeated in the error,
-    /// which goes to the log.
-    pub fn secret_parse_or<T>(
+    /// A secret value read by `parse`, or `None` when unset or invalid; an invalid one is not
+    /// repeated in the error, which goes to the log.
+    pub fn secret_parse<T>(
         &mut self,
         name: &str,
-        default: T,
         parse: impl Fn(&str) -> Result<T, String>,
-    ) -> T {
-        self.parse_shown_or(name, default, parse, false)
+    ) -> Option<T> {
+        self.read(name, parse, false)
     }
 
-    fn parse_shown_or<T>(
+    fn read<T>(
         &mut self,
         name: &str,
-        default: T,
         parse: impl Fn(&str) -> Result<T, String>,
         show: bool,
-    ) -> T {
-        match self.optional(name) {
-            None => default,
-            Some(raw) => match parse(&raw) {
-                Ok(value) => value,
-                Err(expected) => {
-                    self.errors.push(if show {
-                        format!("{name}={raw:?} is invalid: {expected}")
-                    } else {
-                        format!("{name} is invalid: {expected}")
-                    });
-                    default
-                }
-            },
-        }
+    ) -> Option<T> {
+        let raw = self.optional(name)?;
+        parse(&raw)
+            .map_err(|expected| {
+                self.errors.push(if show {
+                    format!("{name}={raw:?} is invalid: {expected}")
+                } else {
+                    format!("{name} is invalid: {expected}")
+                })
+            })
+            .ok()
+    }
+
+    /// One of `choices`, by its name, or `default` when unset.
+    pub fn one_of<T: Copy>(&mut self, name: &str, default: T, choices: &[(&str, T)]) -> T {
+        self.parse_or(name, default, |raw| {
+            choices
+                .iter()
+                .find(|(choice, _)| *choice == raw)
+                .map(|(_, value)| *value)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = choices.iter().map(|(choice, _)| *choice).collect();
+                    let expected = match names.split_last() {
+                        Some((last, rest)) if !rest.is_empty() => {
+                            format!("{} or {last}", rest.join(", "))
+                        }
+                        _ => names.concat(),
+                    };
+                    format!("expected {expected}, got {raw:?}")
+                })
+        })
     }
 
     /// An integer in `range`, or `default` when unset.
@@ -321,7 +324,14 @@ impl CommonConfig {
     /// `APP_ENV`, `BIND_ADDR`, `HTTP_WORKERS`, the [`HttpLimits`] variables, `RUST_LOG`,
     /// `LOG_FORMAT`, `OTEL_EXPORTER_OTLP_ENDPOINT`.
     pub fn from_env(env: &mut Env, service_name: &'static str, default_port: u16) -> Self {
-        let app_env = env.parse_or("APP_ENV", AppEnv::Production, |s| s.parse());
+        let app_env = env.one_of(
+            "APP_ENV",
+            AppEnv::Production,
+            &[
+                ("development", AppEnv::Development),
+                ("production", AppEnv::Production),
+            ],
+        );
         let default_addr = SocketAddr::from(([127, 0, 0, 1], default_port));
         let bind_addr = env.parse_or("BIND_ADDR", default_addr, |s| {
             s.parse()
@@ -332,7 +342,11 @@ impl CommonConfig {
             .unwrap_or(2) as u64;
         let workers = env.int_or("HTTP_WORKERS", cpus, 1..=256) as usize;
         let http = HttpLimits::from_env(env);
-        let log_format = env.parse_or("LOG_FORMAT", LogFormat::Json, |s| s.parse());
+        let log_format = env.one_of(
+            "LOG_FORMAT",
+            LogFormat::Json,
+            &[("json", LogFormat::Json), ("pretty", LogFormat::Pretty)],
+        );
         let log_filter = env
             .optional("RUST_LOG")
             .unwrap_or_else(|| "info".to_owned());
@@ -451,11 +465,22 @@ mod tests {
     }
 
     #[test]
+    fn a_choice_is_read_by_its_name_and_a_wrong_one_lists_the_names() {
+        let choices = [("a", 1), ("b", 2), ("c", 3)];
+        let mut e = env(&[("PICK", "b"), ("WRONG", "d")]);
+        assert_eq!(e.one_of("PICK", 0, &choices), 2);
+        assert_eq!(e.one_of("UNSET", 0, &choices), 0);
+        assert_eq!(e.one_of("WRONG", 0, &choices), 0);
+        assert_eq!(
+            e.finish(()).unwrap_err().to_string(),
+            "WRONG=\"d\" is invalid: expected a, b or c, got \"d\""
+        );
+    }
+
+    #[test]
     fn an_invalid_secret_value_is_not_repeated() {
         let mut e = env(&[("CODE", "12a4")]);
-        let parsed = e.secret_parse_or("CODE", None, |_| {
-            Err::<Option<u8>, _>("expected 4 digits".into())
-        });
+        let parsed = e.secret_parse("CODE", |_| Err::<u8, _>("expected 4 digits".into()));
         assert_eq!(parsed, None);
         assert_eq!(
             e.finish(()).unwrap_err().to_string(),

@@ -23,6 +23,7 @@ pub mod run;
 pub mod seed;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod token_schemes;
 
 pub use app::{AppSettings, app};
 pub use cli::Command;
@@ -30,7 +31,7 @@ pub use client_ip::client_ip;
 pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};
 pub use routes::{Route, Routes, scope};
 pub use run::{
-    Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server, http_server_with,
-    serve, spawn_local, start,
+    Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server_with, serve,
+    spawn_local, start,
 };
 pub use seed::{Rejected, Row, SeedReport};

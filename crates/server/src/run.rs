@@ -11,7 +11,6 @@ use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::KeepAlive;
 use actix_web::{App, Error, HttpServer};
 use diesel_async::{AsyncConnection, AsyncPgConnection};
-use futures_util::future::BoxFuture;
 
 use crate::AppSettings;
 use crate::config::{CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits};
@@ -23,31 +22,8 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
 /// is given and reports one line per section for the log and every row it refused (a
 /// refused row is skipped, never the file: `crate::seed`). An error ends the load and
 /// nothing is written.
-pub type SeedFn = for<'c> fn(
-    &'c mut AsyncPgConnection,
-    &'c serde_json::Value,
-) -> BoxFuture<'c, anyhow::Result<crate::SeedReport>>;
-
-/// Builds the HTTP server for `factory` on an already bound listener (tests bind port 0),
-/// with the default [`HttpLimits`]; see [`http_server_with`].
-pub fn http_server<F, T, B>(
-    listener: TcpListener,
-    workers: usize,
-    factory: F,
-) -> std::io::Result<Server>
-where
-    F: Fn() -> App<T> + Send + Clone + 'static,
-    T: ServiceFactory<
-            ServiceRequest,
-            Config = (),
-            Response = ServiceResponse<B>,
-            Error = Error,
-            InitError = (),
-        > + 'static,
-    B: MessageBody + 'static,
-{
-    http_server_with(listener, workers, HttpLimits::default(), factory)
-}
+pub type SeedFn =
+    for<'c> fn(&'c mut AsyncPgConnection, &'c serde_json::Value) -> crate::seed::SeedFuture<'c>;
 
 /// Builds the HTTP server for `factory` on an already bound listener, with `limits` on its
 /// connections. The returned server runs until SIGTERM or SIGINT; on SIGTERM (what
@@ -157,6 +133,25 @@ pub struct ServiceApp {
     pub openapi: utoipa::openapi::OpenApi,
 }
 
+impl ServiceApp {
+    /// The service `name` answering in `envelope`, its `routes`, and its document: `base`
+    /// (title, description, tags, security schemes) with the routes' operations
+    /// ([`crate::Routes::openapi`]).
+    pub fn new(
+        name: &'static str,
+        envelope: envelope::Envelope,
+        routes: &'static crate::Routes,
+        base: utoipa::openapi::OpenApi,
+    ) -> Self {
+        Self {
+            name,
+            envelope,
+            routes,
+            openapi: routes.openapi(base, envelope),
+        }
+    }
+}
+
 /// A service's server: the shared app ([`crate::app`]) with `service`'s routes and the data
 /// `data` registers (called once per worker), on `listener`, with `pool` behind `/readyz`.
 pub fn serve<F>(
@@ -205,7 +200,12 @@ where
 {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let base = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(http_server(listener, 2, factory)?);
+    tokio::spawn(http_server_with(
+        listener,
+        2,
+        HttpLimits::default(),
+        factory,
+    )?);
     Ok(base)
 }
 
@@ -217,6 +217,14 @@ pub struct Binary {
 }
 
 impl Binary {
+    pub const fn new(name: &'static str, default_port: u16, migrations: db::Migrations) -> Self {
+        Self {
+            name,
+            default_port,
+            migrations,
+        }
+    }
+
     /// Runs one of the common subcommands; `load` and `build` serve, `seed` loads fixtures.
     pub fn run<C, E: Display>(
         &self,

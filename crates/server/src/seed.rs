@@ -5,13 +5,18 @@
 
 use std::fmt;
 
+use diesel::QueryResult;
 use diesel::result::Error as DbError;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// Exit code of `seed` when the valid rows were loaded and some rows were rejected.
 pub const EXIT_ROWS_REJECTED: u8 = 3;
+
+/// What a service's fixture loader returns (`crate::SeedFn`).
+pub type SeedFuture<'c> = BoxFuture<'c, anyhow::Result<SeedReport>>;
 
 /// What a loader did: one line per section for the log, and the rows it refused.
 #[derive(Debug, Default)]
@@ -150,34 +155,50 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// Opens the savepoint one row's writes go under (the loader runs in one transaction).
-pub async fn savepoint(conn: &mut AsyncPgConnection) -> Result<(), DbError> {
-    diesel::sql_query("SAVEPOINT seed_row")
-        .execute(conn)
-        .await
-        .map(drop)
+/// A rule serde cannot see that a row breaks: the field and why.
+pub type Broken = (&'static str, String);
+
+/// A list section of a fixture whose rows are upserted one by one ([`upsert_rows`]): its
+/// name, the key that names a row in the report, and the rule its rows must pass beyond
+/// their types.
+pub struct Section<T> {
+    name: &'static str,
+    id_key: &'static str,
+    check: fn(&T) -> Result<(), Broken>,
 }
 
-/// Closes the row's savepoint: its writes stay when they succeeded; a row the database
-/// refused (a constraint, a value out of range) is rolled back and reported, and the load
-/// goes on. Any other failure (the connection) ends the load.
-pub async fn settle<T>(
+impl<T> Section<T> {
+    pub const fn new(
+        name: &'static str,
+        id_key: &'static str,
+        check: fn(&T) -> Result<(), Broken>,
+    ) -> Self {
+        Self {
+            name,
+            id_key,
+            check,
+        }
+    }
+
+    /// A section whose rows have no rule beyond their types and the database's constraints.
+    pub const fn unchecked(name: &'static str, id_key: &'static str) -> Self {
+        Self::new(name, id_key, |_| Ok(()))
+    }
+}
+
+/// Writes one row in a savepoint of the loader's transaction (diesel-async nests a
+/// transaction as a savepoint): its writes stay when they succeed; a row the database
+/// refuses (a constraint, a value out of range) is rolled back and reported, and the load
+/// goes on (`None`). Any other failure (the connection) ends the load.
+pub async fn write<T: Send>(
     conn: &mut AsyncPgConnection,
     report: &mut SeedReport,
     at: &Row,
-    outcome: Result<T, DbError>,
+    write: impl for<'c> FnOnce(&'c mut AsyncPgConnection) -> BoxFuture<'c, QueryResult<T>> + Send,
 ) -> anyhow::Result<Option<T>> {
-    match outcome {
-        Ok(value) => {
-            diesel::sql_query("RELEASE SAVEPOINT seed_row")
-                .execute(conn)
-                .await?;
-            Ok(Some(value))
-        }
+    match conn.transaction(async |conn| write(conn).await).await {
+        Ok(value) => Ok(Some(value)),
         Err(DbError::DatabaseError(_, info)) => {
-            diesel::sql_query("ROLLBACK TO SAVEPOINT seed_row")
-                .execute(conn)
-                .await?;
             let why = match info.constraint_name() {
                 Some(constraint) => {
                     format!("refused by the database ({constraint}): {}", info.message())
@@ -190,6 +211,64 @@ pub async fn settle<T>(
         Err(other) => Err(other.into()),
     }
 }
+
+/// Loads a list section row by row: each row that reads as `T` and passes the section's
+/// check is written by `upsert` ([`write`]); the others are reported. The report gets one
+/// line, `name: N upserted` (`N of M` when some rows were refused).
+pub async fn upsert_rows<T: DeserializeOwned + Sync>(
+    conn: &mut AsyncPgConnection,
+    fixture: &Value,
+    report: &mut SeedReport,
+    section: Section<T>,
+    upsert: impl for<'c, 'r> Fn(&'c mut AsyncPgConnection, &'r T) -> BoxFuture<'c, QueryResult<usize>>
+    + Sync,
+) -> anyhow::Result<()> {
+    let Section {
+        name,
+        id_key,
+        check,
+    } = section;
+    let mut upserted = 0;
+    for (at, row) in &rows::<T>(fixture, name, id_key, report) {
+        if let Err((field, why)) = check(row) {
+            report.reject(at, Some(field), why);
+            continue;
+        }
+        let written = write(conn, report, at, |conn| upsert(conn, row)).await?;
+        upserted += usize::from(written.is_some());
+    }
+    let total = fixture
+        .get(name)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    report.line(if upserted == total {
+        format!("{name}: {upserted} upserted")
+    } else {
+        format!("{name}: {upserted} of {total} upserted")
+    });
+    Ok(())
+}
+
+/// `upsert!(conn, table, values, key, changes)`: `INSERT INTO table values ON CONFLICT
+/// (key) DO UPDATE SET changes` on `conn`, how a loader writes a row that has a key, so that
+/// a second load of the same fixture changes nothing. Expands to the statement's future
+/// (the `upsert` of [`upsert_rows`], the `write` of [`write`]).
+#[macro_export]
+macro_rules! upsert {
+    ($conn:expr, $table:expr, $values:expr, $key:expr, $changes:expr $(,)?) => {
+        $crate::seed::diesel_async::RunQueryDsl::execute(
+            $crate::seed::diesel::insert_into($table)
+                .values($values)
+                .on_conflict($key)
+                .do_update()
+                .set($changes),
+            $conn,
+        )
+    };
+}
+
+#[doc(hidden)]
+pub use {diesel, diesel_async};
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix_web::{HttpResponse, web};
 use db::testing::TestDatabase;
 use envelope::Envelope;
-use server::AppSettings;
+use server::{AppSettings, HttpLimits};
 
 struct TestApp {
     base: String,
@@ -40,7 +40,7 @@ async fn spawn(envelope: Envelope, pool: db::Pool, database: Option<TestDatabase
     let base = format!("http://{}", listener.local_addr().unwrap());
     let slow_started = web::Data::new(tokio::sync::Notify::new());
     let started = slow_started.clone();
-    let server = server::http_server(listener, 1, move || {
+    let server = server::http_server_with(listener, 1, HttpLimits::default(), move || {
         server::app(settings.clone())
             .app_data(started.clone())
             .route("/slow", web::get().to(slow))

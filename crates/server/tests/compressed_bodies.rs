@@ -33,7 +33,7 @@ fn spawn() -> String {
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = server::http_server(listener, 1, move || {
+    let server = server::http_server_with(listener, 1, HttpLimits::default(), move || {
         server::app(settings.clone())
             .route(
                 "/echo",

@@ -15,6 +15,9 @@ use reqwest_tracing::TracingMiddleware;
 
 pub type HttpClient = ClientWithMiddleware;
 
+/// What a call through an [`HttpClient`] fails with.
+pub type CallError = reqwest_middleware::Error;
+
 /// One pooled client per upstream; `timeout` bounds each whole call.
 ///
 /// A service builds one per actix worker (in its app factory), not one for the process:

@@ -20,17 +20,6 @@ pub enum LogFormat {
     Pretty,
 }
 
-impl std::str::FromStr for LogFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "json" => Ok(Self::Json),
-            "pretty" => Ok(Self::Pretty),
-            other => Err(format!("expected json or pretty, got {other:?}")),
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct TelemetryConfig {
     pub service_name: &'static str,

@@ -67,25 +67,23 @@ async fn resolve(req: &HttpRequest, kind: Kind) -> Result<Profile, AuthError> {
     active(profile)
 }
 
-impl FromRequest for PrimaryCaller {
-    type Error = AuthError;
-    type Future = LocalBoxFuture<'static, Result<Self, AuthError>>;
+/// The extractor of a caller of one kind of token: `$extractor(Profile)` from [`resolve`].
+macro_rules! caller_extractor {
+    ($extractor:ident, $kind:expr) => {
+        impl FromRequest for $extractor {
+            type Error = AuthError;
+            type Future = LocalBoxFuture<'static, Result<Self, AuthError>>;
 
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        Box::pin(async move { resolve(&req, Kind::Primary).await.map(PrimaryCaller) })
-    }
+            fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+                let req = req.clone();
+                Box::pin(async move { resolve(&req, $kind).await.map($extractor) })
+            }
+        }
+    };
 }
 
-impl FromRequest for LegacyCaller {
-    type Error = AuthError;
-    type Future = LocalBoxFuture<'static, Result<Self, AuthError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        Box::pin(async move { resolve(&req, Kind::Legacy).await.map(LegacyCaller) })
-    }
-}
+caller_extractor!(PrimaryCaller, Kind::Primary);
+caller_extractor!(LegacyCaller, Kind::Legacy);
 
 /// The client a legacy token belongs to.
 pub async fn find_by_legacy_token(

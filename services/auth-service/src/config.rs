@@ -122,13 +122,15 @@ impl Config {
 fn otp_test_code(env: &mut Env, app_env: AppEnv) -> Option<Secret> {
     let production = app_env == AppEnv::Production;
     let default = (!production).then(|| DEVELOPMENT_TEST_CODE.to_owned());
-    let code = env.secret_parse_or("OTP_TEST_CODE", default, |s| {
-        if s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) {
-            Ok(Some(s.to_owned()))
-        } else {
-            Err("expected 4 digits".to_owned())
-        }
-    });
+    let code = env
+        .secret_parse("OTP_TEST_CODE", |s| {
+            if s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) {
+                Ok(s.to_owned())
+            } else {
+                Err("expected 4 digits".to_owned())
+            }
+        })
+        .or(default);
     if production && code.as_deref() == Some(DEVELOPMENT_TEST_CODE) {
         env.error(format!(
             "OTP_TEST_CODE={DEVELOPMENT_TEST_CODE} is the public development code and is refused in production: \

@@ -70,26 +70,7 @@ impl AuthError {
     }
 }
 
-impl From<db::Failure> for AuthError {
-    fn from(failure: db::Failure) -> Self {
-        match failure {
-            db::Failure::Busy(raw) => Self::Busy(raw),
-            db::Failure::Broken(raw) => Self::Internal(raw),
-        }
-    }
-}
-
-impl From<diesel::result::Error> for AuthError {
-    fn from(e: diesel::result::Error) -> Self {
-        db::Failure::from(e).into()
-    }
-}
-
-impl From<db::PoolError> for AuthError {
-    fn from(e: db::PoolError) -> Self {
-        db::Failure::from(e).into()
-    }
-}
+db::from_failure!(AuthError);
 
 impl AuthError {
     fn status(&self) -> StatusCode {

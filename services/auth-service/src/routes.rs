@@ -3,9 +3,11 @@
 
 use std::sync::LazyLock;
 
-use server::{Routes, route, scope};
+use server::token_schemes::BearerScheme;
+use server::{Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
+use crate::SERVICE;
 use crate::handlers::{address_book, device, internal, otp, profile, tokens};
 
 #[derive(OpenApi)]
@@ -15,28 +17,20 @@ use crate::handlers::{address_book, device, internal, otp, profile, tokens};
         description = "Client accounts: OTP login, tokens, profile, push setting, devices, address book. \
                        Errors use envelope A: {status, message, stack?} (stack outside production only)."
     ),
-    modifiers(&Security),
+    modifiers(&PRIMARY, &LEGACY),
 )]
 struct ApiDoc;
 
-/// The two bearer tokens.
-struct Security;
-
-impl utoipa::Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-        let components = openapi.components.get_or_insert_with(Default::default);
-        let mut primary = Http::new(HttpAuthScheme::Bearer);
-        primary.bearer_format = Some("JWT".into());
-        primary.description =
-            Some("The primary token: a JWT from verify-otp or exchange-token.".into());
-        components.add_security_scheme("primary", SecurityScheme::Http(primary));
-        let mut legacy = Http::new(HttpAuthScheme::Bearer);
-        legacy.description =
-            Some("A legacy token: opaque, from the legacy system or exchange-token.".into());
-        components.add_security_scheme("legacy", SecurityScheme::Http(legacy));
-    }
-}
+/// The primary token.
+const PRIMARY: BearerScheme = BearerScheme::jwt(
+    "primary",
+    "The primary token: a JWT from verify-otp or exchange-token.",
+);
+/// The legacy token.
+const LEGACY: BearerScheme = BearerScheme::opaque(
+    "legacy",
+    "A legacy token: opaque, from the legacy system or exchange-token.",
+);
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([
@@ -73,6 +67,7 @@ pub fn routes() -> &'static Routes {
     &ROUTES
 }
 
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    ROUTES.openapi(ApiDoc::openapi(), envelope::Envelope::A)
+/// The service as the shared app serves it: its routes and the document built from them.
+pub fn app() -> ServiceApp {
+    ServiceApp::new(SERVICE, envelope::Envelope::A, &ROUTES, ApiDoc::openapi())
 }

@@ -4,12 +4,11 @@
 
 use chrono::NaiveDate;
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use futures_util::future::BoxFuture;
+use diesel_async::AsyncPgConnection;
 use serde::Deserialize;
 use serde_json::Value;
 use server::SeedReport;
-use server::seed::{rows, savepoint, settle};
+use server::seed::{Broken, Section, SeedFuture, upsert_rows};
 
 use crate::db::schema::{clients, legacy_tokens};
 use crate::tokens;
@@ -45,59 +44,43 @@ struct LegacyTokenRow {
     token: String,
 }
 
+const CLIENTS: Section<ClientRow> = Section::new("clients", "client_id", check_client);
+const LEGACY_TOKENS: Section<LegacyTokenRow> =
+    Section::new("legacy_tokens", "client_id", check_token);
+
 /// Loads the sections inside the caller's transaction.
-pub fn load<'c>(
-    conn: &'c mut AsyncPgConnection,
-    fixture: &'c Value,
-) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
+pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFuture<'c> {
     Box::pin(async move {
         let mut report = SeedReport::default();
-        let mut clients_loaded = 0;
-        for (at, client) in &rows::<ClientRow>(fixture, "clients", "client_id", &mut report) {
-            if let Err((field, why)) = check_client(client) {
-                report.reject(at, Some(field), why);
-                continue;
-            }
-            savepoint(conn).await?;
-            let outcome = diesel::insert_into(clients::table)
-                .values(client)
-                .on_conflict(clients::client_id)
-                .do_update()
-                .set((client, clients::updated_at.eq(diesel::dsl::now)))
-                .execute(conn)
-                .await;
-            clients_loaded += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
-        }
-        let mut tokens_loaded = 0;
-        for (at, row) in &rows::<LegacyTokenRow>(fixture, "legacy_tokens", "client_id", &mut report)
-        {
-            if row.token.is_empty() {
-                report.reject(at, Some("token"), "must not be empty");
-                continue;
-            }
-            let hash = tokens::legacy_hash(&row.token);
-            savepoint(conn).await?;
-            let outcome = diesel::insert_into(legacy_tokens::table)
-                .values((
-                    legacy_tokens::token_hash.eq(&hash),
-                    legacy_tokens::client_id.eq(row.client_id),
-                    legacy_tokens::source.eq("legacy"),
-                ))
-                .on_conflict(legacy_tokens::token_hash)
-                .do_update()
-                .set(legacy_tokens::client_id.eq(row.client_id))
-                .execute(conn)
-                .await;
-            tokens_loaded += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
-        }
-        report.line(format!("clients: {clients_loaded} upserted"));
-        report.line(format!("legacy_tokens: {tokens_loaded} upserted"));
+        upsert_rows(conn, fixture, &mut report, CLIENTS, |conn, client| {
+            let changes = (client, clients::updated_at.eq(diesel::dsl::now));
+            server::upsert!(conn, clients::table, client, clients::client_id, changes)
+        })
+        .await?;
+        upsert_rows(conn, fixture, &mut report, LEGACY_TOKENS, |conn, row| {
+            let values = (
+                legacy_tokens::token_hash.eq(tokens::legacy_hash(&row.token)),
+                legacy_tokens::client_id.eq(row.client_id),
+                legacy_tokens::source.eq("legacy"),
+            );
+            let changes = legacy_tokens::client_id.eq(row.client_id);
+            let key = legacy_tokens::token_hash;
+            server::upsert!(conn, legacy_tokens::table, values, key, changes)
+        })
+        .await?;
         Ok(report)
     })
 }
 
+fn check_token(row: &LegacyTokenRow) -> Result<(), Broken> {
+    if row.token.is_empty() {
+        return Err(("token", "must not be empty".to_owned()));
+    }
+    Ok(())
+}
+
 /// The checks that give a clearer message than the database's constraint names.
-fn check_client(client: &ClientRow) -> Result<(), (&'static str, String)> {
+fn check_client(client: &ClientRow) -> Result<(), Broken> {
     domain::ClientId::new(client.client_id).map_err(|e| ("client_id", e.to_string()))?;
     let phone: domain::Phone = client
         .contact_phone

@@ -6,15 +6,14 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::web;
-use envelope::Envelope;
-use server::{ServiceApp, StartError};
+use server::StartError;
 
 use crate::config::{Config, SmsConfig};
 use crate::otp::OtpSettings;
+use crate::routes;
 use crate::sms::{HttpSms, LogSms, SmsProvider};
 use crate::state::AppState;
 use crate::tokens::TokenKeys;
-use crate::{SERVICE, routes};
 
 /// Added to the SMS timeout for how long an unconfirmed code blocks a new send: the commit
 /// before the send and the confirmation after it.
@@ -51,13 +50,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         internal_token: config.internal_token.clone(),
         trust_forwarded_for: config.trust_forwarded_for,
     });
-    let service = ServiceApp {
-        name: SERVICE,
-        envelope: Envelope::A,
-        routes: routes::routes(),
-        openapi: routes::openapi(),
-    };
-    server::serve(listener, &config.common, pool, service, move |cfg| {
+    server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(state.clone());
     })
 }

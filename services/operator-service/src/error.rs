@@ -60,26 +60,7 @@ pub enum OpError {
     Internal(String),
 }
 
-impl From<db::Failure> for OpError {
-    fn from(failure: db::Failure) -> Self {
-        match failure {
-            db::Failure::Busy(raw) => Self::Busy(raw),
-            db::Failure::Broken(raw) => Self::Internal(raw),
-        }
-    }
-}
-
-impl From<diesel::result::Error> for OpError {
-    fn from(e: diesel::result::Error) -> Self {
-        db::Failure::from(e).into()
-    }
-}
-
-impl From<db::PoolError> for OpError {
-    fn from(e: db::PoolError) -> Self {
-        db::Failure::from(e).into()
-    }
-}
+db::from_failure!(OpError);
 
 impl ResponseError for OpError {
     fn status_code(&self) -> StatusCode {

@@ -5,6 +5,8 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 use serde_json::Value;
 
+use catalog_db::ServiceRow;
+
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
 use crate::query::{ListPage, ListQuery, Params};
@@ -50,7 +52,7 @@ pub async fn list(
     let mut conn = state.pool.get().await?;
     let (rows, meta) = services::list(&mut conn, &query, true).await?;
     Ok(HttpResponse::Ok().json(ListPage {
-        data: rows.iter().map(services::ServiceRow::view).collect(),
+        data: rows.iter().map(ServiceView::from).collect(),
         meta,
     }))
 }
@@ -71,7 +73,7 @@ pub async fn all(
     let (rows, _) = services::list(&mut conn, &query, false).await?;
     Ok(HttpResponse::Ok().json(
         rows.iter()
-            .map(services::ServiceRow::view_without_hierarchy)
+            .map(ServiceView::without_hierarchy)
             .collect::<Vec<_>>(),
     ))
 }
@@ -90,10 +92,10 @@ pub async fn detail(
 ) -> Result<HttpResponse, OpError> {
     let id = service_id(&path)?;
     let mut conn = state.pool.get().await?;
-    let row = services::find(&mut conn, id)
+    let row = ServiceRow::find(&mut conn, id)
         .await?
         .ok_or(OpError::NotFound)?;
-    Ok(HttpResponse::Ok().json(row.view()))
+    Ok(HttpResponse::Ok().json(ServiceView::from(&row)))
 }
 
 #[utoipa::path(post, path = "/services", tag = "services", security(("operator" = ["super_admin", "admin"])),
@@ -111,7 +113,7 @@ pub async fn create(
     let fields = body::fields(&json_body(&raw), true).map_err(OpError::BadRequest)?;
     let mut conn = state.pool.get().await?;
     let created = services::create(&mut conn, &operator, fields).await?;
-    Ok(HttpResponse::Created().json(created.view()))
+    Ok(HttpResponse::Created().json(ServiceView::from(&created)))
 }
 
 #[utoipa::path(patch, path = "/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin"])),
@@ -133,7 +135,7 @@ pub async fn update(
     let fields = body::fields(&json_body(&raw), false).map_err(OpError::BadRequest)?;
     let mut conn = state.pool.get().await?;
     let updated = services::update(&mut conn, &operator, id, fields).await?;
-    Ok(HttpResponse::Ok().json(updated.view()))
+    Ok(HttpResponse::Ok().json(ServiceView::from(&updated)))
 }
 
 /// The candidates: the 404 for an unknown service and the 400 for a non-parent come before
@@ -154,7 +156,7 @@ pub async fn candidates(
     operator.require_admin()?;
     let id = service_id(&path)?;
     let mut conn = state.pool.get().await?;
-    let parent = services::find(&mut conn, id)
+    let parent = ServiceRow::find(&mut conn, id)
         .await?
         .ok_or(OpError::NotFound)?;
     if parent.hierarchy_role != "parent" {
@@ -173,7 +175,7 @@ pub async fn candidates(
         .iter()
         .map(|row| services::ServiceView {
             is_selected: Some(row.parent_id == Some(id)),
-            ..row.view()
+            ..ServiceView::from(row)
         })
         .collect();
     Ok(HttpResponse::Ok().json(ListPage { data, meta }))

@@ -1,17 +1,12 @@
+//! `operator-service`: the common subcommands (`server::Binary`) and `token`, which prints
+//! an operator token; `--help` says what the service is (its Cargo.toml description).
+
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Subcommand;
 use operator_service::auth::{OperatorKeys, Role};
 use operator_service::{DEFAULT_PORT, SERVICE, config::Config, seed, startup};
 use server::{Binary, Command};
-
-/// Services and their parent/child hierarchy for the admin panel.
-#[derive(Parser)]
-#[command(name = "operator-service", version)]
-struct Cli {
-    #[command(subcommand)]
-    command: Option<OperatorCommand>,
-}
 
 #[derive(Subcommand)]
 enum OperatorCommand {
@@ -31,17 +26,10 @@ enum OperatorCommand {
     },
 }
 
-const BINARY: Binary = Binary {
-    name: SERVICE,
-    default_port: DEFAULT_PORT,
-    migrations: catalog_db::MIGRATIONS,
-};
+const BINARY: Binary = Binary::new(SERVICE, DEFAULT_PORT, catalog_db::MIGRATIONS);
 
 fn main() -> ExitCode {
-    match Cli::parse()
-        .command
-        .unwrap_or(OperatorCommand::Common(Command::Serve))
-    {
+    match server::cli::parse(clap::command!()).unwrap_or(OperatorCommand::Common(Command::Serve)) {
         OperatorCommand::Common(command) => {
             BINARY.run(command, Config::from_env, startup::build, seed::load)
         }

@@ -3,9 +3,11 @@
 
 use std::sync::LazyLock;
 
-use server::{Routes, route, scope};
+use server::token_schemes::BearerScheme;
+use server::{Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
+use crate::SERVICE;
 use crate::handlers;
 
 #[derive(OpenApi)]
@@ -34,7 +36,7 @@ use crate::handlers;
                        at 100 and `page` at 1 000 000. Rows are ordered by `ordering`, then id."
     ),
     components(schemas(envelope::OperatorError)),
-    modifiers(&Security),
+    modifiers(&OPERATOR),
     tags(
         (name = "services", description = "Services and their place in the hierarchy."),
         (name = "children", description = "A parent's children: candidates, assign and unassign (admin, super_admin)."),
@@ -44,25 +46,12 @@ use crate::handlers;
 struct ApiDoc;
 
 /// The operator bearer token.
-struct Security;
-
-impl utoipa::Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-        let mut operator = Http::new(HttpAuthScheme::Bearer);
-        operator.bearer_format = Some("JWT".into());
-        operator.description = Some(
-            "An operator JWT: HS256 signed with OPERATOR_JWT_SECRET, claims `{sub, role, exp}`, role one of \
-             super_admin, admin, merchant_manager, store_manager, data_entry (`operator-service token --role R \
-             --sub N` prints one). The role names in an operation's security requirement are the roles it admits."
-                .into(),
-        );
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme("operator", SecurityScheme::Http(operator));
-    }
-}
+const OPERATOR: BearerScheme = BearerScheme::jwt(
+    "operator",
+    "An operator JWT: HS256 signed with OPERATOR_JWT_SECRET, claims `{sub, role, exp}`, role one of \
+     super_admin, admin, merchant_manager, store_manager, data_entry (`operator-service token --role R \
+     --sub N` prints one). The role names in an operation's security requirement are the roles it admits.",
+);
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([scope(
@@ -86,6 +75,12 @@ pub fn routes() -> &'static Routes {
     &ROUTES
 }
 
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    ROUTES.openapi(ApiDoc::openapi(), envelope::Envelope::Operator)
+/// The service as the shared app serves it: its routes and the document built from them.
+pub fn app() -> ServiceApp {
+    ServiceApp::new(
+        SERVICE,
+        envelope::Envelope::Operator,
+        &ROUTES,
+        ApiDoc::openapi(),
+    )
 }

@@ -3,11 +3,10 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 use server::SeedReport;
-use server::seed::{read, rows, savepoint, settle};
+use server::seed::{SeedFuture, read, rows, write};
 
 use catalog_db::schema::services;
 
@@ -54,10 +53,7 @@ fn default_type() -> String {
 /// Loads the section inside the caller's transaction. Rows go in first without parents and
 /// the parents are set in a second pass, so a child may come before its parent in the file.
 /// A bad row (or a parent the database refuses) is reported and skipped (`server::seed`).
-pub fn load<'c>(
-    conn: &'c mut AsyncPgConnection,
-    fixture: &'c Value,
-) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
+pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFuture<'c> {
     Box::pin(async move {
         let mut report = SeedReport::default();
         let rows = rows::<Service>(fixture, "services", "id", &mut report);
@@ -76,19 +72,12 @@ pub fn load<'c>(
         .await?;
         let mut loaded = Vec::new();
         for (at, service) in &rows {
-            savepoint(conn).await?;
-            let outcome = diesel::insert_into(services::table)
-                .values((service, services::parent_id.eq(None::<i64>)))
-                .on_conflict(services::id)
-                .do_update()
-                .set((
-                    service,
-                    services::parent_id.eq(None::<i64>),
-                    services::updated_at.eq(diesel::dsl::now),
-                ))
-                .execute(conn)
-                .await;
-            if settle(conn, &mut report, at, outcome).await?.is_some() {
+            let values = (service, services::parent_id.eq(None::<i64>));
+            let changes = (values, services::updated_at.eq(diesel::dsl::now));
+            let written = write(conn, &mut report, at, |conn| {
+                server::upsert!(conn, services::table, values, services::id, changes)
+            });
+            if written.await?.is_some() {
                 loaded.push(at.clone());
             }
         }
@@ -102,12 +91,12 @@ pub fn load<'c>(
                 }
             };
             if let Some(parent_id) = row.parent_id {
-                savepoint(conn).await?;
-                let outcome = diesel::update(services::table.find(row.id))
-                    .set(services::parent_id.eq(parent_id))
-                    .execute(conn)
-                    .await;
-                settle(conn, &mut report, at, outcome).await?;
+                write(conn, &mut report, at, |conn| {
+                    diesel::update(services::table.find(row.id))
+                        .set(services::parent_id.eq(parent_id))
+                        .execute(conn)
+                })
+                .await?;
             }
         }
         // Explicit ids do not move the identity sequence; move it past them so that the

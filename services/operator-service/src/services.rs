@@ -7,6 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use catalog_db::ServiceRow;
 use catalog_db::schema::services;
 
 use crate::audit::{self, Change};
@@ -14,29 +15,6 @@ use crate::auth::Operator;
 use crate::body::ServiceFields;
 use crate::error::OpError;
 use crate::query::{ListQuery, PageMeta};
-
-#[derive(Debug, Clone, Queryable, Selectable)]
-#[diesel(table_name = services)]
-pub struct ServiceRow {
-    pub id: i64,
-    pub title: String,
-    pub title_translated: String,
-    pub status: String,
-    pub logo: String,
-    pub logo_variants: Option<Value>,
-    pub ordering: i32,
-    pub hierarchy_role: String,
-    pub parent_id: Option<i64>,
-    pub image: Option<String>,
-    pub image_en: Option<String>,
-    pub thumbnail: Option<String>,
-    pub thumbnail_en: Option<String>,
-    pub url: Option<String>,
-    pub background_image_url: Option<String>,
-    pub service_type: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 /// A service in the operator API, in this key order. `hierarchyRole` and `parentId` are
 /// left out on the variant list only; `isSelected` is there on children candidates only.
@@ -90,44 +68,46 @@ pub struct ServiceView {
     pub updated_at: DateTime<Utc>,
 }
 
-impl ServiceRow {
-    pub fn view(&self) -> ServiceView {
+impl From<&ServiceRow> for ServiceView {
+    fn from(row: &ServiceRow) -> Self {
         ServiceView {
-            id: self.id,
-            title: self.title.clone(),
-            title_translated: self.title_translated.clone(),
-            status: self.status.clone(),
-            logo: self.logo.clone(),
-            logo_variants: self.logo_variants.clone(),
-            ordering: self.ordering,
-            hierarchy_role: Some(self.hierarchy_role.clone()),
-            parent_id: Some(self.parent_id.map(|p| p.to_string())),
+            id: row.id,
+            title: row.title.clone(),
+            title_translated: row.title_translated.clone(),
+            status: row.status.clone(),
+            logo: row.logo.clone(),
+            logo_variants: row.logo_variants.clone(),
+            ordering: row.ordering,
+            hierarchy_role: Some(row.hierarchy_role.clone()),
+            parent_id: Some(row.parent_id.map(|p| p.to_string())),
             is_selected: None,
-            image: self.image.clone(),
-            image_en: self.image_en.clone(),
-            thumbnail: self.thumbnail.clone(),
-            thumbnail_en: self.thumbnail_en.clone(),
-            url: self.url.clone(),
-            background_image_url: self.background_image_url.clone(),
-            service_type: self.service_type.clone(),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
+            image: row.image.clone(),
+            image_en: row.image_en.clone(),
+            thumbnail: row.thumbnail.clone(),
+            thumbnail_en: row.thumbnail_en.clone(),
+            url: row.url.clone(),
+            background_image_url: row.background_image_url.clone(),
+            service_type: row.service_type.clone(),
+            created_at: row.created_at,
+            updated_at: row.updated_at,
         }
     }
+}
 
+impl ServiceView {
     /// The variant list's rows: no `hierarchyRole`, no `parentId`.
-    pub fn view_without_hierarchy(&self) -> ServiceView {
+    pub fn without_hierarchy(row: &ServiceRow) -> Self {
         ServiceView {
             hierarchy_role: None,
             parent_id: None,
-            ..self.view()
+            ..ServiceView::from(row)
         }
     }
+}
 
-    /// What the audit trail keeps of a service's place in the hierarchy.
-    pub fn hierarchy(&self) -> Value {
-        serde_json::json!({"id": self.id, "hierarchyRole": self.hierarchy_role, "parentId": self.parent_id})
-    }
+/// What the audit trail keeps of a service's place in the hierarchy.
+pub fn hierarchy(row: &ServiceRow) -> Value {
+    serde_json::json!({"id": row.id, "hierarchyRole": row.hierarchy_role, "parentId": row.parent_id})
 }
 
 /// `%`, `_` and `\` match themselves in a search.
@@ -180,15 +160,6 @@ pub async fn list(
     Ok((rows, query.page.meta(total)))
 }
 
-pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<ServiceRow>> {
-    services::table
-        .find(id)
-        .select(ServiceRow::as_select())
-        .first(conn)
-        .await
-        .optional()
-}
-
 async fn lock(conn: &mut AsyncPgConnection, id: i64) -> Result<ServiceRow, OpError> {
     services::table
         .find(id)
@@ -226,7 +197,7 @@ pub async fn create(
             &[id],
             Change {
                 before: Value::Null,
-                after: created.hierarchy(),
+                after: hierarchy(&created),
             },
         )
         .await?;
@@ -264,8 +235,8 @@ pub async fn update(
         let mut ids = vec![id];
         ids.extend(released.iter().map(|r| r.id));
         let change = Change {
-            before: serde_json::json!({"service": before.hierarchy(), "releasedChildren": released.iter().map(|r| r.id).collect::<Vec<_>>()}),
-            after: after.hierarchy(),
+            before: serde_json::json!({"service": hierarchy(&before), "releasedChildren": released.iter().map(|r| r.id).collect::<Vec<_>>()}),
+            after: hierarchy(&after),
         };
         audit::record(conn, operator, "service.update", &ids, change).await?;
         Ok(after)

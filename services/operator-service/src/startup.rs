@@ -4,25 +4,18 @@ use std::net::TcpListener;
 
 use actix_web::dev::Server;
 use actix_web::web;
-use envelope::Envelope;
-use server::{ServiceApp, StartError};
+use server::StartError;
 
 use crate::auth::OperatorKeys;
 use crate::config::Config;
+use crate::routes;
 use crate::state::AppState;
-use crate::{SERVICE, routes};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     let state = web::Data::new(AppState { pool: pool.clone() });
     let keys = web::Data::new(OperatorKeys::new(config.jwt_secret.expose().as_bytes()));
-    let service = ServiceApp {
-        name: SERVICE,
-        envelope: Envelope::Operator,
-        routes: routes::routes(),
-        openapi: routes::openapi(),
-    };
-    server::serve(listener, &config.common, pool, service, move |cfg| {
+    server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(state.clone()).app_data(keys.clone());
     })
 }

@@ -57,26 +57,7 @@ pub enum OrderError {
     RelayTarget,
 }
 
-impl From<db::Failure> for OrderError {
-    fn from(failure: db::Failure) -> Self {
-        match failure {
-            db::Failure::Busy(raw) => Self::Busy(raw),
-            db::Failure::Broken(raw) => Self::Internal(raw),
-        }
-    }
-}
-
-impl From<diesel::result::Error> for OrderError {
-    fn from(e: diesel::result::Error) -> Self {
-        db::Failure::from(e).into()
-    }
-}
-
-impl From<db::PoolError> for OrderError {
-    fn from(e: db::PoolError) -> Self {
-        db::Failure::from(e).into()
-    }
-}
+db::from_failure!(OrderError);
 
 impl OrderError {
     fn status(&self) -> StatusCode {

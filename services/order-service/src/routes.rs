@@ -3,9 +3,11 @@
 
 use std::sync::LazyLock;
 
-use server::{Routes, route, scope};
+use server::token_schemes::BearerScheme;
+use server::{Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
+use crate::SERVICE;
 use crate::handlers::{gift_cards, point_rates, stores, system_categories};
 use crate::relayed_routes;
 
@@ -38,7 +40,7 @@ use crate::relayed_routes;
                        production and `Internal server error` in production."
     ),
     components(schemas(envelope::ErrorB, envelope::ErrorC)),
-    modifiers(&Security),
+    modifiers(&LEGACY),
     tags(
         (name = "relayed point routes", description = "Relayed to the point service unchanged; each with the point service's own answers and schemas."),
         (name = "earn rates", description = "Served by the order service; no token."),
@@ -51,26 +53,15 @@ struct ApiDoc;
 
 /// The legacy bearer token of the gift-card route (and of the relayed point routes, which
 /// the point service checks).
-struct Security;
+const LEGACY: BearerScheme = BearerScheme::opaque(
+    "legacy",
+    "A legacy token (dev): what the auth service's /api/v1/users accepts; a primary token gets 401 \
+     `Invalid or expired token`.",
+);
 
-impl utoipa::Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-        let mut legacy = Http::new(HttpAuthScheme::Bearer);
-        legacy.description = Some(
-            "A legacy token (dev): what the auth service's /api/v1/users accepts; a primary token gets 401 \
-             `Invalid or expired token`."
-                .into(),
-        );
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme("legacy", SecurityScheme::Http(legacy));
-    }
-}
-
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    ROUTES.openapi(ApiDoc::openapi(), envelope::Envelope::C)
+/// The service as the shared app serves it: its routes and the document built from them.
+pub fn app() -> ServiceApp {
+    ServiceApp::new(SERVICE, envelope::Envelope::C, &ROUTES, ApiDoc::openapi())
 }
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {

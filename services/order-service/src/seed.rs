@@ -5,11 +5,10 @@
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::Points;
-use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 use server::SeedReport;
-use server::seed::{rows, savepoint, settle};
+use server::seed::{Broken, Section, SeedFuture, upsert_rows};
 
 use catalog_db::schema::{banners, gift_card_codes, stores, system_configs};
 
@@ -56,7 +55,7 @@ impl GiftCardCode {
     /// A code and positive points; any number of decimals (the credit carries the exact
     /// decimal, `gift_cards::credit`; only the answer's text is rounded, as the spec's points
     /// text is).
-    fn check(&self) -> Result<(), (&'static str, String)> {
+    fn check(&self) -> Result<(), Broken> {
         if self.code.trim().is_empty() {
             return Err(("code", "must not be empty".to_owned()));
         }
@@ -68,11 +67,13 @@ impl GiftCardCode {
     }
 }
 
+const GIFT_CARD_CODES: Section<GiftCardCode> =
+    Section::new("gift_card_codes", "code", GiftCardCode::check);
+const STORES: Section<Store> = Section::unchecked("stores", "id");
+const BANNERS: Section<Banner> = Section::unchecked("banners", "id");
+
 /// Loads the sections inside the caller's transaction.
-pub fn load<'c>(
-    conn: &'c mut AsyncPgConnection,
-    fixture: &'c Value,
-) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
+pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFuture<'c> {
     Box::pin(async move {
         let mut report = SeedReport::default();
         match fixture.get("point_rates") {
@@ -107,67 +108,25 @@ pub fn load<'c>(
                 report.line(format!("point_rates: {shape}"));
             }
         }
-        let codes = rows::<GiftCardCode>(fixture, "gift_card_codes", "code", &mut report);
-        let mut upserted = 0;
-        for (at, code) in &codes {
-            if let Err((field, why)) = code.check() {
-                report.reject(at, Some(field), why);
-                continue;
-            }
+        upsert_rows(conn, fixture, &mut report, GIFT_CARD_CODES, |conn, code| {
             let values = (
                 gift_card_codes::code.eq(&code.code),
                 gift_card_codes::points.eq(code.points.as_decimal()),
                 gift_card_codes::active.eq(code.active),
             );
-            savepoint(conn).await?;
-            let outcome = diesel::insert_into(gift_card_codes::table)
-                .values(values)
-                .on_conflict(gift_card_codes::code)
-                .do_update()
-                .set(values)
-                .execute(conn)
-                .await;
-            upserted += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
-        }
-        report.line(counted("gift_card_codes", upserted, fixture));
-        let mut upserted = 0;
-        for (at, store) in &rows::<Store>(fixture, "stores", "id", &mut report) {
-            savepoint(conn).await?;
-            let outcome = diesel::insert_into(stores::table)
-                .values(store)
-                .on_conflict(stores::id)
-                .do_update()
-                .set((store, stores::updated_at.eq(diesel::dsl::now)))
-                .execute(conn)
-                .await;
-            upserted += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
-        }
-        report.line(counted("stores", upserted, fixture));
-        let mut upserted = 0;
-        for (at, banner) in &rows::<Banner>(fixture, "banners", "id", &mut report) {
-            savepoint(conn).await?;
-            let outcome = diesel::insert_into(banners::table)
-                .values(banner)
-                .on_conflict(banners::id)
-                .do_update()
-                .set(banner)
-                .execute(conn)
-                .await;
-            upserted += usize::from(settle(conn, &mut report, at, outcome).await?.is_some());
-        }
-        report.line(counted("banners", upserted, fixture));
+            let key = gift_card_codes::code;
+            server::upsert!(conn, gift_card_codes::table, values, key, values)
+        })
+        .await?;
+        upsert_rows(conn, fixture, &mut report, STORES, |conn, store| {
+            let changes = (store, stores::updated_at.eq(diesel::dsl::now));
+            server::upsert!(conn, stores::table, store, stores::id, changes)
+        })
+        .await?;
+        upsert_rows(conn, fixture, &mut report, BANNERS, |conn, banner| {
+            server::upsert!(conn, banners::table, banner, banners::id, banner)
+        })
+        .await?;
         Ok(report)
     })
-}
-
-fn counted(section: &'static str, upserted: usize, fixture: &Value) -> String {
-    let total = fixture
-        .get(section)
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    if upserted == total {
-        format!("{section}: {upserted} upserted")
-    } else {
-        format!("{section}: {upserted} of {total} upserted")
-    }
 }

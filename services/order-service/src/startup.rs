@@ -6,9 +6,8 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::web;
-use envelope::Envelope;
+use server::StartError;
 use server::caller::CallerLookup;
-use server::{ServiceApp, StartError};
 use tokio::signal;
 use tokio::sync::watch;
 
@@ -16,7 +15,7 @@ use crate::config::Config;
 use crate::nearest::BranchIndexes;
 use crate::relay::Upstream;
 use crate::state::{AppState, Credit, Relay};
-use crate::{SERVICE, gift_cards, routes, system_categories};
+use crate::{gift_cards, routes, system_categories};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
@@ -65,13 +64,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         config.gift_card_retry,
         stopped,
     ));
-    let service = ServiceApp {
-        name: SERVICE,
-        envelope: Envelope::C,
-        routes: routes::routes(),
-        openapi: routes::openapi(),
-    };
-    server::serve(listener, &config.common, pool, service, move |cfg| {
+    server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(web::Data::new(with_worker_clients(&state)));
     })
 }

@@ -9,28 +9,11 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
 
+use catalog_db::ServiceRow;
 use catalog_db::schema::services;
 
 /// How long a children list is served from memory.
 pub const CHILDREN_TTL: Duration = Duration::from_secs(30);
-
-#[derive(Debug, Clone, Queryable, Selectable)]
-#[diesel(table_name = services)]
-pub struct ServiceRow {
-    pub id: i64,
-    pub title: String,
-    pub title_translated: String,
-    pub status: String,
-    pub logo: String,
-    pub ordering: i32,
-    pub image: Option<String>,
-    pub image_en: Option<String>,
-    pub thumbnail: Option<String>,
-    pub thumbnail_en: Option<String>,
-    pub url: Option<String>,
-    pub background_image_url: Option<String>,
-    pub service_type: String,
-}
 
 /// The ten fields of a client service item, in order. No hierarchy field goes to clients.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
@@ -71,8 +54,9 @@ pub fn wants_english(language: Option<&str>) -> bool {
     language == Some("en-GB")
 }
 
-impl ServiceRow {
-    pub fn item(&self, english: bool) -> ServiceItem {
+impl ServiceItem {
+    /// The item of `row`, with the English artwork when `english` and there is some.
+    pub fn of(row: &ServiceRow, english: bool) -> Self {
         let pick = |arabic: &Option<String>, english_art: &Option<String>| {
             let english_art = english_art.as_deref().filter(|s| english && !s.is_empty());
             english_art
@@ -81,16 +65,16 @@ impl ServiceRow {
                 .to_owned()
         };
         ServiceItem {
-            id: self.id,
-            title: self.title.clone(),
-            title_translated: self.title_translated.clone(),
-            image: pick(&self.image, &self.image_en),
-            thumbnail: pick(&self.thumbnail, &self.thumbnail_en),
-            url: self.url.clone().unwrap_or_default(),
-            background_image_url: self.background_image_url.clone().unwrap_or_default(),
-            service_type: self.service_type.clone(),
-            status: self.status.clone(),
-            ordering: self.ordering,
+            id: row.id,
+            title: row.title.clone(),
+            title_translated: row.title_translated.clone(),
+            image: pick(&row.image, &row.image_en),
+            thumbnail: pick(&row.thumbnail, &row.thumbnail_en),
+            url: row.url.clone().unwrap_or_default(),
+            background_image_url: row.background_image_url.clone().unwrap_or_default(),
+            service_type: row.service_type.clone(),
+            status: row.status.clone(),
+            ordering: row.ordering,
         }
     }
 }
@@ -107,15 +91,6 @@ pub async fn home(conn: &mut AsyncPgConnection) -> QueryResult<Vec<ServiceRow>> 
         .select(ServiceRow::as_select())
         .load(conn)
         .await
-}
-
-pub async fn find(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<ServiceRow>> {
-    services::table
-        .find(id)
-        .select(ServiceRow::as_select())
-        .first(conn)
-        .await
-        .optional()
 }
 
 /// A service's active children in display order, or `None` when the service does not exist.
@@ -143,7 +118,11 @@ pub async fn children(
         .select(ServiceRow::as_select())
         .load(conn)
         .await?;
-    Ok(Some(rows.iter().map(|row| row.item(english)).collect()))
+    Ok(Some(
+        rows.iter()
+            .map(|row| ServiceItem::of(row, english))
+            .collect(),
+    ))
 }
 
 /// Children lists by (service id, English?), for 30 seconds.
@@ -167,7 +146,10 @@ mod tests {
             title_translated: "Restaurants".into(),
             status: "active".into(),
             logo: "l".into(),
+            logo_variants: None,
             ordering: 1,
+            hierarchy_role: "parent".into(),
+            parent_id: None,
             image: Some("ar.png".into()),
             image_en: Some("en.png".into()),
             thumbnail: Some("t-ar.png".into()),
@@ -175,17 +157,19 @@ mod tests {
             url: None,
             background_image_url: Some("bg".into()),
             service_type: "default".into(),
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
         }
     }
 
     #[test]
     fn en_gb_serves_english_artwork_when_it_exists() {
-        let english = row().item(wants_english(Some("en-GB")));
+        let english = ServiceItem::of(&row(), wants_english(Some("en-GB")));
         assert_eq!(
             (english.image.as_str(), english.thumbnail.as_str()),
             ("en.png", "t-ar.png")
         );
-        let arabic = row().item(wants_english(Some("en")));
+        let arabic = ServiceItem::of(&row(), wants_english(Some("en")));
         assert_eq!(arabic.image, "ar.png");
     }
 }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::pages;
 use crate::payments::{
-    Decision, Kind, Payment, PaymentRequest, SessionRequest, Status, Store, invalid_charge,
+    Charge, Decision, Kind, Payment, PaymentRequest, SessionRequest, Status, Store, invalid_charge,
 };
 use crate::webhook::Webhook;
 
@@ -45,18 +45,24 @@ fn invalid(message: impl Into<String>) -> HttpResponse {
         .json(json!({"error": {"code": "invalid_request", "message": message.into()}}))
 }
 
-fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
-    serde_json::from_slice(body).map_err(|e| e.to_string())
+/// The request in `body` when it reads as `T` and the charge in it (`charge`) is valid;
+/// else why, for the 422.
+fn charge_request<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+    charge: fn(&T) -> &Charge,
+) -> Result<T, String> {
+    let request: T = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    match invalid_charge(charge(&request)) {
+        Some(message) => Err(message.to_owned()),
+        None => Ok(request),
+    }
 }
 
 async fn create_payment(sandbox: web::Data<Sandbox>, body: web::Bytes) -> HttpResponse {
-    let request: PaymentRequest = match parse(&body) {
+    let request = match charge_request(&body, |r: &PaymentRequest| &r.charge) {
         Ok(request) => request,
         Err(message) => return invalid(message),
     };
-    if let Some(message) = invalid_charge(&request.charge) {
-        return invalid(message);
-    }
     if request.source.kind != "card" || request.source.card_id.is_empty() {
         return invalid("source must be {\"type\": \"card\", \"card_id\": …, \"cvv\": …}");
     }
@@ -94,13 +100,10 @@ async fn create_payment(sandbox: web::Data<Sandbox>, body: web::Bytes) -> HttpRe
 }
 
 async fn create_session(sandbox: web::Data<Sandbox>, body: web::Bytes) -> HttpResponse {
-    let request: SessionRequest = match parse(&body) {
+    let request = match charge_request(&body, |r: &SessionRequest| &r.charge) {
         Ok(request) => request,
         Err(message) => return invalid(message),
     };
-    if let Some(message) = invalid_charge(&request.charge) {
-        return invalid(message);
-    }
     let payment = Payment::new(Kind::Session, request.charge);
     sandbox.store.insert(payment.clone());
     if sandbox.auto_capture {

@@ -73,26 +73,7 @@ envelope::answer_set! {
     }
 }
 
-impl From<db::Failure> for PointError {
-    fn from(failure: db::Failure) -> Self {
-        match failure {
-            db::Failure::Busy(raw) => Self::Busy(raw),
-            db::Failure::Broken(raw) => Self::Internal(raw),
-        }
-    }
-}
-
-impl From<diesel::result::Error> for PointError {
-    fn from(e: diesel::result::Error) -> Self {
-        db::Failure::from(e).into()
-    }
-}
-
-impl From<db::PoolError> for PointError {
-    fn from(e: db::PoolError) -> Self {
-        db::Failure::from(e).into()
-    }
-}
+db::from_failure!(PointError);
 
 impl PointError {
     fn status(&self) -> StatusCode {

@@ -117,11 +117,7 @@ done stays done, run it again), or liability's --from is after --to; 2 bad argum
 configuration (DATABASE_URL unset or invalid), or expire-points' --today after the database's \
 Asia/Riyadh date.";
 
-const BINARY: Binary = Binary {
-    name: SERVICE,
-    default_port: DEFAULT_PORT,
-    migrations: db::MIGRATIONS,
-};
+const BINARY: Binary = Binary::new(SERVICE, DEFAULT_PORT, db::MIGRATIONS);
 
 fn main() -> ExitCode {
     match Cli::parse()

@@ -171,43 +171,18 @@ pub fn parse(raw: &[u8]) -> Result<OrderRequest, Details> {
         );
     };
     let mut details = Details::new();
-    let mut check = |field: &str, outcome: Result<(), String>| {
-        if let Err(message) = outcome {
-            details.add_field_error(field, message);
-        }
-    };
-    let offer = offer_id(&body);
-    check(
-        "point_offer_id",
-        offer.as_ref().map(|_| ()).map_err(Clone::clone),
-    );
-    let client = to_client_id(&body);
-    check(
-        "to_client_id",
-        client.as_ref().map(|_| ()).map_err(Clone::clone),
-    );
-    let kind = payment_type(&body);
-    check(
-        "payment_type",
-        kind.as_ref().map(|_| ()).map_err(Clone::clone),
-    );
-    let occasion_id = occasion_id(&body);
-    check(
-        "point_occasion_id",
-        occasion_id.as_ref().map(|_| ()).map_err(Clone::clone),
-    );
-    let occasion = occasion(&body);
-    check(
-        "occasion",
-        occasion.as_ref().map(|_| ()).map_err(Clone::clone),
-    );
+    let offer = field(&mut details, "point_offer_id", offer_id(&body));
+    let client = field(&mut details, "to_client_id", to_client_id(&body));
+    let kind = field(&mut details, "payment_type", payment_type(&body));
+    let occasion_id = field(&mut details, "point_occasion_id", occasion_id(&body));
+    let occasion = field(&mut details, "occasion", occasion(&body));
     match (offer, client, kind, occasion_id, occasion) {
         (
-            Ok(point_offer_id),
-            Ok(to_client_id),
-            Ok(payment_type),
-            Ok(point_occasion_id),
-            Ok(occasion),
+            Some(point_offer_id),
+            Some(to_client_id),
+            Some(payment_type),
+            Some(point_occasion_id),
+            Some(occasion),
         ) => Ok(OrderRequest {
             point_offer_id,
             to_client_id,
@@ -217,6 +192,14 @@ pub fn parse(raw: &[u8]) -> Result<OrderRequest, Details> {
         }),
         _ => Err(details),
     }
+}
+
+/// A field's value, or `None` with its message added to `details` (every field is read, so
+/// that the answer lists all the fields that failed).
+fn field<T>(details: &mut Details, name: &str, outcome: Result<T, String>) -> Option<T> {
+    outcome
+        .map_err(|message| details.add_field_error(name, message))
+        .ok()
 }
 
 #[cfg(test)]

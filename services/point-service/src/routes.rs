@@ -4,9 +4,11 @@
 
 use std::sync::LazyLock;
 
-use server::{Routes, route, scope};
+use server::token_schemes::BearerScheme;
+use server::{Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
+use crate::SERVICE;
 use crate::handlers::{internal, offers, orders, pay, points, webhook};
 
 #[derive(OpenApi)]
@@ -18,24 +20,15 @@ use crate::handlers::{internal, offers, orders, pay, points, webhook};
                        envelope B: {success: false, error: {code, message, details?}}. Every /api/v2/client route \
                        resolves the caller through the auth service's /api/v1/users with the caller's Authorization."
     ),
-    modifiers(&Security),
+    modifiers(&LEGACY),
 )]
 struct ApiDoc;
 
-struct Security;
-
-impl utoipa::Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-        let mut legacy = Http::new(HttpAuthScheme::Bearer);
-        legacy.description =
-            Some("A legacy token (dev): what the auth service's /api/v1/users accepts.".into());
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme("legacy", SecurityScheme::Http(legacy));
-    }
-}
+/// The legacy bearer token of the /api/v2/client routes.
+const LEGACY: BearerScheme = BearerScheme::opaque(
+    "legacy",
+    "A legacy token (dev): what the auth service's /api/v1/users accepts.",
+);
 
 /// The prefix of the app's routes (the ones the order service relays).
 pub const CLIENT: &str = "/api/v2/client";
@@ -69,6 +62,7 @@ pub fn routes() -> &'static Routes {
     &ROUTES
 }
 
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    ROUTES.openapi(ApiDoc::openapi(), envelope::Envelope::B)
+/// The service as the shared app serves it: its routes and the document built from them.
+pub fn app() -> ServiceApp {
+    ServiceApp::new(SERVICE, envelope::Envelope::B, &ROUTES, ApiDoc::openapi())
 }

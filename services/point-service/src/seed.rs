@@ -9,16 +9,17 @@
 use std::collections::HashMap;
 use std::fmt::Display;
 
+use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::{Money, ObjectId, Points};
-use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
 use serde::Deserialize;
 use serde_json::Value;
 use server::SeedReport;
-use server::seed::{Row, rows, savepoint, settle};
+use server::seed::{Broken, Row, Section, SeedFuture, rows, upsert_rows, write};
 use uuid::Uuid;
 
 use crate::db::schema::{
@@ -107,9 +108,6 @@ fn yes() -> bool {
     true
 }
 
-/// A row that breaks a rule serde cannot see: the field and why.
-type Broken = (&'static str, String);
-
 /// Refuses zero and negative amounts of points.
 fn positive(field: &'static str, points: &Points) -> Result<(), Broken> {
     if points.is_negative() || *points == Points::zero() {
@@ -119,6 +117,12 @@ fn positive(field: &'static str, points: &Points) -> Result<(), Broken> {
         ));
     }
     Ok(())
+}
+
+/// An offer's or an order's points, and its price in points when it has one: both positive.
+fn amounts(point_amount: &Points, purchased_point_amount: Option<&Points>) -> Result<(), Broken> {
+    positive("point_amount", point_amount)?;
+    purchased_point_amount.map_or(Ok(()), |price| positive("purchased_point_amount", price))
 }
 
 impl Transaction {
@@ -132,11 +136,7 @@ impl Transaction {
 
 impl Offer {
     fn check(&self) -> Result<(), Broken> {
-        positive("point_amount", &self.point_amount)?;
-        match &self.purchased_point_amount {
-            Some(price) => positive("purchased_point_amount", price),
-            None => Ok(()),
-        }
+        amounts(&self.point_amount, self.purchased_point_amount.as_ref())
     }
 }
 
@@ -154,30 +154,7 @@ impl Occasion {
 
 impl LegacyOrder {
     fn check(&self) -> Result<(), Broken> {
-        positive("point_amount", &self.point_amount)?;
-        match &self.purchased_point_amount {
-            Some(price) => positive("purchased_point_amount", price),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Reports a row whose rule failed; true when it passed.
-fn passes(report: &mut SeedReport, at: &Row, outcome: Result<(), Broken>) -> bool {
-    match outcome {
-        Ok(()) => true,
-        Err((field, why)) => {
-            report.reject(at, Some(field), why);
-            false
-        }
-    }
-}
-
-fn loaded(section: &str, loaded: usize, total: usize) -> String {
-    if loaded == total {
-        format!("{section}: {loaded} upserted")
-    } else {
-        format!("{section}: {loaded} of {total} upserted")
+        amounts(&self.point_amount, self.purchased_point_amount.as_ref())
     }
 }
 
@@ -185,21 +162,69 @@ fn rejected_count(report: &SeedReport, before: usize) -> usize {
     report.rejected.len() - before
 }
 
+const OFFERS: Section<Offer> = Section::new("point_offers", "id", Offer::check);
+const OCCASIONS: Section<Occasion> = Section::new("point_occasions", "id", Occasion::check);
+const LEGACY_ORDERS: Section<LegacyOrder> =
+    Section::new("legacy_point_orders", "correlation_id", LegacyOrder::check);
+
 /// Loads the sections inside the caller's transaction.
-pub fn load<'c>(
-    conn: &'c mut AsyncPgConnection,
-    fixture: &'c Value,
-) -> BoxFuture<'c, anyhow::Result<SeedReport>> {
+pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFuture<'c> {
     Box::pin(async move {
         let mut report = SeedReport::default();
         if let Some(settings) = fixture.get("point_settings") {
             load_settings(conn, settings, &mut report).await?;
         }
         load_transactions(conn, fixture, &mut report).await?;
-        load_offers(conn, fixture, &mut report).await?;
-        load_occasions(conn, fixture, &mut report).await?;
+        upsert_rows(conn, fixture, &mut report, OFFERS, |conn, offer| {
+            let values = (
+                point_offers::id.eq(offer.id.as_str()),
+                point_offers::point_amount.eq(offer.point_amount.as_decimal()),
+                point_offers::purchased_point_amount.eq(decimal(&offer.purchased_point_amount)),
+                point_offers::amount.eq(offer.amount.as_decimal()),
+                point_offers::sequence.eq(offer.sequence),
+                point_offers::legacy_id.eq(offer.legacy_id),
+                point_offers::active.eq(offer.active),
+                point_offers::deleted.eq(offer.deleted),
+            );
+            let changes = (values, point_offers::updated_at.eq(diesel::dsl::now));
+            server::upsert!(conn, point_offers::table, values, point_offers::id, changes)
+        })
+        .await?;
+        upsert_rows(conn, fixture, &mut report, OCCASIONS, |conn, occasion| {
+            let values = (
+                point_occasions::id.eq(occasion.id.as_str()),
+                point_occasions::occasion_en.eq(&occasion.occasion_en),
+                point_occasions::occasion_ar.eq(&occasion.occasion_ar),
+                point_occasions::is_custom.eq(occasion.is_custom),
+                point_occasions::active.eq(occasion.active),
+            );
+            let changes = (values, point_occasions::updated_at.eq(diesel::dsl::now));
+            let key = point_occasions::id;
+            server::upsert!(conn, point_occasions::table, values, key, changes)
+        })
+        .await?;
         load_faq(conn, fixture, &mut report).await?;
-        load_legacy_orders(conn, fixture, &mut report).await?;
+        // Orders copied from the legacy system: no order number, and statuses (`paid`,
+        // `AUTHORIZED`) that no route here sets.
+        upsert_rows(conn, fixture, &mut report, LEGACY_ORDERS, |conn, order| {
+            let values = (
+                point_orders::correlation_id.eq(order.correlation_id),
+                point_orders::order_no.eq(None::<i64>),
+                point_orders::payer_id.eq(order.payer_id.get()),
+                point_orders::recipient_id.eq(order.recipient_id.get()),
+                point_orders::status.eq(&order.status),
+                point_orders::payment_status.eq(&order.payment_status),
+                point_orders::point_amount.eq(order.point_amount.as_decimal()),
+                point_orders::purchased_point_amount.eq(decimal(&order.purchased_point_amount)),
+                point_orders::money_amount.eq(order.money_amount.as_decimal()),
+                point_orders::payment_type.eq(&order.payment_type),
+                point_orders::order_type.eq(&order.order_type),
+            );
+            let changes = (values, point_orders::updated_at.eq(diesel::dsl::now));
+            let key = point_orders::correlation_id;
+            server::upsert!(conn, point_orders::table, values, key, changes)
+        })
+        .await?;
         Ok(report)
     })
 }
@@ -236,22 +261,20 @@ async fn load_settings(
             return Ok(());
         }
     };
-    savepoint(conn).await?;
-    let outcome = diesel::insert_into(point_settings::table)
-        .values((
-            point_settings::expiry.eq(expiry),
-            point_settings::inactivity_days.eq(days),
-        ))
-        .on_conflict(point_settings::singleton)
-        .do_update()
-        .set((
-            point_settings::expiry.eq(excluded(point_settings::expiry)),
-            point_settings::inactivity_days.eq(excluded(point_settings::inactivity_days)),
-            point_settings::updated_at.eq(diesel::dsl::now),
-        ))
-        .execute(conn)
-        .await;
-    if settle(conn, report, &at, outcome).await?.is_some() {
+    let values = (
+        point_settings::expiry.eq(expiry),
+        point_settings::inactivity_days.eq(days),
+    );
+    let changes = (
+        point_settings::expiry.eq(excluded(point_settings::expiry)),
+        point_settings::inactivity_days.eq(excluded(point_settings::inactivity_days)),
+        point_settings::updated_at.eq(diesel::dsl::now),
+    );
+    let written = write(conn, report, &at, |conn| {
+        let key = point_settings::singleton;
+        server::upsert!(conn, point_settings::table, values, key, changes)
+    });
+    if written.await?.is_some() {
         report.line(format!("point_settings: {expiry}"));
     }
     Ok(())
@@ -271,7 +294,13 @@ async fn load_transactions(
     let rows = rows::<Transaction>(fixture, "point_transactions", "client_id", report);
     let rows: Vec<_> = rows
         .iter()
-        .filter(|(at, row)| passes(report, at, row.check()))
+        .filter(|(at, row)| match row.check() {
+            Ok(()) => true,
+            Err((field, why)) => {
+                report.reject(at, Some(field), why);
+                false
+            }
+        })
         .collect();
     let client_ids: Vec<i64> = rows.iter().map(|(_, row)| row.client_id.get()).collect();
     let mut accounts: HashMap<i64, ledger::Locked> = ledger::lock_accounts(conn, &client_ids)
@@ -280,7 +309,7 @@ async fn load_transactions(
         .map(|account| (account.client_id(), account))
         .collect();
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let (mut added, mut present) = (0, 0);
+    let (mut added_rows, mut present) = (0, 0);
     for (at, row) in rows {
         let points = match row.kind {
             Kind::Spend => -row.points.clone(),
@@ -299,21 +328,39 @@ async fn load_transactions(
         let rank = seen.entry(key.clone()).or_default();
         *rank += 1;
         let reference = format!("fixture:{key}:{rank}");
-        let Some(account) = accounts.get_mut(&row.client_id.get()) else {
-            anyhow::bail!("account {} was not locked", row.client_id.get());
+        let client_id = row.client_id.get();
+        let Some(account) = accounts.remove(&client_id) else {
+            anyhow::bail!("account {client_id} was not locked");
         };
-        savepoint(conn).await?;
-        let outcome = append_entry(conn, account, row, points, &reference).await;
-        match settle(conn, report, at, outcome).await? {
-            Some(false) => present += 1,
-            Some(true) => added += 1,
-            None => {}
-        }
+        let (kind, created_at) = (row.kind, row.created_at);
+        let written = write(conn, report, at, move |conn| {
+            async move {
+                let mut account = account;
+                let added =
+                    append_entry(conn, &mut account, kind, points, &reference, created_at).await?;
+                Ok((account, added))
+            }
+            .boxed()
+        });
+        // A row the database refused was rolled back with the account it held: lock it again
+        // (this transaction holds the lock already) for the balance as it stands.
+        let account = match written.await? {
+            Some((account, added)) => {
+                if added {
+                    added_rows += 1;
+                } else {
+                    present += 1;
+                }
+                account
+            }
+            None => ledger::lock_account(conn, client_id).await?,
+        };
+        accounts.insert(client_id, account);
     }
     let line = match rejected_count(report, before) {
-        0 => format!("point_transactions: {added} added ({present} already present)"),
+        0 => format!("point_transactions: {added_rows} added ({present} already present)"),
         rejected => format!(
-            "point_transactions: {added} added ({present} already present, {rejected} rejected)"
+            "point_transactions: {added_rows} added ({present} already present, {rejected} rejected)"
         ),
     };
     report.line(line);
@@ -325,9 +372,10 @@ async fn load_transactions(
 async fn append_entry(
     conn: &mut AsyncPgConnection,
     account: &mut ledger::Locked,
-    row: &Transaction,
+    kind: Kind,
     points: Points,
     reference: &str,
+    created_at: DateTime<Utc>,
 ) -> QueryResult<bool> {
     let present: i64 = point_entries::table
         .filter(point_entries::reference.eq(reference))
@@ -337,7 +385,7 @@ async fn append_entry(
     if present > 0 {
         return Ok(false);
     }
-    let kind = match row.kind {
+    let kind = match kind {
         Kind::Earn => ledger::Kind::Earn,
         Kind::Spend => ledger::Kind::Spend,
         Kind::Adjustment => ledger::Kind::Adjustment,
@@ -350,83 +398,11 @@ async fn append_entry(
             points: points.into_decimal(),
             order: None,
             reference: Some(reference),
-            at: Some(row.created_at),
+            at: Some(created_at),
         },
     )
     .await?;
     Ok(true)
-}
-
-async fn load_offers(
-    conn: &mut AsyncPgConnection,
-    fixture: &Value,
-    report: &mut SeedReport,
-) -> anyhow::Result<()> {
-    let rows = rows::<Offer>(fixture, "point_offers", "id", report);
-    let total = section_len(fixture, "point_offers");
-    let mut upserted = 0;
-    for (at, offer) in &rows {
-        if !passes(report, at, offer.check()) {
-            continue;
-        }
-        let values = (
-            point_offers::id.eq(offer.id.as_str()),
-            point_offers::point_amount.eq(offer.point_amount.as_decimal()),
-            point_offers::purchased_point_amount.eq(offer
-                .purchased_point_amount
-                .as_ref()
-                .map(Points::as_decimal)),
-            point_offers::amount.eq(offer.amount.as_decimal()),
-            point_offers::sequence.eq(offer.sequence),
-            point_offers::legacy_id.eq(offer.legacy_id),
-            point_offers::active.eq(offer.active),
-            point_offers::deleted.eq(offer.deleted),
-        );
-        savepoint(conn).await?;
-        let outcome = diesel::insert_into(point_offers::table)
-            .values(values)
-            .on_conflict(point_offers::id)
-            .do_update()
-            .set((values, point_offers::updated_at.eq(diesel::dsl::now)))
-            .execute(conn)
-            .await;
-        upserted += count(settle(conn, report, at, outcome).await?);
-    }
-    report.line(loaded("point_offers", upserted, total));
-    Ok(())
-}
-
-async fn load_occasions(
-    conn: &mut AsyncPgConnection,
-    fixture: &Value,
-    report: &mut SeedReport,
-) -> anyhow::Result<()> {
-    let rows = rows::<Occasion>(fixture, "point_occasions", "id", report);
-    let total = section_len(fixture, "point_occasions");
-    let mut upserted = 0;
-    for (at, occasion) in &rows {
-        if !passes(report, at, occasion.check()) {
-            continue;
-        }
-        let values = (
-            point_occasions::id.eq(occasion.id.as_str()),
-            point_occasions::occasion_en.eq(&occasion.occasion_en),
-            point_occasions::occasion_ar.eq(&occasion.occasion_ar),
-            point_occasions::is_custom.eq(occasion.is_custom),
-            point_occasions::active.eq(occasion.active),
-        );
-        savepoint(conn).await?;
-        let outcome = diesel::insert_into(point_occasions::table)
-            .values(values)
-            .on_conflict(point_occasions::id)
-            .do_update()
-            .set((values, point_occasions::updated_at.eq(diesel::dsl::now)))
-            .execute(conn)
-            .await;
-        upserted += count(settle(conn, report, at, outcome).await?);
-    }
-    report.line(loaded("point_occasions", upserted, total));
-    Ok(())
 }
 
 /// The FAQ is a list: its entries are keyed by position, and entries past its end removed.
@@ -444,7 +420,7 @@ async fn load_faq(
         // Reported as a whole by `rows`; the FAQ in the database stays as it was.
         return Ok(());
     }
-    let total = section_len(fixture, "points_faq");
+    let total = fixture["points_faq"].as_array().map_or(0, Vec::len);
     let mut kept = Vec::new();
     for (at, faq) in &rows {
         let position = i32::try_from(at.index.unwrap_or_default())?;
@@ -455,15 +431,11 @@ async fn load_faq(
             points_faq::question_ar.eq(&faq.question_ar),
             points_faq::answer_ar.eq(&faq.answer_ar),
         );
-        savepoint(conn).await?;
-        let outcome = diesel::insert_into(points_faq::table)
-            .values(values)
-            .on_conflict(points_faq::position)
-            .do_update()
-            .set(values)
-            .execute(conn)
-            .await;
-        if settle(conn, report, at, outcome).await?.is_some() {
+        let written = write(conn, report, at, |conn| {
+            let key = points_faq::position;
+            server::upsert!(conn, points_faq::table, values, key, values)
+        });
+        if written.await?.is_some() {
             kept.push(position);
         }
     }
@@ -478,59 +450,9 @@ async fn load_faq(
     Ok(())
 }
 
-/// Orders copied from the legacy system: no order number, and statuses (`paid`,
-/// `AUTHORIZED`) that no route here sets.
-async fn load_legacy_orders(
-    conn: &mut AsyncPgConnection,
-    fixture: &Value,
-    report: &mut SeedReport,
-) -> anyhow::Result<()> {
-    let rows = rows::<LegacyOrder>(fixture, "legacy_point_orders", "correlation_id", report);
-    let total = section_len(fixture, "legacy_point_orders");
-    let mut upserted = 0;
-    for (at, order) in &rows {
-        if !passes(report, at, order.check()) {
-            continue;
-        }
-        let values = (
-            point_orders::correlation_id.eq(order.correlation_id),
-            point_orders::order_no.eq(None::<i64>),
-            point_orders::payer_id.eq(order.payer_id.get()),
-            point_orders::recipient_id.eq(order.recipient_id.get()),
-            point_orders::status.eq(&order.status),
-            point_orders::payment_status.eq(&order.payment_status),
-            point_orders::point_amount.eq(order.point_amount.as_decimal()),
-            point_orders::purchased_point_amount.eq(order
-                .purchased_point_amount
-                .as_ref()
-                .map(Points::as_decimal)),
-            point_orders::money_amount.eq(order.money_amount.as_decimal()),
-            point_orders::payment_type.eq(&order.payment_type),
-            point_orders::order_type.eq(&order.order_type),
-        );
-        savepoint(conn).await?;
-        let outcome = diesel::insert_into(point_orders::table)
-            .values(values)
-            .on_conflict(point_orders::correlation_id)
-            .do_update()
-            .set((values, point_orders::updated_at.eq(diesel::dsl::now)))
-            .execute(conn)
-            .await;
-        upserted += count(settle(conn, report, at, outcome).await?);
-    }
-    report.line(loaded("legacy_point_orders", upserted, total));
-    Ok(())
-}
-
-fn count<T>(written: Option<T>) -> usize {
-    usize::from(written.is_some())
-}
-
-fn section_len(fixture: &Value, section: &str) -> usize {
-    fixture
-        .get(section)
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
+/// The exact decimal of optional points, as the column takes it.
+fn decimal(points: &Option<Points>) -> Option<&BigDecimal> {
+    points.as_ref().map(Points::as_decimal)
 }
 
 /// For the report's `got …`: points as their exact decimal.

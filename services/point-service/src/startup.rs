@@ -5,14 +5,13 @@ use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::web;
-use envelope::Envelope;
-use server::{ServiceApp, StartError};
+use server::StartError;
 
 use crate::clients::auth::AuthClient;
 use crate::clients::payments::PaymentClient;
 use crate::config::Config;
+use crate::routes;
 use crate::state::AppState;
-use crate::{SERVICE, routes};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
@@ -37,13 +36,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         limits: config.limits,
     };
     let waits = (config.auth_timeout, config.payment_timeout);
-    let service = ServiceApp {
-        name: SERVICE,
-        envelope: Envelope::B,
-        routes: routes::routes(),
-        openapi: routes::openapi(),
-    };
-    server::serve(listener, &config.common, pool, service, move |cfg| {
+    server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));
     })
 }

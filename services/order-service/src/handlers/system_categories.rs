@@ -6,11 +6,13 @@ use std::sync::Arc;
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
+use catalog_db::ServiceRow;
+
 use super::Listed;
 
 use crate::error::{DatabaseAnswers, OrderError};
 use crate::state::AppState;
-use crate::system_categories::{self, ServiceDetail};
+use crate::system_categories::{self, ServiceDetail, ServiceItem};
 
 const NOT_FOUND: &str = "Service is not found";
 
@@ -40,7 +42,7 @@ pub async fn home(
     let mut conn = state.pool.get().await?;
     let rows = system_categories::home(&mut conn).await?;
     Ok(HttpResponse::Ok().json(Listed {
-        data: rows.iter().map(|r| r.item(english)).collect(),
+        data: rows.iter().map(|r| ServiceItem::of(r, english)).collect(),
     }))
 }
 
@@ -59,11 +61,11 @@ pub async fn detail(
     let id = service_id(&path)?;
     let english = system_categories::wants_english(query.language.as_deref());
     let mut conn = state.pool.get().await?;
-    let row = system_categories::find(&mut conn, id)
+    let row = ServiceRow::find(&mut conn, id)
         .await?
         .ok_or(OrderError::NotFound(NOT_FOUND))?;
     Ok(HttpResponse::Ok().json(ServiceDetail {
-        item: row.item(english),
+        item: ServiceItem::of(&row, english),
         logo: row.logo.clone(),
     }))
 }

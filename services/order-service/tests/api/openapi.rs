@@ -201,8 +201,8 @@ async fn every_registered_route_is_documented() {
 /// its own, and the schemas they name are the point service's.
 #[test]
 fn the_relayed_routes_carry_the_point_services_definitions() {
-    let order = serde_json::to_value(order_service::routes::openapi()).unwrap();
-    let point = serde_json::to_value(point_service::routes::openapi()).unwrap();
+    let order = serde_json::to_value(order_service::routes::app().openapi).unwrap();
+    let point = serde_json::to_value(point_service::routes::app().openapi).unwrap();
     let relayed: BTreeSet<(String, String)> = documented(&point)
         .into_iter()
         .filter(|(_, path)| path.starts_with("/api/v2/client/"))

@@ -93,10 +93,7 @@ impl AuthClient {
             .header("x-internal-token", self.internal_token.expose())
             .send()
             .await
-            .map_err(|e| {
-                let e = telemetry::client::without_url(e);
-                PointError::Internal(format!("auth service unreachable: {e}"))
-            })?;
+            .map_err(super::unreachable("auth service"))?;
         match response.status().as_u16() {
             404 => Ok(None),
             200..=299 => response

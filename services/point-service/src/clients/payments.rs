@@ -92,12 +92,7 @@ impl PaymentClient {
             .json(body)
             .send()
             .await
-            // The error text names neither the URL (which may carry a credential) nor the
-            // body (which holds the cvv).
-            .map_err(|e| {
-                let e = telemetry::client::without_url(e);
-                PointError::Internal(format!("payment service unreachable: {e}"))
-            })?;
+            .map_err(super::unreachable("payment service"))?;
         let status = response.status().as_u16();
         let content_type = response
             .headers()

@@ -1,0 +1,45 @@
+//! The bearer tokens a service's document declares (its `securitySchemes`): each one a
+//! constant naming the token once, with what it is, that the `ApiDoc` lists in its
+//! `modifiers(...)` and its routes name in `security((name = []))`.
+
+use utoipa::openapi::OpenApi;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+
+/// One bearer token: its name in the document, whether it is a JWT, what it is.
+pub struct BearerScheme {
+    name: &'static str,
+    jwt: bool,
+    description: &'static str,
+}
+
+impl BearerScheme {
+    /// A token that is a JWT (`bearerFormat: JWT`).
+    pub const fn jwt(name: &'static str, description: &'static str) -> Self {
+        Self {
+            name,
+            jwt: true,
+            description,
+        }
+    }
+
+    /// An opaque token.
+    pub const fn opaque(name: &'static str, description: &'static str) -> Self {
+        Self {
+            name,
+            jwt: false,
+            description,
+        }
+    }
+}
+
+impl utoipa::Modify for BearerScheme {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let mut http = Http::new(HttpAuthScheme::Bearer);
+        http.bearer_format = self.jwt.then(|| "JWT".to_owned());
+        http.description = Some(self.description.to_owned());
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(self.name, SecurityScheme::Http(http));
+    }
+}
