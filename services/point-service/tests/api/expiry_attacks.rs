@@ -1,5 +1,5 @@
-//! Review of the points-expiry work: each test states what must hold and fails while the
-//! defect it names is there.
+//! Attacks on points expiry (a fresh-context hostile review found each defect): each test
+//! states what must hold, and failed while the defect it names was there.
 //!
 //! The fixture's Sara (1001) holds 700.25 points; her newest earn is 1 April 2026 in Riyadh,
 //! so with 365 inactivity days her date is 2027-04-01, after today's date of the machine
