@@ -24,12 +24,7 @@ pub const NAMESPACE: &str = "e2e";
 impl Prometheus {
     /// Scrapes each `(job, base URL)` and evaluates `rule_files`; returns once it is ready.
     pub async fn start(targets: &[(&str, &str)], rule_files: &[&Path]) -> Prometheus {
-        let binary = which("prometheus").unwrap_or_else(|| {
-            panic!(
-                "prometheus is not installed: apt-get install -y prometheus \
-                 (scripts/check-monitoring.sh installs it in make test)"
-            )
-        });
+        let binary = crate::tools::debian_binary("prometheus", "prometheus");
         let dir = std::env::temp_dir().join(format!("e2e-prometheus-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         let scrape_configs: Vec<Value> = targets
@@ -168,12 +163,4 @@ impl Drop for Prometheus {
         let _ = self.child.start_kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(name))
-            .find(|path| path.is_file())
-    })
 }

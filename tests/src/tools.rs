@@ -1,33 +1,40 @@
-//! Outside programs the tests run (PgBouncer, HAProxy): installed from Debian's packages on
+//! Outside programs the tests run (PgBouncer, HAProxy, Prometheus): installed from Debian's packages on
 //! first use, as `make bench` installs nginx and wrk.
 
 use std::path::{Path, PathBuf};
 
-/// The path of `binary` (e.g. `/usr/sbin/pgbouncer`), installing Debian's `package` first when
-/// it is missing. Test processes that start together install it once: the first takes a file
-/// lock, the others wait on it and then find the binary.
+/// The path of `binary` (e.g. `/usr/sbin/pgbouncer`, `/usr/bin/prometheus`), installing
+/// Debian's `package` first when it is missing. Test processes that start together install it
+/// once: the first takes a file lock, the others wait on it and then find the binary.
 pub fn debian_binary(binary: &str, package: &str) -> PathBuf {
-    let path = Path::new("/usr/sbin").join(binary);
-    if path.exists() {
+    let found = || {
+        ["/usr/sbin", "/usr/bin"]
+            .into_iter()
+            .map(|dir| Path::new(dir).join(binary))
+            .find(|path| path.exists())
+    };
+    if let Some(path) = found() {
         return path;
     }
     let lock = std::fs::File::create(std::env::temp_dir().join("loyalty-e2e-apt.lock")).unwrap();
     lock.lock().unwrap();
-    if !path.exists() {
-        // A machine whose package lists were never fetched knows no package: fetch them once
-        // and try again.
-        let mut output = apt_get(&["install", "-y", "-q", package]);
-        if !output.status.success() {
-            apt_get(&["update", "-q"]);
-            output = apt_get(&["install", "-y", "-q", package]);
-        }
-        assert!(
-            output.status.success() && path.exists(),
+    if let Some(path) = found() {
+        return path;
+    }
+    // A machine whose package lists were never fetched knows no package: fetch them once and
+    // try again.
+    let mut output = apt_get(&["install", "-y", "-q", package]);
+    if !output.status.success() {
+        apt_get(&["update", "-q"]);
+        output = apt_get(&["install", "-y", "-q", package]);
+    }
+    match found() {
+        Some(path) if output.status.success() => path,
+        _ => panic!(
             "apt-get install {package} failed: {}",
             String::from_utf8_lossy(&output.stderr)
-        );
+        ),
     }
-    path
 }
 
 /// `apt-get` with `args`, through sudo unless this is root.
