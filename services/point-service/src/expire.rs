@@ -30,10 +30,9 @@ use std::process::ExitCode;
 use bigdecimal::{BigDecimal, Zero};
 use chrono::NaiveDate;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use domain::Points;
 
-use crate::db::schema::point_entries;
 use crate::expiry::{self, ClientExpiry, Policy};
 use crate::ledger::{self, Entry, Kind};
 use crate::riyadh;
@@ -296,12 +295,7 @@ async fn decide(
     if balance <= BigDecimal::zero() {
         return Ok(Outcome::NothingToExpire);
     }
-    let done: i64 = point_entries::table
-        .filter(point_entries::reference.eq(expiry::reference(client_id, date, run_date)))
-        .count()
-        .get_result(conn)
-        .await?;
-    if done > 0 {
+    if ledger::has_reference(conn, &expiry::reference(client_id, date, run_date)).await? {
         return Ok(Outcome::AlreadyExpired(date));
     }
     Ok(Outcome::Expired(ClientExpiry {
