@@ -14,6 +14,10 @@
 #   create_missing_databases ADMIN DB…   make the databases that do not exist yet
 #   recreate_databases ADMIN DB…         drop (ending their sessions) and make them again
 #   migrate_and_seed BIN FIXTURE SERVICE=URL…   each binary's `migrate` and `seed FIXTURE`
+#   pg_bindir                            the folder of the PostgreSQL server binaries
+#   as_pg_user COMMAND…                  run a server binary as a user it accepts
+#   pg_cluster_dir DIR                   make DIR, a cluster's folder, the server's user's
+#   pg_ctl_start DIR PORT [SETTING…]     start the cluster of DIR/data on 127.0.0.1:PORT
 #   install_packages PACKAGE…            Debian packages, with sudo unless root
 #   require_commands COMMAND[:PACKAGE]…  install the packages of the commands not found
 #   pinned_venv DIR REQUIREMENT…         a cached Python virtualenv holding exactly these
@@ -95,6 +99,56 @@ migrate_and_seed() {
         DATABASE_URL=${entry#*=} "$bin/${entry%%=*}" migrate
         DATABASE_URL=${entry#*=} "$bin/${entry%%=*}" seed "$fixture"
     done
+}
+
+# --- local PostgreSQL clusters (scripts/postgres.sh, scripts/pg-standby.sh) -------------------
+
+# The newest installed PostgreSQL's binaries (the Debian package is installed when there
+# are none).
+pg_bindir() {
+    local dir
+    if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
+        pg_config --bindir
+        return
+    fi
+    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    if [ -n "$dir" ] && [ -x "$dir/initdb" ]; then
+        echo "$dir"
+        return
+    fi
+    log "no PostgreSQL binaries found"
+    install_packages postgresql
+    ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1
+}
+
+# Runs a PostgreSQL server binary as a user it accepts: initdb and postgres refuse to run as
+# root, so as root they run as the `postgres` user.
+as_pg_user() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+# Makes DIR, the folder of a cluster (its data/, socket and server.log), owned by the user
+# the server runs as.
+pg_cluster_dir() {
+    mkdir -p "$1"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown postgres:postgres "$1"
+    fi
+}
+
+# pg_ctl_start DIR PORT [SETTING…]: starts the cluster of DIR/data listening on
+# 127.0.0.1:PORT (socket in DIR, log in DIR/server.log) with room for the test suites'
+# connections, and the given `name=value` settings on top; waits until it accepts them.
+pg_ctl_start() {
+    local dir=$1 port=$2 options setting
+    shift 2
+    options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300"
+    for setting in "$@"; do options+=" -c $setting"; done
+    as_pg_user "$(pg_bindir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 -o "$options" start >/dev/null
 }
 
 # --- tools -------------------------------------------------------------------------------------

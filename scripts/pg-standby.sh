@@ -10,46 +10,27 @@
 # The primary makes the standby synchronous itself (synchronous_standby_names, set after the
 # base backup so that the standby does not inherit it: once promoted it has no standby of its
 # own, and with the setting it would wait for one forever). Like postgres.sh, the PostgreSQL
-# binaries refuse to run as root, so as root they run as the `postgres` user.
+# binaries refuse to run as root, so as root they run as the `postgres` user (lib.sh's as_pg_user).
 set -euo pipefail
 
-log() { echo "pg-standby.sh: $*" >&2; }
-
-bindir() {
-    if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/pg_basebackup" ]; then
-        pg_config --bindir
-    else
-        ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1
-    fi
-}
-
-as_pg_user() {
-    if [ "$(id -u)" -eq 0 ]; then
-        runuser -u postgres -- "$@"
-    else
-        "$@"
-    fi
-}
+LOG_NAME=pg-standby.sh # read by lib.sh
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 start() {
     local primary_port=$1 dir=$2 port=$3 bin
-    bin=$(bindir)
-    mkdir -p "$dir"
-    [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$dir"
+    bin=$(pg_bindir)
+    pg_cluster_dir "$dir"
     log "base backup of 127.0.0.1:$primary_port into $dir/data"
     # -R writes standby.signal and primary_conninfo; -X stream carries the WAL written meanwhile.
     as_pg_user "$bin/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U postgres \
         -D "$dir/data" -R -X stream -c fast
     log "starting the standby on 127.0.0.1:$port"
-    as_pg_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c cluster_name=standby" \
-        start >/dev/null
+    pg_ctl_start "$dir" "$port" cluster_name=standby
 }
 
 promote() {
-    local dir=$1 bin
-    bin=$(bindir)
-    as_pg_user "$bin/pg_ctl" -D "$dir/data" -w -t 60 promote >/dev/null
+    as_pg_user "$(pg_bindir)/pg_ctl" -D "$1/data" -w -t 60 promote >/dev/null
 }
 
 case "${1:-}" in

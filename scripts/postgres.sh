@@ -9,39 +9,15 @@
 #   scripts/postgres.sh local-dir            print the folder discovery would use
 #
 # A local cluster is made with the installed PostgreSQL binaries (the Debian package is
-# installed when there are none). initdb and postgres refuse to run as root, so as root
-# they run as the `postgres` user and the cluster lives where that user can write.
+# installed when there are none; see lib.sh's pg_bindir). initdb and postgres refuse to run
+# as root, so as root they run as the `postgres` user and the cluster lives where that user
+# can write.
 set -euo pipefail
 LOG_NAME=postgres.sh # read by lib.sh
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 LOCAL_PORT=${LOCAL_PG_PORT:-55432}
-
-pg_bindir() {
-    local dir
-    if command -v pg_config >/dev/null 2>&1 && [ -x "$(pg_config --bindir)/initdb" ]; then
-        pg_config --bindir
-        return
-    fi
-    dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
-    if [ -n "$dir" ] && [ -x "$dir/initdb" ]; then
-        echo "$dir"
-        return
-    fi
-    log "no PostgreSQL binaries found"
-    install_packages postgresql
-    ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1
-}
-
-# Runs a PostgreSQL server binary as a user it accepts.
-as_pg_user() {
-    if [ "$(id -u)" -eq 0 ]; then
-        runuser -u postgres -- "$@"
-    else
-        "$@"
-    fi
-}
 
 # The default local cluster folder: in the project, unless we are root, in which case the
 # `postgres` user may not be able to reach the project, so a folder of its own in /tmp.
@@ -56,16 +32,14 @@ default_local_dir() {
 start_local() {
     local dir=$1 port=$2 bin
     bin=$(pg_bindir)
-    mkdir -p "$dir"
-    [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$dir"
+    pg_cluster_dir "$dir"
     if [ ! -f "$dir/data/PG_VERSION" ]; then
         log "initialising a local cluster in $dir/data"
         as_pg_user "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --no-locale >/dev/null
     fi
     if ! as_pg_user "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
         log "starting the local cluster on 127.0.0.1:$port"
-        as_pg_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-            -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" start >/dev/null
+        pg_ctl_start "$dir" "$port" fsync=off
     fi
     echo "postgres://postgres@127.0.0.1:$port/postgres"
 }

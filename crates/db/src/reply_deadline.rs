@@ -240,16 +240,20 @@ mod tests {
         (stream, server)
     }
 
+    /// The next read fails with `TimedOut`, exactly [`LIMIT`] from now by the paused clock.
+    async fn assert_times_out_after_limit(stream: &mut ReplyDeadline<tokio::io::DuplexStream>) {
+        let started = Instant::now();
+        let error = stream.read(&mut [0; 64]).await.unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+        assert_eq!(started.elapsed(), LIMIT);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_server_that_owes_a_reply_and_sends_nothing_times_out() {
         let (mut stream, _server) = connected().await;
         stream.write_all(&frame(b'S', b"")).await.unwrap();
-        let mut got = [0; 16];
-        let started = Instant::now();
-        let error = stream.read(&mut got).await.unwrap_err();
-        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
-        // The server's end is still open (`_server`): only the deadline ended the wait.
-        assert_eq!(started.elapsed(), LIMIT);
+        // The server's end is still open (`_server`): only the deadline ends the wait.
+        assert_times_out_after_limit(&mut stream).await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -261,10 +265,7 @@ mod tests {
         let mut got = [0; 64];
         assert!(stream.read(&mut got).await.unwrap() > 0);
         // Still owed (no ReadyForQuery yet): a full limit from the last bytes, not 1 s.
-        let started = Instant::now();
-        let error = stream.read(&mut got).await.unwrap_err();
-        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
-        assert_eq!(started.elapsed(), LIMIT);
+        assert_times_out_after_limit(&mut stream).await;
     }
 
     #[tokio::test(start_paused = true)]

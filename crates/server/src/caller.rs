@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use actix_web::HttpRequest;
+use actix_web::http::header::AUTHORIZATION;
 use serde_json::Value;
 
 /// Why the caller could not be resolved; each service answers it in its own envelope.
@@ -33,6 +35,13 @@ pub enum CallerError {
 
 /// A 401 of [`CallerError`] as the documents describe it (each envelope's answer set).
 pub const UNAUTHORIZED_ANSWER: &str = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`";
+
+/// A request's `Authorization` header as text; `None` when absent or not visible ASCII.
+pub fn authorization(req: &HttpRequest) -> Option<&str> {
+    req.headers()
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+}
 
 /// The cache's bound, in tokens (a few MB at most).
 pub const CACHED_CALLERS: u64 = 10_000;
@@ -90,6 +99,11 @@ impl CallerLookup {
                 .map_err(|e| (*e).clone()),
             None => self.lookup(base, authorization).await,
         }
+    }
+
+    /// The caller of `req`, by its own `Authorization` header (see [`CallerLookup::caller`]).
+    pub async fn of_request(&self, req: &HttpRequest) -> Result<i64, CallerError> {
+        self.caller(authorization(req)).await
     }
 
     async fn lookup(&self, base: &str, authorization: &str) -> Result<i64, CallerError> {

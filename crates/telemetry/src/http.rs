@@ -69,11 +69,11 @@ pub fn observe() -> Observe {
 #[derive(Clone, Copy)]
 pub struct Observe;
 
+/// Whatever service the middleware can wrap (see its `Service` impl for the bounds).
 impl<S, B> Transform<S, ServiceRequest> for Observe
 where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error>,
-    S::Future: 'static,
-    B: MessageBody + 'static,
+    ObserveMiddleware<S>:
+        Service<ServiceRequest, Response = ServiceResponse<InSpan<B>>, Error = Error>,
 {
     type Response = ServiceResponse<InSpan<B>>;
     type Error = Error;

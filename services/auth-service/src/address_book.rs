@@ -63,27 +63,40 @@ pub fn full_message() -> String {
 const REQUIRED_TEXT: [(&str, usize); 3] = [("label", 50), ("address_line", 255), ("city", 100)];
 const OPTIONAL_TEXT: [(&str, usize); 3] = [("district", 100), ("building", 50), ("notes", 500)];
 
-fn text(
+/// The value of `key` as `read` takes it (`None` from `read`: `<key> is invalid`); an absent
+/// key is `<key> is required` when `required`, else `None`.
+fn field<T>(
     body: &Map<String, Value>,
     key: &str,
-    max: usize,
     required: bool,
-) -> Result<Option<String>, String> {
+    read: impl FnOnce(&Value) -> Option<T>,
+) -> Result<Option<T>, String> {
     match body.get(key) {
         None if required => Err(format!("{key} is required")),
         None => Ok(None),
-        Some(Value::String(s)) => {
-            let s = s.trim();
-            if s.is_empty() || s.chars().count() > max {
-                Err(format!("{key} is invalid"))
-            } else {
-                Ok(Some(s.to_owned()))
-            }
-        }
-        Some(_) => Err(format!("{key} is invalid")),
+        Some(value) => read(value)
+            .map(Some)
+            .ok_or_else(|| format!("{key} is invalid")),
     }
 }
 
+/// Text of 1 to `max` characters after trimming, trimmed.
+fn text(max: usize) -> impl Fn(&Value) -> Option<String> {
+    move |value| {
+        value
+            .as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty() && s.chars().count() <= max)
+            .map(str::to_owned)
+    }
+}
+
+/// A number from `-limit` to `limit`.
+fn coordinate(limit: f64) -> impl Fn(&Value) -> Option<f64> {
+    move |value| value.as_f64().filter(|f| f.abs() <= limit)
+}
+
+/// An optional text field: `Some(None)` clears it (null or blank), `None` leaves it.
 fn optional_text(
     body: &Map<String, Value>,
     key: &str,
@@ -93,24 +106,7 @@ fn optional_text(
         None => Ok(None),
         Some(Value::Null) => Ok(Some(None)),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(Some(None)),
-        Some(_) => text(body, key, max, false).map(Some),
-    }
-}
-
-fn coordinate(
-    body: &Map<String, Value>,
-    key: &str,
-    limit: f64,
-    required: bool,
-) -> Result<Option<f64>, String> {
-    match body.get(key) {
-        None if required => Err(format!("{key} is required")),
-        None => Ok(None),
-        Some(v) => v
-            .as_f64()
-            .filter(|f| f.abs() <= limit)
-            .map(Some)
-            .ok_or_else(|| format!("{key} is invalid")),
+        Some(_) => field(body, key, false, text(max)).map(Some),
     }
 }
 
@@ -118,17 +114,13 @@ fn coordinate(
 /// new address `label`, `address_line`, `city`, `latitude` and `longitude` are required.
 pub fn fields(body: &Map<String, Value>, creating: bool) -> Result<AddressFields, String> {
     let [label, address_line, city] =
-        REQUIRED_TEXT.map(|(key, max)| text(body, key, max, creating));
+        REQUIRED_TEXT.map(|(key, max)| field(body, key, creating, text(max)));
     let (label, address_line, city) = (label?, address_line?, city?);
-    let latitude = coordinate(body, "latitude", 90.0, creating)?;
-    let longitude = coordinate(body, "longitude", 180.0, creating)?;
+    let latitude = field(body, "latitude", creating, coordinate(90.0))?;
+    let longitude = field(body, "longitude", creating, coordinate(180.0))?;
     let [district, building, notes] = OPTIONAL_TEXT.map(|(key, max)| optional_text(body, key, max));
     let (district, building, notes) = (district?, building?, notes?);
-    let is_default = match body.get("is_default") {
-        None => None,
-        Some(Value::Bool(b)) => Some(*b),
-        Some(_) => return Err("is_default is invalid".to_owned()),
-    };
+    let is_default = field(body, "is_default", false, Value::as_bool)?;
     Ok(AddressFields {
         label,
         address_line,
@@ -192,6 +184,26 @@ async fn clear_default(conn: &mut AsyncPgConnection, client_id: i64) -> QueryRes
     .map(|_| ())
 }
 
+/// Writes `fields` on the client's address `id` (its owner locked, see [`lock_owner`]) and
+/// reads it back: a new default first takes the flag from the old one (one default per
+/// client, `addresses_one_default`); `updated_at` becomes the transaction's time, which on
+/// a new address is its `created_at`.
+async fn write_fields(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    id: &str,
+    fields: &AddressFields,
+) -> Result<Address, AuthError> {
+    if fields.is_default == Some(true) {
+        clear_default(conn, client_id).await?;
+    }
+    diesel::update(addresses::table.find(id))
+        .set((fields, addresses::updated_at.eq(diesel::dsl::now)))
+        .execute(conn)
+        .await?;
+    get(conn, client_id, id).await
+}
+
 pub async fn list(conn: &mut AsyncPgConnection, client_id: i64) -> QueryResult<Vec<Address>> {
     addresses::table
         .filter(addresses::client_id.eq(client_id))
@@ -235,9 +247,6 @@ pub async fn create(
         if saved >= MAX_ADDRESSES {
             return Err(AuthError::Invalid(full_message()));
         }
-        if fields.is_default == Some(true) {
-            clear_default(conn, client_id).await?;
-        }
         let id = new_id();
         diesel::insert_into(addresses::table)
             .values((
@@ -252,11 +261,7 @@ pub async fn create(
             .execute(conn)
             .await?;
         // The optional fields and the default flag go through the same changeset as updates.
-        diesel::update(addresses::table.find(&id))
-            .set(&fields)
-            .execute(conn)
-            .await?;
-        get(conn, client_id, &id).await
+        write_fields(conn, client_id, &id, &fields).await
     })
     .await
 }
@@ -282,14 +287,7 @@ pub async fn update(
             .await
             .optional()?
             .ok_or(AuthError::NotFound("address"))?;
-        if fields.is_default == Some(true) {
-            clear_default(conn, client_id).await?;
-        }
-        diesel::update(addresses::table.find(&id))
-            .set((&fields, addresses::updated_at.eq(diesel::dsl::now)))
-            .execute(conn)
-            .await?;
-        get(conn, client_id, &id).await
+        write_fields(conn, client_id, &id, &fields).await
     })
     .await
 }

@@ -26,12 +26,7 @@ fn state(req: &HttpRequest) -> Result<web::Data<AppState>, AuthError> {
 }
 
 fn token(req: &HttpRequest) -> Option<String> {
-    let header = req
-        .headers()
-        .get(actix_web::http::header::AUTHORIZATION)?
-        .to_str()
-        .ok();
-    bearer(header).map(str::to_owned)
+    bearer(server::caller::authorization(req)).map(str::to_owned)
 }
 
 /// Which token a route takes.

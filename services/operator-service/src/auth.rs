@@ -130,11 +130,7 @@ impl FromRequest for Operator {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let keys = req.app_data::<web::Data<OperatorKeys>>();
-        let token = req
-            .headers()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let token = server::caller::authorization(req).and_then(|v| v.strip_prefix("Bearer "));
         let operator = match (keys, token) {
             (Some(keys), Some(token)) => keys.verify(token.trim()).ok_or(OpError::Unauthorized),
             _ => Err(OpError::Unauthorized),

@@ -30,11 +30,10 @@ use std::process::ExitCode;
 use bigdecimal::{BigDecimal, Zero};
 use chrono::NaiveDate;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use domain::Points;
 
-use crate::db::schema::point_entries;
-use crate::expiry::{self, Policy};
+use crate::expiry::{self, ClientExpiry, Policy};
 use crate::ledger::{self, Entry, Kind};
 use crate::riyadh;
 
@@ -51,31 +50,11 @@ pub struct Options {
 
 pub const DEFAULT_BATCH_SIZE: i64 = 500;
 
-/// An expiry, made or (in a dry run) that would be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expired {
-    pub client_id: i64,
-    pub date: NaiveDate,
-    /// The balance taken (positive; the entry is its negative).
-    pub points: BigDecimal,
-}
-
-impl Expired {
-    /// `client_id<TAB>expiry_date<TAB>points`.
-    pub fn line(&self) -> String {
-        format!(
-            "{}\t{}\t{}",
-            self.client_id,
-            riyadh::text(self.date),
-            Points::new(self.points.clone()).to_text()
-        )
-    }
-}
-
 /// What a candidate came to once its account was locked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    Expired(Expired),
+    /// The expiry made (or, in a dry run, that would be made).
+    Expired(ClientExpiry),
     /// The settings no longer expire anything, or the client has no earn.
     NoDate,
     /// An earn moved the date since the search saw the client.
@@ -316,15 +295,10 @@ async fn decide(
     if balance <= BigDecimal::zero() {
         return Ok(Outcome::NothingToExpire);
     }
-    let done: i64 = point_entries::table
-        .filter(point_entries::reference.eq(expiry::reference(client_id, date, run_date)))
-        .count()
-        .get_result(conn)
-        .await?;
-    if done > 0 {
+    if ledger::has_reference(conn, &expiry::reference(client_id, date, run_date)).await? {
         return Ok(Outcome::AlreadyExpired(date));
     }
-    Ok(Outcome::Expired(Expired {
+    Ok(Outcome::Expired(ClientExpiry {
         client_id,
         date,
         points: balance,

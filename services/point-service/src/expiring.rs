@@ -4,38 +4,12 @@
 //! business of `expire-points`, not of a reminder. Dates come from `expiry.rs`, the rule the
 //! balance answers.
 
-use bigdecimal::BigDecimal;
 use chrono::{Days, NaiveDate};
 use diesel::QueryResult;
 use diesel_async::AsyncPgConnection;
-use domain::Points;
 
-use crate::expiry::{self, Policy};
+use crate::expiry::{self, ClientExpiry, LINE_HEADER, Policy};
 use crate::riyadh;
-
-/// A client whose points expire in the window.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expiring {
-    pub client_id: i64,
-    /// The last day the points can be spent.
-    pub date: NaiveDate,
-    /// The balance that would expire (positive).
-    pub points: BigDecimal,
-}
-
-impl Expiring {
-    /// `client_id<TAB>expiry_date<TAB>points`.
-    pub fn line(&self) -> String {
-        format!(
-            "{}\t{}\t{}",
-            self.client_id,
-            riyadh::text(self.date),
-            Points::new(self.points.clone()).to_text()
-        )
-    }
-}
-
-pub const HEADER: &str = "client_id\texpiry_date\tpoints";
 
 /// Clients per page of the search.
 const PAGE: i64 = 1000;
@@ -46,7 +20,7 @@ pub async fn each(
     conn: &mut AsyncPgConnection,
     today: NaiveDate,
     days: u64,
-    mut each: impl FnMut(Expiring),
+    mut each: impl FnMut(ClientExpiry),
 ) -> QueryResult<()> {
     let Some(policy) = Policy::load(conn).await? else {
         return Ok(());
@@ -67,7 +41,7 @@ pub async fn each(
         for holder in page {
             let date = policy.expiry_date(holder.newest_earn);
             if let Some(date) = date.filter(|date| (today..=last).contains(date)) {
-                each(Expiring {
+                each(ClientExpiry {
                     client_id: holder.client_id,
                     date,
                     points: holder.balance,
@@ -90,7 +64,7 @@ pub async fn command(
         Some(today) => today,
         None => riyadh::today(&mut conn).await.map_err(|e| e.to_string())?,
     };
-    println!("{HEADER}");
+    println!("{LINE_HEADER}");
     let mut count = 0u64;
     each(&mut conn, today, days, |expiring| {
         count += 1;

@@ -13,6 +13,7 @@ use chrono::{DateTime, Days, NaiveDate, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Numeric, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::Points;
 
 use crate::db::schema::{point_entries, point_settings};
 use crate::riyadh;
@@ -79,6 +80,32 @@ pub struct EarnWindow {
 impl EarnWindow {
     pub fn contains(&self, at: DateTime<Utc>) -> bool {
         self.from.is_none_or(|from| from <= at) && self.until.is_none_or(|until| at < until)
+    }
+}
+
+/// A client's positive balance and its expiry date: what `expiring` lists before the date
+/// and what `expire-points` takes (or, in a dry run, would take) after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientExpiry {
+    pub client_id: i64,
+    /// The last day the points can be spent.
+    pub date: NaiveDate,
+    /// The balance that expires (positive; the expiry entry is its negative).
+    pub points: BigDecimal,
+}
+
+/// The header of the lines of [`ClientExpiry::line`].
+pub const LINE_HEADER: &str = "client_id\texpiry_date\tpoints";
+
+impl ClientExpiry {
+    /// `client_id<TAB>expiry_date<TAB>points`.
+    pub fn line(&self) -> String {
+        format!(
+            "{}\t{}\t{}",
+            self.client_id,
+            riyadh::text(self.date),
+            Points::new(self.points.clone()).to_text()
+        )
     }
 }
 

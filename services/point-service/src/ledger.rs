@@ -187,6 +187,17 @@ pub async fn append(
     Ok(balance)
 }
 
+/// Whether the ledger holds an entry with this reference (references are unique). Asked
+/// under the lock of the client's account ([`Locked`]), which every writer of its entries
+/// takes, a `false` stays true until the caller appends.
+pub async fn has_reference(conn: &mut AsyncPgConnection, reference: &str) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
+        point_entries::table.filter(point_entries::reference.eq(reference)),
+    ))
+    .get_result(conn)
+    .await
+}
+
 /// A client's balance, or `None` when it has no account.
 pub async fn balance(
     conn: &mut AsyncPgConnection,

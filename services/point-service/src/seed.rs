@@ -22,9 +22,7 @@ use server::SeedReport;
 use server::seed::{Broken, Row, Section, SeedFuture, rows, upsert_rows, write};
 use uuid::Uuid;
 
-use crate::db::schema::{
-    point_entries, point_occasions, point_offers, point_orders, point_settings, points_faq,
-};
+use crate::db::schema::{point_occasions, point_offers, point_orders, point_settings, points_faq};
 use crate::ledger;
 
 #[derive(Deserialize)]
@@ -377,12 +375,7 @@ async fn append_entry(
     reference: &str,
     created_at: DateTime<Utc>,
 ) -> QueryResult<bool> {
-    let present: i64 = point_entries::table
-        .filter(point_entries::reference.eq(reference))
-        .count()
-        .get_result(conn)
-        .await?;
-    if present > 0 {
+    if ledger::has_reference(conn, reference).await? {
         return Ok(false);
     }
     let kind = match kind {

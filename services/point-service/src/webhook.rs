@@ -113,6 +113,33 @@ pub fn verify_signature(
         .map_err(|_| SignatureRefused::Mismatch)
 }
 
+/// A delivery as `payment_events` keeps it: a readable event (`pending` until decided) or
+/// an unreadable one (`unreadable`, see [`unreadable`]).
+#[derive(Insertable)]
+#[diesel(table_name = payment_events, treat_none_as_default_value = false)]
+pub struct EventRecord<'a> {
+    pub id: &'a str,
+    pub kind: &'a str,
+    pub reference: &'a str,
+    pub payment_id: Option<&'a str>,
+    pub amount_minor: Option<i64>,
+    pub currency: Option<&'a str>,
+    pub outcome: &'a str,
+}
+
+impl EventRecord<'_> {
+    /// Records the delivery unless its id is recorded already: `false` for a redelivery.
+    /// The caller holds the payment's lock ([`attempts::lock_payment`]).
+    pub async fn insert_new(&self, conn: &mut AsyncPgConnection) -> QueryResult<bool> {
+        let inserted = diesel::insert_into(payment_events::table)
+            .values(self)
+            .on_conflict_do_nothing()
+            .execute(conn)
+            .await?;
+        Ok(inserted > 0)
+    }
+}
+
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[schema(as = PaymentEvent)]
 pub struct Event {
@@ -192,20 +219,16 @@ pub async fn apply(
     let outcome = conn
         .transaction::<_, PointError, _>(async |conn| {
             attempts::lock_payment(conn, payment_id).await?;
-            let inserted = diesel::insert_into(payment_events::table)
-                .values((
-                    payment_events::id.eq(&event.id),
-                    payment_events::kind.eq(&event.kind),
-                    payment_events::reference.eq(&reference),
-                    payment_events::payment_id.eq(payment_id),
-                    payment_events::amount_minor.eq(event.data.amount_minor),
-                    payment_events::currency.eq(&event.data.currency),
-                    payment_events::outcome.eq("pending"),
-                ))
-                .on_conflict_do_nothing()
-                .execute(conn)
-                .await?;
-            if inserted == 0 {
+            let record = EventRecord {
+                id: &event.id,
+                kind: &event.kind,
+                reference: &reference,
+                payment_id,
+                amount_minor: event.data.amount_minor,
+                currency: event.data.currency.as_deref(),
+                outcome: "pending",
+            };
+            if !record.insert_new(conn).await? {
                 return Ok(Outcome::Duplicate);
             }
             let (mut outcome, order) = decide(conn, event, window).await?;

@@ -38,18 +38,10 @@ pub async fn redeem(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
-    let authorization = req
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok());
-    let client_id = state
-        .caller
-        .caller(authorization)
-        .await
-        .map_err(|e| match e {
-            CallerError::NotConfigured => OrderError::Misconfigured("AUTH_SERVICE_URL not set"),
-            other => OrderError::Unauthorized(other.to_string()),
-        })?;
+    let client_id = state.caller.of_request(&req).await.map_err(|e| match e {
+        CallerError::NotConfigured => OrderError::Misconfigured("AUTH_SERVICE_URL not set"),
+        other => OrderError::Unauthorized(other.to_string()),
+    })?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let code = body
         .get("code")

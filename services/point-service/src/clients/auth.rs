@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use actix_web::HttpRequest;
 use serde::Deserialize;
 use server::Secret;
 use server::caller::{CallerError, CallerLookup};
@@ -74,14 +75,11 @@ impl AuthClient {
     }
 
     /// The caller's client id, from the auth service's answer only.
-    pub async fn caller(&self, authorization: Option<&str>) -> Result<i64, PointError> {
-        self.lookup
-            .caller(authorization)
-            .await
-            .map_err(|e| match e {
-                CallerError::NotConfigured => PointError::Misconfigured("AUTH_SERVICE_URL not set"),
-                other => PointError::Unauthorized(other.to_string()),
-            })
+    pub async fn caller(&self, req: &HttpRequest) -> Result<i64, PointError> {
+        self.lookup.of_request(req).await.map_err(|e| match e {
+            CallerError::NotConfigured => PointError::Misconfigured("AUTH_SERVICE_URL not set"),
+            other => PointError::Unauthorized(other.to_string()),
+        })
     }
 
     /// Another client's profile, or `None` when the auth service does not know it.

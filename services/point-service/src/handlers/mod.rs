@@ -15,11 +15,7 @@ use crate::state::AppState;
 
 /// The caller's client id, from the auth service (never from the request itself).
 pub async fn caller(state: &AppState, req: &HttpRequest) -> Result<i64, PointError> {
-    let authorization = req
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok());
-    state.auth.caller(authorization).await
+    state.auth.caller(req).await
 }
 
 /// The first value of a query key. Queries are read as pairs, not into a struct, so that a

@@ -44,18 +44,26 @@ fn answered(attempt: usize, payment_id: &str) -> Input<'_> {
     }
 }
 
-#[test]
-fn a_double_tap_lets_the_newer_attempt_decide() {
+/// Two attempts, the first ending as `first` (answered with `p1`, or lost), the second
+/// answered with `p2`; then `p1` is declined and `p2` captured: the second attempt decides,
+/// whatever became of the first. The payment after the six inputs.
+fn the_second_attempt_decides(first: Input<'_>) -> Payment {
     let (payment, decisions) = run(&[
         Input::PayStart,
-        answered(0, "p1"),
+        first,
         Input::PayStart,
         answered(1, "p2"),
         decline("p1"),
         capture("p2"),
     ]);
-    assert_eq!(decisions[4], Decision::Superseded);
-    assert_eq!(decisions[5], Decision::Credit);
+    assert_eq!(decisions[4], Decision::Superseded, "p1's decline");
+    assert_eq!(decisions[5], Decision::Credit, "p2's capture");
+    payment
+}
+
+#[test]
+fn a_double_tap_lets_the_newer_attempt_decide() {
+    let payment = the_second_attempt_decides(answered(0, "p1"));
     assert_eq!(payment.status, Status::Successful);
 }
 
@@ -111,16 +119,7 @@ fn a_decline_of_an_older_attempt_waits_while_the_newer_one_may_still_be_refused(
 
 #[test]
 fn an_unseen_id_is_put_on_the_oldest_lost_attempt() {
-    let (_, decisions) = run(&[
-        Input::PayStart,
-        Input::PayLost { attempt: 0 },
-        Input::PayStart,
-        answered(1, "p2"),
-        decline("p1"),
-        capture("p2"),
-    ]);
-    assert_eq!(decisions[4], Decision::Superseded);
-    assert_eq!(decisions[5], Decision::Credit);
+    the_second_attempt_decides(Input::PayLost { attempt: 0 });
     let (_, alone) = run(&[
         Input::PayStart,
         answered(0, "p1"),

@@ -13,10 +13,11 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::attempts;
-use crate::db::schema::{payment_events, point_orders};
+use crate::db::schema::point_orders;
 use crate::error::PointError;
 use crate::payment_state::Unapplied;
 use crate::unapplied::{self, Listing};
+use crate::webhook::EventRecord;
 
 /// What could be read of the body, each field best-effort.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,20 +89,16 @@ pub async fn record(conn: &mut AsyncPgConnection, body: &[u8]) -> Result<Recorde
         .transaction::<_, PointError, _>(async |conn| {
             let payment_id = event.payment_id.as_deref();
             attempts::lock_payment(conn, payment_id).await?;
-            let inserted = diesel::insert_into(payment_events::table)
-                .values((
-                    payment_events::id.eq(&event.id),
-                    payment_events::kind.eq(&event.kind),
-                    payment_events::reference.eq(&event.reference),
-                    payment_events::payment_id.eq(payment_id),
-                    payment_events::amount_minor.eq(event.amount_minor),
-                    payment_events::currency.eq(&event.currency),
-                    payment_events::outcome.eq("unreadable"),
-                ))
-                .on_conflict_do_nothing()
-                .execute(conn)
-                .await?;
-            if inserted == 0 {
+            let record = EventRecord {
+                id: &event.id,
+                kind: &event.kind,
+                reference: &event.reference,
+                payment_id,
+                amount_minor: event.amount_minor,
+                currency: event.currency.as_deref(),
+                outcome: "unreadable",
+            };
+            if !record.insert_new(conn).await? {
                 return Ok(Recorded::Repeated);
             }
             if !event.may_be_capture() {

@@ -10,7 +10,8 @@ use chrono::{DateTime, Days, NaiveDate, Utc};
 use chrono_tz::Asia::Riyadh;
 use db::testing::TestDatabase;
 use domain::Points;
-use point_service::expiring::{self, Expiring};
+use point_service::expiring;
+use point_service::expiry::ClientExpiry;
 use point_service::liability::{self, Period};
 use point_service::{audit, expire};
 use proptest::prelude::*;
@@ -157,14 +158,14 @@ fn by_client(ledger: &Ledger) -> BTreeMap<i64, (BigDecimal, Option<NaiveDate>)> 
         .collect()
 }
 
-fn expected_expiring(ledger: &Ledger) -> Vec<Expiring> {
+fn expected_expiring(ledger: &Ledger) -> Vec<ClientExpiry> {
     let last = ledger.today + Days::new(ledger.window_days);
     by_client(ledger)
         .into_iter()
         .filter_map(|(client_id, (points, date))| {
             let date = date?;
             (points > BigDecimal::zero() && ledger.today <= date && date <= last).then_some(
-                Expiring {
+                ClientExpiry {
                     client_id,
                     date,
                     points,
