@@ -99,10 +99,9 @@ pub fn verify_signature(
     let (Some(timestamp), Some(signature)) = (timestamp, signature) else {
         return Err(SignatureRefused::Malformed);
     };
-    // `t` is unauthenticated: `(now - t).abs()` overflows for t = i64::MIN and others.
-    if now.abs_diff(timestamp) > TOLERANCE_SECONDS {
-        return Err(SignatureRefused::Stale);
-    }
+    // The signature first, the age second: `t` is only the gateway's once the signature
+    // over it holds, so `stale` counts the gateway's late deliveries alone and anyone else's
+    // attempt is a `mismatch` (the alerts and the runbook tell the two apart).
     let Ok(mut mac) = <Hmac<Sha256> as KeyInit>::new_from_slice(secret) else {
         return Err(SignatureRefused::Mismatch);
     };
@@ -110,7 +109,12 @@ pub fn verify_signature(
     mac.update(b".");
     mac.update(body);
     mac.verify_slice(&signature)
-        .map_err(|_| SignatureRefused::Mismatch)
+        .map_err(|_| SignatureRefused::Mismatch)?;
+    // `(now - t).abs()` overflows for t = i64::MIN and others.
+    if now.abs_diff(timestamp) > TOLERANCE_SECONDS {
+        return Err(SignatureRefused::Stale);
+    }
+    Ok(())
 }
 
 /// A delivery as `payment_events` keeps it: a readable event (`pending` until decided) or
@@ -433,6 +437,11 @@ mod tests {
             refused(b"other", Some(&header), b"{}", 1000),
             Mismatch,
             "other secret"
+        );
+        assert_eq!(
+            refused(b"other", Some(&header), b"{}", 1301),
+            Mismatch,
+            "an old timestamp under another secret is anyone's, not the gateway's late delivery"
         );
         assert_eq!(refused(b"s", None, b"{}", 1000), Missing);
         assert_eq!(refused(b"s", Some("t=1000"), b"{}", 1000), Malformed);

@@ -54,6 +54,11 @@ async fn each_refused_signature_is_counted_by_its_reason() {
         |reason: &str| format!("payment_webhook_signature_failures_total{{reason=\"{reason}\"}}");
     let before = scrape(&app).await;
     assert_eq!(app.webhook(&event, "not-the-secret", now()).await.0, 401);
+    // An old timestamp under another secret: anyone's attempt, not a late delivery.
+    assert_eq!(
+        app.webhook(&event, "not-the-secret", now() - 301).await.0,
+        401
+    );
     assert_eq!(
         app.webhook(&event, WEBHOOK_SECRET, now() - 301).await.0,
         401
@@ -74,7 +79,7 @@ async fn each_refused_signature_is_counted_by_its_reason() {
     }
     let after = scrape(&app).await;
     for (reason, n) in [
-        ("mismatch", 1.0),
+        ("mismatch", 2.0),
         ("stale", 2.0),
         ("missing", 1.0),
         ("malformed", 1.0),
