@@ -17,30 +17,11 @@ use tokio::sync::{Notify, mpsc};
 
 #[tokio::test]
 async fn a_request_in_flight_at_sigterm_is_answered_before_the_process_exits() {
-    let (arrived_tx, mut arrived) = mpsc::unbounded_channel::<()>();
-    let release = Arc::new(Notify::new());
-    let held = release.clone();
-    let points = server::spawn_local(move || {
-        let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
-        App::new().route(
-            "/api/v2/client/points",
-            web::get().to(move || {
-                let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
-                async move {
-                    arrived_tx.send(()).unwrap();
-                    held.notified().await;
-                    HttpResponse::Ok().json(json!({"points": "42"}))
-                }
-            }),
-        )
-    })
-    .unwrap();
-    let mut order = Service::start(
-        "order-service",
-        "postgres://postgres@127.0.0.1:5432/unused",
-        &[("POINT_SERVICE_URL", &points)],
-    )
-    .await;
+    let HeldRelay {
+        mut order,
+        mut arrived,
+        release,
+    } = HeldRelay::start().await;
 
     let url = format!("{}/api/v2/client/points", order.base);
     let in_flight = tokio::spawn(async move {
@@ -134,30 +115,11 @@ async fn closed_by_server(conn: &mut BufReader<TcpStream>, within: Duration) -> 
 /// shutdown, 4.14.1 and later; our 4.18).
 #[tokio::test]
 async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flight_says_so() {
-    let (arrived_tx, mut arrived) = mpsc::unbounded_channel::<()>();
-    let release = Arc::new(Notify::new());
-    let held = release.clone();
-    let points = server::spawn_local(move || {
-        let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
-        App::new().route(
-            "/api/v2/client/points",
-            web::get().to(move || {
-                let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
-                async move {
-                    arrived_tx.send(()).unwrap();
-                    held.notified().await;
-                    HttpResponse::Ok().json(json!({"points": "42"}))
-                }
-            }),
-        )
-    })
-    .unwrap();
-    let mut order = Service::start(
-        "order-service",
-        "postgres://postgres@127.0.0.1:5432/unused",
-        &[("POINT_SERVICE_URL", &points)],
-    )
-    .await;
+    let HeldRelay {
+        mut order,
+        mut arrived,
+        release,
+    } = HeldRelay::start().await;
     let connect = || async {
         BufReader::new(
             TcpStream::connect(("127.0.0.1", order.port()))
@@ -203,4 +165,47 @@ async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flig
         started.elapsed(),
         server::run::SHUTDOWN_TIMEOUT.as_secs()
     );
+}
+
+/// An order service whose relay goes to a point service that holds every balance read: each
+/// one's arrival is sent on `arrived`, and it is answered (200) only when `release` is
+/// notified.
+struct HeldRelay {
+    order: Service,
+    arrived: mpsc::UnboundedReceiver<()>,
+    release: Arc<Notify>,
+}
+
+impl HeldRelay {
+    async fn start() -> HeldRelay {
+        let (arrived_tx, arrived) = mpsc::unbounded_channel::<()>();
+        let release = Arc::new(Notify::new());
+        let held = release.clone();
+        let points = server::spawn_local(move || {
+            let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
+            App::new().route(
+                "/api/v2/client/points",
+                web::get().to(move || {
+                    let (arrived_tx, held) = (arrived_tx.clone(), held.clone());
+                    async move {
+                        arrived_tx.send(()).unwrap();
+                        held.notified().await;
+                        HttpResponse::Ok().json(json!({"points": "42"}))
+                    }
+                }),
+            )
+        })
+        .unwrap();
+        let order = Service::start(
+            "order-service",
+            "postgres://postgres@127.0.0.1:5432/unused",
+            &[("POINT_SERVICE_URL", &points)],
+        )
+        .await;
+        HeldRelay {
+            order,
+            arrived,
+            release,
+        }
+    }
 }

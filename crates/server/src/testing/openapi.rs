@@ -143,6 +143,19 @@ pub fn path_parameters_are_declared(doc: &Value) {
     }
 }
 
+/// The document of the service at `base` lists exactly what `routes` lists, declares every
+/// path parameter, and is what actix really serves ([`registered_routes_are_documented`]):
+/// the whole check for a service whose document holds only its own routes.
+///
+/// # Panics
+/// When any of them does not hold.
+pub async fn the_document_is_the_route_list(client: &reqwest::Client, base: &str, routes: &Routes) {
+    let doc = document(client, base).await;
+    assert_eq!(documented(&doc), listed(routes));
+    path_parameters_are_declared(&doc);
+    registered_routes_are_documented(client, base, routes, &doc).await;
+}
+
 /// What actix really serves on each path of `routes` (the `Allow` header of its 405 to
 /// OPTIONS, with `1` for each path parameter) is what the document lists, and the document
 /// lists nothing else but the operational routes.

@@ -47,18 +47,10 @@ async fn the_document_lists_every_route_with_its_method() {
 #[tokio::test]
 async fn every_registered_route_is_documented() {
     let app = spawn_app().await;
-    let doc = server::testing::openapi::document(&app.client, &app.base).await;
-    let routes = auth_service::routes::routes();
-    assert_eq!(
-        server::testing::openapi::documented(&doc),
-        server::testing::openapi::listed(routes)
-    );
-    server::testing::openapi::path_parameters_are_declared(&doc);
-    server::testing::openapi::registered_routes_are_documented(
+    server::testing::openapi::the_document_is_the_route_list(
         &app.client,
         &app.base,
-        routes,
-        &doc,
+        auth_service::routes::routes(),
     )
     .await;
 }

@@ -68,6 +68,23 @@ async fn forge_expiry(app: &TestApp, client: i64, points: &str, reference: &str,
     .await;
 }
 
+/// Forges an expiry ([`forge_expiry`]) and asserts that the audit refuses it for `why`.
+async fn assert_audit_refuses_forged(
+    app: &TestApp,
+    client: i64,
+    points: &str,
+    reference: &str,
+    at: &str,
+    why: &str,
+) {
+    forge_expiry(app, client, points, reference, at).await;
+    let violation = audit_violation(app).await;
+    assert!(
+        violation.as_deref().is_some_and(|v| v.contains(why)),
+        "the audit did not refuse {reference} ({points} points written at {at}) for {why:?}: {violation:?}"
+    );
+}
+
 /// `--today` is the operator's to set, and nothing stops a date after the database's own:
 /// a typo (2099 for 2026) or a test date run against production takes every client's
 /// points now, months or years before the date their balance answer promises. The job
@@ -136,21 +153,15 @@ async fn the_audit_catches_an_expiry_of_a_client_who_has_no_expiry_date() {
     assert_eq!(response.status(), 200);
     let (_, balance) = app.get("/api/v2/client/points", OMAR).await;
     assert_eq!(balance["pointsExpirationDate"], serde_json::Value::Null);
-    forge_expiry(
+    assert_audit_refuses_forged(
         &app,
         OMAR,
         "100",
         "expiry:1002:2026-01-01:2026-11-01",
         "2026-11-01T10:00:00Z",
+        "the client had no earn before it",
     )
     .await;
-    let violation = audit_violation(&app).await;
-    assert!(
-        violation
-            .as_deref()
-            .is_some_and(|v| v.contains("the client had no earn before it")),
-        "the audit passed an expiry of a client whose points have no expiry date: {violation:?}"
-    );
 }
 
 /// Sara's date is 2027-04-01: an expiry under that name written in November 2026, months
@@ -159,22 +170,15 @@ async fn the_audit_catches_an_expiry_of_a_client_who_has_no_expiry_date() {
 #[tokio::test]
 async fn the_audit_catches_an_expiry_written_before_its_date_had_passed() {
     let app = spawn_app().await;
-    forge_expiry(
+    assert_audit_refuses_forged(
         &app,
         SARA,
         "700.25",
         "expiry:1001:2027-04-01:2026-11-01",
         "2026-11-01T10:00:00Z",
+        "its expiry date 2027-04-01 had not passed on its run date 2026-11-01",
     )
     .await;
-    let violation = audit_violation(&app).await;
-    assert!(
-        violation
-            .as_deref()
-            .is_some_and(|v| v
-                .contains("its expiry date 2027-04-01 had not passed on its run date 2026-11-01")),
-        "the audit passed an expiry written five months before its date: {violation:?}"
-    );
 }
 
 /// An expiry takes the whole positive balance (decisions.md): one that leaves points behind
@@ -182,21 +186,15 @@ async fn the_audit_catches_an_expiry_written_before_its_date_had_passed() {
 #[tokio::test]
 async fn the_audit_catches_an_expiry_that_takes_only_part_of_the_balance() {
     let app = spawn_app().await;
-    forge_expiry(
+    assert_audit_refuses_forged(
         &app,
         SARA,
         "100",
         "expiry:1001:2027-04-01:2027-04-02",
         "2027-04-02T10:00:00Z",
+        "it leaves the balance at 600.25, not 0",
     )
     .await;
-    let violation = audit_violation(&app).await;
-    assert!(
-        violation
-            .as_deref()
-            .is_some_and(|v| v.contains("it leaves the balance at 600.25, not 0")),
-        "the audit passed an expiry that left 600.25 of 700.25 points: {violation:?}"
-    );
 }
 
 /// The control for the forgeries above: an expiry that keeps every rule (its date passed on
@@ -222,21 +220,15 @@ async fn the_audit_passes_an_expiry_that_keeps_the_rule() {
 #[tokio::test]
 async fn the_audit_catches_an_expiry_whose_run_date_is_not_the_day_it_was_written() {
     let app = spawn_app().await;
-    forge_expiry(
+    assert_audit_refuses_forged(
         &app,
         SARA,
         "700.25",
         "expiry:1001:2027-04-01:2027-04-02",
         "2027-04-01T20:59:59Z",
+        "its run date 2027-04-02 is not the Asia/Riyadh date it was written on, 2027-04-01",
     )
     .await;
-    let violation = audit_violation(&app).await;
-    assert!(
-        violation.as_deref().is_some_and(|v| v.contains(
-            "its run date 2027-04-02 is not the Asia/Riyadh date it was written on, 2027-04-01"
-        )),
-        "{violation:?}"
-    );
 }
 
 /// An expiry date before the newest earn that came before the entry cannot be that earn's
@@ -244,21 +236,15 @@ async fn the_audit_catches_an_expiry_whose_run_date_is_not_the_day_it_was_writte
 #[tokio::test]
 async fn the_audit_catches_an_expiry_dated_before_the_newest_earn() {
     let app = spawn_app().await;
-    forge_expiry(
+    assert_audit_refuses_forged(
         &app,
         SARA,
         "700.25",
         "expiry:1001:2026-03-31:2027-04-02",
         "2027-04-02T10:00:00Z",
+        "its expiry date 2026-03-31 is before the date of the newest earn before it, 2026-04-01",
     )
     .await;
-    let violation = audit_violation(&app).await;
-    assert!(
-        violation.as_deref().is_some_and(|v| v.contains(
-            "its expiry date 2026-03-31 is before the date of the newest earn before it, 2026-04-01"
-        )),
-        "{violation:?}"
-    );
 }
 
 /// `expiry:1001:2027-13-45:…` names no date at all; the database's check takes
@@ -266,41 +252,29 @@ async fn the_audit_catches_an_expiry_dated_before_the_newest_earn() {
 #[tokio::test]
 async fn the_audit_catches_an_expiry_named_by_a_date_that_does_not_exist() {
     let app = spawn_app().await;
-    forge_expiry(
+    assert_audit_refuses_forged(
         &app,
         SARA,
         "700.25",
         "expiry:1001:2027-13-45:2027-04-02",
         "2027-04-02T10:00:00Z",
+        "its expiry date 2027-13-45 does not exist",
     )
     .await;
-    let violation = audit_violation(&app).await;
-    assert!(
-        violation
-            .as_deref()
-            .is_some_and(|v| v.contains("its expiry date 2027-13-45 does not exist")),
-        "the audit passed an expiry named by the date 2027-13-45: {violation:?}"
-    );
     // A 29 February that was not, either.
     app.rewrite_entries("DELETE FROM point_entries WHERE kind = 'expiry'")
         .await;
     app.sql("UPDATE point_accounts SET balance = balance + 700.25 WHERE client_id = 1001")
         .await;
-    forge_expiry(
+    assert_audit_refuses_forged(
         &app,
         SARA,
         "700.25",
         "expiry:1001:2027-02-29:2027-04-02",
         "2027-04-02T10:00:00Z",
+        "its expiry date 2027-02-29 does not exist",
     )
     .await;
-    let violation = audit_violation(&app).await;
-    assert!(
-        violation
-            .as_deref()
-            .is_some_and(|v| v.contains("its expiry date 2027-02-29 does not exist")),
-        "{violation:?}"
-    );
 }
 
 /// The rule: the job expires the positive balance of every client whose date has
