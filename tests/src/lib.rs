@@ -209,7 +209,7 @@ impl Service {
                 }
             });
         }
-        let service = Service {
+        let mut service = Service {
             name,
             base: format!("http://127.0.0.1:{port}"),
             child,
@@ -219,10 +219,38 @@ impl Service {
                 .build()
                 .unwrap(),
         };
+        // This process's own "listening" first: `free_port` only finds a port that was free,
+        // and when a process of another test takes it meanwhile, this one cannot bind and
+        // exits, while the other answers `/healthz` on the port as if it were this one.
+        service.wait_until_listening(Duration::from_secs(15)).await;
         service
             .wait_until(Duration::from_secs(15), |status| status == 200, "/healthz")
             .await;
         service
+    }
+
+    /// Waits for the process's log line saying it listens on its port; panics with its logs
+    /// when it exits first (it could not bind) or does not say so `within`.
+    async fn wait_until_listening(&mut self, within: Duration) {
+        let started = Instant::now();
+        while started.elapsed() < within {
+            if self.logs().iter().any(|line| line.contains("listening")) {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "{} exited ({status}) before listening; logs:\n{}",
+                    self.name,
+                    self.logs().join("\n")
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!(
+            "{} did not say it listens within {within:?}; logs:\n{}",
+            self.name,
+            self.logs().join("\n")
+        );
     }
 
     pub fn client(&self) -> &reqwest::Client {
