@@ -216,6 +216,15 @@ wrk_run "caller lookup" "http://127.0.0.1:$AUTH_PORT/api/v1/users" balance.lua "
 C_RPS=$RPS C_P99=$P99 C_CMD=$CMD C_ERR=$ERRORS C_CPU=$CPU
 pgbench_run "caller SQL" "$AUTH_DB" caller.sql
 C_PG=$PG_TPS C_PG_CMD=$CMD
+pgbench_run "profile SQL" "$AUTH_DB" client.sql
+P_PG=$PG_TPS P_PG_CMD=$CMD
+# All the SQL a request causes, on every database it reaches: a balance read with a new
+# token also runs the caller lookup's statement on the auth database; a point order runs it
+# and two profile lookups (recipient, payer). The services run them one after the other, on
+# the same machine, so the most such requests the machine could serve if the services cost
+# nothing is 1 / (the sum of each statement set's time per run), each time from its pgbench.
+serial() { awk 'BEGIN { s = 0; for (i = 1; i < ARGC; i++) s += 1 / ARGV[i]; printf "%.0f", 1 / s }' "$@"; }
+B_ALL=$(serial "$B_PG" "$C_PG")
 
 # 3. Point orders.
 wrk_run "orders, many payers" "http://127.0.0.1:$POINT_PORT/api/v2/client/point-orders" order.lua "$POINT"
@@ -226,6 +235,9 @@ wrk_run "orders, one hot payer" "http://127.0.0.1:$POINT_PORT/api/v2/client/poin
 H_RPS=$RPS H_P99=$P99 H_CMD="PAYER=200001 $CMD" H_ERR=$ERRORS H_CPU=$CPU
 pgbench_run "order SQL, one hot payer" "$POINTS_DB" order.sql -D payer_min=200001 -D payer_max=200001
 H_PG=$PG_TPS H_PG_CMD=$CMD
+O_ALL=$(serial "$O_PG" "$C_PG" "$P_PG" "$P_PG")
+# The hot payer's caller lookup is answered from the point service's caller cache.
+H_ALL=$(serial "$H_PG" "$P_PG" "$P_PG")
 
 # 4. Nearest store.
 wrk_run "nearest store" "http://127.0.0.1:$ORDER_PORT" nearest.lua "$ORDER"
@@ -264,8 +276,8 @@ its master and worker) divided by the requests completed.
 | relay hop CPU per request ≤ 1.5 × nginx's (1c vs 1b) | $RELAY_CPU_VS_NGINX × ($R_CPU vs $N_CPU µs) | $(verdict "$RELAY_CPU_VS_NGINX" 1.5 "<=") |
 | relay throughput ≥ 0.95 × nginx's (1c vs 1b) | $RELAY_VS_NGINX × | $(verdict "$RELAY_VS_NGINX" 0.95 ">=") |
 | p99 added by the relay ≤ 2 × the p99 nginx adds (over 1a) | $RELAY_ADDED_P99 ms vs 2 × $NGINX_ADDED_P99 ms | $(verdict "$RELAY_ADDED_P99" "$P99_LIMIT" "<=") |
-| balance read ≥ 0.8 × pgbench of its SQL (2a) | $(ratio "$B_RPS" "$B_PG") × | $(verdict "$(ratio "$B_RPS" "$B_PG")" 0.8 ">=") |
-| point orders (many payers) ≥ 0.8 × pgbench of the transaction (3a) | $(ratio "$O_RPS" "$O_PG") × | $(verdict "$(ratio "$O_RPS" "$O_PG")" 0.8 ">=") |
+| balance read ≥ 0.8 × pgbench of its SQL: all of it, the caller lookup's included (2a) | $(ratio "$B_RPS" "$B_ALL") × ($B_RPS vs $B_ALL; the balance statements alone: $(ratio "$B_RPS" "$B_PG") ×) | $(verdict "$(ratio "$B_RPS" "$B_ALL")" 0.8 ">=") |
+| point orders (many payers) ≥ 0.8 × pgbench of the transaction and the lookups it makes (3a) | $(ratio "$O_RPS" "$O_ALL") × ($O_RPS vs $O_ALL; the transaction alone: $(ratio "$O_RPS" "$O_PG") ×) | $(verdict "$(ratio "$O_RPS" "$O_ALL")" 0.8 ">=") |
 | one hot payer: no error, no deadlock (3b) | $H_ERR non-2xx | $( [ "$H_ERR" = 0 ] && echo met || echo '**not met**') |
 | nearest store p99 ≤ 5 ms at 10 000 branches (4) | $S_P99 ms | $(verdict "$S_P99" 5 "<=") |
 | each service ≤ 30 MB resident idle | $MAX_IDLE MB (largest) | $(verdict "$MAX_IDLE" 30 "<=") |
@@ -281,15 +293,22 @@ its master and worker) divided by the requests completed.
 | 1a | balance straight to the point service, one client | $D_RPS | $D_P50 | $D_P99 | $D_ERR | $D_CPU | | | \`$D_CMD\` |
 | 1b | the same through nginx → point service (CPU: nginx's) | $N_RPS | $N_P50 | $N_P99 | $N_ERR | $N_CPU | | | \`$N_CMD\` |
 | 1c | the same through the order service's relay (CPU: the order service's) | $R_RPS | $R_P50 | $R_P99 | $R_ERR | $R_CPU | nginx $N_RPS req/s, $N_CPU µs | $RELAY_VS_NGINX (req/s), $RELAY_CPU_VS_NGINX (CPU) | \`$R_CMD\` |
-| 2a | balance read, random clients (each also looks its caller up at the auth service) vs its SQL | $B_RPS | $B_P50 | $B_P99 | $B_ERR | $B_CPU | pgbench $B_PG tps | $(ratio "$B_RPS" "$B_PG") | \`$B_CMD\`; \`$B_PG_CMD\` |
+| 2a | balance read, random clients (each also looks its caller up at the auth service) vs its SQL | $B_RPS | $B_P50 | $B_P99 | $B_ERR | $B_CPU | all its SQL $B_ALL/s (balance $B_PG tps, caller $C_PG tps); balance SQL alone $B_PG tps | $(ratio "$B_RPS" "$B_ALL"); $(ratio "$B_RPS" "$B_PG") | \`$B_CMD\`; \`$B_PG_CMD\` |
 | 2b | caller lookup (auth \`/api/v1/users\`) vs its SQL | $C_RPS | | $C_P99 | $C_ERR | $C_CPU | pgbench $C_PG tps | $(ratio "$C_RPS" "$C_PG") | \`$C_CMD\`; \`$C_PG_CMD\` |
+| 2d | profile lookup's SQL (auth \`/internal/v1/clients/{id}\`, twice per point order) | | | | | | pgbench $P_PG tps | | \`$P_PG_CMD\` |
 | 2c | balance read, each token 3 times in a row (a points screen; the caller cache's case) | $T_RPS | $T_P50 | $T_P99 | $T_ERR | $T_CPU | pgbench $B_PG tps | $(ratio "$T_RPS" "$B_PG") | \`$T_CMD\` |
-| 3a | point orders, many payers | $O_RPS | | $O_P99 | $O_ERR | $O_CPU | pgbench $O_PG tps | $(ratio "$O_RPS" "$O_PG") | \`$O_CMD\`; \`$O_PG_CMD\` |
-| 3b | point orders, one hot payer | $H_RPS | | $H_P99 | $H_ERR | $H_CPU | pgbench $H_PG tps | $(ratio "$H_RPS" "$H_PG") | \`$H_CMD\`; \`$H_PG_CMD\` |
+| 3a | point orders, many payers | $O_RPS | | $O_P99 | $O_ERR | $O_CPU | with its lookups' SQL $O_ALL/s; transaction alone $O_PG tps | $(ratio "$O_RPS" "$O_ALL"); $(ratio "$O_RPS" "$O_PG") | \`$O_CMD\`; \`$O_PG_CMD\` |
+| 3b | point orders, one hot payer | $H_RPS | | $H_P99 | $H_ERR | $H_CPU | with its lookups' SQL $H_ALL/s; transaction alone $H_PG tps | $(ratio "$H_RPS" "$H_ALL"); $(ratio "$H_RPS" "$H_PG") | \`$H_CMD\`; \`$H_PG_CMD\` |
 | 4 | nearest store, 10 000 branches | $S_RPS | $S_P50 | $S_P99 | $S_ERR | $S_CPU | | | \`$S_CMD\` |
 
 The pgbench baselines have no CPU column: their process under test is PostgreSQL itself,
-whose time is in every row's throughput.
+whose time is in every row's throughput. "All its SQL" (2a, 3a, 3b): a request's statements
+live in two databases (the caller and profile lookups on the auth database, the rest on the
+points database), which no one pgbench script can run; each set's pgbench rate is its cost on
+this whole machine, so a request that needs them one after the other can be served at most
+1 / (Σ 1 / rate) times a second even by services that cost nothing. That bound is the
+baseline the 0.8 targets are read against (docs/decisions.md, "Benchmark baselines"); the
+statements-alone ratios stay in the table.
 
 ## Memory and start-up
 

@@ -18,7 +18,7 @@ pub struct AppSettings {
     pub envelope: Envelope,
     pub show_internals: bool,
     pub pool: db::Pool,
-    pub openapi: utoipa::openapi::OpenApi,
+    pub openapi: crate::ops::Document,
     /// The `HTTP_*` limits: the app uses the body's read deadline, [`crate::start`] the rest.
     pub http: crate::HttpLimits,
 }
@@ -36,7 +36,7 @@ impl AppSettings {
             envelope,
             show_internals: common.app_env.shows_internals(),
             pool,
-            openapi,
+            openapi: openapi.into(),
             http: common.http,
         }
     }

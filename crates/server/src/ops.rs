@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
-use actix_web::{HttpResponse, web};
+use actix_web::http::header::ContentType;
+use actix_web::{HttpResponse, guard, web};
 use serde::Serialize;
 use utoipa::OpenApi;
-use utoipa_swagger_ui::SwaggerUi;
+use utoipa_swagger_ui::{Config, SwaggerUi};
 
 /// How long `/readyz` waits for the database before answering 503.
 const READY_TIMEOUT: Duration = Duration::from_secs(3);
@@ -99,14 +100,46 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     OpsDoc::openapi()
 }
 
-/// Registers the operational routes and the document (`openapi` is the service's whole
-/// document, operational routes included).
+/// A service's whole document as the JSON `/openapi.json` serves, written once at start.
+///
+/// Every actix worker builds its own app; a worker that kept the document itself (what
+/// `SwaggerUi::url` does) held a copy of the whole tree (half a megabyte for the order
+/// service's) and serialised it again on every request. The bytes are shared by all workers.
+#[derive(Clone)]
+pub struct Document(web::Bytes);
+
+impl From<utoipa::openapi::OpenApi> for Document {
+    fn from(openapi: utoipa::openapi::OpenApi) -> Self {
+        // A utoipa document is plain data: serialising it cannot fail.
+        Self(
+            serde_json::to_vec(&openapi)
+                .expect("an OpenAPI document serialises")
+                .into(),
+        )
+    }
+}
+
+async fn document(document: web::Data<Document>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(document.0.clone())
+}
+
+/// Registers the operational routes and the document (the service's whole document,
+/// operational routes included).
 /// Resources, not bare routes: another method on these paths is a 405 with `Allow: GET`,
-/// as on every other path, not a 404 (found by `make fuzz-api`).
-pub fn configure(cfg: &mut web::ServiceConfig, openapi: utoipa::openapi::OpenApi) {
+/// as on every other path, not a 404 (found by `make fuzz-api`). `/openapi.json` keeps the
+/// GET guard `SwaggerUi` gave it (another method is a 404 there, as before).
+pub fn configure(cfg: &mut web::ServiceConfig, openapi: Document) {
     cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
         .service(web::resource("/readyz").route(web::get().to(readyz)))
         .service(web::resource("/metrics").route(web::get().to(metrics)))
         .service(web::resource("/docs").route(web::get().to(docs_without_slash)))
-        .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi));
+        .service(
+            web::resource("/openapi.json")
+                .guard(guard::Get())
+                .app_data(web::Data::new(openapi))
+                .to(document),
+        )
+        .service(SwaggerUi::new("/docs/{_:.*}").config(Config::new(["/openapi.json"])));
 }

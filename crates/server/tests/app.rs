@@ -33,7 +33,7 @@ async fn spawn(envelope: Envelope, pool: db::Pool, database: Option<TestDatabase
         envelope,
         show_internals: false,
         pool,
-        openapi: server::ops::openapi(),
+        openapi: server::ops::openapi().into(),
         http: server::HttpLimits::default(),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -28,7 +28,7 @@ fn spawn() -> String {
         envelope: Envelope::A,
         show_internals: false,
         pool,
-        openapi: server::ops::openapi(),
+        openapi: server::ops::openapi().into(),
         http: HttpLimits::default(),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

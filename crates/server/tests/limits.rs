@@ -45,7 +45,7 @@ fn spawn(envelope: Envelope, limits: HttpLimits) -> TestServer {
         envelope,
         show_internals: false,
         pool,
-        openapi: server::ops::openapi(),
+        openapi: server::ops::openapi().into(),
         http: limits,
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
