@@ -96,8 +96,9 @@ pub async fn take_due(conn: &mut AsyncPgConnection, lease: Duration) -> QueryRes
                        ORDER BY next_attempt_at, id LIMIT 1 \
                        FOR UPDATE SKIP LOCKED) \
          {RETURNING_LEASE}"
-    ));
-    take(conn, statement.into_boxed(), lease).await
+    ))
+    .into_boxed();
+    take(conn, statement, lease).await
 }
 
 /// Takes the lease of a new redemption of `code` by the client; `None` when the code
