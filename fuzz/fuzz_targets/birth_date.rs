@@ -7,17 +7,11 @@
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[macro_use]
+#[path = "check_each_input.rs"]
+mod check_each_input;
 
-#[allow(dead_code)]
-#[path = "../../services/auth-service/tests/parsers/birth_date_checks.rs"]
-mod checks;
-
-#[path = "quiet_panics.rs"]
-mod quiet_panics;
-
-fuzz_target!(init: quiet_panics::install(), |data: &[u8]| {
-    if let Err(problem) = checks::check_fuzz_input(data) {
-        panic!("{problem}");
-    }
-});
+check_each_input!(
+    "../../services/auth-service/tests/parsers/birth_date_checks.rs",
+    quiet_panics
+);

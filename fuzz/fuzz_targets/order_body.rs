@@ -7,14 +7,8 @@
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[macro_use]
+#[path = "check_each_input.rs"]
+mod check_each_input;
 
-#[allow(dead_code)]
-#[path = "../../services/point-service/tests/order_body/checks.rs"]
-mod checks;
-
-fuzz_target!(|data: &[u8]| {
-    if let Err(problem) = checks::check_fuzz_input(data) {
-        panic!("{problem}");
-    }
-});
+check_each_input!("../../services/point-service/tests/order_body/checks.rs");

@@ -9,14 +9,8 @@
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[macro_use]
+#[path = "check_each_input.rs"]
+mod check_each_input;
 
-#[allow(dead_code)]
-#[path = "../../crates/domain/tests/points_text/checks.rs"]
-mod checks;
-
-fuzz_target!(|data: &[u8]| {
-    if let Err(problem) = checks::check_fuzz_input(data) {
-        panic!("{problem}");
-    }
-});
+check_each_input!("../../crates/domain/tests/points_text/checks.rs");

@@ -232,64 +232,82 @@ pub async fn get(
         .ok_or(AuthError::NotFound("address"))
 }
 
-pub async fn create(
+/// Where a write goes.
+pub enum Target<'k> {
+    /// A new address, if the book has room for it ([`MAX_ADDRESSES`]).
+    New,
+    /// The client's address named by the key; another client's is not found.
+    Existing(&'k AddressKey),
+}
+
+/// Creates or changes an address and reads it back, in one transaction with the owner locked
+/// (see [`lock_owner`]), so that the count of a full book and the one default hold.
+pub async fn save(
     conn: &mut AsyncPgConnection,
     client_id: i64,
+    target: Target<'_>,
     fields: AddressFields,
 ) -> Result<Address, AuthError> {
     conn.transaction(async |conn| {
         lock_owner(conn, client_id).await?;
-        let saved: i64 = addresses::table
-            .filter(addresses::client_id.eq(client_id))
-            .count()
-            .get_result(conn)
-            .await?;
-        if saved >= MAX_ADDRESSES {
-            return Err(AuthError::Invalid(full_message()));
-        }
-        let id = new_id();
-        diesel::insert_into(addresses::table)
-            .values((
-                addresses::id.eq(&id),
-                addresses::client_id.eq(client_id),
-                addresses::label.eq(fields.label.clone().unwrap_or_default()),
-                addresses::address_line.eq(fields.address_line.clone().unwrap_or_default()),
-                addresses::city.eq(fields.city.clone().unwrap_or_default()),
-                addresses::latitude.eq(fields.latitude.unwrap_or_default()),
-                addresses::longitude.eq(fields.longitude.unwrap_or_default()),
-            ))
-            .execute(conn)
-            .await?;
-        // The optional fields and the default flag go through the same changeset as updates.
+        let id = match target {
+            Target::New => insert(conn, client_id, &fields).await?,
+            Target::Existing(key) => own_id(conn, client_id, key).await?,
+        };
+        // The optional fields and the default flag go through the same changeset for both.
         write_fields(conn, client_id, &id, &fields).await
     })
     .await
 }
 
-pub async fn update(
+/// Inserts a new address with the required fields, if the book has room; its id.
+async fn insert(
+    conn: &mut AsyncPgConnection,
+    client_id: i64,
+    fields: &AddressFields,
+) -> Result<String, AuthError> {
+    let saved: i64 = addresses::table
+        .filter(addresses::client_id.eq(client_id))
+        .count()
+        .get_result(conn)
+        .await?;
+    if saved >= MAX_ADDRESSES {
+        return Err(AuthError::Invalid(full_message()));
+    }
+    let id = new_id();
+    diesel::insert_into(addresses::table)
+        .values((
+            addresses::id.eq(&id),
+            addresses::client_id.eq(client_id),
+            addresses::label.eq(fields.label.clone().unwrap_or_default()),
+            addresses::address_line.eq(fields.address_line.clone().unwrap_or_default()),
+            addresses::city.eq(fields.city.clone().unwrap_or_default()),
+            addresses::latitude.eq(fields.latitude.unwrap_or_default()),
+            addresses::longitude.eq(fields.longitude.unwrap_or_default()),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(id)
+}
+
+/// The id of the client's address named by `key`.
+async fn own_id(
     conn: &mut AsyncPgConnection,
     client_id: i64,
     key: &AddressKey,
-    fields: AddressFields,
-) -> Result<Address, AuthError> {
-    conn.transaction(async |conn| {
-        lock_owner(conn, client_id).await?;
-        let own = addresses::table
-            .filter(addresses::client_id.eq(client_id))
-            .select(addresses::id)
-            .into_boxed();
-        let own = match key {
-            AddressKey::Id(id) => own.filter(addresses::id.eq(id)),
-            AddressKey::Legacy(legacy) => own.filter(addresses::legacy_id.eq(legacy)),
-        };
-        let id: String = own
-            .first(conn)
-            .await
-            .optional()?
-            .ok_or(AuthError::NotFound("address"))?;
-        write_fields(conn, client_id, &id, &fields).await
-    })
-    .await
+) -> Result<String, AuthError> {
+    let own = addresses::table
+        .filter(addresses::client_id.eq(client_id))
+        .select(addresses::id)
+        .into_boxed();
+    let own = match key {
+        AddressKey::Id(id) => own.filter(addresses::id.eq(id)),
+        AddressKey::Legacy(legacy) => own.filter(addresses::legacy_id.eq(legacy)),
+    };
+    own.first(conn)
+        .await
+        .optional()?
+        .ok_or(AuthError::NotFound("address"))
 }
 
 pub async fn delete(

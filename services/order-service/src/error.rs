@@ -5,11 +5,14 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use envelope::{ErrorB, ErrorC};
 
+/// The 500 of a route that reads the database ([`OrderError::Internal`]).
+pub const INTERNAL_500: &str = "an unexpected failure: the raw error text outside production, `Internal server error` in production";
+
 envelope::answer_set! {
     /// What a route that reads the database answers besides its own answers: 500 (its raw
     /// text outside production), and 503 when the database is busy ([`OrderError::Busy`]).
     pub DatabaseAnswers, envelope::Envelope::C, {
-        "500" => "an unexpected failure: the raw error text outside production, `Internal server error` in production",
+        "500" => INTERNAL_500,
         "503" => db::BUSY_ANSWER,
     }
 }

@@ -79,9 +79,16 @@ impl ServiceItem {
     }
 }
 
+/// The items of `rows`, with the English artwork when `english` and there is some.
+fn items(rows: &[ServiceRow], english: bool) -> Vec<ServiceItem> {
+    rows.iter()
+        .map(|row| ServiceItem::of(row, english))
+        .collect()
+}
+
 /// The home list: active services that are not children, in display order.
-pub async fn home(conn: &mut AsyncPgConnection) -> QueryResult<Vec<ServiceRow>> {
-    services::table
+pub async fn home(conn: &mut AsyncPgConnection, english: bool) -> QueryResult<Vec<ServiceItem>> {
+    let rows = services::table
         .filter(
             services::status
                 .eq("active")
@@ -90,7 +97,8 @@ pub async fn home(conn: &mut AsyncPgConnection) -> QueryResult<Vec<ServiceRow>> 
         .order((services::ordering, services::id))
         .select(ServiceRow::as_select())
         .load(conn)
-        .await
+        .await?;
+    Ok(items(&rows, english))
 }
 
 /// A service's active children in display order, or `None` when the service does not exist.
@@ -118,11 +126,7 @@ pub async fn children(
         .select(ServiceRow::as_select())
         .load(conn)
         .await?;
-    Ok(Some(
-        rows.iter()
-            .map(|row| ServiceItem::of(row, english))
-            .collect(),
-    ))
+    Ok(Some(items(&rows, english)))
 }
 
 /// Children lists by (service id, English?), for 30 seconds.

@@ -7,6 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::db::schema::{point_occasions, point_offers, points_faq};
+use crate::error::PointError;
 use crate::numbers::{as_money, as_number, as_optional_number};
 
 /// A point offer as the app sees it.
@@ -47,20 +48,17 @@ pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Offer>> {
         .await
 }
 
-/// An active, non-deleted offer by its (lower-case) id.
-pub async fn find_active(conn: &mut AsyncPgConnection, id: &str) -> QueryResult<Option<Offer>> {
+/// An active, non-deleted offer by its id in either case; else the 404 `point offer <id> not
+/// found or inactive`, with the id as it was sent.
+pub async fn find_active(conn: &mut AsyncPgConnection, id: &str) -> Result<Offer, PointError> {
     point_offers::table
-        .find(id)
+        .find(id.to_ascii_lowercase())
         .filter(point_offers::active.and(point_offers::deleted.eq(false)))
         .select(Offer::as_select())
         .first(conn)
         .await
-        .optional()
-}
-
-/// `point offer <id> not found or inactive`.
-pub fn offer_not_found(id: &str) -> String {
-    format!("point offer {id} not found or inactive")
+        .optional()?
+        .ok_or_else(|| PointError::NotFound(format!("point offer {id} not found or inactive")))
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -118,22 +116,20 @@ pub async fn active_occasions(conn: &mut AsyncPgConnection) -> QueryResult<Vec<O
         .await
 }
 
+/// An active occasion by its id in either case; else the 400 `point occasion <id> not found
+/// or inactive` (an order names it in its body), with the id as it was sent.
 pub async fn find_active_occasion(
     conn: &mut AsyncPgConnection,
     id: &str,
-) -> QueryResult<Option<OccasionRow>> {
+) -> Result<OccasionRow, PointError> {
     point_occasions::table
-        .find(id)
+        .find(id.to_ascii_lowercase())
         .filter(point_occasions::active)
         .select(OccasionRow::as_select())
         .first(conn)
         .await
-        .optional()
-}
-
-/// `point occasion <id> not found or inactive`.
-pub fn occasion_not_found(id: &str) -> String {
-    format!("point occasion {id} not found or inactive")
+        .optional()?
+        .ok_or_else(|| PointError::Validation(format!("point occasion {id} not found or inactive")))
 }
 
 #[derive(Debug, Serialize, Queryable, Selectable, ToSchema)]

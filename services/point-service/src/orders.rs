@@ -250,8 +250,7 @@ async fn check(state: &AppState, request: &OrderRequest) -> Result<Checked, Poin
     let offer = {
         let mut conn = state.pool.get().await?;
         offers::find_active(&mut conn, &request.point_offer_id).await?
-    }
-    .ok_or_else(|| PointError::NotFound(offers::offer_not_found(&request.point_offer_id)))?;
+    };
     if state.auth.client(request.to_client_id).await?.is_none() {
         return Err(PointError::Validation(format!(
             "to_client_id {} does not exist",
@@ -262,11 +261,7 @@ async fn check(state: &AppState, request: &OrderRequest) -> Result<Checked, Poin
         None => None,
         Some(id) => {
             let mut conn = state.pool.get().await?;
-            Some(
-                offers::find_active_occasion(&mut conn, id)
-                    .await?
-                    .ok_or_else(|| PointError::Validation(offers::occasion_not_found(id)))?,
-            )
+            Some(offers::find_active_occasion(&mut conn, id).await?)
         }
     };
     Ok(Checked { offer, occasion })

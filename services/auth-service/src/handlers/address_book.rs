@@ -4,7 +4,7 @@
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
 
-use crate::address_book::{self, AddressKey};
+use crate::address_book::{self, AddressKey, Target};
 use crate::caller::PrimaryCaller;
 use crate::error::{AuthError, TokenAnswers};
 use crate::profile::Wrapped;
@@ -79,7 +79,7 @@ pub async fn create(
     let body = body_object(&body).map_err(AuthError::Invalid)?;
     let fields = address_book::fields(&body, true).map_err(AuthError::Invalid)?;
     let mut conn = state.pool.get().await?;
-    let address = address_book::create(&mut conn, caller.client_id, fields).await?;
+    let address = address_book::save(&mut conn, caller.client_id, Target::New, fields).await?;
     Ok(HttpResponse::Created().json(Wrapped {
         status: 201,
         data: address,
@@ -114,7 +114,8 @@ pub async fn update(
     let body = body_object(&body).map_err(AuthError::Invalid)?;
     let fields = address_book::fields(&body, false).map_err(AuthError::Invalid)?;
     let mut conn = state.pool.get().await?;
-    let address = address_book::update(&mut conn, caller.client_id, &key, fields).await?;
+    let address =
+        address_book::save(&mut conn, caller.client_id, Target::Existing(&key), fields).await?;
     Ok(HttpResponse::Ok().json(Wrapped::ok(address)))
 }
 

@@ -11,7 +11,9 @@
 use std::time::Duration;
 
 use bigdecimal::BigDecimal;
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{BigInt, Double, Integer, Nullable, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
@@ -62,12 +64,30 @@ fn seconds(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
+/// How a statement that takes a lease ends: the columns of a [`Lease`].
+const RETURNING_LEASE: &str = "RETURNING id, client_id, points, attempts AS attempt";
+
+/// Runs `statement`, which takes a lease of `lease`: its last parameter is the lease's
+/// length (`make_interval(secs => $n)`) and it ends with [`RETURNING_LEASE`]. `None` when it
+/// matched no row.
+async fn take(
+    conn: &mut AsyncPgConnection,
+    statement: BoxedSqlQuery<'_, Pg, SqlQuery>,
+    lease: Duration,
+) -> QueryResult<Option<Lease>> {
+    statement
+        .bind::<Double, _>(seconds(lease))
+        .get_result(conn)
+        .await
+        .optional()
+}
+
 /// Takes the lease of the most overdue pending redemption that nobody holds, if any.
 /// `SKIP LOCKED` lets several replicas scan at once without waiting on each other; the
 /// lease (not the row lock, which ends with the statement) keeps the others off it while
 /// the call is out.
 pub async fn take_due(conn: &mut AsyncPgConnection, lease: Duration) -> QueryResult<Option<Lease>> {
-    diesel::sql_query(
+    let statement = diesel::sql_query(format!(
         "UPDATE gift_card_redemptions r \
          SET lease_until = now() + make_interval(secs => $1), attempts = r.attempts + 1 \
          WHERE r.id = (SELECT id FROM gift_card_redemptions \
@@ -75,12 +95,10 @@ pub async fn take_due(conn: &mut AsyncPgConnection, lease: Duration) -> QueryRes
                          AND (lease_until IS NULL OR lease_until <= now()) \
                        ORDER BY next_attempt_at, id LIMIT 1 \
                        FOR UPDATE SKIP LOCKED) \
-         RETURNING r.id, r.client_id, r.points, r.attempts AS attempt",
-    )
-    .bind::<Double, _>(seconds(lease))
-    .get_result(conn)
-    .await
-    .optional()
+         {RETURNING_LEASE}"
+    ))
+    .into_boxed();
+    take(conn, statement, lease).await
 }
 
 /// Takes the lease of a new redemption of `code` by the client; `None` when the code
@@ -92,19 +110,17 @@ pub async fn take_new(
     points: &BigDecimal,
     lease: Duration,
 ) -> QueryResult<Option<Lease>> {
-    diesel::sql_query(
+    let statement = diesel::sql_query(format!(
         "INSERT INTO gift_card_redemptions (code, client_id, points, attempts, lease_until) \
          VALUES ($1, $2, $3, 1, now() + make_interval(secs => $4)) \
          ON CONFLICT (code) DO NOTHING \
-         RETURNING id, client_id, points, attempts AS attempt",
-    )
+         {RETURNING_LEASE}"
+    ))
+    .into_boxed()
     .bind::<Text, _>(code)
     .bind::<BigInt, _>(client_id)
-    .bind::<Numeric, _>(points)
-    .bind::<Double, _>(seconds(lease))
-    .get_result(conn)
-    .await
-    .optional()
+    .bind::<Numeric, _>(points);
+    take(conn, statement, lease).await
 }
 
 /// Takes the lease of a pending redemption that the caller has locked and found free.
@@ -113,16 +129,18 @@ pub async fn take_locked(
     id: i64,
     lease: Duration,
 ) -> QueryResult<Lease> {
-    diesel::sql_query(
+    let statement = diesel::sql_query(format!(
         "UPDATE gift_card_redemptions \
          SET lease_until = now() + make_interval(secs => $2), attempts = attempts + 1 \
          WHERE id = $1 \
-         RETURNING id, client_id, points, attempts AS attempt",
-    )
-    .bind::<BigInt, _>(id)
-    .bind::<Double, _>(seconds(lease))
-    .get_result(conn)
-    .await
+         {RETURNING_LEASE}"
+    ))
+    .into_boxed()
+    .bind::<BigInt, _>(id);
+    // The caller holds the row's lock, so the row is there.
+    take(conn, statement, lease)
+        .await?
+        .ok_or(diesel::result::Error::NotFound)
 }
 
 /// Why a try did not land.
@@ -283,26 +301,32 @@ pub fn report(by: By, lease: &Lease, outcome: &Result<(), Failure>, retry: &Gift
                     error.message = %error,
                     "gift-card credit refused: it stays pending and is retried rarely; look at why the other side refuses it"
                 );
-            } else if lease.attempt >= ERROR_AFTER {
-                tracing::error!(
-                    redemption.id = lease.id,
-                    client.id = lease.client_id,
-                    attempt = lease.attempt,
-                    by = by_label,
-                    next_try_in_seconds = next_in,
-                    error.message = %error,
-                    "gift-card credit keeps failing; it stays pending and is retried"
-                );
             } else {
-                tracing::warn!(
-                    redemption.id = lease.id,
-                    client.id = lease.client_id,
-                    attempt = lease.attempt,
-                    by = by_label,
-                    next_try_in_seconds = next_in,
-                    error.message = %error,
-                    "gift-card credit failed; it stays pending and is retried"
-                );
+                // One line at either level (a tracing level is fixed where the line is written).
+                macro_rules! failed {
+                    ($level:ident, $message:literal) => {
+                        tracing::$level!(
+                            redemption.id = lease.id,
+                            client.id = lease.client_id,
+                            attempt = lease.attempt,
+                            by = by_label,
+                            next_try_in_seconds = next_in,
+                            error.message = %error,
+                            $message
+                        )
+                    };
+                }
+                if lease.attempt >= ERROR_AFTER {
+                    failed!(
+                        error,
+                        "gift-card credit keeps failing; it stays pending and is retried"
+                    );
+                } else {
+                    failed!(
+                        warn,
+                        "gift-card credit failed; it stays pending and is retried"
+                    );
+                }
             }
         }
     }

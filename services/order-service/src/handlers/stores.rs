@@ -27,13 +27,15 @@ pub async fn store(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, OrderError> {
-    let id = path
-        .parse::<i64>()
-        .map_err(|_| OrderError::NotFound("Store not found"))?;
-    let mut conn = state.pool.get().await?;
-    let store = stores::find_active(&mut conn, id)
-        .await?
-        .ok_or(OrderError::NotFound("Store not found"))?;
+    let store = match path.parse::<i64>() {
+        Ok(id) => {
+            let mut conn = state.pool.get().await?;
+            stores::find_active(&mut conn, id).await?
+        }
+        // Not an integer: no store has that id, and the database is not asked.
+        Err(_) => None,
+    };
+    let store = store.ok_or(OrderError::NotFound("Store not found"))?;
     Ok(HttpResponse::Ok().json(store))
 }
 

@@ -39,12 +39,8 @@ pub async fn offer(
             "point offer id must be a 24-character hex ObjectId".into(),
         ));
     }
-    let id = path.to_ascii_lowercase();
     let mut conn = state.pool.get().await?;
-    let offer = offers::find_active(&mut conn, &id)
-        .await?
-        .ok_or_else(|| PointError::NotFound(offers::offer_not_found(&path)))?;
-    Ok(HttpResponse::Ok().json(offer))
+    Ok(HttpResponse::Ok().json(offers::find_active(&mut conn, &path).await?))
 }
 
 #[utoipa::path(get, path = "/point-occasions", tag = "offers", security(("legacy" = [])),

@@ -128,16 +128,11 @@ pub async fn description(
     let language_ar = offers::wants_arabic(body.get("language").and_then(Value::as_str));
 
     let mut conn = state.pool.get().await?;
-    let offer = offers::find_active(&mut conn, &offer_id)
-        .await?
-        .ok_or_else(|| PointError::NotFound(offers::offer_not_found(&offer_id)))?;
+    let offer = offers::find_active(&mut conn, &offer_id).await?;
     let occasion = match (free_text, occasion_id) {
         (Some(text), _) => Some(text),
         (None, Some(id)) => {
-            let lower = id.to_ascii_lowercase();
-            let row = offers::find_active_occasion(&mut conn, &lower)
-                .await?
-                .ok_or_else(|| PointError::Validation(offers::occasion_not_found(id)))?;
+            let row = offers::find_active_occasion(&mut conn, id).await?;
             Some(row.view(language_ar).occasion)
         }
         (None, None) => None,
