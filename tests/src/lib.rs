@@ -81,13 +81,39 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
-/// A port nobody listens on right now.
+/// A port nobody listens on now, and that no other test process is given while this one
+/// runs.
+///
+/// Tests run side by side, each in its own process, and several stop a service and start it
+/// again on the same port (a crash, a rolling restart). Taken from the kernel (`bind` to port
+/// 0), a port freed for a moment could go to another test's service, which then answered
+/// this test's requests (a CI flake: an auth service's 404 where a point order was expected).
+/// So ports come from just below the kernel's ephemeral range, where neither `bind` to port 0
+/// nor an outgoing connection's source port ever lands, and each is held for this process by
+/// an exclusive lock on a file named after it, released when the process ends.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static HELD: Mutex<Vec<std::fs::File>> = Mutex::new(Vec::new());
+    let dir = std::env::temp_dir().join("loyalty-test-ports");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ephemeral = ephemeral_ports_start();
+    let first = ephemeral.saturating_sub(12_000).max(1024);
+    for _ in 0..10_000 {
+        let port = first + (uuid::Uuid::new_v4().as_u128() % u128::from(ephemeral - first)) as u16;
+        let lock = std::fs::File::create(dir.join(port.to_string())).unwrap();
+        if lock.try_lock().is_ok() && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            HELD.lock().unwrap().push(lock);
+            return port;
+        }
+    }
+    panic!("no free port in {first}..{ephemeral}");
+}
+
+/// The first port of the kernel's ephemeral range (`net.ipv4.ip_local_port_range`).
+fn ephemeral_ports_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
 }
 
 /// The environment every service start gets in these tests: nothing of the test's own

@@ -255,8 +255,11 @@ async fn the_same_idempotency_key_on_both_replicas_makes_one_order(
             }),
     )
     .await;
-    for answer in again {
-        assert_eq!(answer, (200, first.clone()));
+    let bases = [a.base.clone(), b.base.clone(), stack.url(ORDER)]
+        .into_iter()
+        .chain(stack.replicas(ORDER).iter().map(|s| s.base.clone()));
+    for (answer, base) in again.into_iter().zip(bases) {
+        assert_eq!(answer, (200, first.clone()), "through {base}");
     }
     let id = first["correlation_id"].as_str().unwrap();
     let spends = money::count(
