@@ -8,7 +8,17 @@ use e2e::Service;
 async fn a_requests_log_lines_carry_its_request_id() {
     let database = TestDatabase::empty("logging").await;
     let service = Service::start("point-service", database.url(), &[("RUST_LOG", "debug")]).await;
-    let response = service.get("/no/such/route").await;
+    let response = service
+        .client()
+        .get(format!("{}/no/such/route?code=1234", service.base))
+        .header(
+            "traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        )
+        .header("x-request-id", "the-callers-id")
+        .send()
+        .await
+        .unwrap();
     let request_id = response.headers()["x-request-id"]
         .to_str()
         .unwrap()
@@ -16,13 +26,7 @@ async fn a_requests_log_lines_carry_its_request_id() {
     assert_eq!(response.status(), 404);
 
     // The refusal is logged inside the request's span.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let lines: Vec<serde_json::Value> = service
-        .logs()
-        .iter()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .filter(|line: &serde_json::Value| line["message"] == "request refused")
-        .collect();
+    let lines = lines_saying(&service, "request refused").await;
     assert!(
         !lines.is_empty(),
         "no log line for the refused request:\n{}",
@@ -30,7 +34,94 @@ async fn a_requests_log_lines_carry_its_request_id() {
     );
     for line in lines {
         let root = &line["spans"][0];
+        assert_eq!(root["name"], "HTTP request", "{line}");
         assert_eq!(root["request_id"], request_id.as_str(), "{line}");
+        assert_eq!(root["http.method"], "GET", "{line}");
+        assert_eq!(root["http.route"], "default", "{line}");
         assert_eq!(root["http.target"], "/no/such/route", "{line}");
+        assert_eq!(
+            root["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736",
+            "{line}"
+        );
+        assert_eq!(root["caller_request_id"], "the-callers-id", "{line}");
     }
+}
+
+/// The lines of `service` whose message is `message`, waited for up to a deadline (a line
+/// reaches the pipe soon after the answer that caused it).
+async fn lines_saying(service: &Service, message: &str) -> Vec<serde_json::Value> {
+    let find = || -> Vec<serde_json::Value> {
+        service
+            .logs()
+            .iter()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .filter(|line: &serde_json::Value| line["message"] == message)
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut lines = find();
+    while lines.is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        lines = find();
+    }
+    lines
+}
+
+/// A line logged while an answer's body streams, after the handler has returned, still
+/// carries its request: a relayed answer whose body stops half way is cut at the relay's
+/// wait, and the order service's warning names the request id of that answer.
+#[tokio::test]
+async fn a_line_logged_while_the_answer_streams_carries_its_request_id() {
+    // A point service that sends the head and part of the body, then nothing more.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buffer = [0_u8; 4096];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            let read = stream.read(&mut buffer).await.unwrap();
+            assert!(read > 0, "the relay closed before sending its request");
+            request.extend_from_slice(&buffer[..read]);
+        }
+        stream
+            .write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"points\":",
+            )
+            .await
+            .unwrap();
+        // Hold the connection open, sending nothing, until the test ends.
+        let _ = stopped.await;
+    });
+    let database = TestDatabase::empty("logging_stream").await;
+    let order = Service::start(
+        "order-service",
+        database.url(),
+        &[
+            ("POINT_SERVICE_URL", &upstream),
+            ("AUTH_SERVICE_URL", "http://127.0.0.1:9"),
+            ("POINT_SERVICE_TIMEOUT_MS", "300"),
+        ],
+    )
+    .await;
+
+    let response = order.get("/api/v2/client/points").await;
+    assert_eq!(response.status(), 200);
+    let request_id = response.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        response.bytes().await.is_err(),
+        "a body cut short is not a whole answer"
+    );
+
+    let lines = lines_saying(&order, "relayed answer cut at the relay's deadline").await;
+    assert_eq!(lines.len(), 1, "{}", order.logs().join("\n"));
+    let root = &lines[0]["spans"][0];
+    assert_eq!(root["request_id"], request_id.as_str(), "{}", lines[0]);
+    assert_eq!(root["http.route"], "/api/v2/client/points", "{}", lines[0]);
+    drop(stop);
 }

@@ -5,9 +5,11 @@
 //! each layer boxed its future and looked up the same facts again (the route pattern, the
 //! request id). What a request gets, whatever its answer:
 //!
-//! - a root span `HTTP request` with its method, route pattern, path (never the query: it
-//!   carries phone numbers and login codes), request id, trace id and the `X-Request-Id` a
-//!   caller sent; every log line written while serving it lists these fields;
+//! - its fields: method, route pattern, path (never the query: it carries phone numbers and
+//!   login codes), request id, trace id and the `X-Request-Id` a caller sent; every log line
+//!   written while serving it lists them as the fields of a span `HTTP request`. With JSON
+//!   logs and no exporter (production) they are kept aside and written only into a line that
+//!   is written ([`crate::request_fields`]); otherwise they are a tracing span's;
 //! - an `X-Request-Id` answer header with that request id;
 //! - `http_requests_total` and `http_request_duration_seconds` by method, route and status;
 //! - a log line for an answer that carries an error (warn for 4xx, error for 5xx), as the
@@ -19,6 +21,7 @@
 
 use std::future::{Future, Ready, ready};
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -29,11 +32,13 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{Error, ResponseError};
 use opentelemetry::context::{FutureExt as _, WithContext};
+use opentelemetry::trace::TraceContextExt as _;
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::metrics::{SeriesCache, count_and_time};
+use crate::request_fields::{self, RequestFields};
 use crate::trace_context;
 
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
@@ -116,21 +121,41 @@ where
         // runs: with an exporter, its root span's (as tracing-opentelemetry makes it when the
         // span is entered: attaching another would cut its children off the trace); without,
         // the caller's or a new one, for the calls it makes (`trace_context::for_call`).
-        let (span, context) = if trace_context::exporting() {
+        let (scope, context) = if trace_context::exporting() {
             let span = exported_span(&req, method, route.as_deref(), id_text);
             let context = span.context();
-            (span, context)
+            (Scope::Span(span), context)
         } else {
             let context = trace_context::for_request(req.headers());
-            let span = logged_span(&req, method, route.as_deref(), id_text, &context);
-            (span, context)
+            let scope = if request_fields::used() {
+                Scope::Fields(Rc::new(RequestFields {
+                    method,
+                    route: route.clone(),
+                    target: req.path().to_owned(),
+                    request_id,
+                    trace_id: context.span().span_context().trace_id(),
+                    caller_request_id: caller_request_id(&req),
+                }))
+            } else {
+                Scope::Span(logged_span(
+                    &req,
+                    method,
+                    route.as_deref(),
+                    id_text,
+                    &context,
+                ))
+            };
+            (scope, context)
         };
         let header = HeaderValue::from_str(id_text).ok();
-        let future = span.in_scope(|| self.service.call(req));
+        let future = {
+            let _entered = scope.enter();
+            self.service.call(req)
+        };
         let future = future.with_context(context);
         Observed {
             future,
-            span,
+            scope,
             started,
             method,
             route,
@@ -139,8 +164,38 @@ where
     }
 }
 
-/// The root span when nothing is exported: only what a log line needs, all known at once, so
-/// the log layer formats it once and never again.
+/// Where a request's log fields live while it is served: its span, or (JSON logs, no
+/// exporter) beside it ([`crate::request_fields`]).
+#[derive(Clone)]
+enum Scope {
+    Span(Span),
+    Fields(Rc<RequestFields>),
+}
+
+/// What [`Scope::enter`] returns: while it lives, lines logged on this thread list the
+/// request's fields; dropping it leaves the scope.
+struct Entered<'a> {
+    _span: Option<tracing::span::Entered<'a>>,
+    _fields: Option<request_fields::Entered>,
+}
+
+impl Scope {
+    fn enter(&self) -> Entered<'_> {
+        match self {
+            Scope::Span(span) => Entered {
+                _span: Some(span.enter()),
+                _fields: None,
+            },
+            Scope::Fields(fields) => Entered {
+                _span: None,
+                _fields: Some(request_fields::enter(fields)),
+            },
+        }
+    }
+}
+
+/// The root span when nothing is exported but logs are for a terminal: only what a log line
+/// needs, all known at once, so the log layer formats it once and never again.
 fn logged_span(
     req: &ServiceRequest,
     method: &'static str,
@@ -229,7 +284,7 @@ pin_project_lite::pin_project! {
     pub struct Observed<F> {
         #[pin]
         future: WithContext<F>,
-        span: Span,
+        scope: Scope,
         started: Instant,
         method: &'static str,
         route: Option<String>,
@@ -246,7 +301,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let _entered = this.span.enter();
+        let _entered = this.scope.enter();
         let outcome = match this.future.poll(cx) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(outcome) => outcome,
@@ -263,8 +318,8 @@ where
                 Some(e.as_response_error()),
             ),
         };
-        if trace_context::exporting() {
-            record_outcome(this.span, status, error);
+        if let (Scope::Span(span), true) = (&*this.scope, trace_context::exporting()) {
+            record_outcome(span, status, error);
         }
         if let Some(error) = error {
             log_error(status, error);
@@ -276,12 +331,12 @@ where
             this.started.elapsed().as_secs_f64(),
         );
         let request_id = this.request_id.take();
-        let span = this.span.clone();
+        let scope = this.scope.clone();
         Poll::Ready(outcome.map(|mut res| {
             if let Some(id) = request_id {
                 res.headers_mut().insert(REQUEST_ID_HEADER, id);
             }
-            res.map_body(|_, body| InSpan { body, span })
+            res.map_body(|_, body| InSpan { body, scope })
         }))
     }
 }
@@ -330,12 +385,12 @@ fn record_metrics(method: &'static str, route: String, status: StatusCode, secon
 }
 
 pin_project_lite::pin_project! {
-    /// An answer's body, streamed inside its request's span (so a streaming error's log line
+    /// An answer's body, streamed inside its request's scope (so a streaming error's log line
     /// carries the request id).
     pub struct InSpan<B> {
         #[pin]
         body: B,
-        span: Span,
+        scope: Scope,
     }
 }
 
@@ -351,7 +406,7 @@ impl<B: MessageBody> MessageBody for InSpan<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Bytes, Self::Error>>> {
         let this = self.project();
-        let _entered = this.span.enter();
+        let _entered = this.scope.enter();
         this.body.poll_next(cx)
     }
 }

@@ -14,6 +14,7 @@ pub mod client;
 pub mod http;
 mod log_fields;
 pub mod metrics;
+mod request_fields;
 mod setup;
 pub mod trace_context;
 

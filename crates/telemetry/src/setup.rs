@@ -92,13 +92,17 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
             .with_filter(LevelFilter::INFO)
     });
     let logs = match config.log_format {
-        LogFormat::Json => tracing_subscriber::fmt::layer()
-            .json()
-            .with_current_span(false)
-            .with_span_list(true)
-            .flatten_event(true)
-            .fmt_fields(crate::log_fields::JsonSpanFields)
-            .boxed(),
+        LogFormat::Json => {
+            let format = tracing_subscriber::fmt::format()
+                .json()
+                .with_current_span(false)
+                .with_span_list(true)
+                .flatten_event(true);
+            tracing_subscriber::fmt::layer()
+                .fmt_fields(crate::log_fields::JsonSpanFields)
+                .event_format(crate::request_fields::WithRequest(format))
+                .boxed()
+        }
         LogFormat::Pretty => {
             use std::io::IsTerminal;
             // Colours only on a terminal: `make run` pipes the logs through a prefixer.
@@ -116,7 +120,10 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
         .with(logs.with_filter(filter.and(request_spans_only)))
         .try_init();
     match installed {
-        Ok(()) => crate::trace_context::set_exporting(exporting),
+        Ok(()) => {
+            crate::trace_context::set_exporting(exporting);
+            crate::request_fields::set_used(!exporting && config.log_format == LogFormat::Json);
+        }
         Err(_) => tracing::debug!("telemetry was already set up in this process"),
     }
     Ok(TelemetryGuard { provider })

@@ -11,13 +11,18 @@
 //! `traceparent`, or a new trace when it sent none, and every outgoing call (the relay, the
 //! clients of [`crate::client`]) sends that context on, so the `trace_id` on each service's
 //! log lines ties the request together across the system.
+//!
+//! The W3C propagator is used here directly rather than through OpenTelemetry's global one
+//! (which [`crate::init`] sets to the same propagator, for the libraries that read it): the
+//! global sits behind a lock that every request took once or twice, on every worker.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use actix_web::http::header::HeaderMap;
+use actix_web::http::header::{HeaderMap, HeaderName};
 use opentelemetry::Context;
-use opentelemetry::propagation::{Extractor, Injector};
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator as _};
 use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceId, TraceState};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -32,14 +37,17 @@ pub(crate) fn set_exporting(on: bool) {
     EXPORTING.store(on, Ordering::Relaxed);
 }
 
+/// The W3C headers, named once: a header map looked up by `&str` parses the name into a new
+/// `HeaderName` (an allocation for a name outside the standard list) on every lookup.
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+
 /// The caller's trace context from its `traceparent`/`tracestate`, if it sent a valid one.
 pub fn from_caller(headers: &HeaderMap) -> Option<Context> {
-    if !headers.contains_key("traceparent") {
+    if !headers.contains_key(TRACEPARENT) {
         return None;
     }
-    let context = opentelemetry::global::get_text_map_propagator(|propagator| {
-        propagator.extract(&Headers(headers))
-    });
+    let context = TraceContextPropagator::new().extract(&Headers(headers));
     context.span().span_context().is_valid().then_some(context)
 }
 
@@ -79,16 +87,19 @@ pub fn for_call(span: &tracing::Span) -> Context {
 /// Writes `traceparent`/`tracestate` of `context` into `headers` (an invalid context writes
 /// nothing).
 pub fn inject(context: &Context, headers: &mut http::HeaderMap) {
-    opentelemetry::global::get_text_map_propagator(|propagator| {
-        propagator.inject_context(context, &mut HeaderSink(headers));
-    });
+    TraceContextPropagator::new().inject_context(context, &mut HeaderSink(headers));
 }
 
 struct Headers<'a>(&'a HeaderMap);
 
 impl Extractor for Headers<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(|v| v.to_str().ok())
+        let value = match key {
+            "traceparent" => self.0.get(TRACEPARENT),
+            "tracestate" => self.0.get(TRACESTATE),
+            other => self.0.get(other),
+        };
+        value.and_then(|v| v.to_str().ok())
     }
 
     fn keys(&self) -> Vec<&str> {
@@ -100,10 +111,13 @@ struct HeaderSink<'a>(&'a mut http::HeaderMap);
 
 impl Injector for HeaderSink<'_> {
     fn set(&mut self, key: &str, value: String) {
-        if let (Ok(name), Ok(value)) = (
-            http::HeaderName::from_bytes(key.as_bytes()),
-            http::HeaderValue::from_str(&value),
-        ) {
+        let name = match key {
+            "traceparent" => Ok(http::HeaderName::from_static("traceparent")),
+            "tracestate" => Ok(http::HeaderName::from_static("tracestate")),
+            other => http::HeaderName::from_bytes(other.as_bytes()),
+        };
+        // The value's own bytes become the header's, without a copy.
+        if let (Ok(name), Ok(value)) = (name, http::HeaderValue::try_from(value)) {
             self.0.insert(name, value);
         }
     }
