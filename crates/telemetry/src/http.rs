@@ -46,6 +46,9 @@ pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id"
 /// The name of every request's root span (the JSON log layer lists only these spans).
 pub const REQUEST_SPAN: &str = "HTTP request";
 
+/// The target of the request spans made here (a span's target is its module's path).
+pub(crate) const REQUEST_SPAN_TARGET: &str = module_path!();
+
 /// The request method as a bounded label: one of the nine standard methods, else `other`.
 /// actix-web accepts any method token (`QWERTY123 /x HTTP/1.1`), so the method as sent would
 /// let any caller grow the metric series (and the span names a trace backend groups by)

@@ -12,7 +12,7 @@
 //! with one object, the fields in the span's order and then its `name`, as tracing-subscriber's
 //! JSON format lists a span.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,8 +51,9 @@ pub(crate) struct RequestFields {
 }
 
 thread_local! {
-    /// The fields of the request being polled on this thread, if any.
-    static CURRENT: RefCell<Option<Rc<RequestFields>>> = const { RefCell::new(None) };
+    /// The fields of the request being polled on this thread, if any. A `Cell`, whose
+    /// `replace` and `set` cannot fail as a `RefCell`'s borrow can.
+    static CURRENT: Cell<Option<Rc<RequestFields>>> = const { Cell::new(None) };
 }
 
 /// While alive, `fields` are the current request's on this thread (as an entered span is);
@@ -62,16 +63,32 @@ pub(crate) struct Entered {
 }
 
 pub(crate) fn enter(fields: &Rc<RequestFields>) -> Entered {
-    let previous = CURRENT.with(|current| current.replace(Some(Rc::clone(fields))));
+    // `try_with`: a thread's locals may already be gone while it ends (then nothing is
+    // current, and nothing is put back).
+    let previous = CURRENT
+        .try_with(|current| current.replace(Some(Rc::clone(fields))))
+        .ok()
+        .flatten();
     Entered { previous }
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
         let previous = self.previous.take();
-        // `try_with`: a thread's locals may already be gone while it ends.
-        let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
+        let _ = CURRENT.try_with(|current| current.set(previous));
     }
+}
+
+/// The current request's fields on this thread, if any.
+fn current() -> Option<Rc<RequestFields>> {
+    CURRENT
+        .try_with(|current| {
+            let fields = current.take();
+            current.set(fields.clone());
+            fields
+        })
+        .ok()
+        .flatten()
 }
 
 impl RequestFields {
@@ -115,14 +132,14 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        let fields = CURRENT.try_with(|current| current.borrow().clone());
-        let Some(fields) = fields.ok().flatten() else {
+        let Some(fields) = current() else {
             return self.0.format_event(ctx, writer, event);
         };
         let mut line = String::with_capacity(512);
         self.0.format_event(ctx, Writer::new(&mut line), event)?;
         // The inner format ends its object with "}\n"; its spans list would be the last key,
-        // and it has none (no span reaches the log layer while fields are kept here).
+        // and it has none: the log layer sees no span but the request's own
+        // (`setup::init`'s filter), which is not made while fields are kept here.
         let Some(object) = line.strip_suffix("}\n") else {
             return writer.write_str(&line);
         };
@@ -141,12 +158,21 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use opentelemetry::trace::TraceId;
+    use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt;
 
     use super::{RequestFields, WithRequest, enter};
 
     /// The lines the production JSON layer writes while `f` runs.
     fn lines(f: impl FnOnce()) -> Vec<serde_json::Value> {
+        raw_lines(f)
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// The same, as written.
+    fn raw_lines(f: impl FnOnce()) -> Vec<String> {
         #[derive(Clone, Default)]
         struct Sink(Arc<Mutex<Vec<u8>>>);
         impl std::io::Write for Sink {
@@ -168,14 +194,15 @@ mod tests {
         let layer = tracing_subscriber::fmt::layer()
             .fmt_fields(crate::log_fields::JsonSpanFields)
             .event_format(WithRequest(format))
-            .with_writer(move || sink.clone());
+            .with_writer(move || sink.clone())
+            .with_filter(crate::setup::request_spans_only());
         let subscriber = tracing_subscriber::registry().with(layer);
         tracing::subscriber::with_default(subscriber, f);
         let written = written.lock().unwrap().clone();
         String::from_utf8(written)
             .unwrap()
             .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
+            .map(str::to_owned)
             .collect()
     }
 
@@ -243,5 +270,27 @@ mod tests {
             lines[3]["spans"][0]["http.target"],
             lines[1]["spans"][0]["http.target"]
         );
+    }
+
+    /// Another library's span of the same name (reqwest-tracing's client spans are also
+    /// `HTTP request`, with the URL called in their fields) is not the request's: a line
+    /// inside one lists the request's fields once, and nothing of the client span.
+    #[test]
+    fn a_client_span_of_the_same_name_adds_nothing_to_a_line() {
+        let request = fields("/api/v1/auth/send-otp", None);
+        let lines = raw_lines(|| {
+            let _entered = enter(&request);
+            let client = tracing::info_span!(
+                target: "reqwest_tracing::reqwest_otel_span_builder",
+                "HTTP request",
+                url.full = "https://sms.example/send?key=secret"
+            );
+            client.in_scope(|| tracing::info!("calling"));
+        });
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0].matches("\"spans\"").count(), 1, "{}", lines[0]);
+        assert!(!lines[0].contains("secret"), "{}", lines[0]);
+        let line: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+        assert_eq!(line["spans"][0]["http.target"], "/api/v1/auth/send-otp");
     }
 }

@@ -4,12 +4,13 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_subscriber::filter::{FilterExt, LevelFilter, filter_fn};
+use tracing::Metadata;
+use tracing_subscriber::filter::{FilterExt, FilterFn, LevelFilter, filter_fn};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::http::REQUEST_SPAN;
+use crate::http::{REQUEST_SPAN, REQUEST_SPAN_TARGET};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
@@ -50,6 +51,18 @@ impl TelemetryGuard {
             eprintln!("telemetry: flushing traces failed: {e}");
         }
     }
+}
+
+/// The log layer's span filter. A log line lists the fields of its request's root span
+/// (request id, route, trace id) and no other span's: the log layer formats the fields of
+/// every span it sees when the span starts and again on each record, which for the SQL,
+/// client and relay spans of a request cost more than the request's own work, for lines that
+/// rarely get written. By name and target: reqwest-tracing names its client spans
+/// `HTTP request` too (and their fields hold the URL called, query and all).
+pub(crate) fn request_spans_only() -> FilterFn<impl Fn(&Metadata<'_>) -> bool> {
+    filter_fn(|meta| {
+        meta.is_event() || (meta.name() == REQUEST_SPAN && meta.target() == REQUEST_SPAN_TARGET)
+    })
 }
 
 /// Installs logging and tracing for the process. OpenTelemetry spans are built only when
@@ -110,14 +123,9 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
             tracing_subscriber::fmt::layer().with_ansi(ansi).boxed()
         }
     };
-    // A log line lists the fields of its request's root span (request id, route, trace id)
-    // and no other span's: the log layer formats the fields of every span it sees when the
-    // span starts and again on each record, which for the SQL, client and relay spans of a
-    // request cost more than the request's own work, for lines that rarely get written.
-    let request_spans_only = filter_fn(|meta| meta.is_event() || meta.name() == REQUEST_SPAN);
     let installed = tracing_subscriber::registry()
         .with(otel)
-        .with(logs.with_filter(filter.and(request_spans_only)))
+        .with(logs.with_filter(filter.and(request_spans_only())))
         .try_init();
     match installed {
         Ok(()) => {
