@@ -86,17 +86,20 @@ psql "$POINTS_DB" -q -f bench/sql/points.sql
 psql "$CATALOG_DB" -q -f bench/sql/catalog.sql
 
 # --- services ----------------------------------------------------------------------------
-AUTH_PORT=18081 ORDER_PORT=18082 POINT_PORT=18083 OPERATOR_PORT=18084 NGINX_PORT=18090 FLOOR_PORT=18099
+AUTH_PORT=18081 ORDER_PORT=18082 POINT_PORT=18083 OPERATOR_PORT=18084 RELAY_PORT=18085 NGINX_PORT=18090 FLOOR_PORT=18099
 export AUTH_SERVICE_URL=http://127.0.0.1:$AUTH_PORT POINT_SERVICE_URL=http://127.0.0.1:$POINT_PORT
 declare -A PID_OF STARTUP_MS
 
 now_ms() { date +%s%3N; }
 
-# Starts a service and records the time from exec to its first 200 on /readyz.
+# start NAME PORT DB [BINARY WORKERS]: starts a service (BINARY, default NAME; WORKERS actix
+# workers, default the binary's: one per CPU) and records the time from exec to its first
+# 200 on /readyz.
 start() {
-    local name=$1 port=$2 db=$3
+    local name=$1 port=$2 db=$3 binary=${4:-$1} workers=${5:-}
     local started; started=$(now_ms)
-    BIND_ADDR=127.0.0.1:$port DATABASE_URL=$db "$BIN/$name" serve >"$WORK/$name.log" 2>&1 &
+    BIND_ADDR=127.0.0.1:$port DATABASE_URL=$db ${workers:+HTTP_WORKERS=$workers} \
+        "$BIN/$binary" serve >"$WORK/$name.log" 2>&1 &
     PIDS+=($!); PID_OF[$name]=$!
     until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
         kill -0 "${PID_OF[$name]}" 2>/dev/null || { cat "$WORK/$name.log" >&2; exit 1; }
@@ -108,6 +111,11 @@ start auth-service $AUTH_PORT "$AUTH_DB"
 start point-service $POINT_PORT "$POINTS_DB"
 start order-service $ORDER_PORT "$CATALOG_DB"
 start operator-service $OPERATOR_PORT "$CATALOG_DB"
+# The relay under test (row 1c) is sized as nginx is in front of the same point service: one
+# worker (bench/nginx.conf: worker_processes 1). That is also how a production pod runs it:
+# its CPU limit is 1 (k8s/base), so the binary's default is one worker. The order service
+# above, with this machine's default of two workers, is measured as row 1d.
+start order-service-relay $RELAY_PORT "$CATALOG_DB" order-service 1
 # The floor: the bare handler, served the same way (same actix-web build, same workers).
 BIND_ADDR=127.0.0.1:$FLOOR_PORT $BIN/bench-floor >"$WORK/bench-floor.log" 2>&1 &
 PIDS+=($!); PID_OF[bench-floor]=$!
@@ -135,7 +143,7 @@ NGINX_PIDS="$(cat "$WORK/nginx.pid") $(pgrep -P "$(cat "$WORK/nginx.pid")" | tr 
 
 # BENCH_HOLD=1: stop here with everything running, to profile by hand (bench/README.md).
 if [ "${BENCH_HOLD:-}" = 1 ]; then
-    log "holding: auth $AUTH_PORT, order $ORDER_PORT, point $POINT_PORT, operator $OPERATOR_PORT, nginx $NGINX_PORT; pids ${PIDS[*]}; Ctrl-C stops"
+    log "holding: auth $AUTH_PORT, order $ORDER_PORT (relay, one worker: $RELAY_PORT), point $POINT_PORT, operator $OPERATOR_PORT, nginx $NGINX_PORT; pids ${PIDS[*]}; Ctrl-C stops"
     wait
 fi
 
@@ -194,8 +202,10 @@ wrk_run "direct" "http://127.0.0.1:$POINT_PORT/api/v2/client/points" balance.lua
 D_RPS=$RPS D_P50=$P50 D_P99=$P99 D_CMD="CLIENT=200001 $CMD" D_ERR=$ERRORS D_CPU=$CPU
 wrk_run "nginx" "http://127.0.0.1:$NGINX_PORT/api/v2/client/points" balance.lua "$NGINX_PIDS" CLIENT=200001
 N_RPS=$RPS N_P50=$P50 N_P99=$P99 N_CMD="CLIENT=200001 $CMD" N_ERR=$ERRORS N_CPU=$CPU
-wrk_run "relay" "http://127.0.0.1:$ORDER_PORT/api/v2/client/points" balance.lua "$ORDER" CLIENT=200001
+wrk_run "relay" "http://127.0.0.1:$RELAY_PORT/api/v2/client/points" balance.lua "${PID_OF[order-service-relay]}" CLIENT=200001
 R_RPS=$RPS R_P50=$P50 R_P99=$P99 R_CMD="CLIENT=200001 $CMD" R_ERR=$ERRORS R_CPU=$CPU
+wrk_run "relay, two workers" "http://127.0.0.1:$ORDER_PORT/api/v2/client/points" balance.lua "$ORDER" CLIENT=200001
+W_RPS=$RPS W_P50=$P50 W_P99=$P99 W_CMD="CLIENT=200001 $CMD" W_ERR=$ERRORS W_CPU=$CPU
 RELAY_VS_NGINX=$(ratio "$R_RPS" "$N_RPS")
 RELAY_CPU_VS_NGINX=$(ratio "$R_CPU" "$N_CPU")
 HEALTHZ_VS_FLOOR=$(ratio "$Z_CPU" "$F_CPU")
@@ -292,7 +302,8 @@ its master and worker) divided by the requests completed.
 | 0 | point service \`GET /healthz\`: the shared request path and nothing else | $Z_RPS | $Z_P50 | $Z_P99 | $Z_ERR | $Z_CPU | floor $F_CPU µs | $HEALTHZ_VS_FLOOR | \`$Z_CMD\` |
 | 1a | balance straight to the point service, one client | $D_RPS | $D_P50 | $D_P99 | $D_ERR | $D_CPU | | | \`$D_CMD\` |
 | 1b | the same through nginx → point service (CPU: nginx's) | $N_RPS | $N_P50 | $N_P99 | $N_ERR | $N_CPU | | | \`$N_CMD\` |
-| 1c | the same through the order service's relay (CPU: the order service's) | $R_RPS | $R_P50 | $R_P99 | $R_ERR | $R_CPU | nginx $N_RPS req/s, $N_CPU µs | $RELAY_VS_NGINX (req/s), $RELAY_CPU_VS_NGINX (CPU) | \`$R_CMD\` |
+| 1c | the same through the order service's relay, one worker as nginx (CPU: the order service's) | $R_RPS | $R_P50 | $R_P99 | $R_ERR | $R_CPU | nginx $N_RPS req/s, $N_CPU µs | $RELAY_VS_NGINX (req/s), $RELAY_CPU_VS_NGINX (CPU) | \`$R_CMD\` |
+| 1d | the same through the order service with two workers (this machine's default) | $W_RPS | $W_P50 | $W_P99 | $W_ERR | $W_CPU | nginx $N_RPS req/s, $N_CPU µs | $(ratio "$W_RPS" "$N_RPS") (req/s), $(ratio "$W_CPU" "$N_CPU") (CPU) | \`$W_CMD\` |
 | 2a | balance read, random clients (each also looks its caller up at the auth service) vs its SQL | $B_RPS | $B_P50 | $B_P99 | $B_ERR | $B_CPU | all its SQL $B_ALL/s (balance $B_PG tps, caller $C_PG tps); balance SQL alone $B_PG tps | $(ratio "$B_RPS" "$B_ALL"); $(ratio "$B_RPS" "$B_PG") | \`$B_CMD\`; \`$B_PG_CMD\` |
 | 2b | caller lookup (auth \`/api/v1/users\`) vs its SQL | $C_RPS | | $C_P99 | $C_ERR | $C_CPU | pgbench $C_PG tps | $(ratio "$C_RPS" "$C_PG") | \`$C_CMD\`; \`$C_PG_CMD\` |
 | 2d | profile lookup's SQL (auth \`/internal/v1/clients/{id}\`, twice per point order) | | | | | | pgbench $P_PG tps | | \`$P_PG_CMD\` |
