@@ -98,7 +98,7 @@ now_ms() { date +%s%3N; }
 start() {
     local name=$1 port=$2 db=$3 binary=${4:-$1} workers=${5:-}
     local started; started=$(now_ms)
-    BIND_ADDR=127.0.0.1:$port DATABASE_URL=$db ${workers:+HTTP_WORKERS=$workers} \
+    env BIND_ADDR=127.0.0.1:$port DATABASE_URL="$db" ${workers:+HTTP_WORKERS=$workers} \
         "$BIN/$binary" serve >"$WORK/$name.log" 2>&1 &
     PIDS+=($!); PID_OF[$name]=$!
     until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
