@@ -18,6 +18,8 @@ mod log_fields;
 pub mod metrics;
 mod request_fields;
 mod setup;
+#[cfg(test)]
+mod test_sink;
 pub mod trace_context;
 
 pub use setup::{LogFormat, TelemetryConfig, TelemetryGuard, init};

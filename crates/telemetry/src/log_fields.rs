@@ -134,38 +134,23 @@ pub(crate) fn push_string(text: &mut String, value: &str) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
 
     use tracing_subscriber::layer::SubscriberExt;
 
     /// The lines a JSON log layer with [`super::JsonSpanFields`] writes while `f` runs.
     fn lines(f: impl FnOnce()) -> Vec<serde_json::Value> {
-        #[derive(Clone, Default)]
-        struct Sink(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Sink {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let sink = Sink::default();
-        let written = sink.0.clone();
+        let sink = crate::test_sink::Sink::default();
         let layer = tracing_subscriber::fmt::layer()
             .json()
             .with_span_list(true)
             .with_current_span(false)
             .flatten_event(true)
             .fmt_fields(super::JsonSpanFields)
-            .with_writer(move || sink.clone());
+            .with_writer(sink.clone());
         let subscriber = tracing_subscriber::registry().with(layer);
         tracing::subscriber::with_default(subscriber, f);
-        let written = written.lock().unwrap().clone();
-        String::from_utf8(written)
-            .unwrap()
-            .lines()
+        sink.lines()
+            .iter()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect()
     }

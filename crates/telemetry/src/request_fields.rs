@@ -155,7 +155,6 @@ where
 #[cfg(test)]
 mod tests {
     use std::rc::Rc;
-    use std::sync::{Arc, Mutex};
 
     use opentelemetry::trace::TraceId;
     use tracing_subscriber::Layer as _;
@@ -173,19 +172,7 @@ mod tests {
 
     /// The same, as written.
     fn raw_lines(f: impl FnOnce()) -> Vec<String> {
-        #[derive(Clone, Default)]
-        struct Sink(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Sink {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let sink = Sink::default();
-        let written = sink.0.clone();
+        let sink = crate::test_sink::Sink::default();
         let format = tracing_subscriber::fmt::format()
             .json()
             .with_current_span(false)
@@ -194,16 +181,11 @@ mod tests {
         let layer = tracing_subscriber::fmt::layer()
             .fmt_fields(crate::log_fields::JsonSpanFields)
             .event_format(WithRequest(format))
-            .with_writer(move || sink.clone())
+            .with_writer(sink.clone())
             .with_filter(crate::setup::request_spans_only());
         let subscriber = tracing_subscriber::registry().with(layer);
         tracing::subscriber::with_default(subscriber, f);
-        let written = written.lock().unwrap().clone();
-        String::from_utf8(written)
-            .unwrap()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        sink.lines()
     }
 
     fn fields(target: &str, caller: Option<&str>) -> Rc<RequestFields> {
