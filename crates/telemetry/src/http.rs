@@ -321,7 +321,9 @@ where
                 Some(e.as_response_error()),
             ),
         };
-        if let (Scope::Span(span), true) = (&*this.scope, trace_context::exporting()) {
+        if trace_context::exporting()
+            && let Scope::Span(span) = &*this.scope
+        {
             record_outcome(span, status, error);
         }
         if let Some(error) = error {

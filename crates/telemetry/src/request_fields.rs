@@ -160,7 +160,7 @@ mod tests {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt;
 
-    use super::{RequestFields, WithRequest, enter};
+    use super::{RequestFields, enter};
 
     /// The lines the production JSON layer writes while `f` runs.
     fn lines(f: impl FnOnce()) -> Vec<serde_json::Value> {
@@ -173,16 +173,8 @@ mod tests {
     /// The same, as written.
     fn raw_lines(f: impl FnOnce()) -> Vec<String> {
         let sink = crate::test_sink::Sink::default();
-        let format = tracing_subscriber::fmt::format()
-            .json()
-            .with_current_span(false)
-            .with_span_list(true)
-            .flatten_event(true);
-        let layer = tracing_subscriber::fmt::layer()
-            .fmt_fields(crate::log_fields::JsonSpanFields)
-            .event_format(WithRequest(format))
-            .with_writer(sink.clone())
-            .with_filter(crate::setup::request_spans_only());
+        let layer =
+            crate::setup::json_lines(sink.clone()).with_filter(crate::setup::request_spans_only());
         let subscriber = tracing_subscriber::registry().with(layer);
         tracing::subscriber::with_default(subscriber, f);
         sink.lines()

@@ -4,9 +4,11 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing::Metadata;
+use tracing::{Metadata, Subscriber};
 use tracing_subscriber::filter::{FilterExt, FilterFn, LevelFilter, filter_fn};
+use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
@@ -65,6 +67,24 @@ pub(crate) fn request_spans_only() -> FilterFn<impl Fn(&Metadata<'_>) -> bool> {
     })
 }
 
+/// The JSON log layer, writing to `writer`: one object per line, the event's fields flat,
+/// then its request's fields as the `spans` list (`crate::request_fields`).
+pub(crate) fn json_lines<S, W>(writer: W) -> impl Layer<S>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let format = tracing_subscriber::fmt::format()
+        .json()
+        .with_current_span(false)
+        .with_span_list(true)
+        .flatten_event(true);
+    tracing_subscriber::fmt::layer()
+        .fmt_fields(crate::log_fields::JsonSpanFields)
+        .event_format(crate::request_fields::WithRequest(format))
+        .with_writer(writer)
+}
+
 /// Installs logging and tracing for the process. OpenTelemetry spans are built only when
 /// they are exported; without an endpoint the trace context still flows from service to
 /// service and its trace id appears in the logs (`trace_context`). Calling it a second time (tests
@@ -105,17 +125,7 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
             .with_filter(LevelFilter::INFO)
     });
     let logs = match config.log_format {
-        LogFormat::Json => {
-            let format = tracing_subscriber::fmt::format()
-                .json()
-                .with_current_span(false)
-                .with_span_list(true)
-                .flatten_event(true);
-            tracing_subscriber::fmt::layer()
-                .fmt_fields(crate::log_fields::JsonSpanFields)
-                .event_format(crate::request_fields::WithRequest(format))
-                .boxed()
-        }
+        LogFormat::Json => json_lines(std::io::stdout).boxed(),
         LogFormat::Pretty => {
             use std::io::IsTerminal;
             // Colours only on a terminal: `make run` pipes the logs through a prefixer.
