@@ -85,6 +85,22 @@ where
         .with_writer(writer)
 }
 
+/// The log layer of `format`, writing to standard output.
+fn log_lines<S>(format: LogFormat) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    match format {
+        LogFormat::Json => json_lines(std::io::stdout).boxed(),
+        LogFormat::Pretty => {
+            use std::io::IsTerminal;
+            // Colours only on a terminal: `make run` pipes the logs through a prefixer.
+            let ansi = std::io::stdout().is_terminal();
+            tracing_subscriber::fmt::layer().with_ansi(ansi).boxed()
+        }
+    }
+}
+
 /// Installs logging and tracing for the process. OpenTelemetry spans are built only when
 /// they are exported; without an endpoint the trace context still flows from service to
 /// service and its trace id appears in the logs (`trace_context`). Calling it a second time (tests
@@ -124,19 +140,23 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
             .with_tracer(tracer)
             .with_filter(LevelFilter::INFO)
     });
-    let logs = match config.log_format {
-        LogFormat::Json => json_lines(std::io::stdout).boxed(),
-        LogFormat::Pretty => {
-            use std::io::IsTerminal;
-            // Colours only on a terminal: `make run` pipes the logs through a prefixer.
-            let ansi = std::io::stdout().is_terminal();
-            tracing_subscriber::fmt::layer().with_ansi(ansi).boxed()
-        }
+    let installed = match otel {
+        // Two layers that want different spans: the log layer's filter is its own, and the
+        // registry keeps every span the exporter wants.
+        Some(otel) => tracing_subscriber::registry()
+            .with(otel)
+            .with(log_lines(config.log_format).with_filter(filter.and(request_spans_only())))
+            .try_init(),
+        // The log layer alone: its filter is the whole subscriber's, so a span no line
+        // lists (the relay's, a client call's) is never built. As a per-layer filter it
+        // would still be made, entered and closed in the registry on every request,
+        // only to be left out of the lines.
+        None => tracing_subscriber::registry()
+            .with(filter)
+            .with(request_spans_only())
+            .with(log_lines(config.log_format))
+            .try_init(),
     };
-    let installed = tracing_subscriber::registry()
-        .with(otel)
-        .with(logs.with_filter(filter.and(request_spans_only())))
-        .try_init();
     match installed {
         Ok(()) => {
             crate::trace_context::set_exporting(exporting);
