@@ -12,6 +12,7 @@ mod upstream;
 use std::time::Instant;
 
 use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName as ReadName};
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_body_util::Full;
 use tracing::Instrument;
@@ -34,6 +35,21 @@ pub const FORWARDED_HEADERS: [&str; 5] = [
     "idempotency-key",
     "x-request-id",
 ];
+
+/// [`FORWARDED_HEADERS`] named once in each of the two `http` versions, actix's to read a
+/// header and hyper's to write it: a header map looked up by `&str` parses the name again
+/// (and allocates it, for a name outside the standard list) on every lookup.
+const FORWARDED: [(ReadName, http::HeaderName); 5] = [
+    named(FORWARDED_HEADERS[0]),
+    named(FORWARDED_HEADERS[1]),
+    named(FORWARDED_HEADERS[2]),
+    named(FORWARDED_HEADERS[3]),
+    named(FORWARDED_HEADERS[4]),
+];
+
+const fn named(name: &'static str) -> (ReadName, http::HeaderName) {
+    (ReadName::from_static(name), http::HeaderName::from_static(name))
+}
 
 /// The two pay routes wait longer (also what the OpenAPI document says of each route).
 pub(crate) fn is_pay_route(path: &str) -> bool {
@@ -101,10 +117,10 @@ pub async fn relay(
     *upstream.method_mut() = method.clone();
     *upstream.uri_mut() = uri;
     let headers = upstream.headers_mut();
-    for name in FORWARDED_HEADERS {
-        for value in req.headers().get_all(name) {
+    for (read, write) in &FORWARDED {
+        for value in req.headers().get_all(read) {
             if let Ok(value) = http::HeaderValue::from_bytes(value.as_bytes()) {
-                headers.append(http::HeaderName::from_static(name), value);
+                headers.append(write.clone(), value);
             }
         }
     }
@@ -162,7 +178,7 @@ pub async fn relay(
     let status = StatusCode::from_u16(head.status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let mut reply = HttpResponse::build(status);
     if let Some(content_type) = head.headers.get(http::header::CONTENT_TYPE) {
-        reply.insert_header(("content-type", content_type.as_bytes()));
+        reply.insert_header((header::CONTENT_TYPE, content_type.as_bytes()));
     }
     // The point service's answer as it left: the envelope handlers must not rewrite it.
     reply

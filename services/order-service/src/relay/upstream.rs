@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use actix_web::web::Bytes;
+use http::header::{HOST, HeaderValue};
 use http::uri::{Authority, Parts, PathAndQuery, Scheme, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -20,6 +21,9 @@ pub type Body = Full<Bytes>;
 #[derive(Clone)]
 pub struct Upstream {
     authority: Authority,
+    /// The `Host` header, made once: hyper's client would otherwise format it from the URI
+    /// on every request.
+    host: HeaderValue,
     connect_timeout: Duration,
     client: Client<HttpConnector, Body>,
 }
@@ -29,8 +33,12 @@ impl Upstream {
     /// optional `/` (a base path would have to be joined with the app's target, which is
     /// exactly the rewriting the relay must not do).
     pub fn new(base: &str, connect_timeout: Duration) -> Result<Self, String> {
+        let authority = authority(base)?;
+        let host = HeaderValue::from_str(authority.as_str())
+            .map_err(|e| format!("POINT_SERVICE_URL={base:?} is invalid: {e}"))?;
         Ok(Self {
-            authority: authority(base)?,
+            authority,
+            host,
             connect_timeout,
             client: client(connect_timeout),
         })
@@ -74,8 +82,9 @@ impl Upstream {
 
     pub async fn send(
         &self,
-        request: hyper::Request<Body>,
+        mut request: hyper::Request<Body>,
     ) -> Result<hyper::Response<Incoming>, hyper_util::client::legacy::Error> {
+        request.headers_mut().insert(HOST, self.host.clone());
         self.client.request(request).await
     }
 }
