@@ -48,7 +48,10 @@ const FORWARDED: [(ReadName, http::HeaderName); 5] = [
 ];
 
 const fn named(name: &'static str) -> (ReadName, http::HeaderName) {
-    (ReadName::from_static(name), http::HeaderName::from_static(name))
+    (
+        ReadName::from_static(name),
+        http::HeaderName::from_static(name),
+    )
 }
 
 /// The two pay routes wait longer (also what the OpenAPI document says of each route).
