@@ -125,3 +125,58 @@ async fn a_line_logged_while_the_answer_streams_carries_its_request_id() {
     assert_eq!(root["http.route"], "/api/v2/client/points", "{}", lines[0]);
     drop(stop);
 }
+
+/// The relay's own failures are logged inside their request: a point service that refuses
+/// the connection (502) and one that never answers (504) each give an error line whose
+/// fields name the request the app was answered for.
+#[tokio::test]
+async fn the_relays_failures_are_logged_with_their_request() {
+    // A port nothing listens on: bound, then let go.
+    let closed = {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    // A point service that takes the connection and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let (_stream, _) = silent.accept().await.unwrap();
+        let _ = stopped.await;
+    });
+
+    for (upstream, status, message) in [
+        (closed, 502, "relay could not reach the point service"),
+        (silent_url, 504, "relay timed out; outcome unknown"),
+    ] {
+        let database = TestDatabase::empty("logging_relay").await;
+        let order = Service::start(
+            "order-service",
+            database.url(),
+            &[
+                ("POINT_SERVICE_URL", &upstream),
+                ("AUTH_SERVICE_URL", "http://127.0.0.1:9"),
+                ("POINT_SERVICE_TIMEOUT_MS", "300"),
+            ],
+        )
+        .await;
+        let response = order.get("/api/v2/client/points?page=2").await;
+        assert_eq!(response.status(), status, "{message}");
+        let request_id = response.headers()["x-request-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+
+        let lines = lines_saying(&order, message).await;
+        assert_eq!(lines.len(), 1, "{}", order.logs().join("\n"));
+        let line = &lines[0];
+        assert_eq!(line["level"], "ERROR", "{line}");
+        assert_eq!(line["upstream"], "point-service", "{line}");
+        let root = &line["spans"][0];
+        assert_eq!(root["request_id"], request_id.as_str(), "{line}");
+        assert_eq!(root["http.route"], "/api/v2/client/points", "{line}");
+        assert_eq!(root["http.target"], "/api/v2/client/points", "{line}");
+        assert_eq!(line["spans"].as_array().map(Vec::len), Some(1), "{line}");
+    }
+    drop(stop);
+}

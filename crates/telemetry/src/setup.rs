@@ -147,10 +147,13 @@ pub fn init(config: &TelemetryConfig) -> Result<TelemetryGuard, TelemetryError> 
             .with(otel)
             .with(log_lines(config.log_format).with_filter(filter.and(request_spans_only())))
             .try_init(),
-        // The log layer alone: its filter is the whole subscriber's, so a span no line
-        // lists (the relay's, a client call's) is never built. As a per-layer filter it
-        // would still be made, entered and closed in the registry on every request,
-        // only to be left out of the lines.
+        // The log layer alone: its filters are the whole subscriber's, so a span no line
+        // lists (the relay's, a client call's) is never built, and every call site's
+        // interest is settled once (with the max level, which the `log` crate's records
+        // follow, RUST_LOG's). As the layer's own filter beside an empty exporter slot,
+        // those spans were still made and dropped in the registry on every request (the
+        // relay's profile: sharded-slab get and clear under its client span), and the max
+        // level hint was TRACE.
         None => tracing_subscriber::registry()
             .with(filter)
             .with(request_spans_only())

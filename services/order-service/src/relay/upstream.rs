@@ -34,7 +34,7 @@ impl Upstream {
     /// exactly the rewriting the relay must not do).
     pub fn new(base: &str, connect_timeout: Duration) -> Result<Self, String> {
         let authority = authority(base)?;
-        let host = HeaderValue::from_str(authority.as_str())
+        let host = HeaderValue::from_str(&host(&authority))
             .map_err(|e| format!("POINT_SERVICE_URL={base:?} is invalid: {e}"))?;
         Ok(Self {
             authority,
@@ -110,6 +110,16 @@ fn authority(base: &str) -> Result<Authority, String> {
         .ok_or_else(|| invalid("expected http://host[:port]"))
 }
 
+/// The `Host` header for `authority`, written as hyper's client writes it: the host, and the
+/// port as a number unless it is HTTP's default (`point-service:80` → `point-service`,
+/// `point-service:08083` → `point-service:8083`).
+fn host(authority: &Authority) -> String {
+    match authority.port_u16() {
+        Some(port) if port != 80 => format!("{}:{port}", authority.host()),
+        _ => authority.host().to_owned(),
+    }
+}
+
 fn client(connect_timeout: Duration) -> Client<HttpConnector, Body> {
     let mut connector = HttpConnector::new();
     connector.set_connect_timeout(Some(connect_timeout));
@@ -163,6 +173,21 @@ mod tests {
             "/a\\\u{1}",
         ] {
             assert!(upstream().target(sent).is_none(), "{sent:?}");
+        }
+    }
+
+    #[test]
+    fn the_host_header_is_the_one_hyper_would_write() {
+        for (base, host) in [
+            ("http://point-service:8083", "point-service:8083"),
+            ("http://point-service:80", "point-service"),
+            ("http://point-service", "point-service"),
+            ("http://point-service:", "point-service"),
+            ("http://point-service:08083/", "point-service:8083"),
+            ("http://[::1]:8083", "[::1]:8083"),
+        ] {
+            let upstream = Upstream::new(base, Duration::from_secs(1)).unwrap();
+            assert_eq!(upstream.host, host, "{base}");
         }
     }
 

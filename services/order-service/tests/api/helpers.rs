@@ -85,6 +85,8 @@ pub struct TestApp {
     pub credits: Arc<Mutex<Vec<Value>>>,
     /// While true, the fake point service answers credits with 503.
     pub credits_fail: Arc<AtomicBool>,
+    /// The point service's URL the app was started with (`http://host:port`).
+    pub point_url: String,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -119,6 +121,7 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
         database,
         credits,
         credits_fail,
+        point_url,
     }
 }
 

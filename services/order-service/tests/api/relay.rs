@@ -19,6 +19,7 @@ async fn method_path_query_body_and_the_listed_headers_go_through_nothing_else()
         .header("x-request-id", "req-1")
         .header("x-internal-token", "stolen")
         .header("cookie", "session=1")
+        .header("host", "app.example")
         .body(r#"{"point_offer_id": "x",  "spaces": "kept"}"#)
         .send()
         .await
@@ -55,6 +56,11 @@ async fn method_path_query_body_and_the_listed_headers_go_through_nothing_else()
         "the trace continues into the point service"
     );
     assert!(!headers.contains_key("x-internal-token") && !headers.contains_key("cookie"));
+    assert_eq!(
+        headers["host"],
+        app.point_url.trim_start_matches("http://"),
+        "the point service's own host, not the app's"
+    );
 }
 
 /// The trace goes on through the relay whether or not spans are exported (the tests, like a
