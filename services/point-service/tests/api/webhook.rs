@@ -78,10 +78,31 @@ async fn a_bad_or_stale_signature_is_401_and_changes_nothing() {
         .await
         .unwrap();
     assert_eq!(answer(unsigned).await, refused);
+    // A body that is not an event at all is refused by its signature too, before it is read:
+    // only a signed event that cannot be read is recorded (and listed) as `unreadable`.
+    let garbage = format!("{{\"type\": \"payment_captured\", \"reference\": \"{id}\"");
+    let unsigned_garbage = app
+        .client
+        .post(app.url("/webhooks/v1/payments"))
+        .header("content-type", "application/json")
+        .body(garbage.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer(unsigned_garbage).await, refused);
+    assert_eq!(
+        app.webhook_raw(&garbage, "not-the-secret", now()).await,
+        refused
+    );
     assert_eq!(order(&app, &id).await["status"], "initial_order");
     assert_eq!(app.balance_of(OMAR).await, "0");
     assert_eq!(
         app.count("SELECT count(*) AS n FROM payment_events").await,
+        0
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM unapplied_captures")
+            .await,
         0
     );
 }
