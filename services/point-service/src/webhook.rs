@@ -418,6 +418,11 @@ mod tests {
         let header = sign(b"s", 1000, b"{}");
         assert_eq!(verify_signature(b"s", Some(&header), b"{}", 1000), Ok(()));
         assert_eq!(verify_signature(b"s", Some(&header), b"{}", 1300), Ok(()));
+        assert_eq!(
+            verify_signature(b"s", Some(&header), b"{}", 700),
+            Ok(()),
+            "300 s ahead of our clock"
+        );
     }
 
     #[test]
@@ -428,6 +433,11 @@ mod tests {
             verify_signature(secret, header, body, now).unwrap_err()
         };
         assert_eq!(refused(b"s", Some(&header), b"{}", 1301), Stale);
+        assert_eq!(
+            refused(b"s", Some(&header), b"{}", 699),
+            Stale,
+            "301 s ahead"
+        );
         assert_eq!(
             refused(b"s", Some(&header), b"{} ", 1000),
             Mismatch,
