@@ -19,10 +19,7 @@ async fn a_requests_log_lines_carry_its_request_id() {
         .send()
         .await
         .unwrap();
-    let request_id = response.headers()["x-request-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let request_id = request_id(&response);
     assert_eq!(response.status(), 404);
 
     // The refusal is logged inside the request's span.
@@ -67,6 +64,28 @@ async fn lines_saying(service: &Service, message: &str) -> Vec<serde_json::Value
     lines
 }
 
+/// An order service whose relay calls `upstream` and gives up after 300 ms (no auth service).
+async fn relaying_to(upstream: &str, database: &TestDatabase) -> Service {
+    Service::start(
+        "order-service",
+        database.url(),
+        &[
+            ("POINT_SERVICE_URL", upstream),
+            ("AUTH_SERVICE_URL", "http://127.0.0.1:9"),
+            ("POINT_SERVICE_TIMEOUT_MS", "300"),
+        ],
+    )
+    .await
+}
+
+/// The id the service gave `response`'s request.
+fn request_id(response: &reqwest::Response) -> String {
+    response.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// A line logged while an answer's body streams, after the handler has returned, still
 /// carries its request: a relayed answer whose body stops half way is cut at the relay's
 /// wait, and the order service's warning names the request id of that answer.
@@ -96,23 +115,11 @@ async fn a_line_logged_while_the_answer_streams_carries_its_request_id() {
         let _ = stopped.await;
     });
     let database = TestDatabase::empty("logging_stream").await;
-    let order = Service::start(
-        "order-service",
-        database.url(),
-        &[
-            ("POINT_SERVICE_URL", &upstream),
-            ("AUTH_SERVICE_URL", "http://127.0.0.1:9"),
-            ("POINT_SERVICE_TIMEOUT_MS", "300"),
-        ],
-    )
-    .await;
+    let order = relaying_to(&upstream, &database).await;
 
     let response = order.get("/api/v2/client/points").await;
     assert_eq!(response.status(), 200);
-    let request_id = response.headers()["x-request-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let request_id = request_id(&response);
     assert!(
         response.bytes().await.is_err(),
         "a body cut short is not a whole answer"
@@ -150,22 +157,10 @@ async fn the_relays_failures_are_logged_with_their_request() {
         (silent_url, 504, "relay timed out; outcome unknown"),
     ] {
         let database = TestDatabase::empty("logging_relay").await;
-        let order = Service::start(
-            "order-service",
-            database.url(),
-            &[
-                ("POINT_SERVICE_URL", &upstream),
-                ("AUTH_SERVICE_URL", "http://127.0.0.1:9"),
-                ("POINT_SERVICE_TIMEOUT_MS", "300"),
-            ],
-        )
-        .await;
+        let order = relaying_to(&upstream, &database).await;
         let response = order.get("/api/v2/client/points?page=2").await;
         assert_eq!(response.status(), status, "{message}");
-        let request_id = response.headers()["x-request-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let request_id = request_id(&response);
 
         let lines = lines_saying(&order, message).await;
         assert_eq!(lines.len(), 1, "{}", order.logs().join("\n"));
