@@ -32,6 +32,6 @@ pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLim
 pub use routes::{Route, Routes, scope};
 pub use run::{
     Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server_with, serve,
-    spawn_local, start,
+    shutdown_watch, spawn_local, start,
 };
 pub use seed::{Rejected, Row, SeedReport};

@@ -464,3 +464,30 @@ impl Binary {
         }
     }
 }
+
+/// A flag that turns true on SIGTERM (what Kubernetes sends) or SIGINT, the signals on
+/// which the HTTP server stops, so that a background task beside the server (the gift-card
+/// retry, the payment sync) takes no new work once the process is told to end. Call it
+/// inside the runtime.
+pub fn shutdown_watch() -> tokio::sync::watch::Receiver<bool> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let terminate = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut terminate) => {
+                    terminate.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!(error.message = %e, "cannot watch SIGTERM; background tasks stop on SIGINT only");
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminate => {}
+        }
+        let _ = stop.send(true);
+    });
+    stopped
+}

@@ -171,7 +171,9 @@ pub async fn lock_payment(
 }
 
 /// Records a new attempt if the order is still payable (it may have been paid or failed
-/// since the pay route's first read); `Err(status)` when it is not. Commits before the
+/// since the pay route's first read); `Err(status)` when it is not. Schedules the order's
+/// payment sync `sync_after` from now, in the same transaction: whatever happens to the
+/// call or its webhook, the payment service is asked about it then. Commits before the
 /// payment service is asked.
 pub async fn start(
     conn: &mut AsyncPgConnection,
@@ -179,6 +181,7 @@ pub async fn start(
     kind: Kind,
     window: Duration,
     max_attempts: u64,
+    sync_after: Duration,
 ) -> Result<Result<i64, Status>, PointError> {
     conn.transaction(async |conn| {
         let status = lock_status(conn, correlation_id)
@@ -210,6 +213,7 @@ pub async fn start(
             .returning(payment_attempts::id)
             .get_result(conn)
             .await?;
+        crate::payment_sync::schedule(conn, correlation_id, sync_after).await?;
         Ok(Ok(id))
     })
     .await

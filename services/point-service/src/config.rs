@@ -18,6 +18,10 @@
 //! | `POINT_ORDER_CARD_ENABLED` | off | on only for the exact text `true`: the two pay routes |
 //! | `UNPAID_ORDERS_PER_CLIENT_PER_DAY` | `1000` | unpaid `checkout` orders a payer may have created in the last 24 hours; the next create answers 429 (a checkout order costs nothing until paid, so without a bound one client could grow the table without limit) |
 //! | `PAYMENT_ATTEMPTS_PER_ORDER` | `20` | pay calls (card or session) one order may make; the next answers 429 (each asks the payment service and is recorded) |
+//! | `PAYMENT_SYNC_AFTER_SECONDS` | `120` | how old an open order's latest pay attempt is before its payments are read back from the payment service (`payment_sync`) |
+//! | `PAYMENT_SYNC_INTERVAL_SECONDS` | `30` | how often `serve` looks for orders to sync (and refreshes the payment gauges) |
+//! | `PAYMENT_SYNC_READS_PER_SECOND` | `10` | the most read-back calls the sync makes per second, across all replicas (one worker at a time holds the sync), so a backlog after an outage cannot flood the payment service |
+//! | `PAYMENT_SYNC_HORIZON_DAYS` | `3` | past this many days after its latest pay attempt, an order still open with its payment undecided is listed for a person (`point-service unsynced-orders`) instead of read back again |
 
 use std::time::Duration;
 
@@ -36,7 +40,34 @@ pub struct Config {
     pub webhook_secret: Secret,
     pub flags: Flags,
     pub limits: Limits,
+    pub sync: SyncSettings,
 }
+
+/// The payment sync's pace (`payment_sync`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SyncSettings {
+    /// `PAYMENT_SYNC_AFTER_SECONDS`: an order is synced once its latest attempt is this old.
+    pub after: Duration,
+    /// `PAYMENT_SYNC_INTERVAL_SECONDS`: the wait between two looks for due orders.
+    pub interval: Duration,
+    /// `PAYMENT_SYNC_READS_PER_SECOND`.
+    pub reads_per_second: u64,
+    /// `PAYMENT_SYNC_HORIZON_DAYS`, as a duration.
+    pub horizon: Duration,
+}
+
+impl Default for SyncSettings {
+    fn default() -> Self {
+        Self {
+            after: Duration::from_secs(120),
+            interval: Duration::from_secs(30),
+            reads_per_second: 10,
+            horizon: Duration::from_secs(3 * DAY),
+        }
+    }
+}
+
+const DAY: u64 = 24 * 3600;
 
 /// Bounds on what one client can make the service store (the table of each grows only this
 /// fast per client).
@@ -93,6 +124,31 @@ impl Config {
                 1..=1000,
             ),
         };
+        let sync_defaults = SyncSettings::default();
+        let sync = SyncSettings {
+            after: Duration::from_secs(env.int_or(
+                "PAYMENT_SYNC_AFTER_SECONDS",
+                sync_defaults.after.as_secs(),
+                1..=86_400,
+            )),
+            interval: Duration::from_secs(env.int_or(
+                "PAYMENT_SYNC_INTERVAL_SECONDS",
+                sync_defaults.interval.as_secs(),
+                1..=3600,
+            )),
+            reads_per_second: env.int_or(
+                "PAYMENT_SYNC_READS_PER_SECOND",
+                sync_defaults.reads_per_second,
+                1..=1000,
+            ),
+            horizon: Duration::from_secs(
+                env.int_or(
+                    "PAYMENT_SYNC_HORIZON_DAYS",
+                    sync_defaults.horizon.as_secs() / DAY,
+                    1..=90,
+                ) * DAY,
+            ),
+        };
         Self {
             common,
             database,
@@ -105,6 +161,7 @@ impl Config {
             webhook_secret,
             flags,
             limits,
+            sync,
         }
     }
 }

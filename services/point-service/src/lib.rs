@@ -21,6 +21,7 @@ pub mod offers;
 pub mod order_body;
 pub mod orders;
 pub mod payment_state;
+pub mod payment_sync;
 pub mod riyadh;
 pub mod routes;
 pub mod seed;

@@ -1,4 +1,5 @@
-//! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0).
+//! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0), and
+//! starts the payment sync's worker beside it (it stops on the server's shutdown signals).
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -16,6 +17,8 @@ use crate::state::AppState;
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     crate::webhook::export_counters();
+    crate::payment_sync::export_counters();
+    crate::clients::payments::export_counters();
     let client = server::http_client;
     let state = AppState {
         pool: pool.clone(),
@@ -34,7 +37,18 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         webhook_secret: config.webhook_secret.clone(),
         attempt_window: crate::attempts::in_flight_window(config.payment_timeout),
         limits: config.limits,
+        sync: config.sync,
     };
+    // The worker runs on the main runtime with a client of its own (see
+    // `with_worker_clients` on why clients are not shared across runtimes).
+    let worker = crate::payment_sync::task::Worker {
+        pool: pool.clone(),
+        payments: state.payments.with_http(client(config.payment_timeout)?),
+        settings: config.sync,
+        window: state.attempt_window,
+        holder: uuid::Uuid::new_v4().to_string(),
+    };
+    tokio::spawn(crate::payment_sync::task::run(worker, server::shutdown_watch()));
     let waits = (config.auth_timeout, config.payment_timeout);
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));

@@ -6,7 +6,7 @@ use server::Secret;
 
 use crate::clients::auth::AuthClient;
 use crate::clients::payments::PaymentClient;
-use crate::config::{Flags, Limits};
+use crate::config::{Flags, Limits, SyncSettings};
 
 #[derive(Clone)]
 pub struct AppState {
@@ -19,4 +19,6 @@ pub struct AppState {
     /// How long a pay call's attempt counts as in flight (`attempts::in_flight_window`).
     pub attempt_window: Duration,
     pub limits: Limits,
+    /// The payment sync's pace (`payment_sync`); pay attempts schedule it.
+    pub sync: SyncSettings,
 }

@@ -7,6 +7,11 @@
 //! capture that is not applied (order already final, unknown order, another amount or
 //! currency) took money without giving points: it is recorded in `unapplied_captures`,
 //! logged at error level and counted in `payment_captures_unapplied_total{reason}`.
+//!
+//! The payment sync ([`crate::payment_sync`]) applies what it reads back through [`apply`]
+//! too, as an event of its own: the same rules, once per payment, whichever comes first. A
+//! signed event of a type this service does not know is recorded with its body, logged at
+//! error level, counted, and its order synced at once: it may say the money was taken.
 
 pub mod unreadable;
 
@@ -24,10 +29,22 @@ use crate::db::schema::{payment_events, point_orders};
 use crate::error::PointError;
 use crate::ledger::{self, Entry, Kind};
 use crate::orders::OrderRow;
+use crate::payment_sync;
 use crate::payment_state::{Amount, Decision, Input, Unapplied};
 use crate::unapplied::{self, Listing};
 
 pub const TOLERANCE_SECONDS: u64 = 300;
+
+/// The event types of the contract.
+pub const CAPTURED: &str = "payment_captured";
+pub const DECLINED: &str = "payment_declined";
+
+/// Who tells of a payment: the payment service's webhook, or the sync reading it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Webhook,
+    Sync,
+}
 
 /// Why a delivery's `X-Signature` was refused: the label of
 /// `payment_webhook_signature_failures_total{reason}`, which tells an on-call engineer a clock
@@ -68,16 +85,22 @@ impl SignatureRefused {
 pub const SIGNATURE_FAILURES: &str = "payment_webhook_signature_failures_total";
 
 /// Money counters at zero from the start (`telemetry::metrics::counters_at_zero` says why):
-/// captures not applied, by reason, and refused signatures, by reason.
+/// captures not applied, by reason, refused signatures, by reason, and events of an unknown
+/// type.
 pub fn export_counters() {
     let unapplied = Unapplied::ALL.map(Unapplied::as_str);
     telemetry::metrics::counters_at_zero(UNAPPLIED_CAPTURES, "reason", &unapplied);
     let refused = SignatureRefused::ALL.map(SignatureRefused::as_str);
     telemetry::metrics::counters_at_zero(SIGNATURE_FAILURES, "reason", &refused);
+    // The outcome an alert watches: a type the service does not know.
+    telemetry::metrics::counters_at_zero(EVENTS, "outcome", &[Outcome::UnknownType.as_str()]);
 }
 
 /// Captures that took money without points, by [`Unapplied`] reason.
 pub const UNAPPLIED_CAPTURES: &str = "payment_captures_unapplied_total";
+
+/// Webhook events, by [`Outcome`].
+pub const EVENTS: &str = "payment_webhook_events_total";
 
 /// Checks `X-Signature` against the raw body in constant time.
 pub fn verify_signature(
@@ -129,6 +152,8 @@ pub struct EventRecord<'a> {
     pub amount_minor: Option<i64>,
     pub currency: Option<&'a str>,
     pub outcome: &'a str,
+    /// The raw body, kept only for an event of a type this service does not know.
+    pub body: Option<&'a str>,
 }
 
 impl EventRecord<'_> {
@@ -210,16 +235,23 @@ pub fn canonical_reference(reference: &str) -> String {
 }
 
 /// Applies an event in one transaction: the event row, the order's move, the credit, the
-/// unapplied capture's record. `window` is how long a pay call's attempt counts as in flight.
-/// A decline that must wait for a pay call's answer is `PointError::RetryLater` and leaves
-/// nothing behind, so the sender's next delivery is decided afresh.
+/// unapplied capture's record. `body` is the raw delivery (a webhook's), kept when the type
+/// is unknown. `window` is how long a pay call's attempt counts as in flight. A decline that
+/// must wait for a pay call's answer is `PointError::RetryLater` and leaves nothing behind,
+/// so the sender's next delivery is decided afresh.
 pub async fn apply(
     conn: &mut AsyncPgConnection,
     event: &Event,
+    body: Option<&[u8]>,
     window: Duration,
+    source: Source,
 ) -> Result<Outcome, PointError> {
     let reference = canonical_reference(&event.data.reference);
     let payment_id = event.data.payment_id.as_deref();
+    let known = event.kind == CAPTURED || event.kind == DECLINED;
+    let body = body
+        .filter(|_| !known)
+        .map(|b| String::from_utf8_lossy(b).into_owned());
     let outcome = conn
         .transaction::<_, PointError, _>(async |conn| {
             attempts::lock_payment(conn, payment_id).await?;
@@ -231,11 +263,17 @@ pub async fn apply(
                 amount_minor: event.data.amount_minor,
                 currency: event.data.currency.as_deref(),
                 outcome: "pending",
+                body: body.as_deref(),
             };
             if !record.insert_new(conn).await? {
                 return Ok(Outcome::Duplicate);
             }
             let (mut outcome, order) = decide(conn, event, window).await?;
+            if outcome == Outcome::UnknownType
+                && let Ok(correlation_id) = reference.parse::<Uuid>()
+            {
+                payment_sync::schedule_now(conn, correlation_id).await?;
+            }
             if let Outcome::Unapplied(reason) = outcome {
                 let listing = Listing {
                     event_id: &event.id,
@@ -258,7 +296,7 @@ pub async fn apply(
             Ok(outcome)
         })
         .await?;
-    report(event, outcome);
+    report(event, outcome, source);
     Ok(outcome)
 }
 
@@ -269,8 +307,8 @@ async fn decide(
     window: Duration,
 ) -> Result<(Outcome, Option<Uuid>), PointError> {
     let is_capture = match event.kind.as_str() {
-        "payment_captured" => true,
-        "payment_declined" => false,
+        CAPTURED => true,
+        DECLINED => false,
         _ => return Ok((Outcome::UnknownType, None)),
     };
     let payment_id = event.data.payment_id.as_deref();
@@ -320,6 +358,7 @@ async fn decide(
     let outcome = match payment.step(&input).1 {
         Decision::Credit => {
             move_to("successful", "CAPTURED").execute(conn).await?;
+            payment_sync::done(conn, correlation_id).await?;
             let mut recipient = ledger::lock_account(conn, order.recipient_id).await?;
             let kind = if order.recipient_id == order.payer_id {
                 Kind::Purchase
@@ -342,6 +381,7 @@ async fn decide(
         }
         Decision::Fail => {
             move_to("payment_failed", "FAILED").execute(conn).await?;
+            payment_sync::done(conn, correlation_id).await?;
             Outcome::Declined
         }
         Decision::Superseded => Outcome::Superseded,
@@ -376,8 +416,14 @@ fn compare(order: &OrderRow, data: &EventData) -> Amount {
 }
 
 /// One log line per event; money taken without points at error level, counted by reason.
-fn report(event: &Event, outcome: Outcome) {
-    metrics::counter!("payment_webhook_events_total", "outcome" => outcome.as_str()).increment(1);
+/// A webhook's event is counted in `payment_webhook_events_total{outcome}`, a payment the
+/// sync read back in `payment_sync_applied_total{outcome}`.
+fn report(event: &Event, outcome: Outcome, source: Source) {
+    let counter = match source {
+        Source::Webhook => EVENTS,
+        Source::Sync => payment_sync::APPLIED,
+    };
+    metrics::counter!(counter, "outcome" => outcome.as_str()).increment(1);
     let reference = event.data.reference.as_str();
     let payment_id = event.data.payment_id.as_deref().unwrap_or("");
     match outcome {
@@ -390,10 +436,14 @@ fn report(event: &Event, outcome: Outcome) {
                 "payment captured but not applied: money taken without points; refund it (point-service unapplied-captures)"
             )
         }
-        Outcome::DuplicateCapture
-        | Outcome::NotPending
-        | Outcome::UnknownOrder
-        | Outcome::UnknownType => {
+        Outcome::UnknownType => {
+            tracing::error!(
+                event.id = %event.id, event.type = %event.kind, order.id = reference,
+                payment.id = payment_id,
+                "signed payment event of an unknown type: recorded with its body, its order synced with the payment service now; does the payment service send a new type?"
+            )
+        }
+        Outcome::DuplicateCapture | Outcome::NotPending | Outcome::UnknownOrder => {
             tracing::warn!(event.id = %event.id, order.id = reference, payment.id = payment_id, outcome = outcome.as_str(), "payment event recorded, nothing applied")
         }
         _ => {

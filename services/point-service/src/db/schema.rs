@@ -122,6 +122,7 @@ diesel::table! {
         currency -> Nullable<Text>,
         outcome -> Text,
         received_at -> Timestamptz,
+        body -> Nullable<Text>,
     }
 }
 
@@ -166,11 +167,43 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    payment_syncs (correlation_id) {
+        correlation_id -> Uuid,
+        since -> Timestamptz,
+        due_at -> Timestamptz,
+        tries -> Int4,
+        last_error -> Nullable<Text>,
+        listed_at -> Nullable<Timestamptz>,
+        resolved_at -> Nullable<Timestamptz>,
+        resolution -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    worker_leases (name) {
+        name -> Text,
+        holder -> Text,
+        until -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    settlement_checks (day) {
+        day -> Date,
+        checked_at -> Timestamptz,
+        outcome -> Text,
+        differences -> Int4,
+    }
+}
+
 diesel::joinable!(payment_attempts -> point_orders (correlation_id));
+diesel::joinable!(payment_syncs -> point_orders (correlation_id));
 diesel::joinable!(unapplied_captures -> payment_events (event_id));
 diesel::allow_tables_to_appear_in_same_query!(
     payment_attempts,
     point_orders,
     unapplied_captures,
-    payment_events
+    payment_events,
+    payment_syncs
 );

@@ -22,7 +22,7 @@ use crate::orders::{self, OrderRow};
 use crate::payment_state::Status;
 use crate::state::AppState;
 
-const PROVIDER: &str = "payment-service";
+pub const PROVIDER: &str = "payment-service";
 
 /// The body of the card route as the document shows it (the handler reads the raw JSON and
 /// answers each missing or bad field in `details`).
@@ -146,6 +146,7 @@ where
             kind,
             state.attempt_window,
             state.limits.attempts_per_order,
+            state.sync.after,
         )
         .await?
     }

@@ -97,6 +97,7 @@ pub async fn record(conn: &mut AsyncPgConnection, body: &[u8]) -> Result<Recorde
                 amount_minor: event.amount_minor,
                 currency: event.currency.as_deref(),
                 outcome: "unreadable",
+                body: None,
             };
             if !record.insert_new(conn).await? {
                 return Ok(Recorded::Repeated);
@@ -142,7 +143,7 @@ pub async fn record(conn: &mut AsyncPgConnection, body: &[u8]) -> Result<Recorde
 fn report(event: &Unreadable, recorded: Recorded) {
     let payment_id = event.payment_id.as_deref().unwrap_or("");
     if recorded != Recorded::Repeated {
-        metrics::counter!("payment_webhook_events_total", "outcome" => "unreadable").increment(1);
+        metrics::counter!(super::EVENTS, "outcome" => "unreadable").increment(1);
     }
     match recorded {
         Recorded::Listed => {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
-use point_service::config::{Config, Flags, Limits};
+use point_service::config::{Config, Flags, Limits, SyncSettings};
 use serde_json::{Value, json};
 use server::Secret;
 pub use testkit::{answer, error_b, keys};
@@ -85,6 +85,9 @@ pub struct Options {
     pub caller_cache_ttl: Duration,
     /// `UNPAID_ORDERS_PER_CLIENT_PER_DAY` and `PAYMENT_ATTEMPTS_PER_ORDER`.
     pub limits: Limits,
+    /// The payment sync's pace: the binary's defaults (no order of a short test is ever
+    /// old enough to sync) unless a test is about the sync.
+    pub sync: SyncSettings,
 }
 
 impl Default for Options {
@@ -100,6 +103,7 @@ impl Default for Options {
             payment_url: None,
             caller_cache_ttl: Duration::ZERO,
             limits: Limits::default(),
+            sync: SyncSettings::default(),
         }
     }
 }
@@ -198,6 +202,7 @@ fn config(
         webhook_secret: Secret::new(WEBHOOK_SECRET),
         flags: options.flags,
         limits: options.limits,
+        sync: options.sync,
     }
 }
 
