@@ -1,21 +1,36 @@
 //! The payment sandbox: plays the payment service of docs/design.md for development and tests,
 //! never in production. Card ids decide what happens:
 //!
-//! | card id starts with | `POST /v1/payments` answers | then |
-//! |---|---|---|
-//! | `decline` | 200 `{id, status: "declined"}` | `payment_declined` webhook |
-//! | `fail4xx` | 402 with an error body | nothing |
-//! | `fail5xx` | 500 | nothing |
-//! | anything else | 200 `{id, status: "pending", redirect_url}` | the 3-D Secure page's buttons send the webhook, or at once with `SANDBOX_AUTO_CAPTURE=true` |
+//! | card id starts with | `POST /v1/payments` answers | the payment | webhook |
+//! |---|---|---|---|
+//! | `decline` | 200 `{id, status: "declined", redirect_url: null}` | declined at once | `payment_declined` |
+//! | `fail4xx` | 402 `{"error": {"code": "card_declined", …}}` | none | none |
+//! | `fail5xx` | 500 `{"error": {"code": "gateway_error", …}}` | none | none |
+//! | `silent` | 200 `{id, status: "pending", redirect_url}`, like any 3-D Secure payment | captured at once | never (a lost webhook) |
+//! | `lost` | 502 `{"error": {"code": "answer_lost", …}}`: the caller never learns the id | captured at once | never; find it by reference |
+//! | anything else | 200 `{id, status: "pending", redirect_url}` | pending on its 3-D Secure page, whose buttons capture or decline it; captured at once with `SANDBOX_AUTO_CAPTURE=true` | `payment_captured` or `payment_declined` |
 //!
 //! Payment sessions have no card: they always wait on the 3-D Secure page (or auto-capture).
+//! A capture or decline moves the payment's status (and `updated_at`, and `captured_at`) when
+//! it happens; the webhook goes out after, and its delivery failing leaves the payment as it
+//! is, so the read-back routes (`GET /v1/payments/{id}`, `GET /v1/payments?reference=…`,
+//! `GET /v1/settlements/{date}`) answer the gateway's truth. A session's webhook names its
+//! `ses_…` id as the `payment_id`, and the read-back routes answer sessions too.
 //! State lives in this process's memory: the sandbox runs as one replica and forgets
 //! everything on restart, which is what a throwaway dev tool should do.
 
+pub mod answers;
+pub mod clock;
 pub mod config;
+pub mod error;
+pub mod gateway;
+pub mod handlers;
+pub mod ops;
 pub mod pages;
 pub mod payments;
 pub mod routes;
+pub mod settlements;
+pub mod store;
 pub mod webhook;
 
 /// The binary's name, used in logs, traces and metrics.
@@ -32,23 +47,31 @@ pub fn build(
     config: config::Config,
     listener: TcpListener,
 ) -> Result<actix_web::dev::Server, String> {
-    let webhook = webhook::Webhook::new(config.webhook_url.clone(), config.webhook_secret.clone())
+    let sender = webhook::Sender::new(config.webhook_url.clone(), config.webhook_secret.clone())
         .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-    let sandbox = web::Data::new(routes::Sandbox {
-        store: payments::Store::default(),
-        webhook,
-        auto_capture: config.auto_capture,
-        public_url: config.public_url.clone(),
-    });
+    let gateway = web::Data::new(gateway::Gateway::new(
+        sender,
+        config.auto_capture,
+        config.public_url.clone(),
+        config.clock.clone(),
+        config.settlement_page_size,
+    ));
+    let document = ops::Document::new(&routes::openapi())
+        .map_err(|e| format!("cannot write the OpenAPI document: {e}"))?;
     telemetry::metrics::handle();
     server::http_server_with(
         listener,
         config.common.workers,
         config.common.http,
         move || {
+            let document = document.clone();
             App::new()
-                .app_data(sandbox.clone())
-                .configure(routes::configure)
+                .app_data(gateway.clone())
+                .app_data(error::query_config())
+                .app_data(error::path_config())
+                .configure(move |cfg| routes::configure(cfg, document))
+                .default_service(web::to(error::unknown_path))
+                .wrap(error::wrong_method_to_json())
                 .wrap(telemetry::http::observe())
         },
     )

@@ -2,7 +2,7 @@
 //! was validated when the payment was made (ids, digits, a three-letter currency), so none
 //! needs escaping.
 
-use crate::payments::{Payment, Status};
+use crate::payments::{Payment, Status, Webhook};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}\
 button{font-size:1rem;padding:.6rem 1.2rem;margin-right:.5rem;border-radius:.4rem;border:1px solid #888;cursor:pointer}\
@@ -17,18 +17,36 @@ fn page(title: &str, content: &str) -> String {
     )
 }
 
-/// The challenge page with its two buttons.
+/// The challenge page: its two buttons while the payment is pending; once settled, what
+/// happened, and the button that sends its webhook again while the point service has not
+/// taken it.
 pub fn challenge(payment: &Payment) -> String {
+    let button = |action: &str, class: &str, label: &str| {
+        format!(
+            "<form method=\"post\" action=\"/3ds/{id}/{action}\" style=\"display:inline\">\
+<button class=\"{class}\" type=\"submit\">{label}</button></form>",
+            id = payment.id
+        )
+    };
+    let settled = |done: &str, action: &str, class: &str| match payment.webhook {
+        Webhook::Due => format!(
+            "<p>This payment was {done}; the point service has not taken its webhook yet.</p>{}",
+            button(action, class, "Send the webhook again")
+        ),
+        Webhook::Delivered => format!("<p>This payment was {done}.</p>"),
+        Webhook::Never => format!(
+            "<p>This payment was {done}. Its webhook is never sent (a <code>silent</code> or \
+<code>lost</code> card: the lost webhook).</p>"
+        ),
+    };
     let state = match payment.status {
         Status::Pending => format!(
-            "<form method=\"post\" action=\"/3ds/{id}/approve\" style=\"display:inline\">\
-<button class=\"approve\" type=\"submit\">Approve</button></form>\
-<form method=\"post\" action=\"/3ds/{id}/decline\" style=\"display:inline\">\
-<button class=\"decline\" type=\"submit\">Decline</button></form>",
-            id = payment.id
+            "{}{}",
+            button("approve", "approve", "Approve"),
+            button("decline", "decline", "Decline")
         ),
-        Status::Captured => "<p>This payment was approved.</p>".to_owned(),
-        Status::Declined => "<p>This payment was declined.</p>".to_owned(),
+        Status::Captured => settled("approved", "approve", "approve"),
+        Status::Declined => settled("declined", "decline", "decline"),
     };
     page(
         "3-D Secure check",
@@ -47,8 +65,9 @@ pub fn outcome(payment: &Payment, message: &str) -> String {
     page(
         "3-D Secure check",
         &format!(
-            "<p>Order <code>{reference}</code>: {message}</p>",
-            reference = payment.reference
+            "<p>Order <code>{reference}</code>: {message}</p><p><a href=\"/3ds/{id}\">Back to the payment</a></p>",
+            reference = payment.reference,
+            id = payment.id,
         ),
     )
 }

@@ -1,38 +1,50 @@
 //! Payments and sessions the sandbox has been asked for, and what a card id makes of them.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// What a card id asks the sandbox to do.
+/// What a card id asks the sandbox to do (the crate's documentation has the table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    /// Accepted, then declined by webhook.
+    /// Accepted, declined at once, the decline sent by webhook.
     Decline,
     /// Refused at once with 402.
     Fail4xx,
     /// The payment service itself fails: 500.
     Fail5xx,
+    /// Captured at once, answered like a 3-D Secure payment, and its webhook never sent.
+    Silent,
+    /// Captured at once with no webhook, and the answer lost on the way back: 502.
+    Lost,
     /// Waits on the 3-D Secure page (or auto-captures).
     ThreeDSecure,
 }
 
 impl Decision {
     pub fn for_card(card_id: &str) -> Self {
-        if card_id.starts_with("decline") {
-            Self::Decline
-        } else if card_id.starts_with("fail4xx") {
-            Self::Fail4xx
-        } else if card_id.starts_with("fail5xx") {
-            Self::Fail5xx
-        } else {
-            Self::ThreeDSecure
+        const PREFIXES: [(&str, Decision); 5] = [
+            ("decline", Decision::Decline),
+            ("fail4xx", Decision::Fail4xx),
+            ("fail5xx", Decision::Fail5xx),
+            ("silent", Decision::Silent),
+            ("lost", Decision::Lost),
+        ];
+        PREFIXES
+            .iter()
+            .find(|(prefix, _)| card_id.starts_with(prefix))
+            .map_or(Self::ThreeDSecure, |(_, decision)| *decision)
+    }
+
+    /// Whether the payment's webhook is ever sent.
+    pub fn webhook(self) -> Webhook {
+        match self {
+            Self::Silent | Self::Lost => Webhook::Never,
+            _ => Webhook::Due,
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Pending,
@@ -40,47 +52,75 @@ pub enum Status {
     Declined,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Payment,
     Session,
 }
 
+/// Where a payment's webhook stands. The payment's status never waits on it: the gateway
+/// knows what it took whether or not the point service heard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Webhook {
+    /// To be sent once the payment is settled, or sent and not taken yet (a 3-D Secure
+    /// button of the same outcome sends it again).
+    Due,
+    /// Taken by the point service (it answered 2xx).
+    Delivered,
+    /// Never sent: a `silent` or `lost` card, the lost webhook on purpose.
+    Never,
+}
+
 /// The part of a request both `/v1/payments` and `/v1/payment-sessions` carry.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct Charge {
+    /// The order's correlation id: 1 to 64 letters, digits, `-`, `_` or `:`.
+    #[schema(example = "6f1c2a4e-0000-4000-8000-000000000001")]
     pub reference: String,
+    /// A positive amount in minor units (halalas).
+    #[schema(example = 1500)]
     pub amount_minor: i64,
+    /// A three-letter ISO code.
+    #[schema(example = "SAR")]
     pub currency: String,
+    #[schema(example = 1001)]
     pub customer_id: i64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct CardSource {
+    /// `card`.
     #[serde(rename = "type")]
+    #[schema(example = "card")]
     pub kind: String,
+    /// The saved card; its prefix decides what the sandbox does (`decline`, `fail4xx`,
+    /// `fail5xx`, `silent`, `lost`, anything else waits on the 3-D Secure page).
+    #[schema(example = "card_visa_4242")]
     pub card_id: String,
-    /// Required like the real service; never stored or logged.
+    /// 3 or 4 digits. Required like the real service; never stored or logged.
+    #[schema(example = "123")]
     pub cvv: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// `POST /v1/payments`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct PaymentRequest {
     #[serde(flatten)]
     pub charge: Charge,
     pub source: CardSource,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// `POST /v1/payment-sessions`.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct SessionRequest {
     #[serde(flatten)]
     pub charge: Charge,
+    /// Echoed back; defaults to false.
     #[serde(default)]
     pub remember_me: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Payment {
     pub id: String,
     pub kind: Kind,
@@ -89,10 +129,16 @@ pub struct Payment {
     pub amount_minor: i64,
     pub currency: String,
     pub customer_id: i64,
+    pub webhook: Webhook,
+    /// When it was made, then when its status last moved.
+    pub updated_at: DateTime<Utc>,
+    /// When it was captured; `None` unless it is.
+    pub captured_at: Option<DateTime<Utc>>,
 }
 
 impl Payment {
-    pub fn new(kind: Kind, charge: Charge) -> Self {
+    /// A pending payment (or session) made at `now`.
+    pub fn new(kind: Kind, charge: Charge, webhook: Webhook, now: DateTime<Utc>) -> Self {
         let prefix = match kind {
             Kind::Payment => "pay",
             Kind::Session => "ses",
@@ -105,7 +151,24 @@ impl Payment {
             amount_minor: charge.amount_minor,
             currency: charge.currency,
             customer_id: charge.customer_id,
+            webhook,
+            updated_at: now,
+            captured_at: None,
         }
+    }
+
+    /// Moves a pending payment to `outcome` at `now`; `false` (and nothing changed) when it
+    /// was not pending, or `outcome` is pending.
+    pub fn settle(&mut self, outcome: Status, now: DateTime<Utc>) -> bool {
+        if self.status != Status::Pending || outcome == Status::Pending {
+            return false;
+        }
+        self.status = outcome;
+        self.updated_at = now;
+        if outcome == Status::Captured {
+            self.captured_at = Some(now);
+        }
+        true
     }
 
     /// "15.00 SAR" from 1500 halalas.
@@ -141,63 +204,56 @@ pub fn invalid_charge(charge: &Charge) -> Option<&'static str> {
     }
 }
 
-/// Every payment and session of this process.
-#[derive(Default)]
-pub struct Store {
-    payments: Mutex<HashMap<String, Payment>>,
-}
-
-impl Store {
-    pub fn insert(&self, payment: Payment) {
-        self.lock().insert(payment.id.clone(), payment);
-    }
-
-    pub fn get(&self, id: &str) -> Option<Payment> {
-        self.lock().get(id).cloned()
-    }
-
-    /// Moves a pending payment to `status`; `false` when it was not pending.
-    pub fn settle(&self, id: &str, status: Status) -> bool {
-        match self.lock().get_mut(id) {
-            Some(payment) if payment.status == Status::Pending => {
-                payment.status = status;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Payment>> {
-        // A panic while holding the lock cannot leave a half-written map entry.
-        self.payments
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn charge() -> Charge {
+        Charge {
+            reference: "r".into(),
+            amount_minor: 1505,
+            currency: "SAR".into(),
+            customer_id: 1,
+        }
+    }
 
     #[test]
     fn card_ids_choose_the_outcome() {
         assert_eq!(Decision::for_card("decline-1"), Decision::Decline);
         assert_eq!(Decision::for_card("fail4xx"), Decision::Fail4xx);
         assert_eq!(Decision::for_card("fail5xx-x"), Decision::Fail5xx);
+        assert_eq!(Decision::for_card("silent_1"), Decision::Silent);
+        assert_eq!(Decision::for_card("lost-answer"), Decision::Lost);
         assert_eq!(Decision::for_card("card_visa_4242"), Decision::ThreeDSecure);
+        assert_eq!(Decision::for_card("card_silent"), Decision::ThreeDSecure);
+        assert_eq!(Decision::Silent.webhook(), Webhook::Never);
+        assert_eq!(Decision::Lost.webhook(), Webhook::Never);
+        assert_eq!(Decision::Decline.webhook(), Webhook::Due);
     }
 
     #[test]
     fn amounts_are_shown_in_major_units() {
-        let charge = Charge {
-            reference: "r".into(),
-            amount_minor: 1505,
-            currency: "SAR".into(),
-            customer_id: 1,
-        };
+        let payment = Payment::new(Kind::Payment, charge(), Webhook::Due, Utc::now());
+        assert_eq!(payment.amount_text(), "15.05 SAR");
+    }
+
+    #[test]
+    fn a_payment_settles_once_and_records_when() {
+        let made = Utc::now();
+        let mut payment = Payment::new(Kind::Payment, charge(), Webhook::Due, made);
+        assert_eq!(payment.updated_at, made);
+        let later = made + chrono::Duration::seconds(5);
+        assert!(payment.settle(Status::Captured, later));
         assert_eq!(
-            Payment::new(Kind::Payment, charge).amount_text(),
-            "15.05 SAR"
+            (payment.status, payment.updated_at, payment.captured_at),
+            (Status::Captured, later, Some(later))
         );
+        assert!(!payment.settle(Status::Declined, later + chrono::Duration::seconds(1)));
+        assert_eq!(payment.updated_at, later);
+
+        let mut declined = Payment::new(Kind::Session, charge(), Webhook::Due, made);
+        assert!(declined.id.starts_with("ses_"));
+        assert!(declined.settle(Status::Declined, later));
+        assert_eq!(declined.captured_at, None);
     }
 }

@@ -16,14 +16,22 @@ pub struct Delivered {
     pub body: String,
 }
 
+impl Delivered {
+    /// The point service took the event (2xx).
+    pub fn taken(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
     #[error("the point service could not be reached: {0}")]
     Unreachable(String),
 }
 
+/// Sends a settled payment's event to the point service.
 #[derive(Clone)]
-pub struct Webhook {
+pub struct Sender {
     url: String,
     secret: String,
     http: telemetry::client::HttpClient,
@@ -41,12 +49,13 @@ pub fn signature(secret: &str, timestamp: i64, body: &str) -> String {
     )
 }
 
-/// The event body. Its id is derived from the payment and the outcome, so a retried delivery
-/// is the same event and the point service applies it once.
-pub fn event(payment: &Payment, outcome: Status) -> serde_json::Value {
-    let kind = match outcome {
+/// The event of a settled payment. Its id is derived from the payment and the outcome, so
+/// a retried delivery is the same event and the point service applies it once.
+pub fn event(payment: &Payment) -> serde_json::Value {
+    let kind = match payment.status {
         Status::Declined => "payment_declined",
-        _ => "payment_captured",
+        // Only settled payments are sent.
+        Status::Captured | Status::Pending => "payment_captured",
     };
     json!({
         "id": format!("evt_{}_{kind}", payment.id),
@@ -61,7 +70,7 @@ pub fn event(payment: &Payment, outcome: Status) -> serde_json::Value {
     })
 }
 
-impl Webhook {
+impl Sender {
     pub fn new(url: String, secret: String) -> Result<Self, reqwest::Error> {
         Ok(Self {
             url,
@@ -70,13 +79,10 @@ impl Webhook {
         })
     }
 
-    /// Sends one event once.
-    pub async fn send(
-        &self,
-        payment: &Payment,
-        outcome: Status,
-    ) -> Result<Delivered, DeliveryError> {
-        let body = event(payment, outcome).to_string();
+    /// Sends the payment's event once. The signature's time is the system clock's, which
+    /// the point service checks against its own.
+    pub async fn send(&self, payment: &Payment) -> Result<Delivered, DeliveryError> {
+        let body = event(payment).to_string();
         let signature = signature(&self.secret, chrono::Utc::now().timestamp(), &body);
         let response = self
             .http
@@ -89,18 +95,18 @@ impl Webhook {
             .map_err(|e| DeliveryError::Unreachable(e.to_string()))?;
         let status = response.status().as_u16();
         let body = response.text().await.unwrap_or_default();
-        tracing::info!(payment.id = %payment.id, webhook.status = status, outcome = ?outcome, "webhook delivered");
+        tracing::info!(payment.id = %payment.id, webhook.status = status, outcome = ?payment.status, "webhook delivered");
         Ok(Delivered { status, body })
     }
 
-    /// Sends an event until the point service takes it (2xx or 4xx: retrying a refused
+    /// Sends the event until the point service takes it (2xx or 4xx: retrying a refused
     /// event would not change the answer), like a real provider's retry schedule. `true`
     /// when the point service took it.
-    pub async fn send_with_retries(&self, payment: &Payment, outcome: Status) -> bool {
+    pub async fn send_with_retries(&self, payment: &Payment) -> bool {
         let mut wait = Duration::from_millis(500);
         for attempt in 1..=5 {
-            match self.send(payment, outcome).await {
-                Ok(delivered) if delivered.status < 500 => return delivered.status < 300,
+            match self.send(payment).await {
+                Ok(delivered) if delivered.status < 500 => return delivered.taken(),
                 Ok(delivered) => {
                     tracing::warn!(payment.id = %payment.id, attempt, webhook.status = delivered.status, "webhook refused; retrying")
                 }
@@ -111,7 +117,7 @@ impl Webhook {
             tokio::time::sleep(wait).await;
             wait *= 2;
         }
-        tracing::error!(payment.id = %payment.id, "webhook not delivered after 5 attempts; use the 3-D Secure page to send it again");
+        tracing::error!(payment.id = %payment.id, "webhook not delivered after 5 attempts; the payment stays settled; its 3-D Secure page's button sends the webhook again");
         false
     }
 }

@@ -1,0 +1,71 @@
+//! The operational routes as every service serves them (`server::ops`): `/healthz`,
+//! `/readyz`, `/metrics`, `/openapi.json` and `/docs` (the page loads nothing from the
+//! internet). The sandbox has no database, so its probes are its own: alive is ready.
+
+use actix_web::http::header::ContentType;
+use actix_web::{HttpResponse, guard, web};
+use utoipa::OpenApi;
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use crate::answers::Health;
+
+/// The process is alive.
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health, description = "the process is alive")))]
+pub async fn healthz() -> web::Json<Health> {
+    web::Json(Health { status: "ok" })
+}
+
+/// The sandbox depends on nothing, so alive is ready.
+#[utoipa::path(get, path = "/readyz", tag = "operations", responses((status = 200, body = Health, description = "always ready")))]
+pub async fn readyz() -> web::Json<Health> {
+    web::Json(Health { status: "ok" })
+}
+
+/// Prometheus text.
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "text/plain", body = String, description = "Prometheus text format: request counts and latencies by route and status")))]
+pub async fn metrics() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(telemetry::metrics::render())
+}
+
+#[derive(OpenApi)]
+#[openapi(paths(healthz, readyz, metrics), tags((name = "operations", description = "Probes and metrics for the platform")))]
+struct OpsDoc;
+
+/// The operational routes' part of the document.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    OpsDoc::openapi()
+}
+
+/// The whole document, serialised once at start and shared by every worker.
+#[derive(Clone)]
+pub struct Document(web::Bytes);
+
+impl Document {
+    pub fn new(openapi: &utoipa::openapi::OpenApi) -> Result<Self, serde_json::Error> {
+        Ok(Self(serde_json::to_vec(openapi)?.into()))
+    }
+}
+
+async fn document(document: web::Data<Document>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(document.0.clone())
+}
+
+/// Registers the operational routes, the document and its page, as `server::ops::configure`
+/// does for the services with a database.
+pub fn configure(cfg: &mut web::ServiceConfig, openapi: Document) {
+    cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
+        .service(web::resource("/readyz").route(web::get().to(readyz)))
+        .service(web::resource("/metrics").route(web::get().to(metrics)))
+        .service(web::resource("/docs").route(web::get().to(server::ops::docs_without_slash)))
+        .service(
+            web::resource("/openapi.json")
+                .guard(guard::Get())
+                .app_data(web::Data::new(openapi))
+                .to(document),
+        )
+        .service(SwaggerUi::new("/docs/{_:.*}").config(Config::new(["/openapi.json"])));
+}
