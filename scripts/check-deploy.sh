@@ -154,7 +154,8 @@ OWN = {
         "AUTH_SERVICE_URL", "AUTH_SERVICE_TIMEOUT_MS", "AUTH_CALLER_CACHE_SECONDS",
         "INTERNAL_API_TOKEN", "PAYMENT_SERVICE_URL",
         "PAYMENT_SERVICE_TIMEOUT_MS", "PAYMENT_WEBHOOK_SECRET", "POINT_ORDER_POINT_ENABLED",
-        "POINT_ORDER_CARD_ENABLED"},
+        "POINT_ORDER_CARD_ENABLED", "PAYMENT_SYNC_AFTER_SECONDS", "PAYMENT_SYNC_INTERVAL_SECONDS",
+        "PAYMENT_SYNC_READS_PER_SECOND", "PAYMENT_SYNC_HORIZON_DAYS"},
     "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET"},
     "payment-sandbox": COMMON | {
         "PAYMENT_WEBHOOK_SECRET", "POINT_SERVICE_WEBHOOK_URL", "SANDBOX_AUTO_CAPTURE",
@@ -325,8 +326,9 @@ for path in sys.argv[1:]:
               f"{where} CronJob {name}: DATABASE_URL is not point-service's")
         used = env_names(where, c, configmaps)
         check(used <= OWN["point-service"], f"{where} CronJob {name}: variables point-service does not read: {sorted(used - OWN['point-service'])}")
-    check(cronjobs == {"ledger-audit": ["audit"], "points-expiry": ["expire-points"]},
-          f"{where} CronJobs {cronjobs}, expected ledger-audit (audit) and points-expiry (expire-points)")
+    check(cronjobs == {"ledger-audit": ["audit"], "points-expiry": ["expire-points"],
+                       "payments-settlement": ["reconcile"]},
+          f"{where} CronJobs {cronjobs}, expected ledger-audit (audit), points-expiry (expire-points) and payments-settlement (reconcile)")
     # The alert rules name the CronJobs (kube-state-metrics' owner_name, cronjob labels).
     with open(os.environ["ALERT_RULES"]) as f:
         named = set(re.findall(r'(?:owner_name|cronjob)="([^"]+)"', f.read()))
@@ -395,7 +397,7 @@ grep -q "exceed max_connections less the reserve" "$work/over-budget.err" ||
 if "$venv/bin/python" scripts/connection-budget.py "$work/cronjob-over-budget.yaml" >"$work/cronjob.out" 2>"$work/cronjob.err"; then
     fail "scripts/connection-budget.py passed k8s/tests/cronjob-over-budget, which does not fit"
 fi
-grep -Eq "CronJobs +4$" "$work/cronjob.out" && grep -q "91 of 89" "$work/cronjob.out" ||
+grep -Eq "CronJobs +5$" "$work/cronjob.out" && grep -q "92 of 90" "$work/cronjob.out" ||
     fail "scripts/connection-budget.py miscounted k8s/tests/cronjob-over-budget: $(cat "$work/cronjob.out")"
 
 echo "== deploy checks passed"

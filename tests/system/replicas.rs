@@ -396,25 +396,26 @@ async fn both_retry_workers_credit_each_stuck_redemption_once(
         }
     }
     for (token, code) in &stuck {
-        let reference = money::count(
+        let redemption = money::count(
             catalog_db.url(),
             &format!(
                 "SELECT id AS n FROM gift_card_redemptions WHERE code = '{code}' AND status = 'credited'"
             ),
         )
         .await;
+        // The credit's reference is the code's (docs/design.md): `gift-card:<code>`.
         let entries = money::count(
             points_db.url(),
             &format!(
-                "SELECT count(*) AS n FROM point_entries WHERE reference = 'gift-card:{reference}'"
+                "SELECT count(*) AS n FROM point_entries WHERE reference = 'gift-card:{code}'"
             ),
         )
         .await;
         assert_eq!(entries, 1, "{code} credited once");
         assert_eq!(
-            landed.get(&reference.to_string()).copied(),
+            landed.get(&redemption.to_string()).copied(),
             Some(1),
-            "{code} (redemption {reference}) was not sent by exactly one retry worker: {landed:?}"
+            "{code} (redemption {redemption}) was not sent by exactly one retry worker: {landed:?}"
         );
         // The same client's retry is told it succeeded, once: the code's one 200.
         let (status, body) = money::redeem(&http, &order[0].base, token, code).await;

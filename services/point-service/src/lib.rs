@@ -22,6 +22,7 @@ pub mod order_body;
 pub mod orders;
 pub mod payment_state;
 pub mod payment_sync;
+pub mod reconcile;
 pub mod riyadh;
 pub mod routes;
 pub mod seed;

@@ -3,8 +3,8 @@ use std::process::ExitCode;
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand};
 use point_service::{
-    DEFAULT_PORT, SERVICE, audit, config::Config, db, expire, expiring, liability, seed, startup,
-    unapplied,
+    DEFAULT_PORT, SERVICE, audit, config::Config, db, expire, expiring, liability, payment_sync,
+    reconcile, seed, startup, unapplied,
 };
 use server::{Binary, Command};
 
@@ -32,6 +32,18 @@ enum PointCommand {
         #[arg(long, value_name = "EVENT_ID", requires = "note")]
         resolve: Option<String>,
         /// With --resolve: the refund's reference, or who settled it and how.
+        #[arg(long, value_name = "TEXT", requires = "resolve")]
+        note: Option<String>,
+    },
+    /// List the orders the payment sync gave up on (still open PAYMENT_SYNC_HORIZON_DAYS after
+    /// their latest pay attempt, a payment still undecided or unreadable at the payment
+    /// service), tab-separated: order, payer, amount, latest attempt, listed at, reason. Settle
+    /// each at the payment service (docs/runbook.md).
+    UnsyncedOrders {
+        /// Mark this listed order (its correlation_id) resolved.
+        #[arg(long, value_name = "ORDER", requires = "note")]
+        resolve: Option<String>,
+        /// With --resolve: what was found at the payment service and done.
         #[arg(long, value_name = "TEXT", requires = "resolve")]
         note: Option<String>,
     },
@@ -109,6 +121,34 @@ enum PointCommand {
         #[arg(long, value_name = "YYYY-MM-DD")]
         to: Option<NaiveDate>,
     },
+    /// The daily settlement check: a UTC day's captures at the payment service against the
+    /// ledger's card credits, one line per difference.
+    ///
+    /// Reads the day's settlement and the day before's, every page, then the ledger. Prints
+    /// one tab-separated line per difference, `kind<TAB>payment_id<TAB>order<TAB>settlement
+    /// <TAB>ledger` (order: the payment's reference; settlement and ledger: what each says),
+    /// then a summary line `settlement <day>: agrees|N differences (...)`. Kinds:
+    ///
+    ///   capture_not_credited    in the day's settlement, neither credited nor listed for
+    ///                           refund (a capture listed, resolved or not, is no difference)
+    ///   credit_without_capture  a card credit applied that day (UTC) whose payment is in
+    ///                           neither that day's settlement nor the day before's, or that
+    ///                           names no payment
+    ///   amount_mismatch         the capture's amount is not its credit's
+    ///   currency_mismatch       the capture's currency is not its credit's
+    ///
+    /// A credit is a payment_captured event applied (outcome captured), by the webhook or the
+    /// payment sync alike. Each run's outcome (agrees, differs, unreadable) is recorded for
+    /// its day in settlement_checks, which the service exports as the payment_settlement_*
+    /// gauges. Reads PAYMENT_SERVICE_URL (required) and PAYMENT_SERVICE_TIMEOUT_MS besides
+    /// the database's variables.
+    #[command(after_help = RECONCILE_EXIT_CODES, verbatim_doc_comment)]
+    Reconcile {
+        /// The UTC day to check; default: yesterday (UTC). Today is checked as far as it is
+        /// settled so far (a warning says so); a later day is refused (exit 2).
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        date: Option<NaiveDate>,
+    },
 }
 
 const EXIT_CODES: &str = "Exit codes: 0 done (also when nothing was due, or expiry is off); \
@@ -116,6 +156,13 @@ const EXIT_CODES: &str = "Exit codes: 0 done (also when nothing was due, or expi
 done stays done, run it again), or liability's --from is after --to; 2 bad arguments or \
 configuration (DATABASE_URL unset or invalid), or expire-points' --today after the database's \
 Asia/Riyadh date.";
+
+const RECONCILE_EXIT_CODES: &str = "Exit codes: 0 the day agrees; 1 there is at least one \
+difference (the lines before the summary; recorded as differs); 2 nothing concluded: a page of \
+either day's settlement could not be read (an answer other than 2xx, a timeout, the payment \
+service unreachable, a body that is not a settlement page: the reason on stderr, recorded as \
+unreadable) or the database failed, or bad arguments or configuration (DATABASE_URL or \
+PAYMENT_SERVICE_URL unset or invalid, a --date that is not a date or is after today).";
 
 const BINARY: Binary = Binary::new(SERVICE, DEFAULT_PORT, db::MIGRATIONS);
 
@@ -135,6 +182,9 @@ fn main() -> ExitCode {
                 unapplied::command(&database, resolve.as_deref(), note.as_deref()).await
             })
         }
+        PointCommand::UnsyncedOrders { resolve, note } => BINARY.with_database(async |database| {
+            payment_sync::listed::command(&database, resolve.as_deref(), note.as_deref()).await
+        }),
         PointCommand::ExpirePoints {
             dry_run,
             today,
@@ -156,5 +206,11 @@ fn main() -> ExitCode {
         PointCommand::Liability { from, to } => BINARY.with_database(async |database| {
             liability::command(&database, liability::Period { from, to }).await
         }),
+        PointCommand::Reconcile { date } => match reconcile::Settings::from_process() {
+            Ok(settings) => BINARY.with_database_code(async |database| {
+                Ok(reconcile::command(&database, &settings, date).await)
+            }),
+            Err(code) => code,
+        },
     }
 }

@@ -25,6 +25,7 @@
 //! and the connection returned first, and each apply takes a new one.
 
 pub mod gauges;
+pub mod listed;
 pub mod task;
 
 use std::time::Duration;
@@ -399,7 +400,11 @@ pub async fn retry_later(
 }
 
 /// Past the horizon and still undecided: listed for a person, read no more.
-pub async fn list(conn: &mut AsyncPgConnection, correlation_id: Uuid, why: &str) -> QueryResult<()> {
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    why: &str,
+) -> QueryResult<()> {
     diesel::update(payment_syncs::table.find(correlation_id))
         .set((
             payment_syncs::listed_at.eq(diesel::dsl::now),

@@ -48,7 +48,10 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         window: state.attempt_window,
         holder: uuid::Uuid::new_v4().to_string(),
     };
-    tokio::spawn(crate::payment_sync::task::run(worker, server::shutdown_watch()));
+    tokio::spawn(crate::payment_sync::task::run(
+        worker,
+        server::shutdown_watch(),
+    ));
     let waits = (config.auth_timeout, config.payment_timeout);
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));

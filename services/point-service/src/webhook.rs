@@ -29,8 +29,8 @@ use crate::db::schema::{payment_events, point_orders};
 use crate::error::PointError;
 use crate::ledger::{self, Entry, Kind};
 use crate::orders::OrderRow;
-use crate::payment_sync;
 use crate::payment_state::{Amount, Decision, Input, Unapplied};
+use crate::payment_sync;
 use crate::unapplied::{self, Listing};
 
 pub const TOLERANCE_SECONDS: u64 = 300;

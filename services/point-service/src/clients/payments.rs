@@ -223,16 +223,13 @@ impl PaymentClient {
         url: url::Url,
         missing_is_none: bool,
     ) -> Result<Option<T>, ReadError> {
-        let answer = self
-            .send(route, self.http.get(url))
-            .await
-            .map_err(|e| {
-                if is_timeout(&e) {
-                    ReadError::Timeout
-                } else {
-                    ReadError::Unreachable(telemetry::client::error_chain(&e))
-                }
-            })?;
+        let answer = self.send(route, self.http.get(url)).await.map_err(|e| {
+            if is_timeout(&e) {
+                ReadError::Timeout
+            } else {
+                ReadError::Unreachable(telemetry::client::error_chain(&e))
+            }
+        })?;
         match answer.status {
             200..=299 => serde_json::from_slice(&answer.body)
                 .map(Some)
@@ -246,8 +243,7 @@ impl PaymentClient {
     /// the gateway's text: a `/` or `?` in it stays inside its segment).
     fn url(&self, segments: &[&str]) -> Result<url::Url, ReadError> {
         let base = self.base().map_err(|_| ReadError::Unconfigured)?;
-        let mut url =
-            url::Url::parse(base).map_err(|e| ReadError::Unreachable(e.to_string()))?;
+        let mut url = url::Url::parse(base).map_err(|e| ReadError::Unreachable(e.to_string()))?;
         url.path_segments_mut()
             .map_err(|()| ReadError::Unreachable("PAYMENT_SERVICE_URL cannot take a path".into()))?
             .pop_if_empty()

@@ -48,7 +48,8 @@ impl Worker {
 
     /// The pace of the reads: one every 1/`PAYMENT_SYNC_READS_PER_SECOND` seconds.
     pub fn pace(&self) -> tokio::time::Interval {
-        let period = Duration::from_secs(1) / u32::try_from(self.settings.reads_per_second.max(1)).unwrap_or(u32::MAX);
+        let period = Duration::from_secs(1)
+            / u32::try_from(self.settings.reads_per_second.max(1)).unwrap_or(u32::MAX);
         let mut pace = tokio::time::interval(period);
         pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         pace
@@ -64,6 +65,10 @@ pub async fn run(worker: Worker, mut stop: watch::Receiver<bool>) {
         "payment sync started"
     );
     let mut pace = worker.pace();
+    // The gauges exist from the start, so the alerts on them see a replica at once.
+    if let Err(e) = gauges::refresh(&worker.pool).await {
+        tracing::warn!(error.message = %e, "payment gauges not refreshed");
+    }
     loop {
         tokio::select! {
             changed = stop.changed() => {

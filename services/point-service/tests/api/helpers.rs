@@ -183,6 +183,21 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     }
 }
 
+/// Another replica of `app`'s service: the same database, a fake auth service of its own,
+/// and `options`' payment service (else a fake of its own). Answers its base URL.
+pub async fn spawn_replica(app: &TestApp, options: Options) -> String {
+    let auth_url = options.auth.map(spawn_fake_auth);
+    let payment_url = options
+        .payment_url
+        .clone()
+        .unwrap_or_else(|| spawn_fake_payments(Recorded::default(), Arc::default()));
+    let config = config(&app.database, &options, auth_url, payment_url);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(point_service::startup::build(config, listener).unwrap());
+    base
+}
+
 /// The service's configuration for a test: its database, the options, the fakes' addresses.
 fn config(
     database: &TestDatabase,

@@ -137,7 +137,7 @@ pub(crate) async fn check_gift_codes(soak: &Soak, databases: &Databases) -> Vec<
         ));
     }
     let redemptions: Vec<Text> = diesel::sql_query(
-        "SELECT 'gift-card:' || id AS text FROM gift_card_redemptions WHERE status = 'credited'",
+        "SELECT credit_reference AS text FROM gift_card_redemptions WHERE status = 'credited'",
     )
     .load(&mut catalog)
     .await

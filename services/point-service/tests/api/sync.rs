@@ -1,0 +1,791 @@
+//! The payment sync (docs/design.md, "Payment service"): an open order's payments read back
+//! from the payment service and applied as their webhooks would be, once per payment,
+//! whichever comes first; never failing an order on the payment service's silence; listed
+//! for a person past the horizon.
+//!
+//! Tests that drive the worker themselves start the app with a sync that never comes due on
+//! its own (an hour's delay and interval), and call `take_due`, `sync_one` and `pass` as
+//! the worker does.
+
+use std::time::{Duration, Instant};
+
+use point_service::clients::payments::PaymentClient;
+use point_service::config::SyncSettings;
+use point_service::payment_sync::{self, task::Worker};
+use serde_json::{Value, json};
+
+use crate::gateway::{Gateway, Lie};
+use crate::helpers::*;
+
+const HOUR: Duration = Duration::from_secs(3600);
+/// The attempt window of a test app (its payment timeout, 2 s, plus 30 s).
+const WINDOW: Duration = Duration::from_secs(32);
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// An app whose sync comes due `after` its latest attempt and looks every `interval`,
+/// against a gateway with a memory.
+async fn app_with(after: Duration, interval: Duration) -> (TestApp, Gateway) {
+    let gateway = Gateway::spawn();
+    let app = spawn_app_with(Options {
+        payment_url: Some(gateway.url.clone()),
+        sync: SyncSettings {
+            after,
+            interval,
+            reads_per_second: 100,
+            horizon: Duration::from_secs(3 * 24 * 3600),
+        },
+        ..Options::default()
+    })
+    .await;
+    (app, gateway)
+}
+
+/// An app whose own worker never syncs: the test drives it.
+async fn quiet_app() -> (TestApp, Gateway) {
+    app_with(HOUR, HOUR).await
+}
+
+/// The worker a test drives, over a pool of its own on the app's database.
+fn worker(app: &TestApp, gateway: &Gateway, reads_per_second: u64, holder: &str) -> Worker {
+    let database = testkit::config::database(app.database.url(), 2);
+    Worker {
+        pool: db::build_pool(&database.pool_settings()).unwrap(),
+        payments: PaymentClient::new(
+            Some(gateway.url.clone()),
+            telemetry::client::http_client(Duration::from_secs(2)).unwrap(),
+        ),
+        settings: SyncSettings {
+            // An order read back comes due again only when a test says so.
+            after: HOUR,
+            interval: Duration::from_secs(60),
+            reads_per_second,
+            horizon: Duration::from_secs(3 * 24 * 3600),
+        },
+        window: WINDOW,
+        holder: holder.to_owned(),
+    }
+}
+
+/// A checkout order of Sara's for 100 points to Omar (15.00 SAR).
+async fn checkout(app: &TestApp) -> String {
+    let (status, order) = app.order(SARA, &order_body(OMAR, "checkout")).await;
+    assert_eq!(status, 200, "{order}");
+    order["correlation_id"].as_str().unwrap().to_owned()
+}
+
+async fn pay(app: &TestApp, order: &str, card: &str) -> (u16, Value) {
+    app.post(
+        &format!("/api/v2/client/point-orders/{order}/pay/card"),
+        SARA,
+        &json!({"id": card, "cvv": "123"}),
+    )
+    .await
+}
+
+/// A checkout order paid with `card`, the pay call answered as `expected`.
+async fn paid_with(app: &TestApp, card: &str, expected: u16) -> String {
+    let order = checkout(app).await;
+    let (status, body) = pay(app, &order, card).await;
+    assert_eq!(status, expected, "{body}");
+    order
+}
+
+async fn status_of(app: &TestApp, order: &str) -> String {
+    app.get(&format!("/api/v2/client/point-orders/{order}"), SARA)
+        .await
+        .1["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Waits until `query` (`SELECT count(*) AS n …`) counts at least one row: two minutes,
+/// far past the seconds it takes, for a CI machine running every test at once.
+async fn wait_for(app: &TestApp, query: &str) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while app.count(query).await == 0 {
+        assert!(Instant::now() < deadline, "never came: {query}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Makes the order due now (its delay, or a lease, has passed).
+async fn due_now(app: &TestApp, order: &str) {
+    app.sql(&format!(
+        "UPDATE payment_syncs SET due_at = now() WHERE correlation_id = '{order}'"
+    ))
+    .await;
+}
+
+/// Takes the due order and syncs it, as one step of the worker's pass.
+async fn sync_due(app: &TestApp, worker: &Worker, order: &str) {
+    due_now(app, order).await;
+    sync_taken(worker, order).await;
+}
+
+/// Takes `order`, which is due, and syncs it.
+async fn sync_taken(worker: &Worker, order: &str) {
+    let taken = take(worker, order).await;
+    sync_one(worker, &taken).await;
+}
+
+/// Takes `order`, which is due, as the worker does before reading it back.
+async fn take(worker: &Worker, order: &str) -> payment_sync::Taken {
+    let mut conn = worker.pool.get().await.unwrap();
+    let taken =
+        payment_sync::take_due(&mut conn, Duration::from_secs(300), worker.settings.horizon)
+            .await
+            .unwrap()
+            .expect("the order is due");
+    assert_eq!(taken.correlation_id.to_string(), order);
+    taken
+}
+
+async fn sync_one(worker: &Worker, taken: &payment_sync::Taken) {
+    payment_sync::sync_one(
+        &worker.pool,
+        &worker.payments,
+        &worker.settings,
+        worker.window,
+        taken,
+        &mut worker.pace(),
+    )
+    .await
+    .unwrap();
+}
+
+async fn credits_of(app: &TestApp, order: &str) -> i64 {
+    app.count(&format!(
+        "SELECT count(*) AS n FROM point_entries WHERE order_correlation_id = '{order}' AND kind = 'gift_received'"
+    ))
+    .await
+}
+
+async fn sync_row(app: &TestApp, order: &str) -> i64 {
+    app.count(&format!(
+        "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}'"
+    ))
+    .await
+}
+
+fn capture(id: &str, order: &str, payment: &str) -> Value {
+    json!({"id": id, "type": "payment_captured", "data": {"reference": order, "payment_id": payment,
+        "provider": "gateway", "amount_minor": 1500, "currency": "SAR"}})
+}
+
+/// The rule's timing: a capture whose webhook never comes is applied once the attempt is
+/// `PAYMENT_SYNC_AFTER_SECONDS` old, within one interval after that.
+#[tokio::test]
+async fn a_captured_payment_with_no_webhook_settles_after_the_delay_within_an_interval() {
+    let (after, interval) = (Duration::from_secs(2), Duration::from_secs(1));
+    let (app, gateway) = app_with(after, interval).await;
+    let order = paid_with(&app, "silent-1", 200).await;
+    wait_for(
+        &app,
+        &format!("SELECT count(*) AS n FROM point_orders WHERE correlation_id = '{order}' AND status = 'successful'"),
+    )
+    .await;
+    assert_eq!(credits_of(&app, &order).await, 1);
+    assert_eq!(app.balance_of(OMAR).await, "100");
+    let payment = gateway.payment_of(&order);
+    // When the sync applied it, counted from the attempt, in milliseconds.
+    let waited = app
+        .count(&format!(
+            "SELECT (EXTRACT(EPOCH FROM e.received_at - a.started_at) * 1000)::bigint AS n \
+             FROM payment_events e, payment_attempts a \
+             WHERE e.id = 'sync:payment_captured:{payment}' AND a.correlation_id = '{order}'"
+        ))
+        .await;
+    assert!(
+        waited >= after.as_millis() as i64,
+        "synced after {waited} ms, before the delay"
+    );
+    // One interval, and a margin for a loaded machine's scheduling.
+    let bound = (after + interval + Duration::from_secs(5)).as_millis() as i64;
+    assert!(waited <= bound, "synced after {waited} ms");
+    assert_eq!(
+        sync_row(&app, &order).await,
+        0,
+        "a final order has nothing left to sync"
+    );
+}
+
+#[tokio::test]
+async fn a_late_webhook_after_the_sync_credits_nothing_and_lists_nothing() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+    let payment = gateway.payment_of(&order);
+    let (status, body) = app
+        .webhook(
+            &capture("evt_late", &order, &payment),
+            WEBHOOK_SECRET,
+            now(),
+        )
+        .await;
+    assert_eq!(
+        (status, &body["outcome"]),
+        (200, &json!("duplicate_capture"))
+    );
+    assert_eq!(credits_of(&app, &order).await, 1);
+    assert_eq!(app.balance_of(OMAR).await, "100");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM unapplied_captures")
+            .await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_webhook_first_leaves_the_sync_nothing_to_do() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    let payment = gateway.payment_of(&order);
+    let (_, body) = app
+        .webhook(&capture("evt_1", &order, &payment), WEBHOOK_SECRET, now())
+        .await;
+    assert_eq!(body["outcome"], "captured");
+    assert_eq!(sync_row(&app, &order).await, 0);
+    // Even taken by a worker that had read it before the webhook came: no second credit.
+    app.sql(&format!(
+        "INSERT INTO payment_syncs (correlation_id, due_at) VALUES ('{order}', now())"
+    ))
+    .await;
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(credits_of(&app, &order).await, 1);
+    assert_eq!(gateway.reads().len(), 0, "a final order is not read back");
+}
+
+#[tokio::test]
+async fn a_pay_call_whose_answer_was_lost_is_found_by_reference() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "lost-1", 500).await;
+    assert_eq!(
+        app.count(&format!("SELECT count(*) AS n FROM payment_attempts WHERE correlation_id = '{order}' AND state = 'lost'")).await,
+        1
+    );
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+    assert_eq!(app.balance_of(OMAR).await, "100");
+    let reads: Vec<String> = gateway.reads().into_iter().map(|(_, r)| r).collect();
+    assert_eq!(reads, [format!("/v1/payments?reference={order}")]);
+}
+
+#[tokio::test]
+async fn a_pending_payment_is_left_alone_and_read_again_later() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "card_visa_4242", 200).await;
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "initial_order");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM payment_events").await,
+        0
+    );
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}' AND tries = 1 \
+             AND due_at > now() AND last_error LIKE '%pending%' AND listed_at IS NULL"
+        ))
+        .await,
+        1
+    );
+    // The client finishes the 3-D Secure step; the webhook is lost.
+    gateway.set_status(&gateway.payment_of(&order), "captured");
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+}
+
+#[tokio::test]
+async fn a_declined_payment_read_back_fails_the_order() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "card_visa_4242", 200).await;
+    gateway.set_status(&gateway.payment_of(&order), "declined");
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "payment_failed");
+    assert_eq!(sync_row(&app, &order).await, 0);
+}
+
+#[tokio::test]
+async fn the_payment_service_down_delays_the_sync_and_never_fails_the_order() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    gateway.set_down(true);
+    for _ in 0..3 {
+        sync_due(&app, &worker, &order).await;
+        assert_eq!(status_of(&app, &order).await, "initial_order");
+    }
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}' AND tries = 3 \
+             AND last_error LIKE '%answered 503%' AND due_at > now() + interval '3 seconds'"
+        ))
+        .await,
+        1,
+        "the third failure waits 1 s doubled twice"
+    );
+    gateway.set_down(false);
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+}
+
+#[tokio::test]
+async fn an_event_of_an_unknown_type_is_recorded_and_its_order_synced_at_once() {
+    // An hour's delay: only the unknown event can bring the sync early.
+    let (app, gateway) = app_with(HOUR, Duration::from_millis(300)).await;
+    let order = paid_with(&app, "silent-1", 200).await;
+    let payment = gateway.payment_of(&order);
+    let mut event = capture("evt_dotted", &order, &payment);
+    event["type"] = json!("payment.captured");
+    let (status, body) = app.webhook(&event, WEBHOOK_SECRET, now()).await;
+    assert_eq!((status, &body["outcome"]), (200, &json!("unknown_type")));
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM payment_events WHERE id = 'evt_dotted' \
+                   AND outcome = 'unknown_type' AND body LIKE '%payment.captured%'"
+        )
+        .await,
+        1,
+        "recorded with its body"
+    );
+    wait_for(
+        &app,
+        &format!("SELECT count(*) AS n FROM point_orders WHERE correlation_id = '{order}' AND status = 'successful'"),
+    )
+    .await;
+    assert_eq!(app.balance_of(OMAR).await, "100");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_events WHERE id = 'sync:payment_captured:{payment}'"
+        ))
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn an_order_undecided_past_the_horizon_is_listed_for_a_person() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "card_visa_4242", 200).await;
+    app.sql(&format!(
+        "UPDATE payment_syncs SET since = now() - interval '3 days 1 minute' WHERE correlation_id = '{order}'"
+    ))
+    .await;
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "initial_order");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}' AND listed_at IS NOT NULL"
+        ))
+        .await,
+        1
+    );
+    due_now(&app, &order).await;
+    let mut conn = worker.pool.get().await.unwrap();
+    let taken = payment_sync::take_due(&mut conn, HOUR, worker.settings.horizon)
+        .await
+        .unwrap();
+    assert!(taken.is_none(), "a listed order is not read back again");
+    drop(conn);
+
+    let output = point_service_command(app.database.url(), &["unsynced-orders"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "order\tpayer\tamount\tlatest_attempt\tlisted_at\treason"
+    );
+    let fields: Vec<&str> = lines[1].split('\t').collect();
+    assert_eq!(&fields[..3], [order.as_str(), "1001", "15.00 SAR"]);
+    assert_eq!(
+        fields[5],
+        "a payment is still pending at the payment service"
+    );
+    assert_eq!(lines[2], "1 open");
+
+    let resolved = point_service_command(
+        app.database.url(),
+        &[
+            "unsynced-orders",
+            "--resolve",
+            &order,
+            "--note",
+            "abandoned at 3-D Secure",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(resolved.status.success());
+    let output = point_service_command(app.database.url(), &["unsynced-orders"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .ends_with("0 open\n")
+    );
+}
+
+#[tokio::test]
+async fn a_read_back_naming_another_order_or_payment_is_not_applied() {
+    for lie in [Lie::OtherReference, Lie::OtherPayment] {
+        let (app, gateway) = quiet_app().await;
+        let worker = worker(&app, &gateway, 100, "w");
+        let order = paid_with(&app, "silent-1", 200).await;
+        gateway.set_lie(lie);
+        sync_due(&app, &worker, &order).await;
+        assert_eq!(status_of(&app, &order).await, "initial_order", "{lie:?}");
+        assert_eq!(
+            app.count("SELECT count(*) AS n FROM payment_events").await,
+            0,
+            "{lie:?}"
+        );
+        assert_eq!(
+            app.count(&format!(
+                "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}' \
+                 AND last_error LIKE '%another%' AND due_at > now()"
+            ))
+            .await,
+            1,
+            "{lie:?}: read again later"
+        );
+        // The payment service tells the truth again.
+        gateway.set_lie(Lie::None);
+        sync_due(&app, &worker, &order).await;
+        assert_eq!(status_of(&app, &order).await, "successful", "{lie:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_capture_of_another_amount_or_currency_read_back_is_listed_for_refund() {
+    for (card, reason) in [
+        ("usd-1", "currency_mismatch"),
+        ("short-1", "amount_mismatch"),
+    ] {
+        let (app, gateway) = quiet_app().await;
+        let worker = worker(&app, &gateway, 100, "w");
+        let order = paid_with(&app, card, 200).await;
+        sync_due(&app, &worker, &order).await;
+        assert_eq!(status_of(&app, &order).await, "initial_order", "{card}");
+        assert_eq!(credits_of(&app, &order).await, 0, "{card}");
+        let payment = gateway.payment_of(&order);
+        assert_eq!(
+            app.count(&format!(
+                "SELECT count(*) AS n FROM unapplied_captures WHERE payment_id = '{payment}' AND reason = '{reason}'"
+            ))
+            .await,
+            1,
+            "{card}"
+        );
+        assert_eq!(
+            sync_row(&app, &order).await,
+            0,
+            "{card}: nothing left to wait for"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_status_that_flips_back_never_credits_twice_or_takes_money_silently() {
+    // Captured, then read back as declined: the order stays paid, nothing more happens.
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    sync_due(&app, &worker, &order).await;
+    let payment = gateway.payment_of(&order);
+    gateway.set_status(&payment, "declined");
+    app.sql(&format!(
+        "INSERT INTO payment_syncs (correlation_id, due_at) VALUES ('{order}', now())"
+    ))
+    .await;
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+    assert_eq!(app.balance_of(OMAR).await, "100");
+
+    // Declined, then captured: the order failed; the capture, when it is told, is listed
+    // for refund (and the settlement check reports it if it never is).
+    let order = paid_with(&app, "card_visa_4242", 200).await;
+    let payment = gateway.payment_of(&order);
+    gateway.set_status(&payment, "declined");
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "payment_failed");
+    gateway.set_status(&payment, "captured");
+    let (_, body) = app
+        .webhook(
+            &capture("evt_flip", &order, &payment),
+            WEBHOOK_SECRET,
+            now(),
+        )
+        .await;
+    assert_eq!(body["outcome"], "payment_failed");
+    assert_eq!(credits_of(&app, &order).await, 0);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM unapplied_captures WHERE payment_id = '{payment}'"
+        ))
+        .await,
+        1
+    );
+}
+
+/// The same capture told by the webhook on one replica and read back on another, at once,
+/// many times over: each order credited exactly once, nothing listed for refund.
+#[tokio::test]
+async fn a_capture_read_back_while_its_webhook_is_applied_credits_once() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 1000, "w");
+    let mut orders = Vec::new();
+    for i in 0..12 {
+        let order = paid_with(&app, &format!("silent-{i}"), 200).await;
+        orders.push(order);
+    }
+    for (i, order) in orders.iter().enumerate() {
+        let payment = gateway.payment_of(order);
+        let event = capture(&format!("evt_race_{i}"), order, &payment);
+        due_now(&app, order).await;
+        let taken = take(&worker, order).await;
+        let webhook = app.webhook(&event, WEBHOOK_SECRET, now());
+        let sync = sync_one(&worker, &taken);
+        let ((status, body), ()) = tokio::join!(webhook, sync);
+        assert_eq!(status, 200, "{body}");
+    }
+    for order in &orders {
+        assert_eq!(credits_of(&app, order).await, 1, "{order}");
+    }
+    assert_eq!(app.balance_of(OMAR).await, "1200");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM unapplied_captures")
+            .await,
+        0
+    );
+}
+
+/// A worker that dies after taking an order (between reading and applying) leaves it due
+/// again once its lease has passed, and nothing is lost or applied twice.
+#[tokio::test]
+async fn a_crash_between_reading_and_applying_leaves_the_order_due_again() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    due_now(&app, &order).await;
+    let mut conn = worker.pool.get().await.unwrap();
+    let taken = payment_sync::take_due(&mut conn, HOUR, worker.settings.horizon)
+        .await
+        .unwrap()
+        .unwrap();
+    // It reads the payment back, then dies before applying it.
+    let plan = payment_sync::plan(&mut conn, taken.correlation_id, WINDOW)
+        .await
+        .unwrap();
+    drop(conn);
+    let reading = payment_sync::read(
+        &worker.payments,
+        taken.correlation_id,
+        &plan,
+        &mut worker.pace(),
+    )
+    .await;
+    assert_eq!(reading.payments.len(), 1);
+    drop(reading);
+
+    let mut conn = worker.pool.get().await.unwrap();
+    assert!(
+        payment_sync::take_due(&mut conn, HOUR, worker.settings.horizon)
+            .await
+            .unwrap()
+            .is_none(),
+        "taken under a lease: no other worker takes it meanwhile"
+    );
+    drop(conn);
+    assert_eq!(status_of(&app, &order).await, "initial_order");
+    // The lease passes.
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+    assert_eq!(credits_of(&app, &order).await, 1);
+}
+
+/// Two replicas' workers: one holds the lease and syncs, the other waits; every order is
+/// credited once.
+#[tokio::test]
+async fn two_replicas_syncing_credit_once() {
+    let (app, gateway) = app_with(Duration::from_secs(1), Duration::from_millis(300)).await;
+    let replica = spawn_replica(
+        &app,
+        Options {
+            payment_url: Some(gateway.url.clone()),
+            sync: SyncSettings {
+                after: Duration::from_secs(1),
+                interval: Duration::from_millis(300),
+                reads_per_second: 100,
+                horizon: Duration::from_secs(3 * 24 * 3600),
+            },
+            ..Options::default()
+        },
+    )
+    .await;
+    assert!(replica.starts_with("http://"));
+    let mut orders = Vec::new();
+    for i in 0..10 {
+        orders.push(paid_with(&app, &format!("silent-{i}"), 200).await);
+    }
+    wait_for(
+        &app,
+        "SELECT (count(*) = 10)::int::bigint AS n FROM point_orders WHERE status = 'successful' AND payment_type = 'checkout' AND order_no IS NOT NULL",
+    )
+    .await;
+    for order in &orders {
+        assert_eq!(credits_of(&app, order).await, 1, "{order}");
+    }
+    assert_eq!(app.balance_of(OMAR).await, "1000");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM worker_leases").await,
+        1
+    );
+}
+
+/// Two workers' passes at once: only the lease holder syncs.
+#[tokio::test]
+async fn of_two_workers_only_the_lease_holder_syncs() {
+    let (app, gateway) = quiet_app().await;
+    let order = paid_with(&app, "card_visa_4242", 200).await;
+    let first = worker(&app, &gateway, 100, "first");
+    let second = worker(&app, &gateway, 100, "second");
+    due_now(&app, &order).await;
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let (mut first_pace, mut second_pace) = (first.pace(), second.pace());
+    let (a, b) = tokio::join!(
+        payment_sync::task::pass(&first, &mut first_pace, &stop),
+        payment_sync::task::pass(&second, &mut second_pace, &stop)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(
+        (a + b, a.min(b)),
+        (1, 0),
+        "one synced the order, the other held no lease"
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM worker_leases").await,
+        1
+    );
+}
+
+/// The reads are paced: a backlog after an outage reaches the payment service at
+/// `PAYMENT_SYNC_READS_PER_SECOND` at most.
+#[tokio::test]
+async fn reads_of_a_backlog_are_paced() {
+    let (app, gateway) = quiet_app().await;
+    let rate = 5;
+    let worker = worker(&app, &gateway, rate, "w");
+    for i in 0..8 {
+        paid_with(&app, &format!("card-{i}"), 200).await;
+    }
+    app.sql("UPDATE payment_syncs SET due_at = now()").await;
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let started = Instant::now();
+    let synced = payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+        .await
+        .unwrap();
+    assert_eq!(synced, 8);
+    let reads = gateway.reads();
+    assert_eq!(reads.len(), 8);
+    // The first read goes at once, each next one a fifth of a second after the one before.
+    let last = reads.last().unwrap().0.duration_since(started);
+    assert!(
+        last >= Duration::from_millis(7 * 1000 / rate),
+        "8 reads in {last:?}"
+    );
+}
+
+/// While a read waits on the payment service, the sync holds no database connection.
+#[tokio::test]
+async fn no_connection_is_held_while_the_payment_service_is_asked() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    due_now(&app, &order).await;
+    let (release, held) = gateway.hold_reads();
+    let sync = tokio::spawn({
+        let worker = worker.clone();
+        let order = order.clone();
+        async move { sync_taken(&worker, &order).await }
+    });
+    held.acquire().await.unwrap().forget();
+    let status = worker.pool.status();
+    assert!(status.size >= 1, "the sync used the pool before asking");
+    assert_eq!(
+        status.available, status.size,
+        "every connection is back in the pool: {status:?}"
+    );
+    release.add_permits(1);
+    sync.await.unwrap();
+    assert_eq!(status_of(&app, &order).await, "successful");
+}
+
+/// A backlog after an outage drains at the configured rate, with no connection held across
+/// a read. `SYNC_BACKLOG_ORDERS` (default 300) and `SYNC_BACKLOG_RATE` (reads per second,
+/// default 150) size it; docs/decisions.md gives a 10 000-order run's figures.
+#[tokio::test]
+async fn a_backlog_drains_at_the_configured_rate() {
+    let number = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (orders, rate) = (
+        number("SYNC_BACKLOG_ORDERS", 300),
+        number("SYNC_BACKLOG_RATE", 150),
+    );
+    let (app, gateway) = quiet_app().await;
+    app.sql(&format!(
+        "INSERT INTO point_orders (correlation_id, payer_id, recipient_id, point_offer_id, status, \
+             point_amount, purchased_point_amount, money_amount, payment_type, order_type) \
+         SELECT gen_random_uuid(), {SARA}, {OMAR}, '{OFFER}', 'initial_order', 100, 120, 15.00, \
+                'checkout', 'gift' FROM generate_series(1, {orders}); \
+         INSERT INTO payment_attempts (correlation_id, kind, state, payment_id, answered_at) \
+         SELECT correlation_id, 'card', 'answered', 'backlog-' || correlation_id, now() \
+         FROM point_orders WHERE status = 'initial_order'; \
+         INSERT INTO payment_syncs (correlation_id, due_at) \
+         SELECT correlation_id, now() FROM point_orders WHERE status = 'initial_order';"
+    ))
+    .await;
+    let mut worker = worker(&app, &gateway, rate, "w");
+    worker.settings.interval = Duration::from_secs(3600);
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let started = Instant::now();
+    let synced = payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(synced as u64, orders);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM point_orders WHERE status = 'initial_order'")
+            .await,
+        0
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM payment_syncs").await,
+        0
+    );
+    // Paced: no faster than the rate allows (the first read goes at once).
+    let floor = Duration::from_secs_f64((orders - 1) as f64 / rate as f64);
+    assert!(took >= floor, "{orders} orders in {took:?}");
+    println!(
+        "backlog: {orders} orders at {rate} reads/s drained in {:.1} s ({:.0} orders/s)",
+        took.as_secs_f64(),
+        orders as f64 / took.as_secs_f64()
+    );
+}
