@@ -80,6 +80,9 @@ diesel::table! {
         next_attempt_at -> Timestamptz,
         last_error -> Nullable<Text>,
         answered_at -> Nullable<Timestamptz>,
+        credit_target -> Nullable<Text>,
+        credit_reference -> Text,
+        taken_at -> Nullable<Timestamptz>,
     }
 }
 

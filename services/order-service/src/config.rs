@@ -12,8 +12,8 @@
 //! | `POINT_SERVICE_PAY_TIMEOUT_MS` | `20000` | relay wait on the two pay routes |
 //! | `AUTH_SERVICE_URL` | unset | caller lookup of the gift-card route; unset, that route answers 500 |
 //! | `INTERNAL_API_TOKEN` | required | sent to the point service's `/internal/v1/credits` |
-//! | `USE_POINT_SERVICE` | `true` | `false`: gift-card credit goes to `LEGACY_URL` |
-//! | `LEGACY_URL` | required when `USE_POINT_SERVICE=false` | the legacy add-point call: `POST {LEGACY_URL}/api/v1/points/add` |
+//! | `USE_POINT_SERVICE` | `true` | where new gift-card redemptions are credited: the point service, or with `false` the legacy system; a redemption keeps the target it was made with |
+//! | `LEGACY_URL` | required when `USE_POINT_SERVICE=false` | the legacy add-point call, `POST {LEGACY_URL}/api/v1/points/add`; used with `USE_POINT_SERVICE=true` too, for the legacy redemptions still pending after a switch (without it they stay pending and are logged at error level) |
 //! | `GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR` | `10` | wrong gift-card codes per client |
 //! | `GIFT_CODE_TRIES_PER_IP_PER_HOUR` | `30` | wrong gift-card codes per client address |
 //! | `GIFT_CARD_RETRY_INTERVAL_MS` | `5000` | how often each replica's retry task looks for gift-card credits that failed; also the first retry's delay |
@@ -26,6 +26,8 @@ use std::time::Duration;
 
 use server::{CommonConfig, DatabaseConfig, Env, Secret};
 
+pub use crate::gift_cards::credit::CreditTarget;
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub common: CommonConfig,
@@ -35,7 +37,7 @@ pub struct Config {
     pub pay_timeout: Duration,
     pub auth_service_url: Option<String>,
     pub internal_token: Secret,
-    pub credit: CreditTarget,
+    pub credit: GiftCardCredit,
     pub tries_per_client: i64,
     pub tries_per_ip: i64,
     pub trust_forwarded_for: bool,
@@ -85,11 +87,38 @@ impl GiftCardRetry {
     }
 }
 
-/// Where gift-card credit goes.
+/// Where gift-card credit goes (`crate::gift_cards::credit`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CreditTarget {
-    PointService,
-    Legacy(String),
+pub struct GiftCardCredit {
+    /// Where new redemptions are credited (`USE_POINT_SERVICE`). A redemption is credited
+    /// where it was made to be, so this never redirects one that exists; it also fixes the
+    /// target of a redemption made before targets were recorded, at its first try.
+    pub target: CreditTarget,
+    /// `LEGACY_URL`, whenever set: a redemption made for the legacy system needs it until
+    /// it is credited, whatever `USE_POINT_SERVICE` says now.
+    pub legacy_url: Option<String>,
+}
+
+impl GiftCardCredit {
+    fn from_env(env: &mut Env) -> Self {
+        let use_point_service = env.parse_or("USE_POINT_SERVICE", true, |s| match s {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err("expected true or false".to_owned()),
+        });
+        let legacy_url = env.url("LEGACY_URL");
+        if !use_point_service && legacy_url.is_none() && env.optional("LEGACY_URL").is_none() {
+            env.error("LEGACY_URL is required when USE_POINT_SERVICE=false");
+        }
+        Self {
+            target: if use_point_service {
+                CreditTarget::PointService
+            } else {
+                CreditTarget::Legacy
+            },
+            legacy_url,
+        }
+    }
 }
 
 impl Config {
@@ -110,22 +139,7 @@ impl Config {
             Duration::from_millis(env.int_or("POINT_SERVICE_PAY_TIMEOUT_MS", 20_000, 10..=120_000));
         let auth_service_url = env.url("AUTH_SERVICE_URL");
         let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
-        let use_point_service = env.parse_or("USE_POINT_SERVICE", true, |s| match s {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err("expected true or false".to_owned()),
-        });
-        let credit = if use_point_service {
-            CreditTarget::PointService
-        } else {
-            match env.url("LEGACY_URL") {
-                Some(url) => CreditTarget::Legacy(url),
-                None => {
-                    env.error("LEGACY_URL is required when USE_POINT_SERVICE=false");
-                    CreditTarget::PointService
-                }
-            }
-        };
+        let credit = GiftCardCredit::from_env(env);
         Self {
             common,
             database,
@@ -164,5 +178,50 @@ mod tests {
             .map(|attempts| retry.backoff(attempts).as_secs())
             .to_vec();
         assert_eq!(waits, [5, 5, 10, 20, 40, 60, 60, 60]);
+    }
+
+    fn credit(vars: &[(&str, &str)]) -> Result<GiftCardCredit, server::ConfigError> {
+        let mut env = Env::from_vars(vars.iter().copied());
+        let credit = GiftCardCredit::from_env(&mut env);
+        env.finish(credit)
+    }
+
+    #[test]
+    fn the_legacy_url_stays_known_after_the_switch_to_the_point_service() {
+        assert_eq!(
+            credit(&[
+                ("USE_POINT_SERVICE", "true"),
+                ("LEGACY_URL", "http://legacy:80/")
+            ])
+            .ok(),
+            Some(GiftCardCredit {
+                target: CreditTarget::PointService,
+                legacy_url: Some("http://legacy:80".to_owned()),
+            })
+        );
+        assert_eq!(
+            credit(&[
+                ("USE_POINT_SERVICE", "false"),
+                ("LEGACY_URL", "http://legacy")
+            ])
+            .ok(),
+            Some(GiftCardCredit {
+                target: CreditTarget::Legacy,
+                legacy_url: Some("http://legacy".to_owned()),
+            })
+        );
+        assert_eq!(
+            credit(&[]).ok(),
+            Some(GiftCardCredit {
+                target: CreditTarget::PointService,
+                legacy_url: None,
+            })
+        );
+        assert_eq!(
+            credit(&[("USE_POINT_SERVICE", "false")])
+                .err()
+                .map(|e| e.to_string()),
+            Some("LEGACY_URL is required when USE_POINT_SERVICE=false".to_owned())
+        );
     }
 }

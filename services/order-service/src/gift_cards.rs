@@ -2,6 +2,11 @@
 //! limited per client and per client address so codes cannot be guessed; the credit goes to
 //! the point service or to the legacy add-point call, and is retried until it lands.
 //!
+//! A redemption records where it is credited (the point service or the legacy system, from
+//! `USE_POINT_SERVICE` of the replica that makes it) and its reference (`gift-card:<code>`)
+//! when it is made; every try sends that reference there, whatever `USE_POINT_SERVICE`
+//! says by then or on another replica (`credit`).
+//!
 //! A redemption is `pending` until its credit lands, then `credited`. While pending, it is
 //! either being credited (its lease is held by the redeeming request or by one replica's
 //! retry task) or waiting for its next try. Exactly one answer per redemption is 200: the
@@ -24,7 +29,7 @@ use catalog_db::schema::{gift_card_codes, gift_card_redemptions};
 
 use crate::config::GiftCardRetry;
 use crate::error::OrderError;
-use crate::gift_cards::credit::{By, Lease};
+use crate::gift_cards::credit::{By, CreditTarget, Lease};
 use crate::gift_cards::tries::Limits;
 use crate::state::Credit;
 
@@ -79,12 +84,17 @@ struct Existing {
 /// it holding the lease; the others wait for that insert, then read the row under its lock.
 /// A redemption that exists decides even when its code was deactivated since: its owner
 /// resumes it rather than being told the code does not exist.
+///
+/// A new redemption is credited to `target` under `gift-card:<code>` for good (`code` is
+/// byte for byte the stored one: it was found by equality); one made before targets were
+/// recorded gets `target` at this try if it has none yet.
 async fn claim(
     conn: &mut AsyncPgConnection,
     client_id: i64,
     code: &str,
     ip: &str,
     limits: Limits,
+    target: CreditTarget,
     lease: std::time::Duration,
 ) -> Result<Claimed, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
@@ -97,7 +107,8 @@ async fn claim(
             .await
             .optional()?;
         if let Some(points) = &points
-            && let Some(lease) = credit::take_new(conn, code, client_id, points, lease).await?
+            && let Some(lease) =
+                credit::take_new(conn, code, client_id, points, target, lease).await?
         {
             return Ok(Ok(Claimed::Credit(lease)));
         }
@@ -132,7 +143,7 @@ async fn claim(
             return Ok(Err(OrderError::Conflict(IN_PROGRESS)));
         }
         Ok(Ok(Claimed::Credit(
-            credit::take_locked(conn, existing.id, lease).await?,
+            credit::take_locked(conn, existing.id, target, lease).await?,
         )))
     })
     .await?
@@ -150,7 +161,16 @@ pub async fn redeem(
 ) -> Result<Redeemed, OrderError> {
     let claimed = {
         let mut conn = pool.get().await?;
-        claim(&mut conn, client_id, code, ip, limits, retry.lease).await?
+        claim(
+            &mut conn,
+            client_id,
+            code,
+            ip,
+            limits,
+            credit.target,
+            retry.lease,
+        )
+        .await?
     };
     let lease = match claimed {
         Claimed::Answer(points) => return Ok(redeemed(code, points)),

@@ -8,8 +8,6 @@ use actix_web::dev::Server;
 use actix_web::web;
 use server::StartError;
 use server::caller::CallerLookup;
-use tokio::signal;
-use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::nearest::BranchIndexes;
@@ -35,7 +33,8 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         },
         caller: CallerLookup::new(config.auth_service_url.clone(), short.clone()),
         credit: Credit {
-            target: config.credit.clone(),
+            target: config.credit.target,
+            legacy_url: config.credit.legacy_url.clone(),
             point_service: config.point_service_url.clone(),
             internal_token: config.internal_token.clone(),
             http: short,
@@ -53,16 +52,11 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         http: client(SHORT_CALLS)?,
         ..state.credit.clone()
     };
-    let (stop, stopped) = watch::channel(false);
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        let _ = stop.send(true);
-    });
     tokio::spawn(gift_cards::retry::run(
         pool.clone(),
         retry_credit,
         config.gift_card_retry,
-        stopped,
+        server::shutdown_watch(),
     ));
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(web::Data::new(with_worker_clients(&state)));
@@ -74,25 +68,6 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
 const SHORT_CALLS: Duration = Duration::from_secs(10);
 /// The relay's longest wait for a connection to the point service.
 const CONNECT: Duration = Duration::from_secs(3);
-
-/// SIGTERM (what Kubernetes sends) or SIGINT: the signals on which the HTTP server stops.
-async fn shutdown_signal() {
-    let terminate = async {
-        match signal::unix::signal(signal::unix::SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                terminate.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!(error.message = %e, "cannot watch SIGTERM; the retry task stops on SIGINT only");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    tokio::select! {
-        _ = signal::ctrl_c() => {}
-        () = terminate => {}
-    }
-}
 
 /// The state with HTTP clients of the calling worker's own (`telemetry::client::http_client`
 /// says why); the pool and the caches stay shared. Building a client cannot fail once the

@@ -34,7 +34,12 @@ pub struct Relay {
 /// Where and how gift-card credit goes.
 #[derive(Clone)]
 pub struct Credit {
+    /// Where the redemptions this process makes are credited (`USE_POINT_SERVICE`); each
+    /// redemption then keeps its own (`crate::gift_cards::credit`).
     pub target: CreditTarget,
+    /// `LEGACY_URL`, when set: what a redemption made for the legacy system is sent to,
+    /// whatever `target` says.
+    pub legacy_url: Option<String>,
     pub point_service: String,
     pub internal_token: Secret,
     pub http: telemetry::client::HttpClient,

@@ -3,9 +3,12 @@
 //! out), one at a time, each under a lease that only one replica can hold; then it sets
 //! the gauges an alert watches. Between passes it waits `GIFT_CARD_RETRY_INTERVAL_MS`.
 //!
+//! Each credit goes where its redemption was made to be credited, under its own reference,
+//! whatever this replica's `USE_POINT_SERVICE` says (`credit`).
+//!
 //! On shutdown it takes no further credit and ends after the one it is sending. If the
 //! process ends first, that redemption's lease runs out and another replica sends the same
-//! reference again, which the point service applies once.
+//! reference to the same target again, which applies it once.
 
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Double};
@@ -73,7 +76,7 @@ pub async fn pass(
     while done.tried < PER_PASS && !*stop.borrow() {
         let lease = {
             let mut conn = pool.get().await?;
-            credit::take_due(&mut conn, settings.lease).await?
+            credit::take_due(&mut conn, credit.target, settings.lease).await?
         };
         let Some(lease) = lease else { break };
         let outcome = credit::send(credit, &lease).await;

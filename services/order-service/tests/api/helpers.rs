@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
-use order_service::config::{Config, CreditTarget, GiftCardRetry};
+use order_service::config::{Config, CreditTarget, GiftCardCredit, GiftCardRetry};
 use serde_json::{Value, json};
 pub use server::AppEnv;
 use server::{CommonConfig, Secret};
@@ -46,7 +46,9 @@ pub struct Options {
     pub tries_per_ip: i64,
     /// A test's own point service instead of the default fake.
     pub point_service_url: Option<String>,
-    /// Some: `USE_POINT_SERVICE=false` with this `LEGACY_URL`.
+    /// `USE_POINT_SERVICE`: where new gift-card redemptions are credited.
+    pub use_point_service: bool,
+    /// `LEGACY_URL`.
     pub legacy_url: Option<String>,
     /// The gift-card retry task; its interval is an hour (it stays idle) unless a test is
     /// about it.
@@ -66,6 +68,7 @@ impl Default for Options {
             nearest_cache_ttl: Duration::ZERO,
             tries_per_ip: 1000,
             point_service_url: None,
+            use_point_service: true,
             legacy_url: None,
             gift_card_retry: GiftCardRetry {
                 interval: Duration::from_secs(3600),
@@ -149,9 +152,13 @@ fn config(database_url: &str, point_url: &str, options: &Options) -> Config {
         pay_timeout: options.relay_timeout * 2,
         auth_service_url: options.auth_service.then(fake_auth),
         internal_token: Secret::new(INTERNAL),
-        credit: match &options.legacy_url {
-            Some(url) => CreditTarget::Legacy(url.clone()),
-            None => CreditTarget::PointService,
+        credit: GiftCardCredit {
+            target: if options.use_point_service {
+                CreditTarget::PointService
+            } else {
+                CreditTarget::Legacy
+            },
+            legacy_url: options.legacy_url.clone(),
         },
         tries_per_client: options.tries_per_client,
         tries_per_ip: options.tries_per_ip,
@@ -254,16 +261,25 @@ impl TestApp {
     }
 
     pub async fn redeem(&self, client: i64, code: &str) -> (u16, Value) {
-        let response = self
-            .client
-            .post(self.url("/api/v2/client/gift-card-code"))
-            .bearer_auth(token(client))
-            .json(&json!({"code": code}))
-            .send()
-            .await
-            .unwrap();
-        answer(response).await
+        redeem_at(&self.client, &self.base, client, code).await
     }
+}
+
+/// `POST /gift-card-code` on the app (replica) at `base`.
+pub async fn redeem_at(
+    http: &reqwest::Client,
+    base: &str,
+    client: i64,
+    code: &str,
+) -> (u16, Value) {
+    let response = http
+        .post(format!("{base}/api/v2/client/gift-card-code"))
+        .bearer_auth(token(client))
+        .json(&json!({"code": code}))
+        .send()
+        .await
+        .unwrap();
+    answer(response).await
 }
 
 /// Envelope C with its status, as the tests compare answers.

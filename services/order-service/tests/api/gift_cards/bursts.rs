@@ -48,7 +48,7 @@ async fn concurrent_retries_of_one_client_get_one_200_and_one_credit_call() {
     assert_eq!(app.redeem(1001, "RAMADAN-250").await, error_c(409, USED));
     assert_eq!(
         ledger.sent(),
-        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+        BTreeMap::from([("gift-card:RAMADAN-250".to_owned(), 1)])
     );
     assert_eq!(
         redemption(&app, "RAMADAN-250").await,
@@ -83,7 +83,7 @@ async fn concurrent_redemptions_by_different_clients_get_one_200() {
     assert_eq!(answers.next().await.unwrap().0, 200);
     assert_eq!(
         ledger.sent(),
-        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+        BTreeMap::from([("gift-card:WELCOME-100".to_owned(), 1)])
     );
 }
 

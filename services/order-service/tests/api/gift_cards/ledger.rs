@@ -191,13 +191,26 @@ pub(super) async fn wait_until_none_pending(app: &TestApp) {
 /// Another replica's pool and credit client on the app's database and the ledger.
 pub(super) fn other_replica(app: &TestApp, ledger: &Ledger) -> (db::Pool, Credit) {
     let pool = db::build_pool(&db::PoolSettings::new(app.database.url(), 2)).unwrap();
-    let credit = Credit {
-        target: CreditTarget::PointService,
-        point_service: ledger.url.clone(),
+    (
+        pool,
+        replica_credit(CreditTarget::PointService, &ledger.url, None),
+    )
+}
+
+/// A replica's credit client: new redemptions go to `target` (`USE_POINT_SERVICE`), the
+/// point service is at `point_url`, the legacy system at `legacy_url` (`LEGACY_URL`).
+pub(super) fn replica_credit(
+    target: CreditTarget,
+    point_url: &str,
+    legacy_url: Option<&str>,
+) -> Credit {
+    Credit {
+        target,
+        legacy_url: legacy_url.map(str::to_owned),
+        point_service: point_url.to_owned(),
         internal_token: server::Secret::new(INTERNAL),
         http: telemetry::client::http_client(Duration::from_secs(10)).unwrap(),
-    };
-    (pool, credit)
+    }
 }
 
 /// Another replica's retry task, for one pass at a time: its own pool and client on the

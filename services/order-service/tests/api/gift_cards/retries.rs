@@ -29,11 +29,11 @@ async fn a_failed_credit_is_retried_by_the_service_until_it_lands_once() {
     wait_until_none_pending(&app).await;
     assert_eq!(
         ledger.sent(),
-        BTreeMap::from([("gift-card:1".to_owned(), 3)])
+        BTreeMap::from([("gift-card:WELCOME-100".to_owned(), 3)])
     );
     assert_eq!(
         ledger.credited(),
-        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+        BTreeMap::from([("gift-card:WELCOME-100".to_owned(), 1)])
     );
     assert_eq!(
         redemption(&app, "WELCOME-100").await,
@@ -55,7 +55,7 @@ async fn a_failed_credit_is_retried_by_the_service_until_it_lands_once() {
     assert_eq!(app.redeem(1001, "WELCOME-100").await, error_c(409, USED));
     assert_eq!(app.redeem(1002, "WELCOME-100").await, error_c(409, USED));
     assert_eq!(
-        ledger.sent()["gift-card:1"],
+        ledger.sent()["gift-card:WELCOME-100"],
         3,
         "nothing sent after it landed"
     );
@@ -81,8 +81,10 @@ async fn a_credit_in_flight_is_taken_by_no_other_replica_nor_request() {
     ledger.hold();
     // As a request leaves it whose credit failed.
     app.sql(
-        "INSERT INTO gift_card_redemptions (code, client_id, points, attempts, last_error) \
-         VALUES ('WELCOME-100', 1001, 100, 1, 'credit answered 503 Service Unavailable')",
+        "INSERT INTO gift_card_redemptions \
+             (code, client_id, points, credit_target, credit_reference, attempts, last_error) \
+         VALUES ('WELCOME-100', 1001, 100, 'point_service', 'gift-card:WELCOME-100', 1, \
+                 'credit answered 503 Service Unavailable')",
     )
     .await;
     ledger.wait_for_calls(1).await;
@@ -101,7 +103,7 @@ async fn a_credit_in_flight_is_taken_by_no_other_replica_nor_request() {
     assert_eq!(app.redeem(1001, "WELCOME-100").await, error_c(409, USED));
     assert_eq!(
         ledger.sent(),
-        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+        BTreeMap::from([("gift-card:WELCOME-100".to_owned(), 1)])
     );
     assert!(ledger.state.lock().unwrap().overlaps.is_empty());
 }
@@ -117,8 +119,10 @@ async fn two_replicas_never_send_one_credit_twice() {
     app.sql(
         "INSERT INTO gift_card_codes (code, points, active) \
              SELECT 'BULK-' || i, 10, true FROM generate_series(1, 30) AS i; \
-         INSERT INTO gift_card_redemptions (code, client_id, points) \
-             SELECT 'BULK-' || i, 3000 + i, 10 FROM generate_series(1, 30) AS i",
+         INSERT INTO gift_card_redemptions \
+                 (code, client_id, points, credit_target, credit_reference) \
+             SELECT 'BULK-' || i, 3000 + i, 10, 'point_service', 'gift-card:BULK-' || i \
+             FROM generate_series(1, 30) AS i",
     )
     .await;
     wait_until_none_pending(&app).await;
@@ -146,8 +150,10 @@ async fn a_dead_holders_redemption_is_resumed_once_its_lease_runs_out() {
     let ledger = Ledger::start();
     let app = spawn_app_with(on_ledger(&ledger, false)).await;
     app.sql(
-        "INSERT INTO gift_card_redemptions (code, client_id, points, attempts, lease_until) \
-         VALUES ('WELCOME-100', 1001, 100, 1, now() + interval '1 hour')",
+        "INSERT INTO gift_card_redemptions \
+             (code, client_id, points, credit_target, credit_reference, attempts, lease_until) \
+         VALUES ('WELCOME-100', 1001, 100, 'point_service', 'gift-card:WELCOME-100', 1, \
+                 now() + interval '1 hour')",
     )
     .await;
     assert_eq!(
@@ -169,7 +175,7 @@ async fn a_dead_holders_redemption_is_resumed_once_its_lease_runs_out() {
     );
     assert_eq!(
         ledger.sent(),
-        BTreeMap::from([("gift-card:1".to_owned(), 1)])
+        BTreeMap::from([("gift-card:WELCOME-100".to_owned(), 1)])
     );
     assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 200);
 }
@@ -180,6 +186,7 @@ async fn a_dead_holders_redemption_is_resumed_once_its_lease_runs_out() {
 async fn the_legacy_credit_carries_the_reference_on_every_try() {
     let ledger = Ledger::start();
     let app = spawn_app_with(Options {
+        use_point_service: false,
         legacy_url: Some(ledger.url.clone()),
         ..Options::default()
     })
@@ -188,10 +195,10 @@ async fn the_legacy_credit_carries_the_reference_on_every_try() {
     assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 502);
     assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 200);
     let requests = ledger.state.lock().unwrap().requests.clone();
-    let sent = json!({"client_id": 1001, "points": "100", "reference": "gift-card:1"});
+    let sent = json!({"client_id": 1001, "points": "100", "reference": "gift-card:WELCOME-100"});
     let expected = (
         "/api/v1/points/add".to_owned(),
-        Some("gift-card:1".to_owned()),
+        Some("gift-card:WELCOME-100".to_owned()),
         sent,
     );
     assert_eq!(requests, vec![expected.clone(), expected]);
