@@ -148,19 +148,21 @@ async fn every_alert_and_dashboard_query_parses_and_names_only_exported_metrics(
     assert_eq!(money::send_event(&http, points, &event).await.0, 200);
 
     let prometheus = Prometheus::start(&targets(&stack), &[&alert_rules()]).await;
-    // The order service's gift-card gauges are set by its retry task, on its own schedule.
+    // The order service's gift-card gauges are set by its retry task, on its own schedule,
+    // and the point service's payment gauges by its sync task as it starts.
     let texts = prometheus
         .wait_for(
-            "the gift-card gauges",
+            "the gift-card and payment gauges",
             Duration::from_secs(60),
             async || {
                 let mut texts = String::new();
                 for (_, base) in targets(&stack) {
                     texts.push_str(&testkit::metrics::scrape(&http, base).await);
                 }
-                Exported::from_text(&texts)
-                    .has("gift_card_credit_oldest_pending_seconds")
-                    .then_some(texts)
+                let exported = Exported::from_text(&texts);
+                (exported.has("gift_card_credit_oldest_pending_seconds")
+                    && exported.has("payment_sync_oldest_due_seconds"))
+                .then_some(texts)
             },
         )
         .await;
