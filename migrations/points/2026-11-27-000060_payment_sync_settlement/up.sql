@@ -14,6 +14,10 @@ CREATE TABLE payment_syncs (
     due_at         TIMESTAMPTZ NOT NULL,
     -- Reads since the latest attempt; the backoff doubles with each.
     tries          INTEGER NOT NULL DEFAULT 0 CHECK (tries >= 0),
+    -- Moved by every schedule (a pay attempt, an unknown event): a sync writes its outcome
+    -- only while the generation it took is current, so a sync that read before a newer
+    -- attempt cannot delete, list or postpone the newer attempt's schedule.
+    generation     BIGINT NOT NULL DEFAULT 0,
     last_error     TEXT,
     -- Past the horizon with the order still open: listed for a person
     -- (`point-service unsynced-orders`), no longer read back.
@@ -25,6 +29,10 @@ CREATE TABLE payment_syncs (
 );
 CREATE INDEX payment_syncs_due ON payment_syncs (due_at) WHERE listed_at IS NULL;
 CREATE INDEX payment_syncs_listed ON payment_syncs (listed_at) WHERE listed_at IS NOT NULL AND resolved_at IS NULL;
+
+-- A capture is checked against the attempts of every order: one naming a payment that
+-- another order's pay call was answered with is not credited to the order it names.
+CREATE INDEX payment_attempts_payment ON payment_attempts (payment_id) WHERE payment_id IS NOT NULL;
 
 -- Orders open before this migration whose payments nobody will ever tell us about again:
 -- synced from their latest attempt (PAYMENT_SYNC_AFTER_SECONDS' default, 120 s).
@@ -56,3 +64,11 @@ CREATE TABLE settlement_checks (
     differences INTEGER NOT NULL DEFAULT 0 CHECK (differences >= 0),
     CHECK ((outcome = 'differs') = (differences > 0))
 );
+
+-- A capture naming an order whose payment another order's pay call was answered with (a
+-- gateway that mixed up the reference) is listed for refund, never credited to the order it
+-- names (`other_order`).
+ALTER TABLE unapplied_captures DROP CONSTRAINT unapplied_captures_reason_check;
+ALTER TABLE unapplied_captures ADD CONSTRAINT unapplied_captures_reason_check CHECK (reason IN (
+    'already_successful', 'payment_failed', 'not_payable', 'unknown_order',
+    'amount_mismatch', 'currency_mismatch', 'unreadable', 'other_order'));

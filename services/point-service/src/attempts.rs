@@ -149,6 +149,25 @@ pub async fn decided_captures(
     Ok(found.into_iter().map(|c| c.payment_id).collect())
 }
 
+/// The order whose pay call was answered with `payment_id`, when it is not `order`: a
+/// capture of that payment belongs to it, whatever order the capture names.
+pub async fn answered_elsewhere(
+    conn: &mut AsyncPgConnection,
+    payment_id: Option<&str>,
+    order: Uuid,
+) -> Result<Option<Uuid>, PointError> {
+    let Some(payment_id) = payment_id else {
+        return Ok(None);
+    };
+    Ok(payment_attempts::table
+        .filter(payment_attempts::payment_id.eq(payment_id))
+        .filter(payment_attempts::correlation_id.ne(order))
+        .select(payment_attempts::correlation_id)
+        .first(conn)
+        .await
+        .optional()?)
+}
+
 /// The advisory lock class of a payment id (the two-key form, apart from `migrate`'s
 /// one-key lock).
 const PAYMENT_LOCK: i32 = 0x7061_0001;

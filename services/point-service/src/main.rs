@@ -136,6 +136,8 @@ enum PointCommand {
     ///                           names no payment
     ///   amount_mismatch         the capture's amount is not its credit's
     ///   currency_mismatch       the capture's currency is not its credit's
+    ///   reference_mismatch      the capture was credited to another order than the one it
+    ///                           names (the points went to someone who did not pay them)
     ///
     /// A credit is a payment_captured event applied (outcome captured), by the webhook or the
     /// payment sync alike. Each run's outcome (agrees, differs, unreadable) is recorded for

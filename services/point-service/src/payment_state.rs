@@ -130,11 +130,15 @@ pub enum Unapplied {
     /// Never the machine's decision: the webhook's, for a correctly signed event whose body
     /// it could not read but that may be a capture.
     Unreadable,
+    /// Never the machine's decision: the webhook's, for a capture naming this order whose
+    /// payment another order's pay call was answered with (a gateway that mixed up the
+    /// reference): crediting it would give this order the other payer's money.
+    OtherOrder,
 }
 
 impl Unapplied {
     /// Every reason, for the counter exported at zero (`webhook::export_counters`).
-    pub const ALL: [Unapplied; 7] = [
+    pub const ALL: [Unapplied; 8] = [
         Self::AlreadySuccessful,
         Self::PaymentFailed,
         Self::NotPayable,
@@ -142,6 +146,7 @@ impl Unapplied {
         Self::AmountMismatch,
         Self::CurrencyMismatch,
         Self::Unreadable,
+        Self::OtherOrder,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -153,6 +158,7 @@ impl Unapplied {
             Self::AmountMismatch => "amount_mismatch",
             Self::CurrencyMismatch => "currency_mismatch",
             Self::Unreadable => "unreadable",
+            Self::OtherOrder => "other_order",
         }
     }
 }

@@ -50,6 +50,9 @@ pub const LISTED: &str = "payment_sync_orders_listed_total";
 pub const ANOMALIES: &str = "payment_sync_anomalies_total";
 /// Read-back payments applied, by the outcome the webhook's rules gave them.
 pub const APPLIED: &str = "payment_sync_applied_total";
+/// Syncs of an order that failed on our side (the database, a bug): the order is tried
+/// again with backoff and listed past the horizon like an undecided one.
+pub const ERRORS: &str = "payment_sync_errors_total";
 
 /// The kinds of [`ANOMALIES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +79,7 @@ pub fn export_counters() {
     let anomalies = Anomaly::ALL.map(Anomaly::as_str);
     telemetry::metrics::counters_at_zero(ANOMALIES, "kind", &anomalies);
     metrics::counter!(LISTED).increment(0);
+    metrics::counter!(ERRORS).increment(0);
 }
 
 /// Schedules the order's sync `after` from now: called in a pay attempt's transaction, so
@@ -90,7 +94,8 @@ pub async fn schedule(
          VALUES ($1, now(), now() + make_interval(secs => $2)) \
          ON CONFLICT (correlation_id) DO UPDATE \
          SET since = now(), due_at = EXCLUDED.due_at, tries = 0, last_error = NULL, \
-             listed_at = NULL, resolved_at = NULL, resolution = NULL",
+             listed_at = NULL, resolved_at = NULL, resolution = NULL, \
+             generation = payment_syncs.generation + 1",
     )
     .bind::<diesel::sql_types::Uuid, _>(correlation_id)
     .bind::<Double, _>(after.as_secs_f64())
@@ -108,7 +113,8 @@ pub async fn schedule_now(conn: &mut AsyncPgConnection, correlation_id: Uuid) ->
          SELECT correlation_id, now(), now() FROM point_orders \
          WHERE correlation_id = $1 AND status = 'initial_order' \
          ON CONFLICT (correlation_id) DO UPDATE \
-         SET due_at = now(), listed_at = NULL, resolved_at = NULL, resolution = NULL",
+         SET due_at = now(), listed_at = NULL, resolved_at = NULL, resolution = NULL, \
+             generation = payment_syncs.generation + 1",
     )
     .bind::<diesel::sql_types::Uuid, _>(correlation_id)
     .execute(conn)
@@ -125,6 +131,19 @@ pub async fn done(conn: &mut AsyncPgConnection, correlation_id: Uuid) -> QueryRe
     Ok(())
 }
 
+/// The sync `taken` found nothing left to wait for: its row goes, unless a newer schedule
+/// (a pay attempt or an unknown event since it was taken) replaced it.
+async fn finished(conn: &mut AsyncPgConnection, taken: &Taken) -> QueryResult<()> {
+    diesel::delete(
+        payment_syncs::table
+            .find(taken.correlation_id)
+            .filter(payment_syncs::generation.eq(taken.generation)),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// An order taken for one sync.
 #[derive(Debug, QueryableByName)]
 pub struct Taken {
@@ -136,6 +155,9 @@ pub struct Taken {
     /// The horizon has passed since its latest attempt.
     #[diesel(sql_type = Bool)]
     pub past_horizon: bool,
+    /// The schedule this sync answers; its outcome is written only while it is current.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub generation: i64,
 }
 
 /// Takes the most overdue order, if any, pushing its due time `lease` ahead. `SKIP LOCKED`
@@ -152,7 +174,7 @@ pub async fn take_due(
          WHERE s.correlation_id = (SELECT correlation_id FROM payment_syncs \
                                    WHERE listed_at IS NULL AND due_at <= now() \
                                    ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED) \
-         RETURNING s.correlation_id, s.tries, \
+         RETURNING s.correlation_id, s.tries, s.generation, \
                    s.since < now() - make_interval(secs => $2) AS past_horizon",
     )
     .bind::<Double, _>(lease.as_secs_f64())
@@ -242,9 +264,16 @@ impl Reading {
         self.unsure.get_or_insert(why);
     }
 
+    /// Adds a payment read once more (by id and by reference) once; two readings of one
+    /// payment that disagree decide nothing this time.
     fn add(&mut self, payment: ReadPayment) {
-        if !self.payments.iter().any(|p| p.id == payment.id) {
-            self.payments.push(payment);
+        match self.payments.iter().find(|p| p.id == payment.id) {
+            None => self.payments.push(payment),
+            Some(seen) if *seen == payment => {}
+            Some(_) => self.unsure(format!(
+                "payment {} read back twice, differently",
+                payment.id
+            )),
         }
     }
 }
@@ -315,7 +344,7 @@ fn anomaly(kind: Anomaly, correlation_id: Uuid, payment: &ReadPayment) {
 /// its own that is the same however often the sync reads it.
 fn event(correlation_id: Uuid, payment: &ReadPayment, kind: &str) -> Event {
     Event {
-        id: format!("sync:{kind}:{}", payment.id),
+        id: format!("{}{kind}:{}", webhook::SYNC_PREFIX, payment.id),
         kind: kind.to_owned(),
         data: EventData {
             reference: correlation_id.to_string(),
@@ -380,48 +409,70 @@ pub fn backoff(settings: &SyncSettings, tries: i32) -> Duration {
         .min(MAX_BACKOFF)
 }
 
-/// After a read that left the order open and undecided: the next read `wait` away, with why.
+/// After a read that left the order open and undecided: the next read `wait` away, with
+/// why, unless a newer schedule replaced the one `taken` answers.
 pub async fn retry_later(
     conn: &mut AsyncPgConnection,
-    correlation_id: Uuid,
+    taken: &Taken,
     wait: Duration,
     why: &str,
 ) -> QueryResult<()> {
     diesel::sql_query(
         "UPDATE payment_syncs SET due_at = now() + make_interval(secs => $2), last_error = $3 \
-         WHERE correlation_id = $1",
+         WHERE correlation_id = $1 AND generation = $4",
     )
-    .bind::<diesel::sql_types::Uuid, _>(correlation_id)
+    .bind::<diesel::sql_types::Uuid, _>(taken.correlation_id)
     .bind::<Double, _>(wait.as_secs_f64())
     .bind::<Text, _>(why)
+    .bind::<diesel::sql_types::BigInt, _>(taken.generation)
     .execute(conn)
     .await?;
     Ok(())
 }
 
-/// Past the horizon and still undecided: listed for a person, read no more.
-pub async fn list(
-    conn: &mut AsyncPgConnection,
-    correlation_id: Uuid,
-    why: &str,
-) -> QueryResult<()> {
-    diesel::update(payment_syncs::table.find(correlation_id))
-        .set((
-            payment_syncs::listed_at.eq(diesel::dsl::now),
-            payment_syncs::last_error.eq(why),
-        ))
-        .execute(conn)
-        .await?;
-    metrics::counter!(LISTED).increment(1);
-    tracing::error!(
-        order.id = %correlation_id, reason = why,
-        "payment still undecided past the sync horizon; listed for a person (point-service unsynced-orders)"
-    );
+/// Past the horizon and still undecided: listed for a person, read no more (unless a newer
+/// schedule replaced the one `taken` answers).
+pub async fn list(conn: &mut AsyncPgConnection, taken: &Taken, why: &str) -> QueryResult<()> {
+    let listed = diesel::update(
+        payment_syncs::table
+            .find(taken.correlation_id)
+            .filter(payment_syncs::generation.eq(taken.generation)),
+    )
+    .set((
+        payment_syncs::listed_at.eq(diesel::dsl::now),
+        payment_syncs::last_error.eq(why),
+    ))
+    .execute(conn)
+    .await?;
+    if listed == 1 {
+        metrics::counter!(LISTED).increment(1);
+        tracing::error!(
+            order.id = %taken.correlation_id, reason = why,
+            "payment still undecided past the sync horizon; listed for a person (point-service unsynced-orders)"
+        );
+    }
     Ok(())
 }
 
+/// The order stays open with a payment undecided (`why`): read again after the backoff, or
+/// listed for a person past the horizon. Also what becomes of an order whose sync failed
+/// (an error of ours or the database's), so that one that keeps failing is listed too.
+pub async fn undecided(
+    conn: &mut AsyncPgConnection,
+    settings: &SyncSettings,
+    taken: &Taken,
+    why: &str,
+) -> QueryResult<()> {
+    if taken.past_horizon {
+        list(conn, taken, why).await
+    } else {
+        retry_later(conn, taken, backoff(settings, taken.tries), why).await
+    }
+}
+
 /// Syncs one order taken by [`take_due`]: reads its payments back (paced by `pace`), applies
-/// them, and leaves it done, due again later, or listed.
+/// them, and leaves it done, due again later, or listed. Every write of the outcome holds
+/// only while the schedule it took is current (`Taken::generation`).
 pub async fn sync_one(
     pool: &db::Pool,
     payments: &PaymentClient,
@@ -437,7 +488,7 @@ pub async fn sync_one(
     };
     if plan.final_ {
         let mut conn = pool.get().await?;
-        return Ok(done(&mut conn, id).await?);
+        return Ok(finished(&mut conn, taken).await?);
     }
     let reading = read(payments, id, &plan, pace).await;
     let waiting = apply(pool, id, &reading, window).await?;
@@ -449,18 +500,14 @@ pub async fn sync_one(
             // still be open (every payment declined but one a newer attempt superseded, or
             // none made): the client may pay it again, which schedules it again.
             let mut conn = pool.get().await?;
-            return Ok(done(&mut conn, id).await?);
+            return Ok(finished(&mut conn, taken).await?);
         }
     };
     let mut conn = pool.get().await?;
     if still_open(&mut conn, id).await? {
-        if taken.past_horizon {
-            list(&mut conn, id, &why).await?;
-        } else {
-            retry_later(&mut conn, id, backoff(settings, taken.tries), &why).await?;
-        }
+        undecided(&mut conn, settings, taken, &why).await?;
     } else {
-        done(&mut conn, id).await?;
+        finished(&mut conn, taken).await?;
     }
     Ok(())
 }
@@ -480,6 +527,29 @@ async fn still_open(conn: &mut AsyncPgConnection, correlation_id: Uuid) -> Query
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn payment(status: ReadStatus) -> ReadPayment {
+        ReadPayment {
+            id: "pay_1".into(),
+            reference: "r".into(),
+            status,
+            amount_minor: 1500,
+            currency: "SAR".into(),
+        }
+    }
+
+    #[test]
+    fn a_payment_read_twice_alike_counts_once_and_differently_decides_nothing() {
+        let mut reading = Reading::default();
+        reading.add(payment(ReadStatus::Captured));
+        reading.add(payment(ReadStatus::Captured));
+        assert_eq!((reading.payments.len(), &reading.unsure), (1, &None));
+        reading.add(payment(ReadStatus::Declined));
+        assert_eq!(
+            reading.unsure.as_deref(),
+            Some("payment pay_1 read back twice, differently")
+        );
+    }
 
     #[test]
     fn the_wait_doubles_from_the_delay_up_to_an_hour() {

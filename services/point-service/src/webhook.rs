@@ -46,6 +46,27 @@ pub enum Source {
     Sync,
 }
 
+/// The sync's event ids begin with this; a webhook's id that does too is recorded under
+/// [`WEBHOOK_PREFIX`].
+pub const SYNC_PREFIX: &str = "sync:";
+const WEBHOOK_PREFIX: &str = "webhook:";
+
+impl Source {
+    /// The id an event is recorded under. The sync's ids and the payment service's share
+    /// one key (events are idempotent by id), so a webhook's id that could be mistaken for
+    /// the sync's (`sync:…`), or for one so moved (`webhook:…`), is recorded as
+    /// `webhook:<id>`: no delivery can take the id of a payment the sync reads back, and
+    /// every other id is recorded as sent.
+    pub fn recorded_id(self, id: &str) -> std::borrow::Cow<'_, str> {
+        match self {
+            Source::Webhook if id.starts_with(SYNC_PREFIX) || id.starts_with(WEBHOOK_PREFIX) => {
+                std::borrow::Cow::Owned(format!("{WEBHOOK_PREFIX}{id}"))
+            }
+            Source::Webhook | Source::Sync => std::borrow::Cow::Borrowed(id),
+        }
+    }
+}
+
 /// Why a delivery's `X-Signature` was refused: the label of
 /// `payment_webhook_signature_failures_total{reason}`, which tells an on-call engineer a clock
 /// (stale) from a secret (mismatch) from a sender that is not the payment service (missing,
@@ -248,6 +269,8 @@ pub async fn apply(
 ) -> Result<Outcome, PointError> {
     let reference = canonical_reference(&event.data.reference);
     let payment_id = event.data.payment_id.as_deref();
+    let id = source.recorded_id(&event.id);
+    let id = id.as_ref();
     let known = event.kind == CAPTURED || event.kind == DECLINED;
     let body = body
         .filter(|_| !known)
@@ -256,7 +279,7 @@ pub async fn apply(
         .transaction::<_, PointError, _>(async |conn| {
             attempts::lock_payment(conn, payment_id).await?;
             let record = EventRecord {
-                id: &event.id,
+                id,
                 kind: &event.kind,
                 reference: &reference,
                 payment_id,
@@ -268,7 +291,7 @@ pub async fn apply(
             if !record.insert_new(conn).await? {
                 return Ok(Outcome::Duplicate);
             }
-            let (mut outcome, order) = decide(conn, event, window).await?;
+            let (mut outcome, order) = decide(conn, event, id, window).await?;
             if outcome == Outcome::UnknownType
                 && let Ok(correlation_id) = reference.parse::<Uuid>()
             {
@@ -276,7 +299,7 @@ pub async fn apply(
             }
             if let Outcome::Unapplied(reason) = outcome {
                 let listing = Listing {
-                    event_id: &event.id,
+                    event_id: id,
                     reference: &reference,
                     order,
                     payment_id,
@@ -289,7 +312,7 @@ pub async fn apply(
                     outcome = Outcome::DuplicateCapture;
                 }
             }
-            diesel::update(payment_events::table.find(&event.id))
+            diesel::update(payment_events::table.find(id))
                 .set(payment_events::outcome.eq(outcome.as_str()))
                 .execute(conn)
                 .await?;
@@ -301,9 +324,11 @@ pub async fn apply(
 }
 
 /// What the event does, and the order it names when that order exists.
+/// `event_id` is the event's id as recorded ([`Source::recorded_id`]).
 async fn decide(
     conn: &mut AsyncPgConnection,
     event: &Event,
+    event_id: &str,
     window: Duration,
 ) -> Result<(Outcome, Option<Uuid>), PointError> {
     let is_capture = match event.kind.as_str() {
@@ -315,7 +340,7 @@ async fn decide(
     // A capture of a payment already decided is no second charge, whatever order its
     // reference names (or fails to name).
     let captured = if is_capture {
-        attempts::decided_captures(conn, payment_id, &event.id).await?
+        attempts::decided_captures(conn, payment_id, event_id).await?
     } else {
         Vec::new()
     };
@@ -337,6 +362,19 @@ async fn decide(
         .select(OrderRow::as_select())
         .first(conn)
         .await?;
+    if is_capture
+        && captured.is_empty()
+        && let Some(owner) = attempts::answered_elsewhere(conn, payment_id, correlation_id).await?
+    {
+        tracing::error!(
+            order.id = %correlation_id, payment.id = payment_id.unwrap_or(""), payment.order = %owner,
+            "capture names an order whose payment it is not: another order's pay call was answered with it"
+        );
+        return Ok((
+            Outcome::Unapplied(Unapplied::OtherOrder),
+            Some(correlation_id),
+        ));
+    }
     let payment = attempts::load(conn, correlation_id, status, window, captured).await?;
     let input = if is_capture {
         Input::Captured {

@@ -173,6 +173,7 @@ diesel::table! {
         since -> Timestamptz,
         due_at -> Timestamptz,
         tries -> Int4,
+        generation -> Int8,
         last_error -> Nullable<Text>,
         listed_at -> Nullable<Timestamptz>,
         resolved_at -> Nullable<Timestamptz>,

@@ -489,9 +489,10 @@ fn every_unapplied_reason_is_exported() {
             | Unapplied::UnknownOrder
             | Unapplied::AmountMismatch
             | Unapplied::CurrencyMismatch
-            | Unapplied::Unreadable => {}
+            | Unapplied::Unreadable
+            | Unapplied::OtherOrder => {}
         }
     }
     let labels: std::collections::BTreeSet<_> = Unapplied::ALL.iter().map(|r| r.as_str()).collect();
-    assert_eq!(labels.len(), 7, "{labels:?}");
+    assert_eq!(labels.len(), 8, "{labels:?}");
 }

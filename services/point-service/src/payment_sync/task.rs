@@ -123,8 +123,14 @@ pub async fn pass(
         )
         .await
         {
-            // Its due time was pushed when it was taken: it comes back on its own.
+            metrics::counter!(super::ERRORS).increment(1);
             tracing::warn!(order.id = %taken.correlation_id, error.message = %e, "payment sync of an order failed; it is tried again later");
+            // Backoff and horizon as for an undecided payment; if even that cannot be
+            // written, its due time was pushed when it was taken and it comes back.
+            let why = format!("the sync failed: {e}");
+            if let Ok(mut conn) = worker.pool.get().await {
+                let _ = super::undecided(&mut conn, &worker.settings, &taken, &why).await;
+            }
         }
         synced += 1;
     }

@@ -40,6 +40,9 @@ pub enum Kind {
     CreditWithoutCapture,
     AmountMismatch,
     CurrencyMismatch,
+    /// Credited to another order than the one the settlement's capture names: the points
+    /// went to someone who did not pay for them.
+    ReferenceMismatch,
 }
 
 impl Kind {
@@ -49,6 +52,7 @@ impl Kind {
             Kind::CreditWithoutCapture => "credit_without_capture",
             Kind::AmountMismatch => "amount_mismatch",
             Kind::CurrencyMismatch => "currency_mismatch",
+            Kind::ReferenceMismatch => "reference_mismatch",
         }
     }
 }
@@ -183,15 +187,23 @@ fn agree(differences: &mut Vec<Difference>, capture: &Settled, credit: &Credit) 
             Kind::CurrencyMismatch,
             credit.currency.as_deref() != Some(capture.currency.as_str()),
         ),
+        (
+            Kind::ReferenceMismatch,
+            credit.reference != crate::webhook::canonical_reference(&capture.reference),
+        ),
     ];
     for (kind, differs) in checks {
         if differs {
+            let mut ledger = credited_line(credit);
+            if kind == Kind::ReferenceMismatch {
+                ledger.push_str(&format!(" to order {}", credit.reference));
+            }
             differences.push(Difference {
                 kind,
                 payment_id: Some(capture.id.clone()),
                 reference: capture.reference.clone(),
                 settlement: captured(capture),
-                ledger: credited_line(credit),
+                ledger,
             });
         }
     }

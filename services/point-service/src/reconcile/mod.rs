@@ -16,14 +16,13 @@ use std::time::Duration;
 
 use chrono::{NaiveDate, Utc};
 use diesel::prelude::*;
-use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use server::Env;
 
 pub use compare::{Credit, Difference, Kind, Ledger, Report, compare};
 
 use crate::clients::payments::{PaymentClient, Settled};
-use crate::db::schema::{payment_events, settlement_checks, unapplied_captures};
+use crate::db::schema::{payment_events, unapplied_captures};
 
 /// Exit code of a day that differs.
 pub const DIFFERS: u8 = 1;
@@ -174,7 +173,9 @@ pub async fn ledger(
     })
 }
 
-/// Writes the run's outcome for `day` (the latest run of a day replaces the one before).
+/// Writes the run's outcome for `day`: the latest run of a day replaces the one before,
+/// except that a run that could not read the settlement never replaces one that concluded
+/// (a day found differing stays so until a run concludes otherwise).
 pub async fn record(
     conn: &mut AsyncPgConnection,
     day: NaiveDate,
@@ -182,21 +183,17 @@ pub async fn record(
     differences: usize,
 ) -> QueryResult<()> {
     let differences = i32::try_from(differences).unwrap_or(i32::MAX);
-    diesel::insert_into(settlement_checks::table)
-        .values((
-            settlement_checks::day.eq(day),
-            settlement_checks::outcome.eq(outcome.as_str()),
-            settlement_checks::differences.eq(differences),
-        ))
-        .on_conflict(settlement_checks::day)
-        .do_update()
-        .set((
-            settlement_checks::checked_at.eq(diesel::dsl::now),
-            settlement_checks::outcome.eq(excluded(settlement_checks::outcome)),
-            settlement_checks::differences.eq(excluded(settlement_checks::differences)),
-        ))
-        .execute(conn)
-        .await?;
+    diesel::sql_query(
+        "INSERT INTO settlement_checks (day, outcome, differences) VALUES ($1, $2, $3) \
+         ON CONFLICT (day) DO UPDATE \
+         SET checked_at = now(), outcome = EXCLUDED.outcome, differences = EXCLUDED.differences \
+         WHERE EXCLUDED.outcome <> 'unreadable' OR settlement_checks.outcome = 'unreadable'",
+    )
+    .bind::<diesel::sql_types::Date, _>(day)
+    .bind::<diesel::sql_types::Text, _>(outcome.as_str())
+    .bind::<diesel::sql_types::Integer, _>(differences)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

@@ -84,7 +84,9 @@ pub enum Recorded {
 
 /// Records `body` (already known to be signed and unreadable as an event), logs and counts it.
 pub async fn record(conn: &mut AsyncPgConnection, body: &[u8]) -> Result<Recorded, PointError> {
-    let event = Unreadable::read(body);
+    let mut event = Unreadable::read(body);
+    // Recorded under the id a readable event of the webhook would have.
+    event.id = super::Source::Webhook.recorded_id(&event.id).into_owned();
     let recorded = conn
         .transaction::<_, PointError, _>(async |conn| {
             let payment_id = event.payment_id.as_deref();

@@ -278,6 +278,9 @@ async fn each_kind_of_difference_is_one_line() {
     );
     // Credited the day before: not this day's credit, and its capture is nowhere either.
     paid(&app, "evt_earlier", "pay_earlier", "2026-11-09T12:00:00Z").await;
+    // Credited to one order, captured (the settlement says) for another.
+    let mixed = paid(&app, "evt_mixed", "pay_mixed", "2026-11-10T14:00:00Z").await;
+    let payer = checkout_for_omar(&app).await;
     let (payments, _) = spawn_settlements(vec![
         (
             DAY,
@@ -291,6 +294,7 @@ async fn each_kind_of_difference_is_one_line() {
                     "USD",
                     "2026-11-10T10:59:59Z",
                 ),
+                settled("pay_mixed", &payer, 1500, "SAR", "2026-11-10T13:59:00Z"),
             ])],
         ),
         (BEFORE, vec![Page::Captures(vec![])]),
@@ -310,15 +314,18 @@ async fn each_kind_of_difference_is_one_line() {
                 "currency_mismatch\tpay_currency\t{currency}\tcaptured 15.00 USD at 2026-11-10T10:59:59Z\tcredited 15.00 SAR at 2026-11-10T11:00:00Z (event evt_currency)"
             ),
             format!(
+                "reference_mismatch\tpay_mixed\t{payer}\tcaptured 15.00 SAR at 2026-11-10T13:59:00Z\tcredited 15.00 SAR at 2026-11-10T14:00:00Z (event evt_mixed) to order {mixed}"
+            ),
+            format!(
                 "credit_without_capture\tpay_ghost\t{ghost}\tnot in the settlements of 2026-11-09 and 2026-11-10\tcredited 15.00 SAR at 2026-11-10T12:00:00Z (event evt_ghost)"
             ),
             format!(
                 "credit_without_capture\t-\t{nameless}\tthe credit names no payment\tcredited 15.00 SAR at 2026-11-10T13:00:00Z (event evt_nameless)"
             ),
-            "settlement 2026-11-10: 5 differences (captures: 3, of them listed for refund: 0; card credits applied that day: 4)".to_owned(),
+            "settlement 2026-11-10: 6 differences (captures: 4, of them listed for refund: 0; card credits applied that day: 5)".to_owned(),
         ]
     );
-    assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 5));
+    assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 6));
 }
 
 #[tokio::test]
@@ -443,7 +450,8 @@ async fn an_unreadable_settlement_concludes_nothing_and_exits_2() {
             second,
         ]
     };
-    // A day that differed, then a run that cannot read it: the latest run says unreadable.
+    // A day that differed, then a run that cannot read it: nothing concluded, so the day
+    // stays differing (a failed read never hides what a run found).
     let (payments, _) = spawn_settlements(vec![(DAY, pages(Page::Captures(vec![])))]);
     assert_eq!(reconcile(&app, &payments, &["--date", DAY]).await.0, 1);
     assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 1));
@@ -458,28 +466,31 @@ async fn an_unreadable_settlement_concludes_nothing_and_exits_2() {
                 .to_owned()
         )
     );
-    assert_eq!(recorded(&app, DAY).await, ("unreadable".to_owned(), 0));
+    assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 1));
     assert_eq!(
         *asked.lock().unwrap(),
         ["2026-11-10 -", "2026-11-10 c2"],
         "nothing read after the failed page"
     );
 
-    // A page that does not come in time (PAYMENT_SERVICE_TIMEOUT_MS=500), here the day before's.
+    // A page that does not come in time (PAYMENT_SERVICE_TIMEOUT_MS=500), here the day
+    // before's, of a day not checked before: recorded as unreadable.
+    let later = "2026-11-11";
     let (payments, _) = spawn_settlements(vec![
-        (DAY, pages(Page::Captures(vec![]))),
-        (BEFORE, vec![Page::Slow]),
+        (later, vec![Page::Captures(vec![])]),
+        (DAY, vec![Page::Slow]),
     ]);
     assert_eq!(
-        reconcile(&app, &payments, &["--date", DAY]).await,
+        reconcile(&app, &payments, &["--date", later]).await,
         (
             2,
             String::new(),
-            "point-service: the settlement of 2026-11-09 cannot be read (page 1): the payment service did not answer in time; nothing concluded\n"
+            "point-service: the settlement of 2026-11-10 cannot be read (page 1): the payment service did not answer in time; nothing concluded\n"
                 .to_owned()
         )
     );
-    assert_eq!(recorded(&app, DAY).await, ("unreadable".to_owned(), 0));
+    assert_eq!(recorded(&app, later).await, ("unreadable".to_owned(), 0));
+    assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 1));
 }
 
 #[tokio::test]
@@ -530,6 +541,7 @@ async fn the_help_names_the_kinds_and_the_exit_codes() {
         "credit_without_capture",
         "amount_mismatch",
         "currency_mismatch",
+        "reference_mismatch",
         "Exit codes: 0 the day agrees; 1 there is at least one difference",
         "2 nothing concluded",
     ] {

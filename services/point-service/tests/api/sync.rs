@@ -789,3 +789,181 @@ async fn a_backlog_drains_at_the_configured_rate() {
         orders as f64 / took.as_secs_f64()
     );
 }
+
+/// A sync that read the order before a newer pay attempt cannot delete, list or postpone
+/// the newer attempt's schedule (found by review: a refused or declined first payment, a
+/// second payment whose webhook is lost).
+#[tokio::test]
+async fn a_sync_that_read_before_a_newer_attempt_leaves_its_schedule() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "card_visa_4242", 200).await;
+    gateway.set_status(&gateway.payment_of(&order), "declined");
+    due_now(&app, &order).await;
+    let taken = take(&worker, &order).await;
+    let (release, held) = gateway.hold_reads();
+    let sync = tokio::spawn({
+        let worker = worker.clone();
+        async move { sync_one(&worker, &taken).await }
+    });
+    held.acquire().await.unwrap().forget();
+    // While the sync waits on the payment service, the client pays again; that payment is
+    // captured and its webhook lost.
+    let (status, body) = pay(&app, &order, "silent-2").await;
+    assert_eq!(status, 200, "{body}");
+    release.add_permits(1000); // every read from here on goes through
+    sync.await.unwrap();
+    assert_eq!(
+        status_of(&app, &order).await,
+        "initial_order",
+        "the older payment's decline is superseded by the newer attempt"
+    );
+    assert_eq!(
+        sync_row(&app, &order).await,
+        1,
+        "the newer attempt is still to be synced"
+    );
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+    assert_eq!(credits_of(&app, &order).await, 1);
+}
+
+/// A capture naming one order whose payment another order's pay call was answered with
+/// (a payment service that mixed up the reference) credits neither: it is listed for
+/// refund, and the order that paid is not told it was paid by the sync either.
+#[tokio::test]
+async fn a_capture_naming_the_wrong_order_credits_neither_and_is_listed() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let payer = paid_with(&app, "silent-1", 200).await;
+    let other = checkout(&app).await;
+    let payment = gateway.payment_of(&payer);
+    let (status, body) = app
+        .webhook(
+            &capture("evt_mixed", &other, &payment),
+            WEBHOOK_SECRET,
+            now(),
+        )
+        .await;
+    assert_eq!((status, &body["outcome"]), (200, &json!("other_order")));
+    assert_eq!(status_of(&app, &other).await, "initial_order");
+    sync_due(&app, &worker, &payer).await;
+    assert_eq!(
+        credits_of(&app, &payer).await + credits_of(&app, &other).await,
+        0
+    );
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM unapplied_captures WHERE payment_id = '{payment}' AND reason = 'other_order'"
+        ))
+        .await,
+        1,
+        "the payer's money is listed for refund"
+    );
+}
+
+/// A webhook event whose id looks like the sync's is recorded under an id of its own, so it
+/// cannot stand in for (and block) the sync's record of the payment.
+#[tokio::test]
+async fn a_webhook_event_with_a_sync_like_id_does_not_block_the_sync() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    let payment = gateway.payment_of(&order);
+    let mut event = capture(
+        &format!("sync:payment_captured:{payment}"),
+        &order,
+        &payment,
+    );
+    event["type"] = json!("payment.captured");
+    let (status, body) = app.webhook(&event, WEBHOOK_SECRET, now()).await;
+    assert_eq!((status, &body["outcome"]), (200, &json!("unknown_type")));
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(status_of(&app, &order).await, "successful");
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_events WHERE id IN \
+             ('webhook:sync:payment_captured:{payment}', 'sync:payment_captured:{payment}')"
+        ))
+        .await,
+        2
+    );
+    // The same delivery again is the same event.
+    let (_, body) = app.webhook(&event, WEBHOOK_SECRET, now()).await;
+    assert_eq!(body["outcome"], "duplicate_event");
+}
+
+/// An order whose sync keeps failing on our side is not retried for ever in silence: it
+/// backs off like an undecided one and is listed past the horizon.
+#[tokio::test]
+async fn an_order_whose_sync_keeps_failing_is_listed_past_the_horizon() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    // Every record of a read-back payment fails (as a payment id too long for the index did).
+    app.sql(
+        "CREATE FUNCTION refuse_sync() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$; \
+         CREATE TRIGGER refuse_sync BEFORE INSERT ON payment_events FOR EACH ROW \
+         WHEN (NEW.id LIKE 'sync:%') EXECUTE FUNCTION refuse_sync();",
+    )
+    .await;
+    due_now(&app, &order).await;
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+        .await
+        .unwrap();
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}' \
+             AND listed_at IS NULL AND last_error LIKE 'the sync failed:%refused by the test%'"
+        ))
+        .await,
+        1,
+        "backed off with why"
+    );
+    app.sql(&format!(
+        "UPDATE payment_syncs SET since = now() - interval '3 days 1 minute', due_at = now() \
+         WHERE correlation_id = '{order}'"
+    ))
+    .await;
+    payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+        .await
+        .unwrap();
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}' AND listed_at IS NOT NULL"
+        ))
+        .await,
+        1
+    );
+}
+
+/// The settlement gauges follow days, not runs: a re-run of an older day neither hides nor
+/// stands for the latest, and a day that could not be read stays counted until a run of it
+/// concludes.
+#[tokio::test]
+async fn the_settlement_gauges_follow_the_days() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    app.sql(
+        "INSERT INTO settlement_checks (day, checked_at, outcome, differences) VALUES \
+           (current_date - 1, now() - interval '20 hours', 'differs', 2), \
+           (current_date - 5, now(), 'agrees', 0), \
+           (current_date - 2, now() - interval '40 hours', 'unreadable', 0), \
+           (current_date - 40, now() - interval '40 days', 'unreadable', 0)",
+    )
+    .await;
+    let mut conn = worker.pool.get().await.unwrap();
+    let figures = payment_sync::gauges::figures(&mut conn).await.unwrap();
+    assert_eq!(
+        figures.settlement_differences, 2,
+        "the latest day's, not the latest run's"
+    );
+    let age = chrono::Utc::now().timestamp() as f64 - figures.settlement_checked_at;
+    assert!(
+        (19.9 * 3600.0..21.0 * 3600.0).contains(&age),
+        "checked {age} s ago"
+    );
+    assert_eq!(figures.settlement_unreadable, 1, "one day of the last 30");
+}
