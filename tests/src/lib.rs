@@ -6,19 +6,22 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+pub use log::Log;
 
 pub mod balancer;
 pub mod demo;
+pub mod log;
 pub mod money;
 pub mod pgbouncer;
 pub mod prometheus;
 pub mod promql_names;
 pub mod replicated;
+pub mod sockets;
 pub mod stack;
 pub mod tools;
 
@@ -190,12 +193,67 @@ pub async fn run(
         .unwrap()
 }
 
+/// Spawns `command` with its stdout and stderr read into a [`Log`] of `name`.
+fn spawn_logged(name: &'static str, mut command: Command) -> (Child, Log) {
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn().unwrap();
+    let log = Log::new(name);
+    log.read(child.stdout.take().unwrap());
+    log.read(child.stderr.take().unwrap());
+    (child, log)
+}
+
+/// A subcommand running in the background (`wait-for-migrations`), its output read as it
+/// comes, for a test to see where it is before it ends.
+pub struct Running {
+    pub name: &'static str,
+    child: Child,
+    log: Log,
+}
+
+impl Running {
+    /// Starts `name args` with the services' test environment.
+    pub fn start(
+        name: &'static str,
+        args: &[&str],
+        database_url: &str,
+        env: &[(&str, &str)],
+    ) -> Running {
+        let mut command = Command::new(binary(name));
+        base_env(&mut command, database_url);
+        command.args(args).envs(env.iter().copied());
+        let (child, log) = spawn_logged(name, command);
+        Running { name, child, log }
+    }
+
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// Its exit status if it has ended, without waiting.
+    pub fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().unwrap()
+    }
+
+    /// Waits for it to end, at most 60 s, and returns its status and every line it wrote.
+    pub async fn finish(mut self) -> (ExitStatus, Vec<String>) {
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("{} did not end within 60 s", self.name))
+            .unwrap();
+        (status, self.log.written().await)
+    }
+}
+
 /// A running service process.
 pub struct Service {
     pub name: &'static str,
     pub base: String,
     child: Child,
-    logs: Arc<Mutex<Vec<String>>>,
+    log: Log,
     client: reqwest::Client,
 }
 
@@ -217,29 +275,13 @@ impl Service {
         command
             .arg("serve")
             .env("BIND_ADDR", format!("127.0.0.1:{port}"))
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = command.spawn().unwrap();
-        let logs: Arc<Mutex<Vec<String>>> = Arc::default();
-        for stream in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn tokio::io::AsyncRead + Unpin + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let sink = logs.clone();
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stream).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    sink.lock().unwrap().push(line);
-                }
-            });
-        }
+            .envs(env.iter().copied());
+        let (child, log) = spawn_logged(name, command);
         let mut service = Service {
             name,
             base: format!("http://127.0.0.1:{port}"),
             child,
-            logs,
+            log,
             client: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()
@@ -317,9 +359,15 @@ impl Service {
         );
     }
 
-    /// Every line the process has written so far, stdout and stderr.
+    /// Every line of the process the harness has read so far, stdout and stderr (a line
+    /// written just now may not be there yet: wait on [`Service::log`] for one).
     pub fn logs(&self) -> Vec<String> {
-        self.logs.lock().unwrap().clone()
+        self.log.lines()
+    }
+
+    /// Its log, to wait on.
+    pub fn log(&self) -> &Log {
+        &self.log
     }
 
     /// The port it listens on.

@@ -94,8 +94,12 @@ async fn an_sms_failure_logs_no_gateway_url_or_key() {
     assert_eq!(reset.status(), 502);
     let body = reset.text().await.unwrap();
     assert!(!body.contains(KEY), "{body}");
-    // The failure is logged before the answer is written.
-    let logs = auth.logs().join("\n");
+    // The failure is logged before the answer is written: its line is in the pipe, read
+    // by the harness on its own time; then every line written until now.
+    auth.log()
+        .wait_for("login code not sent", |l| l.contains("login code not sent"))
+        .await;
+    let logs = auth.log().written().await.join("\n");
     assert!(logs.contains("login code not sent"), "{logs}");
     assert!(
         logs.contains("error sending request"),

@@ -141,6 +141,9 @@ async fn a_frozen_first_host_does_not_keep_the_service_from_the_next_one() {
     // The pool's (and every tool's) per-host connect timeout.
     let per_host = db::PoolSettings::new(&url, 2).connect_timeout;
 
+    // The bounds below tell one wait on the frozen host (at least `per_host`) from two or
+    // more (at least twice that): what the rest of the work takes, even on a loaded
+    // machine, stays far below one `per_host` (5 s).
     let started = Instant::now();
     let migrated = run("auth-service", &["migrate"], &url, &[]).await;
     assert!(
@@ -149,21 +152,23 @@ async fn a_frozen_first_host_does_not_keep_the_service_from_the_next_one() {
         String::from_utf8_lossy(&migrated.stderr)
     );
     assert!(
-        started.elapsed() < per_host + Duration::from_secs(3),
-        "migrate took {:?}",
+        started.elapsed() < 2 * per_host,
+        "migrate took {:?}: it waited on the frozen host more than once",
         started.elapsed()
     );
 
     let service = Service::start("auth-service", &url, &[]).await;
     let started = Instant::now();
     service
-        .wait_until(per_host + Duration::from_secs(3), |s| s == 200, "/readyz")
+        .wait_until(2 * per_host, |s| s == 200, "/readyz")
         .await;
     assert!(
         started.elapsed() >= per_host,
         "the frozen host was not tried first"
     );
 
+    // Once switched, a request does not wait on the frozen host again: answered in less
+    // than one connect timeout.
     let started = Instant::now();
     let caller = service
         .client()
@@ -174,8 +179,8 @@ async fn a_frozen_first_host_does_not_keep_the_service_from_the_next_one() {
         .unwrap();
     assert_eq!(caller.status(), 200);
     assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "a request after the switch took {:?}",
+        started.elapsed() < per_host,
+        "a request after the switch took {:?}, a connect timeout ({per_host:?}) or more",
         started.elapsed()
     );
 }

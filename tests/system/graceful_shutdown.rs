@@ -159,8 +159,10 @@ async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flig
     let started = std::time::Instant::now();
     let exit = order.exited().await;
     assert!(exit.success(), "exited with {exit}");
+    // Not held to the shutdown timeout once nothing is in flight: well under it (a bound
+    // a loaded machine keeps, which a wait for the timeout cannot).
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        started.elapsed() < server::run::SHUTDOWN_TIMEOUT / 2,
         "exit waited {:?} (the shutdown timeout is {} s)",
         started.elapsed(),
         server::run::SHUTDOWN_TIMEOUT.as_secs()

@@ -3,6 +3,7 @@
 
 use db::testing::TestDatabase;
 use e2e::Service;
+use e2e::log::has_message;
 
 #[tokio::test]
 async fn a_requests_log_lines_carry_its_request_id() {
@@ -44,24 +45,18 @@ async fn a_requests_log_lines_carry_its_request_id() {
     }
 }
 
-/// The lines of `service` whose message is `message`, waited for up to a deadline (a line
-/// reaches the pipe soon after the answer that caused it).
+/// The lines of `service` whose message is `message`: waited for until there is one, then
+/// all of them among the lines written so far (read off the pipes first).
 async fn lines_saying(service: &Service, message: &str) -> Vec<serde_json::Value> {
-    let find = || -> Vec<serde_json::Value> {
-        service
-            .logs()
-            .iter()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .filter(|line: &serde_json::Value| line["message"] == message)
-            .collect()
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut lines = find();
-    while lines.is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        lines = find();
-    }
-    lines
+    service.log().wait_for_message(message).await;
+    service
+        .log()
+        .written()
+        .await
+        .iter()
+        .filter(|line| has_message(line, message))
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
 }
 
 /// An order service whose relay calls `upstream` and gives up after 300 ms (no auth service).

@@ -22,4 +22,5 @@ mod replicas;
 mod sandbox_payments;
 mod security;
 mod tracing;
+mod version_headers;
 mod walkthrough;

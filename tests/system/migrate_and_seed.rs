@@ -1,7 +1,7 @@
 //! `migrate` and `seed` as the deployment runs them.
 
 use db::testing::TestDatabase;
-use e2e::{SERVICES, repo_root, run};
+use e2e::{Running, SERVICES, repo_root, run};
 
 #[tokio::test]
 async fn the_two_catalog_services_can_migrate_the_shared_database_at_once() {
@@ -82,24 +82,37 @@ async fn wait_for_migrations_holds_until_migrate_has_run() {
         String::from_utf8_lossy(&gave_up.stderr)
     );
 
-    let url = database.url().to_owned();
-    let waiting = tokio::spawn(async move {
-        run(
-            "point-service",
-            &["wait-for-migrations", "--timeout-secs", "50"],
-            &url,
-            &[],
-        )
-        .await
-    });
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert!(!waiting.is_finished(), "it did not wait for the migrations");
+    let mut waiting = Running::start(
+        "point-service",
+        &["wait-for-migrations", "--timeout-secs", "50"],
+        database.url(),
+        &[],
+    );
+    // Where it should be: it has found the migrations pending and says it waits for them
+    // (then looks again every 2 s) ...
+    let said = waiting
+        .log()
+        .wait_for("saying it waits for pending migrations", |line| {
+            line.contains("waiting for migrations: pending migrations")
+        })
+        .await;
+    // ... and it still runs, past that line.
+    assert_eq!(
+        waiting.exit_status(),
+        None,
+        "it ended instead of waiting for the migrations: {said}"
+    );
     let migrated = run("point-service", &["migrate"], database.url(), &[]).await;
     assert!(migrated.status.success());
-    let waited = waiting.await.unwrap();
+    // Then it ends on its own, having found the migrations there: it looked again after
+    // `migrate` had run, so it was still waiting until then.
+    let (status, lines) = waiting.finish().await;
+    assert!(status.success(), "{}", lines.join("\n"));
     assert!(
-        waited.status.success(),
+        lines
+            .iter()
+            .any(|line| line.contains("migrations are up to date")),
         "{}",
-        String::from_utf8_lossy(&waited.stderr)
+        lines.join("\n")
     );
 }

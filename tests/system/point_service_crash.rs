@@ -6,13 +6,29 @@
 //! audit` finds every ledger invariant intact.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use e2e::demo::{OFFER_100, SARA};
 use e2e::stack::{Databases, Stack};
 use e2e::{demo_database, run};
 use futures_util::future::join_all;
 use serde_json::json;
+
+/// How many sessions of the points database wait on a lock on the accounts (a spend
+/// waiting for the account row the test holds). Asked outside a transaction: within one,
+/// `pg_stat_activity` stays as it was at its first read.
+async fn spends_waiting_on_a_lock(watcher: &tokio_postgres::Client) -> i64 {
+    watcher
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+               AND wait_event_type = 'Lock' AND query ILIKE '%point_accounts%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
 
 /// What Sara's account holds in the demo fixture, and what the offer costs her in points.
 const OPENING_TENTHS: i64 = 6305;
@@ -34,7 +50,18 @@ async fn a_crashed_point_service_gives_502_then_recovers_without_losing_a_point(
     let gift = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "point"});
     let keys: Vec<String> = (0..4).map(|i| format!("crash-{i}")).collect();
 
-    // Four spends in flight, and the point service killed under them.
+    // Four spends in flight, and the point service killed under them, at a point proven to
+    // be inside a spend: the test holds Sara's account row, so each spend that gets that far
+    // has claimed its idempotency key in its transaction and waits for her row's lock; the
+    // crash comes once PostgreSQL shows one waiting so.
+    let (holder, connection) = tokio_postgres::connect(points_db.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let holder_task = tokio::spawn(connection);
+    holder
+        .batch_execute("BEGIN; SELECT 1 FROM point_accounts WHERE client_id = 1001 FOR UPDATE")
+        .await
+        .unwrap();
     let spends = join_all(keys.iter().map(|key| {
         let (stack, gift, orders) = (&stack, &gift, &orders);
         async move {
@@ -44,15 +71,33 @@ async fn a_crashed_point_service_gives_502_then_recovers_without_losing_a_point(
                 .await
         }
     }));
+    let (watcher, connection) = tokio_postgres::connect(points_db.url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let watcher_task = tokio::spawn(connection);
     let crash = async {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while spends_waiting_on_a_lock(&watcher).await == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "no spend reached Sara's account within 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         stack.points.crash();
     };
     let (answers, ()) = tokio::join!(spends, crash);
+    // Every answer is in: the process is gone. Its transactions end with it (PostgreSQL
+    // rolls back a transaction whose client is gone), whatever they had claimed.
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    drop((holder, watcher));
+    let _ = tokio::join!(holder_task, watcher_task);
+    // None could finish before the crash (each needs the row the test held until now):
+    // each is the relay's 502, the crash cutting it inside the point service or its call
+    // finding the point service gone.
     for (status, body) in &answers {
         assert!(
-            *status == 200
-                || (*status == 502 && body["error"]["code"] == "POINT_SERVICE_UNAVAILABLE"),
+            *status == 502 && body["error"]["code"] == "POINT_SERVICE_UNAVAILABLE",
             "{status} {body}"
         );
     }

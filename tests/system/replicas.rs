@@ -74,15 +74,37 @@ async fn every_cross_replica_rule_holds_with_two_replicas_behind_a_balancer() {
     }
 }
 
-/// `replica`'s log line of the last code sent to `phone` (log provider), as its digits.
-fn code_sent(replica: &Service, phone: &str) -> String {
-    let line = replica
-        .logs()
-        .into_iter()
-        .rev()
-        .find(|l| l.contains("SMS (log provider") && l.contains(phone))
-        .unwrap_or_else(|| panic!("{} sent no code to {phone}", replica.base));
-    let text = line.split("Your verification code: ").nth(1).unwrap();
+/// Whether `line` is the log provider's line of a code sent to `phone`.
+fn sends_code_to(line: &str, phone: &str) -> bool {
+    line.contains("SMS (log provider") && line.contains(phone)
+}
+
+/// Asks `replica` for a new code for `phone` (reset-otp) and returns it, read from the
+/// replica's log line of that code (log provider): the line after those written before the
+/// request, waited for, never an older code's.
+async fn new_code(stack: &ReplicatedStack, replica: &Service, phone: &str) -> String {
+    let before = replica
+        .log()
+        .matching(|line| sends_code_to(line, phone))
+        .len();
+    let query = format!("contact_phone={}", phone.replace('+', "%2B"));
+    let (status, body) = otp(stack, &replica.base, "reset-otp", &query).await;
+    assert_eq!(status, 200, "{body}");
+    let sent = replica
+        .log()
+        .wait_for_more(before, &format!("sending a code to {phone}"), |line| {
+            sends_code_to(line, phone)
+        })
+        .await;
+    assert_eq!(
+        sent.len(),
+        before + 1,
+        "one reset-otp, one code sent: {sent:?}"
+    );
+    let text = sent[before]
+        .split("Your verification code: ")
+        .nth(1)
+        .unwrap();
     text.chars().take_while(char::is_ascii_digit).collect()
 }
 
@@ -97,9 +119,7 @@ async fn otp_code_asked_on_one_replica_verifies_on_the_other(stack: &ReplicatedS
         unreachable!()
     };
     let phone = "contact_phone=%2B966500000002";
-    let (status, body) = otp(stack, &a.base, "reset-otp", phone).await;
-    assert_eq!(status, 200, "{body}");
-    let code = code_sent(a, "+966500000002");
+    let code = new_code(stack, a, "+966500000002").await;
     let (status, body) = otp(
         stack,
         &b.base,
@@ -116,9 +136,7 @@ async fn wrong_guesses_over_both_replicas_kill_the_code_after_five(stack: &Repli
         unreachable!()
     };
     let phone = "contact_phone=%2B966500000003";
-    let (status, _) = otp(stack, &b.base, "reset-otp", phone).await;
-    assert_eq!(status, 200);
-    let code = code_sent(b, "+966500000003");
+    let code = new_code(stack, b, "+966500000003").await;
     let wrong = if code == "0000" { "1111" } else { "0000" };
     for (i, replica) in [a, b, a, b, a].into_iter().enumerate() {
         let (status, body) = otp(
@@ -148,9 +166,7 @@ async fn wrong_guesses_over_both_replicas_kill_the_code_after_five(stack: &Repli
         "after 5 wrong guesses over both replicas the code is dead: {body}"
     );
     // The next reset-otp sends a new code, which works.
-    let (status, _) = otp(stack, &a.base, "reset-otp", phone).await;
-    assert_eq!(status, 200);
-    let fresh = code_sent(a, "+966500000003");
+    let fresh = new_code(stack, a, "+966500000003").await;
     let (status, body) = otp(
         stack,
         &b.base,
@@ -387,7 +403,9 @@ async fn both_retry_workers_credit_each_stuck_redemption_once(
     // reference, so the ledger alone could not tell two senders from one).
     let mut landed: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for replica in order {
-        for line in replica.logs() {
+        // Each line is written before its redemption is marked credited: all there once
+        // the pipes are read up to now.
+        for line in replica.log().written().await {
             if line.contains("gift-card credit landed") && line.contains("\"by\":\"retry\"") {
                 let id = serde_json::from_str::<serde_json::Value>(&line).unwrap()["redemption.id"]
                     .to_string();
@@ -427,12 +445,12 @@ async fn both_retry_workers_credit_each_stuck_redemption_once(
         );
     }
     for service in SERVICES {
-        assert!(
-            stack
-                .replicas(service)
-                .iter()
-                .all(|r| r.logs().iter().all(|l| !l.contains("panicked"))),
-            "{service} panicked"
-        );
+        for replica in stack.replicas(service) {
+            let written = replica.log().written().await;
+            assert!(
+                written.iter().all(|l| !l.contains("panicked")),
+                "{service} panicked"
+            );
+        }
     }
 }

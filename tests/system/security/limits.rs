@@ -123,33 +123,48 @@ async fn read_until_closed(stream: &mut tokio::net::TcpStream, wait: Duration) -
     Some(String::from_utf8_lossy(&answer).into_owned())
 }
 
+/// The operator service's settings in the next test (`HTTP_HEAD_TIMEOUT_MS`,
+/// `HTTP_BODY_TIMEOUT_MS`).
+const HEAD_DEADLINE: Duration = Duration::from_secs(3);
+const BODY_DEADLINE: Duration = Duration::from_millis(300);
+
 /// 8. Slow clients and too many connections, on a real binary through the `HTTP_*`
-/// variables: the operator service started with room for two connections, a 2 s head
+/// variables: the operator service started with room for two connections, a 3 s head
 /// deadline, a 300 ms body deadline and a 1 s keep-alive. Two connections that never finish
-/// their head hold both places, so a third request waits unanswered until one of them goes;
-/// a head trickled one header at a time is cut at 2 s (408); a body declared and never sent
-/// is a 408 in the operator envelope at 300 ms, with the connection closed; an idle
-/// keep-alive connection is closed after 1 s.
+/// their head hold both places, so a third waits in the accept queue, unanswered, until one
+/// of them goes; a head trickled one header at a time is cut at 3 s (408); a body declared
+/// and never sent is a 408 in the operator envelope at 300 ms, with the connection closed;
+/// an idle keep-alive connection is closed after 1 s.
+///
+/// Whether the server took a connection or leaves it waiting is read from the kernel
+/// (`e2e::sockets`), not guessed from a pause.
 #[tokio::test]
 async fn slow_clients_and_connections_past_the_bound_are_cut_by_the_http_variables() {
+    use e2e::sockets::wait_for_port;
+    use std::time::Instant;
     use tokio::io::AsyncWriteExt;
     use tokio::net::TcpStream;
     let catalog = demo_database(&["order-service", "operator-service"], "sec_limits").await;
+    let head_ms = HEAD_DEADLINE.as_millis().to_string();
+    let body_ms = BODY_DEADLINE.as_millis().to_string();
     let service = e2e::Service::start(
         "operator-service",
         catalog.url(),
         &[
             ("HTTP_MAX_CONNECTIONS", "2"),
-            ("HTTP_HEAD_TIMEOUT_MS", "2000"),
-            ("HTTP_BODY_TIMEOUT_MS", "300"),
+            ("HTTP_HEAD_TIMEOUT_MS", &head_ms),
+            ("HTTP_BODY_TIMEOUT_MS", &body_ms),
             ("HTTP_KEEP_ALIVE_SECS", "1"),
         ],
     )
     .await;
     let address = service.base.trim_start_matches("http://").to_owned();
-    // The harness's own keep-alive connection (from waiting for /healthz) goes after 1 s.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let port = service.port();
+    // The harness's own keep-alive connection (from waiting for /healthz) goes after 1 s:
+    // wait until the server holds no connection.
+    wait_for_port(port, "free of connections", |s| s.established == 0).await;
 
+    let held_since = Instant::now();
     let mut held = Vec::new();
     for _ in 0..2 {
         let mut stream = TcpStream::connect(&address).await.unwrap();
@@ -159,27 +174,45 @@ async fn slow_clients_and_connections_past_the_bound_are_cut_by_the_http_variabl
             .unwrap();
         held.push(stream);
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Both taken by the server: they hold its two places.
+    wait_for_port(port, "holding two accepted connections", |s| {
+        s.accepted() == 2 && s.queued == 0
+    })
+    .await;
     let mut third = TcpStream::connect(&address).await.unwrap();
     third
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .await
         .unwrap();
+    // The third is left in the accept queue: no place for it ...
+    wait_for_port(
+        port,
+        "with the third connection left in its accept queue",
+        |s| s.accepted() == 2 && s.queued == 1,
+    )
+    .await;
+    // ... and stays unanswered while the two hold their places, that is until well before
+    // their head deadline cuts them: counted from their accept (after `held_since`) on the
+    // server's coarse clock (actix's, which runs up to half a second behind).
+    let window = HEAD_DEADLINE
+        .saturating_sub(held_since.elapsed())
+        .saturating_sub(Duration::from_secs(1))
+        .min(Duration::from_millis(800));
     assert_eq!(
-        read_until_closed(&mut third, Duration::from_millis(800)).await,
+        read_until_closed(&mut third, window).await,
         None,
         "answered while two connections held both places"
     );
     drop(held.pop());
-    let answer = read_until_closed(&mut third, Duration::from_secs(5))
+    let answer = read_until_closed(&mut third, Duration::from_secs(15))
         .await
         .expect("served once a place is free");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
 
-    // The other held connection never finished its head: 408 and closed at 2 s, counted
-    // from its connect (about 1 s ago), even while it trickles headers.
+    // The other held connection never finished its head: 408 and closed at the head
+    // deadline, counted from its connect, even while it trickles headers.
     let mut slow = held.pop().unwrap();
-    let trickled = tokio::time::timeout(Duration::from_secs(4), async {
+    let trickled = tokio::time::timeout(HEAD_DEADLINE + Duration::from_secs(10), async {
         let mut answer = Vec::new();
         loop {
             if slow.write_all(b"X-Slow: 1\r\n").await.is_err() {
@@ -202,20 +235,32 @@ async fn slow_clients_and_connections_past_the_bound_are_cut_by_the_http_variabl
     .await
     .expect("a trickled head is cut at the head deadline");
     assert!(trickled.starts_with("HTTP/1.1 408"), "{trickled:?}");
+    // By the head deadline, not by a shorter one (the body's, the keep-alive): at least
+    // half of it, whatever the server's coarse clock.
+    assert!(
+        held_since.elapsed() >= HEAD_DEADLINE / 2,
+        "cut after {:?}, well before the head deadline",
+        held_since.elapsed()
+    );
 
-    // A body declared and never sent: 408 in the operator envelope, connection closed.
+    // A body declared and never sent: 408 in the operator envelope, connection closed, at
+    // the body deadline (not the head's, which is later).
     let mut stalled = TcpStream::connect(&address).await.unwrap();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     stalled
         .write_all(
             b"POST /api/v1/operator/services HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{\"title\": ",
         )
         .await
         .unwrap();
-    let answer = read_until_closed(&mut stalled, Duration::from_secs(4))
+    let answer = read_until_closed(&mut stalled, Duration::from_secs(15))
         .await
         .expect("closed after the body deadline");
-    assert!(started.elapsed() < Duration::from_secs(3));
+    let took = started.elapsed();
+    assert!(
+        took >= BODY_DEADLINE && took < HEAD_DEADLINE,
+        "cut after {took:?}"
+    );
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("HTTP/1.1 408"), "{head}");
     assert_eq!(
@@ -228,8 +273,8 @@ async fn slow_clients_and_connections_past_the_bound_are_cut_by_the_http_variabl
     idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         .await
         .unwrap();
-    let started = std::time::Instant::now();
-    let answer = read_until_closed(&mut idle, Duration::from_secs(4))
+    let started = Instant::now();
+    let answer = read_until_closed(&mut idle, Duration::from_secs(15))
         .await
         .expect("closed after the keep-alive");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");

@@ -1,7 +1,5 @@
 //! Secrets and login codes never reach the logs of the five processes.
 
-use std::time::Duration;
-
 use e2e::demo::{CLOSED, FAHAD, NOURA, OCCASION, OFFER_100, OMAR, REEM, SARA, SARA_PHONE};
 use serde_json::{Value, json};
 use testkit::tokens::{now, webhook_signature};
@@ -9,6 +7,9 @@ use testkit::tokens::{now, webhook_signature};
 use super::{
     System, auth_secret, internal_token, operator_secret, operator_token, system, webhook_secret,
 };
+
+/// The message of the log SMS provider's line, the one line that may hold a login code.
+const SMS_LINE: &str = "SMS (log provider, not sent)";
 
 /// A client not in test mode, so that reset-otp makes a random code and "sends" it.
 fn real_phone_client() -> Value {
@@ -70,15 +71,14 @@ async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>
         sys.call("GET", &reset(real), None, None).await,
         (200, json!({"status": true}))
     );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The log SMS provider's line: the only code sent in this test, so the first such line.
     let sms: Value = sys
         .stack
         .auth
-        .logs()
-        .iter()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|l| l["message"] == "SMS (log provider, not sent)")
-        .expect("the log SMS provider's line");
+        .log()
+        .wait_for_message(SMS_LINE)
+        .await
+        .remove(0);
     let code: String = sms["sms.text"]
         .as_str()
         .unwrap()
@@ -271,26 +271,27 @@ async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>
 async fn secrets_never_reach_the_logs() {
     let sys = system(Some(&real_phone_client())).await;
     let (secrets, codes) = drive_every_secret(&sys).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let logs = sys.all_logs();
-    // The capture works: the lines of the flows driven are there.
+    // The capture works: the lines of the flows driven are there (waited for: a line
+    // reaches the harness some time after it is written).
+    let s = &sys.stack;
     for (service, message) in [
-        ("auth-service", "\"logged in\""),
-        ("auth-service", "\"token exchanged\""),
-        ("auth-service", "SMS (log provider, not sent)"),
-        ("payment-sandbox", "\"payment requested\""),
-        ("payment-sandbox", "\"webhook delivered\""),
-        ("point-service", "\"payment event applied\""),
-        ("point-service", "payment webhook refused"),
-        ("operator-service", "\"listening\""),
-        ("order-service", "\"listening\""),
+        (&s.auth, "\"logged in\""),
+        (&s.auth, "\"token exchanged\""),
+        (&s.auth, SMS_LINE),
+        (&s.sandbox, "\"payment requested\""),
+        (&s.sandbox, "\"webhook delivered\""),
+        (&s.points, "\"payment event applied\""),
+        (&s.points, "payment webhook refused"),
+        (&s.operator, "\"listening\""),
+        (&s.order, "\"listening\""),
     ] {
-        assert!(
-            logs.iter()
-                .any(|(s, line)| *s == service && line.contains(message)),
-            "no {message} line from {service}"
-        );
+        service
+            .log()
+            .wait_for(message, |line| line.contains(message))
+            .await;
     }
+    // Then every line written so far, none left unread in a pipe.
+    let logs = sys.all_logs_written().await;
     let mut leaks = Vec::new();
     for (service, line) in &logs {
         for (what, secret) in &secrets {
@@ -298,7 +299,7 @@ async fn secrets_never_reach_the_logs() {
                 leaks.push(format!("{service}: {what} in {line}"));
             }
         }
-        if line.contains("SMS (log provider, not sent)") {
+        if line.contains(SMS_LINE) {
             continue;
         }
         let line = strip_http_target(line);
@@ -341,11 +342,13 @@ fn strip_http_target(line: &str) -> String {
 async fn login_codes_never_reach_the_logs() {
     let sys = system(Some(&real_phone_client())).await;
     let (_, codes) = drive_every_secret(&sys).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Every line of the flows is written before the answer that ends its request; all of
+    // them, read off the pipes up to now.
     let leaks: Vec<String> = sys
-        .all_logs()
+        .all_logs_written()
+        .await
         .into_iter()
-        .filter(|(_, line)| !line.contains("SMS (log provider, not sent)"))
+        .filter(|(_, line)| !line.contains(SMS_LINE))
         .filter(|(_, line)| codes.iter().any(|code| words(line).contains(code)))
         .map(|(service, line)| format!("{service}: {line}"))
         .collect();

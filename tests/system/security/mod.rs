@@ -211,17 +211,16 @@ impl System {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
-    /// Every log line of the five processes, each with the process's name.
-    fn all_logs(&self) -> Vec<(&'static str, String)> {
+    /// Every log line the five processes wrote before this call (each read off its pipe
+    /// first), each with the process's name.
+    async fn all_logs_written(&self) -> Vec<(&'static str, String)> {
         let s = &self.stack;
-        [&s.auth, &s.points, &s.order, &s.operator, &s.sandbox]
-            .into_iter()
-            .flat_map(|service| {
-                service
-                    .logs()
-                    .into_iter()
-                    .map(move |line| (service.name, line))
-            })
-            .collect()
+        let mut all = Vec::new();
+        for service in [&s.auth, &s.points, &s.order, &s.operator, &s.sandbox] {
+            for line in service.log().written().await {
+                all.push((service.name, line));
+            }
+        }
+        all
     }
 }

@@ -10,6 +10,7 @@ mod point_rates;
 mod relay;
 mod relay_answers;
 mod relay_targets;
+mod relay_timeouts;
 mod seed;
 mod stores;
 mod system_categories;
