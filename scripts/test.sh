@@ -7,6 +7,38 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO"
 
+# The tests run under cargo-nextest, which gives every test a process of its own: tests that
+# read the process-wide metrics registry (`/metrics`) then count only their own events.
+# `cargo test` runs a binary's tests as threads of one process, where those counts race the
+# other tests (and those tests refuse to run), so there is no fallback to it. When nextest is
+# missing it is installed: the prebuilt binary (seconds) if get.nexte.st answers, else built
+# from crates.io (`cargo install`, several minutes).
+require_nextest() {
+    cargo nextest --version >/dev/null 2>&1 && return
+    local bin=${CARGO_HOME:-$HOME/.cargo}/bin platform='' tmp
+    case "$(uname -s)-$(uname -m)" in
+        Linux-x86_64) platform=linux ;;
+        Linux-aarch64 | Linux-arm64) platform=linux-arm ;;
+        Darwin-*) platform=mac ;;
+    esac
+    tmp=$(mktemp -d)
+    if [ -n "$platform" ] &&
+        curl -fsSL --connect-timeout 10 --max-time 300 -o "$tmp/nextest.tar.gz" \
+            "https://get.nexte.st/0.9/$platform" &&
+        tar -xzf "$tmp/nextest.tar.gz" -C "$tmp" && mkdir -p "$bin" &&
+        mv "$tmp/cargo-nextest" "$bin/"; then
+        log "cargo-nextest: installed its prebuilt binary in $bin"
+    else
+        log "cargo-nextest: no prebuilt binary to be had, building it (several minutes)"
+        cargo install cargo-nextest --locked
+    fi
+    rm -rf "$tmp"
+    cargo nextest --version >/dev/null 2>&1 ||
+        fail "cargo-nextest does not run after its install: see https://nexte.st"
+}
+
+require_nextest
+
 TEST_DATABASE_URL=$(postgres_admin_url)
 export TEST_DATABASE_URL
 
@@ -28,10 +60,6 @@ scripts/check-deploy.sh
 echo "== alert rules (promtool), monitoring manifests"
 scripts/check-monitoring.sh
 echo "== tests"
-if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --workspace --locked --no-fail-fast
-    # nextest does not run doctests.
-    cargo test --workspace --doc --locked
-else
-    cargo test --workspace --locked --no-fail-fast
-fi
+cargo nextest run --workspace --locked --no-fail-fast
+# nextest does not run doctests.
+cargo test --workspace --doc --locked

@@ -27,6 +27,7 @@ use std::time::Duration;
 use server::{AppEnv, CommonConfig, DatabaseConfig, Env, Secret};
 
 use crate::client_limits::ClientLimits;
+use crate::clock::Clock;
 use crate::otp::Limits;
 
 /// `OTP_TEST_CODE`'s value outside production, and the one value production refuses: it is
@@ -42,6 +43,8 @@ pub struct Config {
     pub internal_token: Secret,
     /// `None`: test-mode accounts get no code (production without the Secret's value).
     pub otp_test_code: Option<Secret>,
+    /// Not read from the environment: the database's clock, unless a test sets a manual one.
+    pub otp_clock: Clock,
     pub sms: SmsConfig,
     pub limits: Limits,
     pub client_limits: ClientLimits,
@@ -109,6 +112,7 @@ impl Config {
             jwt_secret,
             internal_token,
             otp_test_code,
+            otp_clock: Clock::Database,
             sms,
             limits,
             client_limits,

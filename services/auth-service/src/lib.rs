@@ -6,6 +6,7 @@ pub mod address_book;
 pub mod birth_date;
 pub mod caller;
 pub mod client_limits;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod error;

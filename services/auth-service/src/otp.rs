@@ -1,6 +1,8 @@
 //! Login by SMS code: the rules of reset-otp and verify-otp (no HTTP in here).
 //!
-//! - A code lives 3 minutes. While one is live, reset-otp sends nothing and still succeeds.
+//! - A code lives 3 minutes, by the database's clock ([`crate::clock`]): live up to the last
+//!   instant before `issued + 3 min`, dead from then on. While one is live, reset-otp sends
+//!   nothing and still succeeds.
 //! - Test-mode accounts get the fixed `OTP_TEST_CODE` and no SMS; without one (production
 //!   with no value in the Secret) they get no code and cannot log in.
 //! - The code is committed before its SMS goes out (no transaction or pooled connection
@@ -18,12 +20,13 @@
 //!   anyone could test every number). Past [`Limits::unknown_phones_per_ip`] an address gets
 //!   the 429 for every phone, known ones included, so the answers stop telling them apart.
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use rand::Rng;
 
+use crate::clock::Clock;
 use crate::db::schema::{clients, otp_codes, otp_events};
 use crate::error::AuthError;
 use crate::profile::Profile;
@@ -53,6 +56,8 @@ pub struct OtpSettings {
     /// How long a stored code whose SMS is not confirmed yet counts as live: the SMS
     /// timeout and a margin. Past it, the send is taken as lost and reset-otp sends again.
     pub pending_for: std::time::Duration,
+    /// The clock of the codes' times: the database's, or a test's.
+    pub clock: Clock,
 }
 
 /// What reset-otp decided, once its transaction has committed.
@@ -87,6 +92,24 @@ pub fn normalize_phone(raw: &str) -> String {
         format!("+{phone}")
     } else {
         phone
+    }
+}
+
+#[derive(QueryableByName)]
+struct Now {
+    #[diesel(sql_type = Timestamptz)]
+    now: DateTime<Utc>,
+}
+
+/// Now by the codes' clock. The database's `now()` is the start of the caller's transaction,
+/// the same instant for every statement in it.
+async fn now(conn: &mut AsyncPgConnection, clock: &Clock) -> QueryResult<DateTime<Utc>> {
+    match clock.fixed() {
+        Some(at) => Ok(at),
+        None => Ok(diesel::sql_query("SELECT now() AS now")
+            .get_result::<Now>(conn)
+            .await?
+            .now),
     }
 }
 
@@ -253,11 +276,11 @@ async fn reset_known(
     if !client.is_active() {
         return Err(AuthError::Unauthorized);
     }
-    let send_deadline =
-        Utc::now() - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
+    let now = now(conn, &settings.clock).await?;
+    let send_deadline = now - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
     let live: i64 = otp_codes::table
         .filter(otp_codes::client_id.eq(client.client_id))
-        .filter(otp_codes::expires_at.gt(diesel::dsl::now))
+        .filter(otp_codes::expires_at.gt(now))
         .filter(otp_codes::failed_attempts.lt(MAX_WRONG_TRIES))
         .filter(
             otp_codes::sent_at
@@ -288,11 +311,11 @@ async fn reset_known(
     let values = (
         otp_codes::client_id.eq(client.client_id),
         otp_codes::code_hash.eq(code_hash.clone()),
-        otp_codes::expires_at.eq(Utc::now() + CODE_LIFETIME),
+        otp_codes::expires_at.eq(now + CODE_LIFETIME),
         otp_codes::failed_attempts.eq(0),
-        otp_codes::created_at.eq(Utc::now()),
+        otp_codes::created_at.eq(now),
         // A test-mode code is never sent: it is live at once.
-        otp_codes::sent_at.eq(test_mode.then(Utc::now)),
+        otp_codes::sent_at.eq(test_mode.then_some(now)),
     );
     diesel::insert_into(otp_codes::table)
         .values(values.clone())
@@ -317,13 +340,18 @@ async fn reset_known(
 }
 
 /// The SMS went out: the code is live for the rest of its 3 minutes.
-pub async fn confirm_sent(conn: &mut AsyncPgConnection, pending: &Pending) -> QueryResult<()> {
+pub async fn confirm_sent(
+    conn: &mut AsyncPgConnection,
+    settings: &OtpSettings,
+    pending: &Pending,
+) -> QueryResult<()> {
+    let now = now(conn, &settings.clock).await?;
     diesel::update(
         otp_codes::table
             .find(pending.client_id)
             .filter(otp_codes::code_hash.eq(&pending.code_hash)),
     )
-    .set(otp_codes::sent_at.eq(Utc::now()))
+    .set(otp_codes::sent_at.eq(now))
     .execute(conn)
     .await
     .map(|_| ())
@@ -389,9 +417,10 @@ pub async fn verify(
                 // No test code configured: a code stored before that cannot open it either.
                 return Ok(Verdict::Refused(AuthError::WrongCode));
             }
+            let now = now(conn, &settings.clock).await?;
             let stored = otp_codes::table
                 .find(client.client_id)
-                .filter(otp_codes::expires_at.gt(diesel::dsl::now))
+                .filter(otp_codes::expires_at.gt(now))
                 .select((otp_codes::code_hash, otp_codes::failed_attempts))
                 .for_update()
                 .first::<(Vec<u8>, i32)>(conn)

@@ -45,6 +45,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             test_code: config.otp_test_code.clone(),
             limits: config.limits,
             pending_for: sms_timeout(&config.sms) + SEND_MARGIN,
+            clock: config.otp_clock.clone(),
         },
         client_limits: config.client_limits,
         internal_token: config.internal_token.clone(),

@@ -80,7 +80,7 @@ async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
             // The SMS is out, so the answer is a success whatever happens here; unconfirmed,
             // the code still verifies, and only stops blocking a new send sooner.
             let confirmed = match state.pool.get().await {
-                Ok(mut conn) => otp::confirm_sent(&mut conn, pending)
+                Ok(mut conn) => otp::confirm_sent(&mut conn, &state.otp, pending)
                     .await
                     .map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use auth_service::client_limits::ClientLimits;
+use auth_service::clock::Clock;
 use auth_service::config::{Config, SmsConfig};
 use auth_service::otp::Limits;
 use auth_service::tokens::TokenKeys;
@@ -101,6 +102,8 @@ pub struct Options {
     /// `OTP_TEST_CODE`; `None` as production without the Secret's value.
     pub test_code: Option<&'static str>,
     pub pool_size: usize,
+    /// The codes' clock: the database's unless a test sets a manual one.
+    pub otp_clock: Clock,
 }
 
 impl Default for Options {
@@ -121,6 +124,7 @@ impl Default for Options {
             gateway: Gateway::Accepts,
             test_code: Some(TEST_CODE),
             pool_size: 4,
+            otp_clock: Clock::Database,
         }
     }
 }
@@ -174,6 +178,7 @@ fn config(database: &TestDatabase, options: &Options, gateway_url: String) -> Co
         jwt_secret: Secret::new(SECRET),
         internal_token: Secret::new(INTERNAL),
         otp_test_code: options.test_code.map(Secret::new),
+        otp_clock: options.otp_clock.clone(),
         sms: SmsConfig::Http {
             url: gateway_url,
             timeout: Duration::from_secs(2),

@@ -1,5 +1,7 @@
 //! Login by SMS code: reset-otp and verify-otp.
 
+use auth_service::clock::{Clock, ManualClock};
+use chrono::{DateTime, Duration, TimeZone, Utc};
 use serde_json::json;
 
 use crate::helpers::*;
@@ -22,8 +24,18 @@ async fn reset(app: &TestApp, phone: &str) -> (u16, serde_json::Value) {
 }
 
 async fn verify(app: &TestApp, phone: &str, code: &str) -> (u16, serde_json::Value) {
+    verify_with(app, phone, code, "").await
+}
+
+/// verify-otp with more of the query string after `contact_phone` and `code`.
+async fn verify_with(
+    app: &TestApp,
+    phone: &str,
+    code: &str,
+    more: &str,
+) -> (u16, serde_json::Value) {
     let path = format!(
-        "/api/v1/clients/verify-otp?contact_phone={}&code={code}",
+        "/api/v1/clients/verify-otp?contact_phone={}&code={code}{more}",
         phone.replace('+', "%2B")
     );
     answer(app.get(&path, None).await).await
@@ -319,6 +331,163 @@ async fn an_expired_code_is_refused() {
     // An expired code is no longer live, so reset-otp makes a new one.
     reset(&app, SARA_PHONE).await;
     assert_eq!(verify(&app, SARA_PHONE, TEST_CODE).await.0, 200);
+}
+
+#[derive(diesel::QueryableByName, Debug, PartialEq)]
+struct CodeTimes {
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    created_at: DateTime<Utc>,
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    expires_at: DateTime<Utc>,
+}
+
+/// When the stored code of `client_id` was issued, and until when it lives.
+async fn code_times(app: &TestApp, client_id: i64) -> CodeTimes {
+    use diesel_async::RunQueryDsl;
+    let mut conn = app.database.connect().await;
+    diesel::sql_query("SELECT created_at, expires_at FROM otp_codes WHERE client_id = $1")
+        .bind::<diesel::sql_types::BigInt, _>(client_id)
+        .get_result(&mut conn)
+        .await
+        .unwrap()
+}
+
+/// A code lives 3 minutes by the codes' clock, here a manual one: stored to die exactly 3
+/// minutes after it was issued, it is live at the last instant before (it verifies, and
+/// reset-otp sends nothing), and from that instant on it is dead (it verifies no more, and
+/// reset-otp sends a new one).
+#[tokio::test]
+async fn a_code_lives_exactly_three_minutes_by_the_clock() {
+    let lifetime = Duration::minutes(3);
+    // The database keeps microseconds: the last instant of a code's life is 1 µs before it
+    // dies.
+    let instant = Duration::microseconds(1);
+    let issued = Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0).unwrap();
+    let clock = ManualClock::new(issued);
+    let app = spawn_app_with(Options {
+        otp_clock: Clock::Manual(clock.clone()),
+        ..Options::default()
+    })
+    .await;
+
+    assert_eq!(reset(&app, OMAR_PHONE).await.0, 200);
+    assert_eq!(
+        code_times(&app, OMAR).await,
+        CodeTimes {
+            created_at: issued,
+            expires_at: issued + lifetime
+        }
+    );
+    let first = app.codes_sent_to(OMAR_PHONE)[0].clone();
+    clock.set(issued + lifetime - instant);
+    assert_eq!(reset(&app, OMAR_PHONE).await.0, 200);
+    assert_eq!(
+        app.codes_sent_to(OMAR_PHONE).len(),
+        1,
+        "live at its last instant: no new SMS"
+    );
+    let (status, body) = verify(&app, OMAR_PHONE, &first).await;
+    assert_eq!(status, 200, "live at its last instant: {body}");
+
+    // Another code, tried at the instant it dies.
+    let issued = issued + Duration::minutes(10);
+    clock.set(issued);
+    assert_eq!(reset(&app, OMAR_PHONE).await.0, 200);
+    let second = app.codes_sent_to(OMAR_PHONE)[1].clone();
+    clock.set(issued + lifetime);
+    let (status, body) = verify(&app, OMAR_PHONE, &second).await;
+    assert_eq!(
+        (status, without_stack(body)),
+        (
+            400,
+            json!({"status": 400, "message": "Invalid or expired code"})
+        ),
+        "dead 3 minutes after it was issued"
+    );
+    // Dead, it no longer holds back a new one.
+    assert_eq!(reset(&app, OMAR_PHONE).await.0, 200);
+    let codes = app.codes_sent_to(OMAR_PHONE);
+    assert_eq!(codes.len(), 3, "a dead code does not block a new SMS");
+    assert_eq!(verify(&app, OMAR_PHONE, &codes[2]).await.0, 200);
+}
+
+/// Everything the service keeps but the OTP events (each try adds one, whatever it carries),
+/// as text.
+async fn stored(app: &TestApp) -> String {
+    #[derive(diesel::QueryableByName)]
+    struct Stored {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        value: String,
+    }
+    use diesel_async::RunQueryDsl;
+    let mut conn = app.database.connect().await;
+    diesel::sql_query(
+        "SELECT json_build_object(\
+           'clients', (SELECT json_agg(c ORDER BY client_id) FROM clients c), \
+           'legacy_tokens', (SELECT json_agg(t ORDER BY token_hash) FROM legacy_tokens t), \
+           'client_events', (SELECT json_agg(e ORDER BY id) FROM client_events e), \
+           'addresses', (SELECT json_agg(a ORDER BY id) FROM addresses a), \
+           'otp_codes', (SELECT json_agg(o ORDER BY client_id) FROM otp_codes o))::text AS value",
+    )
+    .get_result::<Stored>(&mut conn)
+    .await
+    .unwrap()
+    .value
+}
+
+/// A JWT's header and claims, but its `iat` (the second it was issued).
+fn token_claims(token: &str) -> Vec<serde_json::Value> {
+    use base64::Engine;
+    token
+        .split('.')
+        .take(2)
+        .map(|part| {
+            let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(part)
+                .unwrap();
+            let mut json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            json.as_object_mut().unwrap().remove("iat");
+            json
+        })
+        .collect()
+}
+
+/// verify-otp reads `contact_phone` and `code` only: `fcm_token` and `platform`, which the app
+/// sends and the spec says are ignored, change nothing in the answer (token included) and
+/// nothing stored, whatever their values. (Not a `%00`: a NUL anywhere in a request is
+/// refused at the door, for every route alike, before any route reads its query:
+/// docs/decisions.md.)
+#[tokio::test]
+async fn verify_otp_ignores_fcm_token_and_platform_whatever_their_values() {
+    let app = spawn_app().await;
+    assert_eq!(reset(&app, SARA_PHONE).await.0, 200);
+    let (status, plain) = verify(&app, SARA_PHONE, TEST_CODE).await;
+    assert_eq!(status, 200, "{plain}");
+    let plain_token = plain["data"]["access_token"].as_str().unwrap().to_owned();
+    let kept = stored(&app).await;
+    let long = "x".repeat(4000);
+    let odd_values = [
+        "&fcm_token=dGVzdDpBUEE5MWJIX3Rva2Vu&platform=android".to_owned(),
+        "&fcm_token=f00d&platform=ios".to_owned(),
+        "&fcm_token=&platform=".to_owned(),
+        "&platform=windows-phone&platform=android&fcm_token=a&fcm_token=b".to_owned(),
+        "&fcm_token=%27%3B%20DROP%20TABLE%20clients%3B--&platform=%0A%09%5C".to_owned(),
+        "&fcm_token=%F0%9F%98%80&platform=%D8%A3%D9%86%D8%AF%D8%B1%D9%88%D9%8A%D8%AF".to_owned(),
+        "&fcm_token[]=a&platform[x]=1&fcm_token=%ZZ".to_owned(),
+        format!("&fcm_token={long}&platform={long}"),
+    ];
+    for more in &odd_values {
+        assert_eq!(reset(&app, SARA_PHONE).await.0, 200);
+        let (status, body) = verify_with(&app, SARA_PHONE, TEST_CODE, more).await;
+        assert_eq!(status, 200, "{more}: {body}");
+        let token = body["data"]["access_token"].as_str().unwrap();
+        assert_eq!(app.keys.verify_primary(token), Some(SARA), "{more}");
+        assert_eq!(token_claims(token), token_claims(&plain_token), "{more}");
+        let mut body = body.clone();
+        body["data"]["access_token"] = plain["data"]["access_token"].clone();
+        assert_eq!(body, plain, "{more}");
+        assert_eq!(stored(&app).await, kept, "{more}");
+    }
 }
 
 #[tokio::test]

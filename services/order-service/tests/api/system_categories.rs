@@ -90,8 +90,18 @@ async fn no_children_is_an_empty_list_and_an_unknown_service_404() {
     );
 }
 
+/// What a test can see of the 30 seconds without waiting them on the real clock (moka's,
+/// which it cannot set): the cache the service builds keeps an entry 30 seconds, and an
+/// answer comes from it, by service id and language choice. That an entry then expires is
+/// moka's own rule.
 #[tokio::test]
-async fn children_are_cached_for_thirty_seconds() {
+async fn children_come_from_a_cache_by_service_and_language_that_keeps_an_answer_thirty_seconds() {
+    assert_eq!(
+        order_service::system_categories::children_cache()
+            .policy()
+            .time_to_live(),
+        Some(std::time::Duration::from_secs(30))
+    );
     let app = spawn_app().await;
     services(&app).await;
     let (_, before) = app.get("/api/v2/client/system-categories/1/children").await;
