@@ -33,8 +33,11 @@ bench:
 
 ## make soak: 10 minutes of mixed load while the point service, the order service and
 ## PostgreSQL (a cluster of its own) are killed and restarted, with the money paths' awkward
-## cases in the mix; then the ledger audit, unapplied captures and gift-code credits are checked.
-## SOAK_SECONDS=60 make soak for a short run.
+## cases in the mix (lost webhooks, lost pay answers and unknown event types among them, the
+## payment sync run quickly); then the ledger audit, unapplied captures and gift-code credits
+## are checked, every payment the sandbox settled is credited once or listed for refund, and
+## `point-service reconcile` agrees for each day of the run. SOAK_SECONDS=60 make soak for a
+## short run.
 soak:
 	cargo build --workspace --bins --quiet
 	cargo run --quiet -p e2e --bin soak

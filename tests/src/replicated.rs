@@ -45,6 +45,18 @@ impl ReplicatedStack {
         common: &[(&str, &str)],
         order_extra: &[(&str, &str)],
     ) -> ReplicatedStack {
+        Self::start_with_extra(databases, replicas, common, &[], order_extra).await
+    }
+
+    /// [`ReplicatedStack::start`] with more variables for the point service's replicas too
+    /// (`points_extra`).
+    pub async fn start_with_extra(
+        databases: &Databases,
+        replicas: usize,
+        common: &[(&str, &str)],
+        points_extra: &[(&str, &str)],
+        order_extra: &[(&str, &str)],
+    ) -> ReplicatedStack {
         let ports: BTreeMap<&str, Vec<u16>> = SERVICES
             .iter()
             .map(|s| (*s, (0..replicas).map(|_| free_port()).collect()))
@@ -68,6 +80,11 @@ impl ReplicatedStack {
             ("AUTH_SERVICE_URL", &auth_url),
         ]);
         order_env.extend(owned(order_extra));
+        let mut points_env = with(&[
+            ("AUTH_SERVICE_URL", &auth_url),
+            ("PAYMENT_SERVICE_URL", &sandbox_url),
+        ]);
+        points_env.extend(owned(points_extra));
         let launch = BTreeMap::from([
             (
                 AUTH,
@@ -80,10 +97,7 @@ impl ReplicatedStack {
                 POINTS,
                 Launch {
                     database: databases.points.clone(),
-                    env: with(&[
-                        ("AUTH_SERVICE_URL", &auth_url),
-                        ("PAYMENT_SERVICE_URL", &sandbox_url),
-                    ]),
+                    env: points_env,
                 },
             ),
             (

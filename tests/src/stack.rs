@@ -46,6 +46,17 @@ impl Stack {
         common: &[(&str, &str)],
         order_extra: &[(&str, &str)],
     ) -> Stack {
+        Self::start_with_extra(databases, common, &[], order_extra).await
+    }
+
+    /// [`Stack::start_with`] with more variables for the point service too (`points_extra`),
+    /// kept for its restarts.
+    pub async fn start_with_extra(
+        databases: &Databases,
+        common: &[(&str, &str)],
+        points_extra: &[(&str, &str)],
+        order_extra: &[(&str, &str)],
+    ) -> Stack {
         let common_env = owned(common);
         let auth = Service::start("auth-service", &databases.auth, common).await;
         let sandbox_port = free_port();
@@ -55,6 +66,7 @@ impl Stack {
             ("AUTH_SERVICE_URL", &auth.base),
             ("PAYMENT_SERVICE_URL", &sandbox_url),
         ]));
+        points_env.extend(owned(points_extra));
         let points = Service::start("point-service", &databases.points, &pairs(&points_env)).await;
         let webhook = format!("{}/webhooks/v1/payments", points.base);
         let sandbox = Service::start_on(

@@ -1,15 +1,43 @@
 //! After the load: everything up again, then the checks of the ledger, the card orders, the
-//! unapplied captures and the gift codes.
+//! unapplied captures, the gift codes, and every payment the sandbox captured against the
+//! ledger (with `point-service reconcile`).
 
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
+use chrono::NaiveDate;
 use e2e::run;
 use e2e::stack::Databases;
 
 use crate::load::{Soak, System};
 
-/// Everything up again, then the checks; returns what failed.
-pub(crate) async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
+/// How long the checks wait for the payment sync to leave no captured order open. The sync
+/// itself is quick (`POINTS_ENV`), but an order whose sync failed half-way (the point service
+/// or PostgreSQL killed under it) waits out the order lease its taking set (300 s,
+/// `payment_sync::task`), and a point service killed while it led the sync holds the sync
+/// lease for the interval plus twice a pay call's window (82 s) after its death.
+const SETTLE_WITHIN: Duration = Duration::from_secs(330);
+
+/// What the payment checks found, for the report.
+#[derive(Default)]
+pub(crate) struct Payments {
+    /// Each UTC day the load ran on, and how many captures its settlement holds.
+    pub(crate) days: Vec<(NaiveDate, usize)>,
+    /// `payment_captured` events applied (outcome `captured`) from a webhook (or the soak's
+    /// events in the gateway's place) and from the payment sync (`sync:…` ids).
+    pub(crate) credited_by_webhook: i64,
+    pub(crate) credited_by_sync: i64,
+    /// Captures listed for refund (`unapplied_captures`).
+    pub(crate) listed: i64,
+    /// How long the checks waited until no order with a captured payment was open.
+    pub(crate) settled_after: Duration,
+    /// Each day's `point-service reconcile` summary line.
+    pub(crate) reconciled: Vec<String>,
+}
+
+/// Everything up again, then the checks; returns what failed and what the payment checks
+/// found.
+pub(crate) async fn verify(soak: &Soak, databases: &Databases) -> (Vec<String>, Payments) {
     let mut failures = Vec::new();
     match &soak.system {
         System::One(stack) => {
@@ -22,13 +50,14 @@ pub(crate) async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
         }
         System::Replicated { stack, .. } => stack.lock().await.balancer.wait_all_up().await,
     }
-    let (successful, approved, redeemed, unexpected) = {
+    let (successful, approved, redeemed, unexpected, wrong) = {
         let observed = soak.observed.lock().unwrap();
         (
             observed.successful.clone(),
             observed.approved.clone(),
             observed.redeemed.clone(),
             observed.unexpected.clone(),
+            observed.wrong.clone(),
         )
     };
 
@@ -79,8 +108,13 @@ pub(crate) async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
     }
     failures.extend(check_gift_codes(soak, databases).await);
     failures.extend(check_card_orders(soak, databases).await);
+    let (payment_failures, payments) = check_payments(soak, databases).await;
+    failures.extend(payment_failures);
     for line in unexpected.iter().take(20) {
         failures.push(format!("unspecified 5xx: {line}"));
+    }
+    for line in wrong.iter().take(20) {
+        failures.push(format!("unexpected answer: {line}"));
     }
     let audit = run("point-service", &["audit"], &databases.points, &[]).await;
     if !audit.status.success() {
@@ -90,7 +124,7 @@ pub(crate) async fn verify(soak: &Soak, databases: &Databases) -> Vec<String> {
             String::from_utf8_lossy(&audit.stderr)
         ));
     }
-    failures
+    (failures, payments)
 }
 
 #[derive(diesel::QueryableByName)]
@@ -103,6 +137,14 @@ pub(crate) struct Count {
 pub(crate) struct Text {
     #[diesel(sql_type = diesel::sql_types::Text)]
     text: String,
+}
+
+#[derive(diesel::QueryableByName)]
+pub(crate) struct TextCount {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    text: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
 }
 
 pub(crate) async fn connect(url: &str) -> diesel_async::AsyncPgConnection {
@@ -260,4 +302,340 @@ pub(crate) async fn check_card_orders(soak: &Soak, databases: &Databases) -> Vec
         }
     }
     failures
+}
+
+/// A payment in the sandbox's settlement of a day.
+#[derive(Debug, Clone)]
+struct Capture {
+    id: String,
+    /// The order's correlation id, as the point service sent it.
+    reference: String,
+}
+
+/// Every page of `day`'s settlement at the sandbox (`GET /v1/settlements/<day>?cursor=`).
+async fn settlement(soak: &Soak, sandbox: &str, day: NaiveDate) -> Result<Vec<Capture>, String> {
+    let mut captures = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        pages += 1;
+        if pages > 10_000 {
+            return Err(format!("the settlement of {day} has no last page"));
+        }
+        let url = match &cursor {
+            // The cursor is hex: nothing to escape.
+            Some(cursor) => format!("{sandbox}/v1/settlements/{day}?cursor={cursor}"),
+            None => format!("{sandbox}/v1/settlements/{day}"),
+        };
+        let (status, page) = e2e::stack::call(&soak.http, "GET", &url, None, &[], None).await;
+        let Some(data) = page["data"].as_array().filter(|_| status == 200) else {
+            return Err(format!("GET {url}: {status} {page}"));
+        };
+        for entry in data {
+            match (entry["id"].as_str(), entry["reference"].as_str()) {
+                (Some(id), Some(reference)) => captures.push(Capture {
+                    id: id.to_owned(),
+                    reference: reference.to_owned(),
+                }),
+                _ => {
+                    return Err(format!(
+                        "GET {url}: an entry without id or reference: {entry}"
+                    ));
+                }
+            }
+        }
+        match page["next"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None if page["next"].is_null() => return Ok(captures),
+            None => return Err(format!("GET {url}: next is neither a cursor nor null")),
+        }
+    }
+}
+
+/// The UTC days from the load's first to today, each once.
+fn days_since(first: NaiveDate) -> Vec<NaiveDate> {
+    let today = chrono::Utc::now().date_naive();
+    first.iter_days().take_while(|d| *d <= today).collect()
+}
+
+/// The settlement of every day since the load began, by day.
+async fn settlements(soak: &Soak, sandbox: &str) -> Result<Vec<(NaiveDate, Vec<Capture>)>, String> {
+    let mut all = Vec::new();
+    for day in days_since(soak.started_on) {
+        all.push((day, settlement(soak, sandbox, day).await?));
+    }
+    Ok(all)
+}
+
+/// Of the orders `references` name, the ones still `initial_order`.
+async fn still_open(
+    points: &mut diesel_async::AsyncPgConnection,
+    references: &[uuid::Uuid],
+) -> Vec<String> {
+    use diesel::sql_types::{Array, Uuid as SqlUuid};
+    use diesel_async::RunQueryDsl;
+    let open: Vec<Text> = diesel::sql_query(
+        "SELECT correlation_id::text AS text FROM point_orders \
+         WHERE status = 'initial_order' AND correlation_id = ANY($1) ORDER BY 1",
+    )
+    .bind::<Array<SqlUuid>, _>(references)
+    .load(points)
+    .await
+    .unwrap();
+    open.into_iter().map(|t| t.text).collect()
+}
+
+/// Where the payment sync stands with the open orders `open` names, in one line: when they
+/// are due and why they are not final yet.
+async fn sync_state(points: &mut diesel_async::AsyncPgConnection, open: &[String]) -> String {
+    use diesel::sql_types::{Array, Uuid as SqlUuid};
+    use diesel_async::RunQueryDsl;
+    let ids: Vec<uuid::Uuid> = open.iter().filter_map(|o| o.parse().ok()).collect();
+    let state: Text = diesel::sql_query(
+        "SELECT format('synced: %s of them, due in %s to %s s, tries up to %s; lease: %s; last errors: %s', \
+                count(*), \
+                round(min(extract(epoch FROM due_at - now()))), \
+                round(max(extract(epoch FROM due_at - now()))), \
+                max(tries), \
+                (SELECT string_agg(holder || ' until ' || round(extract(epoch FROM until - now())) || ' s', ', ') \
+                 FROM worker_leases WHERE name = 'payment-sync'), \
+                string_agg(DISTINCT coalesce(last_error, '-'), ' | ')) AS text \
+         FROM payment_syncs WHERE correlation_id = ANY($1)",
+    )
+    .bind::<Array<SqlUuid>, _>(&ids)
+    .get_result(points)
+    .await
+    .unwrap();
+    state.text
+}
+
+/// `SELECT <key> AS text, count(*) AS n … GROUP BY 1` as a map.
+async fn counts(points: &mut diesel_async::AsyncPgConnection, sql: &str) -> HashMap<String, i64> {
+    use diesel_async::RunQueryDsl;
+    let rows: Vec<TextCount> = diesel::sql_query(sql).load(points).await.unwrap();
+    rows.into_iter().map(|r| (r.text, r.n)).collect()
+}
+
+/// Every payment the sandbox captured on the days the load ran, against the ledger, once the
+/// payment sync has had the time to apply what no webhook brought: no order with a captured
+/// payment left `initial_order`; each capture credited exactly once (one `payment_captured`
+/// event with outcome `captured` naming it, and one ledger entry for its order) or listed for
+/// refund, never both and never neither; and `point-service reconcile --date` agreeing on
+/// each day. The flows' own payments (silent cards, unknown-type events, late captures) must
+/// be in the settlement read, which checks the read itself.
+pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<String>, Payments) {
+    use diesel::sql_types::{Array, Uuid as SqlUuid};
+    use diesel_async::RunQueryDsl;
+    let mut failures = Vec::new();
+    let mut payments = Payments::default();
+    let sandbox = soak.sandbox_base().await;
+    let mut points = connect(&databases.points).await;
+
+    // Wait until no order whose payment the sandbox captured is still open. The load has
+    // stopped, so nothing more is captured: the settlement is read once for the wait, and
+    // once more after it (the final word, with any day the wait crossed into).
+    let waiting = Instant::now();
+    let days = match settlements(soak, &sandbox).await {
+        Ok(days) => days,
+        Err(e) => {
+            failures.push(format!("the sandbox's settlement cannot be read: {e}"));
+            return (failures, payments);
+        }
+    };
+    let mut references = Vec::new();
+    for capture in days.iter().flat_map(|(_, c)| c) {
+        match capture.reference.parse::<uuid::Uuid>() {
+            Ok(id) => references.push(id),
+            Err(_) => failures.push(format!(
+                "payment {} was captured for {:?}, which is no order's correlation id",
+                capture.id, capture.reference
+            )),
+        }
+    }
+    let mut next_note = Duration::from_secs(30);
+    let open = loop {
+        let open = still_open(&mut points, &references).await;
+        if open.is_empty() || waiting.elapsed() > SETTLE_WITHIN {
+            break open;
+        }
+        if waiting.elapsed() >= next_note {
+            next_note += Duration::from_secs(30);
+            eprintln!(
+                "soak: {} orders with a captured payment still open after {} s; {}",
+                open.len(),
+                waiting.elapsed().as_secs(),
+                sync_state(&mut points, &open).await
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    payments.settled_after = waiting.elapsed();
+    let days = match settlements(soak, &sandbox).await {
+        Ok(days) => days,
+        Err(e) => {
+            failures.push(format!("the sandbox's settlement cannot be read: {e}"));
+            return (failures, payments);
+        }
+    };
+    payments.days = days.iter().map(|(d, c)| (*d, c.len())).collect();
+    if !open.is_empty() {
+        let ids: Vec<uuid::Uuid> = open.iter().filter_map(|o| o.parse().ok()).collect();
+        let syncs: Vec<Text> = diesel::sql_query(
+            "SELECT format('order %s: since %s, due %s, tries %s, listed %s, last error %s', \
+                    correlation_id, since, due_at, tries, listed_at, last_error) AS text \
+             FROM payment_syncs WHERE correlation_id = ANY($1) ORDER BY correlation_id",
+        )
+        .bind::<Array<SqlUuid>, _>(&ids)
+        .load(&mut points)
+        .await
+        .unwrap();
+        failures.push(format!(
+            "{} orders whose payment the sandbox captured are still initial_order after {} s of waiting: {}; their payment_syncs rows: {}",
+            open.len(),
+            SETTLE_WITHIN.as_secs(),
+            open.iter().take(20).cloned().collect::<Vec<_>>().join(", "),
+            syncs.iter().take(20).map(|t| t.text.as_str()).collect::<Vec<_>>().join("; ")
+        ));
+    }
+
+    // Each capture credited exactly once or listed for refund.
+    let credited = counts(
+        &mut points,
+        "SELECT payment_id AS text, count(*) AS n FROM payment_events \
+         WHERE type = 'payment_captured' AND outcome = 'captured' AND payment_id IS NOT NULL \
+         GROUP BY 1",
+    )
+    .await;
+    let listed = counts(
+        &mut points,
+        "SELECT payment_id AS text, count(*) AS n FROM unapplied_captures \
+         WHERE payment_id IS NOT NULL GROUP BY 1",
+    )
+    .await;
+    let entries = counts(
+        &mut points,
+        "SELECT order_correlation_id::text AS text, count(*) AS n FROM point_entries \
+         WHERE order_correlation_id IS NOT NULL GROUP BY 1",
+    )
+    .await;
+    let undelivered = soak.observed.lock().unwrap().undelivered.clone();
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for capture in days.iter().flat_map(|(_, c)| c) {
+        if !seen.insert(capture.id.as_str()) {
+            problems.push(format!("payment {} is in the settlement twice", capture.id));
+            continue;
+        }
+        let order = capture
+            .reference
+            .parse::<uuid::Uuid>()
+            .map_or_else(|_| capture.reference.clone(), |id| id.to_string());
+        let times = credited.get(&capture.id).copied().unwrap_or(0);
+        let listings = listed.get(&capture.id).copied().unwrap_or(0);
+        let ledger = entries.get(&order).copied().unwrap_or(0);
+        match (times, listings) {
+            (1, 0) if ledger == 1 => {}
+            (1, 0) => problems.push(format!(
+                "payment {} is credited once but its order {order} has {ledger} ledger entries",
+                capture.id
+            )),
+            (0, 1) => {}
+            (0, 0) => problems.push(format!(
+                "payment {} (order {order}) was captured but is neither credited nor listed for refund{}",
+                capture.id,
+                if undelivered.contains(&capture.id) {
+                    " (its Approve button was pressed for 30 s and the point service never took its webhook)"
+                } else {
+                    ""
+                }
+            )),
+            (times, listings) => problems.push(format!(
+                "payment {} (order {order}) is credited {times} times and listed for refund {listings} times",
+                capture.id
+            )),
+        }
+    }
+    // The flows' own captures must be in what was read.
+    {
+        let observed = soak.observed.lock().unwrap();
+        let expected = observed
+            .silent
+            .iter()
+            .map(|(order, payment)| (order, payment, "silent card"))
+            .chain(
+                observed
+                    .unknown_type
+                    .iter()
+                    .map(|(order, payment)| (order, payment, "unknown-type event")),
+            )
+            .chain(
+                observed
+                    .unapplied
+                    .iter()
+                    .map(|(_, order, payment)| (order, payment, "capture after a decline")),
+            );
+        for (order, payment, flow) in expected {
+            if !seen.contains(payment.as_str()) {
+                problems.push(format!(
+                    "payment {payment} (order {order}, {flow}) was captured but is in no settlement read"
+                ));
+            }
+        }
+    }
+    if problems.len() > 20 {
+        let more = problems.len() - 20;
+        problems.truncate(20);
+        problems.push(format!("… and {more} more"));
+    }
+    failures.extend(problems);
+
+    #[derive(diesel::QueryableByName)]
+    struct Credits {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        webhook: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        sync: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        listed: i64,
+    }
+    let credits: Credits = diesel::sql_query(
+        "SELECT count(*) FILTER (WHERE id NOT LIKE 'sync:%') AS webhook, \
+                count(*) FILTER (WHERE id LIKE 'sync:%') AS sync, \
+                (SELECT count(*) FROM unapplied_captures) AS listed \
+         FROM payment_events WHERE type = 'payment_captured' AND outcome = 'captured'",
+    )
+    .get_result(&mut points)
+    .await
+    .unwrap();
+    payments.credited_by_webhook = credits.webhook;
+    payments.credited_by_sync = credits.sync;
+    payments.listed = credits.listed;
+
+    // The daily settlement check agrees on every day the load ran (today's so far).
+    for (day, _) in &days {
+        let date = day.to_string();
+        let reconciled = run(
+            "point-service",
+            &["reconcile", "--date", &date],
+            &databases.points,
+            &[("PAYMENT_SERVICE_URL", &sandbox)],
+        )
+        .await;
+        let stdout = String::from_utf8_lossy(&reconciled.stdout).into_owned();
+        if reconciled.status.code() == Some(0) {
+            // Its summary line; the service's JSON log lines share standard output.
+            let summary = stdout
+                .lines()
+                .find(|l| l.starts_with("settlement "))
+                .unwrap_or("(no summary line)");
+            payments.reconciled.push(summary.to_owned());
+        } else {
+            failures.push(format!(
+                "point-service reconcile --date {date} exited {:?}:\n{stdout}{}",
+                reconciled.status.code(),
+                String::from_utf8_lossy(&reconciled.stderr)
+            ));
+        }
+    }
+    (failures, payments)
 }

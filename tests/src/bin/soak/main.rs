@@ -2,13 +2,22 @@
 //! service and PostgreSQL are killed and restarted under it, on loopback and a PostgreSQL
 //! cluster of its own. The mix has the money paths' awkward cases too: double-tap card
 //! payments whose older attempt is declined, a capture arriving after the decline that failed
-//! its order, duplicate and reordered webhook events, and one gift code redeemed by every
-//! client at once. Afterwards: `point-service audit` passes, every order the clients were told
-//! succeeded exists as successful and was credited once, every capture that could not be
-//! applied is listed by `point-service unapplied-captures` (and nothing else is), every gift
-//! code was credited exactly once with none left pending and at most one 200, and every 5xx the
-//! clients saw is one the specification or docs/design.md names. Prints the counts; exits 1 on any
-//! failure.
+//! its order, duplicate and reordered webhook events, one gift code redeemed by every client
+//! at once, card payments whose webhook is lost for good (`silent` cards), card payments whose
+//! pay answer is lost on the way back (`lost` cards: the pay answers 500 `INTERNAL_ERROR`), and
+//! signed events of a type the point service does not know. The point service's payment sync
+//! runs quickly (`POINTS_ENV`) so that it credits what the webhooks did not.
+//!
+//! Afterwards: `point-service audit` passes, every order the clients were told succeeded
+//! exists as successful and was credited once, every capture that could not be applied is
+//! listed by `point-service unapplied-captures` (and nothing else is), every gift code was
+//! credited exactly once with none left pending and at most one 200, and every 5xx the clients
+//! saw is one the specification or docs/design.md names. Against the payment sandbox's
+//! settlement of every UTC day the load ran on (read over HTTP, every page): once no order with
+//! a captured payment is left `initial_order` (polled, bounded), every captured payment is
+//! credited exactly once (one `payment_captured` event applied, one ledger entry for its order)
+//! or listed for refund, never both and never neither, and `point-service reconcile --date`
+//! exits 0 for each of those days. Prints the counts; exits 1 on any failure.
 //!
 //! `SOAK_SECONDS` (default 600) bounds the load phase; `SOAK_WORKERS` (default 8) sets the
 //! number of concurrent clients.
@@ -37,7 +46,7 @@ use e2e::stack::{Databases, Stack};
 use e2e::{LocalCluster, demo_databases_on};
 use tokio::sync::RwLock;
 
-use checks::verify;
+use checks::{Payments, verify};
 use load::{Disruptions, Observed, Soak, System, sample_connections};
 
 /// The demo's active clients, who pay and redeem (`e2e::demo`).
@@ -64,6 +73,14 @@ const ORDER_ENV: [(&str, &str); 3] = [
     ("GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS", "20"),
     ("GIFT_CARD_CREDIT_LEASE_SECONDS", "15"),
 ];
+/// The point service's payment sync, quick enough that what lost webhooks and lost pay
+/// answers left open is read back and credited while the load runs and within the checks'
+/// wait (the binary's defaults are 120 s, 30 s and 10 reads/s).
+const POINTS_ENV: [(&str, &str); 3] = [
+    ("PAYMENT_SYNC_AFTER_SECONDS", "5"),
+    ("PAYMENT_SYNC_INTERVAL_SECONDS", "2"),
+    ("PAYMENT_SYNC_READS_PER_SECOND", "50"),
+];
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -87,7 +104,9 @@ async fn main() -> std::process::ExitCode {
     prepare(&databases).await;
 
     let system = if replicas > 1 {
-        let stack = ReplicatedStack::start(&databases, replicas, &[], &ORDER_ENV).await;
+        let stack =
+            ReplicatedStack::start_with_extra(&databases, replicas, &[], &POINTS_ENV, &ORDER_ENV)
+                .await;
         System::Replicated {
             order: stack.url(ORDER),
             points: stack.url(POINTS),
@@ -95,7 +114,7 @@ async fn main() -> std::process::ExitCode {
         }
     } else {
         System::One(Box::new(RwLock::new(
-            Stack::start_with_order_env(&databases, &ORDER_ENV).await,
+            Stack::start_with_extra(&databases, &[], &POINTS_ENV, &ORDER_ENV).await,
         )))
     };
     let soak = Arc::new(Soak {
@@ -111,6 +130,7 @@ async fn main() -> std::process::ExitCode {
         next_code: AtomicU64::new(0),
         next_rush: AtomicU64::new(0),
         next_event: AtomicU64::new(0),
+        started_on: chrono::Utc::now().date_naive(),
     });
 
     let sampler = match &soak.system {
@@ -177,7 +197,7 @@ async fn main() -> std::process::ExitCode {
     };
 
     eprintln!("soak: load stopped; checking");
-    let mut failures = verify(&soak, &databases).await;
+    let (mut failures, payments) = verify(&soak, &databases).await;
     if let Disruptions::Restarts(restarts) = &disruptions {
         for (replica, drained) in restarts {
             if *drained > GRACE_PERIOD - PRE_STOP {
@@ -196,6 +216,7 @@ async fn main() -> std::process::ExitCode {
     };
     report(
         &soak.observed.lock().unwrap(),
+        &payments,
         &disruptions,
         &requests,
         &connections,
@@ -253,6 +274,7 @@ async fn prepare(databases: &Databases) {
 
 fn report(
     observed: &Observed,
+    payments: &Payments,
     disruptions: &Disruptions,
     requests: &[e2e::balancer::ReplicaStat],
     connections: &BTreeMap<String, u64>,
@@ -320,6 +342,26 @@ fn report(
         "- captures after a decline, listed for refund: {}",
         observed.unapplied.len()
     );
+    println!(
+        "- silent cards (captured, webhook lost), pay answered 200: {}; lost cards (captured, answer lost), pay answered 500: {}; unknown-type events answered unknown_type: {}",
+        observed.silent.len(),
+        observed.lost.len(),
+        observed.unknown_type.len()
+    );
+    for (day, captures) in &payments.days {
+        println!("- sandbox settlement {day}: {captures} captures");
+    }
+    println!(
+        "- card credits by webhook: {}, by the payment sync: {}; captures listed for refund: {}",
+        payments.credited_by_webhook, payments.credited_by_sync, payments.listed
+    );
+    println!(
+        "- waited {} s for no order with a captured payment to be left open (the payment sync)",
+        payments.settled_after.as_secs()
+    );
+    for line in &payments.reconciled {
+        println!("- reconcile: {line}");
+    }
     if matches!(disruptions, Disruptions::Restarts(_)) {
         println!(
             "- failed requests (any 5xx but contention's 503, any 401, unreachable): {}",
