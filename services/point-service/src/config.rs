@@ -21,6 +21,7 @@
 //! | `PAYMENT_SYNC_AFTER_SECONDS` | `120` | how old an open order's latest pay attempt is before its payments are read back from the payment service (`payment_sync`) |
 //! | `PAYMENT_SYNC_INTERVAL_SECONDS` | `30` | how often `serve` looks for orders to sync (and refreshes the payment gauges) |
 //! | `PAYMENT_SYNC_READS_PER_SECOND` | `10` | the most read-back calls the sync makes per second, across all replicas (one worker at a time holds the sync), so a backlog after an outage cannot flood the payment service |
+//! | `HOSTNAME` | unset | the pod's name (Kubernetes sets it): the payment sync's lease is held under it and the listen address, so a container restarted in its pod takes the lease back at once instead of waiting for it to run out |
 //! | `PAYMENT_SYNC_HORIZON_DAYS` | `3` | past this many days after its latest pay attempt, an order still open with its payment undecided is listed for a person (`point-service unsynced-orders`) instead of read back again |
 
 use std::time::Duration;
@@ -41,6 +42,8 @@ pub struct Config {
     pub flags: Flags,
     pub limits: Limits,
     pub sync: SyncSettings,
+    /// `HOSTNAME`, when set.
+    pub hostname: Option<String>,
 }
 
 /// The payment sync's pace (`payment_sync`).
@@ -149,6 +152,7 @@ impl Config {
                 ) * DAY,
             ),
         };
+        let hostname = env.optional("HOSTNAME");
         Self {
             common,
             database,
@@ -162,6 +166,7 @@ impl Config {
             flags,
             limits,
             sync,
+            hostname,
         }
     }
 }

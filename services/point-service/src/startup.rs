@@ -46,7 +46,11 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         payments: state.payments.with_http(client(config.payment_timeout)?),
         settings: config.sync,
         window: state.attempt_window,
-        holder: uuid::Uuid::new_v4().to_string(),
+        holder: match &config.hostname {
+            // The same replica after a restart (its pod keeps its name) holds the lease at once.
+            Some(host) => format!("{host}/{}", config.common.bind_addr),
+            None => uuid::Uuid::new_v4().to_string(),
+        },
     };
     tokio::spawn(crate::payment_sync::task::run(
         worker,

@@ -41,9 +41,12 @@ impl Worker {
         self.settings.interval + 2 * self.window
     }
 
-    /// How far taking an order pushes its due time: past the slowest sync of one order.
+    /// How far taking an order pushes its due time: past one order's usual sync (a read or
+    /// two, each bounded by the payment service's timeout, inside `window`), so that a worker
+    /// that died under it hands it on soon. A slower sync that outlives it may meet another
+    /// worker on the same order, which applies nothing twice.
     fn order_lease(&self) -> Duration {
-        (4 * self.window).max(Duration::from_secs(300))
+        2 * self.window
     }
 
     /// The pace of the reads: one every 1/`PAYMENT_SYNC_READS_PER_SECOND` seconds.

@@ -218,6 +218,7 @@ fn config(
         flags: options.flags,
         limits: options.limits,
         sync: options.sync,
+        hostname: None,
     }
 }
 
