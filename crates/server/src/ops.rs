@@ -136,8 +136,14 @@ async fn document(document: web::Data<Document>) -> HttpResponse {
 pub fn configure(cfg: &mut web::ServiceConfig, openapi: Document) {
     cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
         .service(web::resource("/readyz").route(web::get().to(readyz)))
-        .service(web::resource("/metrics").route(web::get().to(metrics)))
-        .service(web::resource("/docs").route(web::get().to(docs_without_slash)))
+        .service(web::resource("/metrics").route(web::get().to(metrics)));
+    configure_document(cfg, openapi);
+}
+
+/// Registers `/openapi.json` (the document) and `/docs` (its page); also for a process
+/// whose probes are its own (the payment sandbox has no database).
+pub fn configure_document(cfg: &mut web::ServiceConfig, openapi: Document) {
+    cfg.service(web::resource("/docs").route(web::get().to(docs_without_slash)))
         .service(
             web::resource("/openapi.json")
                 .guard(guard::Get())

@@ -56,8 +56,7 @@ pub fn build(
         config.clock.clone(),
         config.settlement_page_size,
     ));
-    let document = ops::Document::new(&routes::openapi())
-        .map_err(|e| format!("cannot write the OpenAPI document: {e}"))?;
+    let document = server::ops::Document::from(routes::openapi());
     telemetry::metrics::handle();
     server::http_server_with(
         listener,

@@ -2,10 +2,8 @@
 //! `/readyz`, `/metrics`, `/openapi.json` and `/docs` (the page loads nothing from the
 //! internet). The sandbox has no database, so its probes are its own: alive is ready.
 
-use actix_web::http::header::ContentType;
-use actix_web::{HttpResponse, guard, web};
+use actix_web::{HttpResponse, web};
 use utoipa::OpenApi;
-use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::answers::Health;
 
@@ -38,34 +36,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     OpsDoc::openapi()
 }
 
-/// The whole document, serialised once at start and shared by every worker.
-#[derive(Clone)]
-pub struct Document(web::Bytes);
-
-impl Document {
-    pub fn new(openapi: &utoipa::openapi::OpenApi) -> Result<Self, serde_json::Error> {
-        Ok(Self(serde_json::to_vec(openapi)?.into()))
-    }
-}
-
-async fn document(document: web::Data<Document>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(ContentType::json())
-        .body(document.0.clone())
-}
-
-/// Registers the operational routes, the document and its page, as `server::ops::configure`
-/// does for the services with a database.
-pub fn configure(cfg: &mut web::ServiceConfig, openapi: Document) {
+/// Registers the probes and metrics, then the document and its page as every service
+/// serves them (`server::ops::configure_document`).
+pub fn configure(cfg: &mut web::ServiceConfig, openapi: server::ops::Document) {
     cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
         .service(web::resource("/readyz").route(web::get().to(readyz)))
-        .service(web::resource("/metrics").route(web::get().to(metrics)))
-        .service(web::resource("/docs").route(web::get().to(server::ops::docs_without_slash)))
-        .service(
-            web::resource("/openapi.json")
-                .guard(guard::Get())
-                .app_data(web::Data::new(openapi))
-                .to(document),
-        )
-        .service(SwaggerUi::new("/docs/{_:.*}").config(Config::new(["/openapi.json"])));
+        .service(web::resource("/metrics").route(web::get().to(metrics)));
+    server::ops::configure_document(cfg, openapi);
 }

@@ -68,7 +68,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
         .merge_from(ops::openapi())
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig, document: ops::Document) {
+pub fn configure(cfg: &mut web::ServiceConfig, document: server::ops::Document) {
     ops::configure(cfg, document);
     ROUTES.configure(cfg);
 }
