@@ -98,6 +98,20 @@ pub async fn load(
     window: Duration,
     captured: Vec<String>,
 ) -> Result<Payment, PointError> {
+    Ok(Payment {
+        status,
+        attempts: of_order(conn, correlation_id, window).await?,
+        captured,
+    })
+}
+
+/// The order's attempts as the machine sees them, oldest first; one still `started` past
+/// `window` counts as lost.
+pub async fn of_order(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    window: Duration,
+) -> QueryResult<Vec<Attempt>> {
     let rows: Vec<AttemptRow> = diesel::sql_query(
         "SELECT state, payment_id,
                 (state = 'started' AND started_at > now() - make_interval(secs => $2)) AS in_flight
@@ -107,7 +121,7 @@ pub async fn load(
     .bind::<Double, _>(window.as_secs_f64())
     .load(conn)
     .await?;
-    let attempts = rows
+    Ok(rows
         .into_iter()
         .map(|row| match (row.state.as_str(), row.payment_id) {
             ("answered", Some(id)) => Attempt::Answered(id),
@@ -115,12 +129,7 @@ pub async fn load(
             ("started", _) if row.in_flight => Attempt::InFlight,
             _ => Attempt::Lost,
         })
-        .collect();
-    Ok(Payment {
-        status,
-        attempts,
-        captured,
-    })
+        .collect())
 }
 
 /// `payment_id` (as a one-element list) when a capture of that payment was already decided

@@ -31,14 +31,16 @@ pub mod task;
 use std::time::Duration;
 
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Double, Integer, Nullable, Text};
+use diesel::sql_types::{Bool, Double, Integer, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
+use crate::attempts;
 use crate::clients::payments::{PaymentClient, ReadPayment, ReadStatus};
 use crate::config::SyncSettings;
 use crate::db::schema::payment_syncs;
 use crate::error::PointError;
+use crate::payment_state::Attempt;
 use crate::webhook::{self, Event, EventData, Outcome, Source};
 
 /// The longest wait between two reads of one order.
@@ -198,16 +200,6 @@ pub struct Plan {
     pub in_flight: bool,
 }
 
-#[derive(QueryableByName)]
-struct AttemptRow {
-    #[diesel(sql_type = Text)]
-    state: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    payment_id: Option<String>,
-    #[diesel(sql_type = Bool)]
-    in_flight: bool,
-}
-
 /// The order's [`Plan`] from its status and attempts. `window` is how long a pay call's
 /// attempt counts as in flight.
 pub async fn plan(
@@ -223,29 +215,20 @@ pub async fn plan(
             in_flight: false,
         });
     }
-    let rows: Vec<AttemptRow> = diesel::sql_query(
-        "SELECT state, payment_id, \
-                (state = 'started' AND started_at > now() - make_interval(secs => $2)) AS in_flight \
-         FROM payment_attempts WHERE correlation_id = $1 ORDER BY id",
-    )
-    .bind::<diesel::sql_types::Uuid, _>(correlation_id)
-    .bind::<Double, _>(window.as_secs_f64())
-    .load(conn)
-    .await?;
+    let attempts = attempts::of_order(conn, correlation_id, window).await?;
     let mut ids: Vec<String> = Vec::new();
-    for id in rows.iter().filter_map(|r| r.payment_id.clone()) {
-        if !ids.contains(&id) {
-            ids.push(id);
+    for attempt in &attempts {
+        if let Attempt::Answered(id) = attempt
+            && !ids.contains(id)
+        {
+            ids.push(id.clone());
         }
     }
     Ok(Plan {
         final_: false,
         ids,
-        by_reference: rows.is_empty()
-            || rows
-                .iter()
-                .any(|r| r.state == "lost" || (r.state == "started" && !r.in_flight)),
-        in_flight: rows.iter().any(|r| r.in_flight),
+        by_reference: attempts.is_empty() || attempts.contains(&Attempt::Lost),
+        in_flight: attempts.contains(&Attempt::InFlight),
     })
 }
 
