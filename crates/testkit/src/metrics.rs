@@ -22,6 +22,19 @@ pub async fn scrape(client: &reqwest::Client, base: &str) -> String {
         .unwrap()
 }
 
+/// Refuses to go on unless the test has its process to itself, as nextest gives each test
+/// (and `make test` requires nextest). The metrics registry is the process's, moved by every
+/// app in it: a test that reads exact counts from it would race the other tests of its
+/// binary under `cargo test`, which runs them as threads of one process.
+pub fn alone_in_the_process() {
+    assert_eq!(
+        std::env::var("NEXTEST_EXECUTION_MODE").as_deref(),
+        Ok("process-per-test"),
+        "this test reads the process-wide metrics registry: run it with `cargo nextest run`, \
+         which gives each test a process of its own"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

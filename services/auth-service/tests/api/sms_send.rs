@@ -177,24 +177,11 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The metrics registry is the process's, moved by every app in it: a test that reads it
-/// counts only its own events with the process to itself, as nextest gives each test (and
-/// `make test` requires nextest). `cargo test` runs a binary's tests as threads of one
-/// process, where these counts would race the other tests: refuse at once, with the reason.
-fn alone_in_the_process() {
-    assert_eq!(
-        std::env::var("NEXTEST_EXECUTION_MODE").as_deref(),
-        Ok("process-per-test"),
-        "this test reads the process-wide metrics registry: run it with `cargo nextest run`, \
-         which gives each test a process of its own"
-    );
-}
-
 /// `otp_sms_sends_total{outcome}`: every outcome exported at zero from the start (so the
 /// first failure after a start shows as an increase), then each send counted by outcome.
 #[tokio::test]
 async fn each_sms_send_is_counted_by_its_outcome() {
-    alone_in_the_process();
+    testkit::metrics::alone_in_the_process();
     let failing = spawn_app_with(Options {
         gateway: Gateway::Fails,
         ..Options::default()

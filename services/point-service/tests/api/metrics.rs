@@ -7,7 +7,7 @@
 //! their own events with the process to themselves, as nextest gives each test (and `make
 //! test` requires nextest). `cargo test` runs a binary's tests as threads of one process,
 //! where the counts would race the other tests, so each refuses at once there, with the
-//! reason ([`alone_in_the_process`]).
+//! reason (`testkit::metrics::alone_in_the_process`).
 
 use serde_json::json;
 
@@ -21,15 +21,6 @@ async fn scrape(app: &TestApp) -> String {
     testkit::metrics::scrape(&app.client, &app.base).await
 }
 
-fn alone_in_the_process() {
-    assert_eq!(
-        std::env::var("NEXTEST_EXECUTION_MODE").as_deref(),
-        Ok("process-per-test"),
-        "this test reads the process-wide metrics registry: run it with `cargo nextest run`, \
-         which gives each test a process of its own"
-    );
-}
-
 fn count(text: &str, series: &str) -> f64 {
     testkit::metrics::value(text, series)
         .unwrap_or_else(|| panic!("{series} is not exported:\n{text}"))
@@ -37,7 +28,7 @@ fn count(text: &str, series: &str) -> f64 {
 
 #[tokio::test]
 async fn money_counters_are_exported_at_zero_before_their_first_event() {
-    alone_in_the_process();
+    testkit::metrics::alone_in_the_process();
     let app = spawn_app().await;
     let text = scrape(&app).await;
     for reason in [
@@ -60,7 +51,7 @@ async fn money_counters_are_exported_at_zero_before_their_first_event() {
 
 #[tokio::test]
 async fn each_refused_signature_is_counted_by_its_reason() {
-    alone_in_the_process();
+    testkit::metrics::alone_in_the_process();
     let app = spawn_app().await;
     let event = json!({"id": "evt_sig", "type": "payment_captured", "data": {"reference": "x"}});
     let series =
@@ -108,7 +99,7 @@ async fn each_refused_signature_is_counted_by_its_reason() {
 
 #[tokio::test]
 async fn ledger_entries_are_counted_by_kind() {
-    alone_in_the_process();
+    testkit::metrics::alone_in_the_process();
     let app = spawn_app().await;
     let (_, order) = app.order(SARA, &order_body(OMAR, "checkout")).await;
     let id = order["correlation_id"].as_str().unwrap();

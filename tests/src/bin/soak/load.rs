@@ -263,6 +263,8 @@ impl Soak {
             let (_, token) = CLIENTS[(worker + round) % CLIENTS.len()];
             let (friend, _) = CLIENTS[(worker + round + 1) % CLIENTS.len()];
             let order = self.order_base().await;
+            // What an order-making pass is known by (its Idempotency-Key, its card ids).
+            let key = format!("soak-{worker}-{round}");
             match round % 17 {
                 0..=2 => {
                     self.call(
@@ -297,43 +299,15 @@ impl Soak {
                     )
                     .await;
                 }
-                5 | 6 => {
-                    self.point_order(token, friend, &format!("soak-{worker}-{round}"))
-                        .await
-                }
-                7 | 8 => {
-                    self.card_order(
-                        token,
-                        round.is_multiple_of(2),
-                        &format!("soak-{worker}-{round}"),
-                    )
-                    .await
-                }
+                5 | 6 => self.point_order(token, friend, &key).await,
+                7 | 8 => self.card_order(token, round.is_multiple_of(2), &key).await,
                 9 => self.gift_code(token).await,
-                10 => {
-                    self.double_tap(token, &format!("soak-{worker}-{round}"))
-                        .await
-                }
-                11 => {
-                    self.capture_after_decline(token, &format!("soak-{worker}-{round}"))
-                        .await
-                }
-                12 => {
-                    self.duplicate_and_reordered_events(token, &format!("soak-{worker}-{round}"))
-                        .await
-                }
-                13 => {
-                    self.silent_card_order(token, &format!("soak-{worker}-{round}"))
-                        .await
-                }
-                14 => {
-                    self.lost_card_order(token, &format!("soak-{worker}-{round}"))
-                        .await
-                }
-                15 => {
-                    self.unknown_type_event(token, &format!("soak-{worker}-{round}"))
-                        .await
-                }
+                10 => self.double_tap(token, &key).await,
+                11 => self.capture_after_decline(token, &key).await,
+                12 => self.duplicate_and_reordered_events(token, &key).await,
+                13 => self.silent_card_order(token, &key).await,
+                14 => self.lost_card_order(token, &key).await,
+                15 => self.unknown_type_event(token, &key).await,
                 _ => self.rush().await,
             }
         }
