@@ -62,9 +62,9 @@ failover:
 	cargo run --quiet -p e2e --bin failover
 
 ## make clean-db: drop the three databases `make run` made, so the next run starts from demo.json.
+## Only databases `make run` made (it marks them) are dropped; others of those names are kept.
 clean-db:
-	@admin=$$(scripts/postgres.sh); \
-	for database in auth points catalog; do psql "$$admin" -qc "DROP DATABASE IF EXISTS $$database WITH (FORCE)" && echo "dropped $$database"; done
+	@scripts/clean-db.sh
 
 ## make clean-local: stop and delete the project-local PostgreSQL cluster, if one was made.
 clean-local:

@@ -11,7 +11,8 @@
 #   load_dev_env                         export scripts/dev.env, the development settings
 #   export_service_urls AUTH POINT PAY   the addresses the services call each other on
 #   postgres_admin_url                   find or start PostgreSQL (scripts/postgres.sh)
-#   create_missing_databases ADMIN DB…   make the databases that do not exist yet
+#   create_missing_databases ADMIN DB…   make the databases that do not exist yet, marked as ours
+#   drop_our_databases ADMIN DB…         drop those of them that carry that mark, keep the rest
 #   recreate_databases ADMIN DB…         drop (ending their sessions) and make them again
 #   migrate_and_seed BIN FIXTURE SERVICE=URL…   each binary's `migrate` and `seed FIXTURE`
 #   pg_bindir                            the folder of the PostgreSQL server binaries
@@ -71,6 +72,11 @@ postgres_admin_url() {
     "$REPO/scripts/postgres.sh"
 }
 
+# The mark `make run` leaves on a database it made (its comment), so that `make clean-db`
+# drops only those: on a server it merely found (DATABASE_URL's, or one on 127.0.0.1:5432),
+# databases named `auth`, `points` or `catalog` may well be someone else's.
+OUR_DATABASE_MARK='made by make run (loyalty backend); make clean-db may drop it'
+
 create_missing_databases() {
     local admin=$1 database
     shift
@@ -78,6 +84,24 @@ create_missing_databases() {
         if [ "$(psql "$admin" -tAc "SELECT 1 FROM pg_database WHERE datname = '$database'")" != "1" ]; then
             log "creating database $database"
             psql "$admin" -qc "CREATE DATABASE $database"
+            psql "$admin" -qc "COMMENT ON DATABASE $database IS '$OUR_DATABASE_MARK'"
+        fi
+    done
+}
+
+drop_our_databases() {
+    local admin=$1 database mark
+    shift
+    for database in "$@"; do
+        # Nothing: no such database; `-`: one with no comment.
+        mark=$(psql "$admin" -tAc "SELECT coalesce(shobj_description(oid, 'pg_database'), '-') FROM pg_database WHERE datname = '$database'")
+        if [ -z "$mark" ]; then
+            log "no database $database"
+        elif [ "$mark" = "$OUR_DATABASE_MARK" ]; then
+            psql "$admin" -qc "DROP DATABASE IF EXISTS $database WITH (FORCE)"
+            log "dropped $database"
+        else
+            log "kept $database: make run did not make it (its comment has no mark); drop it yourself if it is yours"
         fi
     done
 }

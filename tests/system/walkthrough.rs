@@ -139,3 +139,76 @@ async fn the_readme_walkthrough_works_end_to_end() {
         (200, json!({"store_id": 10}))
     );
 }
+
+/// The README's walkthrough block as a reader pastes it, run by bash (`-eu -o pipefail`: any
+/// step that fails stops it) against one stack, twice. Each paste must buy again, not replay
+/// the first paste's orders: Sara 120 points down and 250 up, Omar 100 up, each time.
+#[tokio::test]
+async fn the_readme_walkthrough_pasted_twice_moves_the_balances_twice() {
+    let databases = DemoDatabases::create("walkthrough_twice").await;
+    let stack = Stack::start(&databases.urls()).await;
+    let script = readme_walkthrough(&stack);
+    let balance_url = format!("{}/api/v2/client/points", stack.order.base);
+    let (_, sara) = stack
+        .call("GET", &balance_url, Some(e2e::demo::SARA), &[], None)
+        .await;
+    let (_, omar) = stack.call("GET", &balance_url, Some(OMAR), &[], None).await;
+    let (mut sara, mut omar) = (points(&sara), points(&omar));
+
+    for paste in 1..=2 {
+        let out = tokio::process::Command::new("bash")
+            .args(["-eu", "-o", "pipefail", "-c", &script])
+            .current_dir(e2e::repo_root())
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "paste {paste} failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (_, sara_now) = stack
+            .call("GET", &balance_url, Some(e2e::demo::SARA), &[], None)
+            .await;
+        let (_, omar_now) = stack.call("GET", &balance_url, Some(OMAR), &[], None).await;
+        assert_eq!(
+            points(&sara_now) - sara,
+            130.0,
+            "paste {paste}: Sara {sara_now}"
+        );
+        assert_eq!(
+            points(&omar_now) - omar,
+            100.0,
+            "paste {paste}: Omar {omar_now}"
+        );
+        (sara, omar) = (points(&sara_now), points(&omar_now));
+    }
+}
+
+/// The first `sh` block under "## Walkthrough" in README.md, its `localhost:<port>` addresses
+/// moved to the stack's ports.
+fn readme_walkthrough(stack: &Stack) -> String {
+    let readme = std::fs::read_to_string(e2e::repo_root().join("README.md")).unwrap();
+    let section = &readme[readme
+        .find("## Walkthrough")
+        .expect("no Walkthrough section")..];
+    let start = section.find("```sh\n").expect("no sh block") + "```sh\n".len();
+    let block = &section[start..start + section[start..].find("\n```").unwrap()];
+    let mut script = block.to_owned();
+    for (port, service) in [
+        (8081, &stack.auth),
+        (8082, &stack.order),
+        (8083, &stack.points),
+        (8084, &stack.operator),
+        (8085, &stack.sandbox),
+    ] {
+        script = script.replace(
+            &format!("localhost:{port}"),
+            &format!("127.0.0.1:{}", service.port()),
+        );
+    }
+    assert!(!script.contains("localhost:808"), "{script}");
+    script
+}
