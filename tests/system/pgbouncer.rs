@@ -364,3 +364,91 @@ async fn after_a_pgbouncer_restart_the_next_requests_succeed() {
         );
     }
 }
+
+/// `statement_timeout` and `lock_timeout` in milliseconds as PgBouncer hands its server
+/// connection for `database` to a client that sets nothing itself, as a service's pooled
+/// connection is after its start.
+async fn server_timeouts(bouncer: &PgBouncer, database: &str) -> (String, String) {
+    let (client, connection) =
+        tokio_postgres::connect(&bouncer.url(database), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let rows = client
+        .simple_query(
+            "SELECT name, setting FROM pg_settings \
+             WHERE name IN ('statement_timeout', 'lock_timeout') ORDER BY name DESC",
+        )
+        .await
+        .unwrap();
+    let values: Vec<String> = rows
+        .into_iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(1).map(str::to_owned),
+            _ => None,
+        })
+        .collect();
+    (values[0].clone(), values[1].clone())
+}
+
+/// The command-line tools run through PgBouncer in transaction mode (as `kubectl exec` into
+/// a pooled service's pod runs them) with one server connection per database, so that the
+/// tool and the services surely share it: after each tool the server connection still has
+/// the services' timeouts. A tool's own "no timeout" set as session state would have
+/// stayed on it, and every service transaction after it would run without a timeout.
+#[tokio::test]
+async fn the_command_line_tools_leave_the_server_connections_timeouts_as_they_found_them() {
+    let auth_db = demo_database(&["auth-service"], "auth").await;
+    let points_db = demo_database(&["point-service"], "points").await;
+    let bouncer = PgBouncer::start(upstream_port(), 1).await;
+    let service = db::PoolSettings::new("postgres://unused@127.0.0.1/unused", 2);
+    let expected = (
+        service.statement_timeout.as_millis().to_string(),
+        service.lock_timeout.as_millis().to_string(),
+    );
+    for database in [auth_db.name(), points_db.name()] {
+        assert_eq!(
+            server_timeouts(&bouncer, database).await,
+            expected,
+            "before any tool ran"
+        );
+    }
+
+    let fixture = e2e::repo_root().join("deploy/fixtures/demo.json");
+    let no_cache = [("DATABASE_STATEMENT_CACHE", "false")];
+    for (service, database, args) in [
+        ("auth-service", auth_db.name(), vec!["migrate"]),
+        (
+            "auth-service",
+            auth_db.name(),
+            vec!["seed", fixture.to_str().unwrap()],
+        ),
+        ("auth-service", auth_db.name(), vec!["wait-for-migrations"]),
+        ("point-service", points_db.name(), vec!["migrate"]),
+        ("point-service", points_db.name(), vec!["audit"]),
+        (
+            "point-service",
+            points_db.name(),
+            vec!["unapplied-captures"],
+        ),
+    ] {
+        let output = run(service, &args, &bouncer.url(database), &no_cache).await;
+        assert!(
+            output.status.success(),
+            "{service} {args:?} through PgBouncer: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            server_timeouts(&bouncer, database).await,
+            expected,
+            "the server connection's timeouts after {service} {args:?}"
+        );
+    }
+    // One server connection per database the whole time: the tools and the checks above
+    // shared it.
+    let servers = per_database(bouncer.admin("SHOW SERVERS").await);
+    for database in [auth_db.name(), points_db.name()] {
+        assert_eq!(servers.get(database).copied(), Some(1), "{servers:?}");
+    }
+}

@@ -21,7 +21,7 @@ use std::time::Duration;
 use diesel::ConnectionError;
 use diesel::connection::CacheSize;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
 use socket2::{SockRef, TcpKeepalive};
 use tokio::net::TcpStream;
 use tokio_postgres::config::{Host, TargetSessionAttrs};
@@ -51,10 +51,19 @@ pub struct Connector {
 
 impl Connector {
     pub fn new(settings: &PoolSettings) -> Result<Self, ConnectionError> {
-        let config: tokio_postgres::Config = settings
+        let mut config: tokio_postgres::Config = settings
             .url
             .parse()
             .map_err(|e| ConnectionError::InvalidConnectionUrl(format!("{e}")))?;
+        // The timeouts travel in the startup packet rather than as a `SET` once connected
+        // (PoolSettings::startup_options), after any `options` the URL gives.
+        let options = match config.get_options() {
+            Some(own) if !own.trim().is_empty() => {
+                format!("{own} {}", settings.startup_options())
+            }
+            _ => settings.startup_options(),
+        };
+        config.options(options);
         let ports = config.get_ports();
         let hosts = config
             .get_hosts()
@@ -94,18 +103,17 @@ impl Connector {
     /// answers within the connect timeout (and accepts writes, with
     /// `target_session_attrs=read-write`). The error is the last host's.
     ///
-    /// The session setup runs after the host is chosen, outside its deadline: behind a
-    /// pooler it waits for a server connection like any query, and the pooler's own
+    /// The connection's setup (diesel-async's time zone and encoding, which PgBouncer keeps
+    /// per client) runs after the host is chosen, outside its deadline: behind a pooler it
+    /// waits for a server connection like any query, and the pooler's own
     /// `query_wait_timeout` answer (busy) must reach the caller rather than a timeout of ours.
+    /// The timeouts need no statement: they came with the startup packet.
     pub async fn connect(&self) -> Result<AsyncPgConnection, ConnectionError> {
         let client = self.open().await?;
         let mut conn = AsyncPgConnection::try_from(client).await?;
         if !self.settings.statement_cache {
             conn.set_prepared_statement_cache_size(CacheSize::Disabled);
         }
-        conn.batch_execute(&self.settings.session_setup())
-            .await
-            .map_err(ConnectionError::CouldntSetupConfiguration)?;
         conn.set_instrumentation(crate::sql_spans::SqlSpans::default());
         Ok(conn)
     }

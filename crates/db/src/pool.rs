@@ -1,6 +1,7 @@
 //! The connection pool: a wait timeout (a pool with none hangs forever when exhausted), a
 //! connect timeout, a maximum connection age, and per-connection `statement_timeout` and
-//! `lock_timeout` so that no query or lock wait can hold a request forever.
+//! `lock_timeout` (given at connection start, [`PoolSettings::startup_options`]) so that no
+//! query or lock wait can hold a request forever.
 //!
 //! A connection handed out again is checked with `SELECT 1` only when it sat idle for more
 //! than [`PING_AFTER_IDLE`], and the check may take [`CHECK_TIMEOUT`]: under load that saves
@@ -51,7 +52,7 @@ pub struct PoolSettings {
     /// `target_session_attrs` check) must finish within it (`crate::connect`).
     pub connect_timeout: Duration,
     /// The session's `statement_timeout`; zero is PostgreSQL's "none" (the command-line
-    /// tools: a migration or an audit may run long).
+    /// tools connected straight to PostgreSQL: a migration or an audit may run long).
     pub statement_timeout: Duration,
     /// The session's `lock_timeout`; zero is "none".
     pub lock_timeout: Duration,
@@ -86,7 +87,8 @@ impl PoolSettings {
 
     /// A command-line tool's connection (migrate, seed, audit): no statement or lock
     /// timeout, since a migration or an audit may run long and `migrate` waits on the
-    /// advisory lock for as long as another migration runs.
+    /// advisory lock for as long as another migration runs. Through PgBouncer the tool has
+    /// the server connections' timeouts instead ([`Self::startup_options`]).
     pub fn one_off(url: impl Into<String>) -> Self {
         Self {
             statement_timeout: Duration::ZERO,
@@ -95,10 +97,26 @@ impl PoolSettings {
         }
     }
 
-    /// What every new connection runs first. Behind a pooler in transaction mode these land
-    /// on whichever server connection runs them, so the pooler gives each of its server
-    /// connections the same (PgBouncer's `connect_query`, checked against this by
-    /// `e2e::pgbouncer`).
+    /// The connection's timeouts as startup parameters (`options` of the startup packet),
+    /// which PostgreSQL takes as the session's own defaults. No connection of ours changes
+    /// them with `SET`: behind a pooler in transaction mode a `SET` lands on whichever
+    /// server connection ran it and stays there after the client has gone, so a tool's
+    /// "no timeout" would have become the next service transaction's. PgBouncer does not
+    /// forward this parameter (`ignore_startup_parameters = options` in
+    /// k8s/components/pgbouncer); its `connect_query`, [`Self::session_setup`], gives every
+    /// server connection the services' timeouts instead, and a tool through it runs with
+    /// those (docs/decisions.md, "Session settings behind PgBouncer").
+    pub fn startup_options(&self) -> String {
+        format!(
+            "-c statement_timeout={} -c lock_timeout={}",
+            self.statement_timeout.as_millis(),
+            self.lock_timeout.as_millis()
+        )
+    }
+
+    /// The services' timeouts as SQL, for a pooler to run on each of its server connections
+    /// as it opens them (PgBouncer's `connect_query`, checked against this by
+    /// `e2e::pgbouncer`). No connection of ours runs it ([`Self::startup_options`]).
     pub fn session_setup(&self) -> String {
         format!(
             "SET statement_timeout = {}; SET lock_timeout = {}",
@@ -140,7 +158,7 @@ pub struct BuildError(String);
 pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
     let connector = Connector::new(settings).map_err(|e| BuildError(e.to_string()))?;
     // Every host may take its whole connect timeout before the one that answers, and the
-    // session setup needs what is left: behind a pooler (one host) 6 s, more than its
+    // connection's setup (diesel-async's time zone and encoding) needs what is left: behind a pooler (one host) 6 s, more than its
     // queue wait (5 s, k8s/components/pgbouncer), so that its busy answer arrives first.
     let create_timeout =
         settings.connect_timeout * connector.host_count() as u32 + Duration::from_secs(1);

@@ -51,6 +51,72 @@ async fn wait_for_count(conn: &mut AsyncPgConnection, sql: &str, want: i64, what
     }
 }
 
+#[derive(QueryableByName)]
+struct Source {
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    setting: String,
+    #[diesel(sql_type = Text)]
+    source: String,
+}
+
+/// The timeouts, the values and where PostgreSQL has them from.
+async fn timeouts(conn: &mut AsyncPgConnection) -> Vec<(String, String, String)> {
+    sql_query(
+        "SELECT name, setting, source FROM pg_settings \
+         WHERE name IN ('statement_timeout', 'lock_timeout', 'application_name') ORDER BY name",
+    )
+    .load::<Source>(conn)
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|s| (s.name, s.setting, s.source))
+    .collect()
+}
+
+/// A connection's timeouts come with its startup packet (source `client`), never from a
+/// `SET` (source `session`), which behind a pooler in transaction mode would stay on the
+/// server connection after the client has gone: the services' as the tools' (none), and
+/// next to any `options` the URL gives.
+#[tokio::test]
+async fn a_connection_gets_its_timeouts_at_startup_not_by_set() {
+    let database = TestDatabase::new(MIGRATIONS).await;
+    let service = PoolSettings::new(database.url(), 2);
+    let mut conn = db::connect(&service).await.unwrap();
+    let found = timeouts(&mut conn).await;
+    assert_eq!(
+        found[1..],
+        [
+            ("lock_timeout".into(), "5000".into(), "client".into()),
+            ("statement_timeout".into(), "10000".into(), "client".into()),
+        ]
+    );
+
+    let separator = if database.url().contains('?') {
+        '&'
+    } else {
+        '?'
+    };
+    let url = format!(
+        "{}{separator}options=-c%20application_name%3Dfrom-url",
+        database.url()
+    );
+    let mut tool = db::connect(&PoolSettings::one_off(url)).await.unwrap();
+    assert_eq!(
+        timeouts(&mut tool).await,
+        [
+            (
+                "application_name".into(),
+                "from-url".into(),
+                "client".into()
+            ),
+            ("lock_timeout".into(), "0".into(), "client".into()),
+            ("statement_timeout".into(), "0".into(), "client".into()),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn pool_sets_session_timeouts_and_waits_at_most_its_wait_timeout() {
     let database = TestDatabase::new(MIGRATIONS).await;
