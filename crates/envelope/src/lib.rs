@@ -19,6 +19,8 @@ mod envelopes;
 pub mod error_handlers;
 pub mod exposure;
 pub mod openapi;
+mod retry_after;
 
 pub use details::Details;
 pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, OperatorError};
+pub use retry_after::RetryAfter;

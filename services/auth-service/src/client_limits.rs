@@ -6,8 +6,9 @@
 //! serialisation).
 
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use envelope::RetryAfter;
 
 use crate::db::schema::client_events;
 use crate::error::AuthError;
@@ -45,12 +46,25 @@ impl Counted {
         }
     }
 
-    fn refusal(self) -> AuthError {
-        AuthError::Limited(match self {
-            Self::Lookup => "Too many client lookups, try again later",
-            Self::LegacyToken => "Too many tokens requested, try again later",
-        })
+    fn refusal(self, wait: RetryAfter) -> AuthError {
+        AuthError::Limited(
+            match self {
+                Self::Lookup => "Too many client lookups, try again later",
+                Self::LegacyToken => "Too many tokens requested, try again later",
+            },
+            wait,
+        )
     }
+}
+
+/// One client's rows of one kind in the window, and the whole seconds until the one that
+/// holds the count at the limit leaves it (none below the limit).
+#[derive(QueryableByName)]
+struct Window {
+    #[diesel(sql_type = BigInt)]
+    recent: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    frees_in: Option<i64>,
 }
 
 /// Counts one `what` for `client_id`, or refuses with 429 when the last hour already holds
@@ -80,14 +94,22 @@ pub async fn take(
     .bind::<BigInt, _>(client_id)
     .execute(conn)
     .await?;
-    let recent: i64 = client_events::table
-        .filter(client_events::kind.eq(kind))
-        .filter(client_events::client_id.eq(client_id))
-        .count()
-        .get_result(conn)
-        .await?;
-    if recent >= what.limit(limits) {
-        return Err(what.refusal());
+    // What is left is the window. Past the limit the request passes once the limit-th
+    // newest row has left it, an hour after it was made: that is the refusal's wait.
+    let limit = what.limit(limits);
+    let window: Window = diesel::sql_query(format!(
+        "SELECT count(*) AS recent, ceil(extract(epoch FROM \
+           (array_agg(created_at ORDER BY created_at DESC))[$3] + interval '{WINDOW}' - now()) \
+         )::bigint AS frees_in \
+         FROM client_events WHERE kind = $1 AND client_id = $2"
+    ))
+    .bind::<Text, _>(kind)
+    .bind::<BigInt, _>(client_id)
+    .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
+    .get_result(conn)
+    .await?;
+    if window.recent >= limit {
+        return Err(what.refusal(RetryAfter::seconds(window.frees_in)));
     }
     diesel::insert_into(client_events::table)
         .values((

@@ -2,7 +2,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use envelope::ErrorA;
+use envelope::{ErrorA, RetryAfter};
 
 /// The spec's 401 message on the auth routes.
 pub const UNAUTHORIZED: &str = "Unauthorization";
@@ -47,11 +47,12 @@ pub enum AuthError {
     UnknownPhone,
     #[error("Invalid or expired code")]
     WrongCode,
+    /// An OTP limit (`otp`), with when it would let the request through.
     #[error("Too many attempts, try again later")]
-    TooManyRequests,
+    TooManyRequests(RetryAfter),
     /// A per-client limit (`client_limits`); the message names what was limited.
     #[error("{0}")]
-    Limited(&'static str),
+    Limited(&'static str, RetryAfter),
     #[error("{0} not found")]
     NotFound(&'static str),
     /// The SMS gateway refused or could not be reached; nothing was kept.
@@ -77,7 +78,7 @@ impl AuthError {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Invalid(_) | Self::UnknownPhone | Self::WrongCode => StatusCode::BAD_REQUEST,
-            Self::TooManyRequests | Self::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooManyRequests(_) | Self::Limited(..) => StatusCode::TOO_MANY_REQUESTS,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::SmsFailed => StatusCode::BAD_GATEWAY,
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -100,6 +101,10 @@ impl ResponseError for AuthError {
             }
             _ => ErrorA::new(self.status(), self.to_string()),
         };
-        body.error_response()
+        let mut response = body.error_response();
+        if let Self::TooManyRequests(wait) | Self::Limited(_, wait) = self {
+            wait.set_on(&mut response);
+        }
+        response
     }
 }

@@ -22,9 +22,11 @@
 
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use rand::Rng;
+
+use envelope::RetryAfter;
 
 use crate::clock::Clock;
 use crate::db::schema::{clients, otp_codes, otp_events};
@@ -113,12 +115,39 @@ async fn now(conn: &mut AsyncPgConnection, clock: &Clock) -> QueryResult<DateTim
     }
 }
 
+/// Events of one kind in the window, for a phone and for an address, and for each the whole
+/// seconds until the event that holds the count at its limit leaves the window (none while
+/// the count is below the limit).
 #[derive(QueryableByName)]
 struct Counts {
     #[diesel(sql_type = BigInt)]
     by_phone: i64,
     #[diesel(sql_type = BigInt)]
     by_ip: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    phone_frees_in: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    ip_frees_in: Option<i64>,
+}
+
+impl Counts {
+    /// The 429 when the phone or the address is at its limit, with the wait until both
+    /// would let the request through.
+    fn refusal(&self, per_phone: i64, per_ip: i64) -> Option<AuthError> {
+        let phone = (self.by_phone >= per_phone).then_some(self.phone_frees_in.unwrap_or(0));
+        let ip = (self.by_ip >= per_ip).then_some(self.ip_frees_in.unwrap_or(0));
+        let wait = phone.max(ip)?;
+        Some(AuthError::TooManyRequests(RetryAfter::seconds(Some(wait))))
+    }
+}
+
+/// The SQL of the seconds until the `limit`-th newest event of those `filter` picks leaves
+/// the window: the moment a count at the limit drops below it.
+fn frees_in(filter: &str, limit: &str) -> String {
+    format!(
+        "ceil(extract(epoch FROM (array_agg(created_at ORDER BY created_at DESC) \
+         FILTER (WHERE {filter}))[{limit}] + interval '{WINDOW}' - now()))::bigint"
+    )
 }
 
 /// Serialises the requests counting events of `kind` for one address until the transaction
@@ -133,36 +162,58 @@ async fn lock_address(conn: &mut AsyncPgConnection, kind: &str, ip: &str) -> Que
 }
 
 /// Events of `kind` in the last hour for this phone and this address, under
-/// [`lock_address`].
+/// [`lock_address`], with their waits at limits `per_phone` and `per_ip`.
 async fn recent(
     conn: &mut AsyncPgConnection,
     kind: &str,
     phone: &str,
     ip: &str,
+    per_phone: i64,
+    per_ip: i64,
 ) -> QueryResult<Counts> {
     lock_address(conn, kind, ip).await?;
     diesel::sql_query(format!(
-        "SELECT count(*) FILTER (WHERE phone = $2) AS by_phone, count(*) FILTER (WHERE ip = $3) AS by_ip \
-         FROM otp_events WHERE kind = $1 AND created_at > now() - interval '{WINDOW}' AND (phone = $2 OR ip = $3)"
+        "SELECT count(*) FILTER (WHERE phone = $2) AS by_phone, count(*) FILTER (WHERE ip = $3) AS by_ip, \
+         {} AS phone_frees_in, {} AS ip_frees_in \
+         FROM otp_events WHERE kind = $1 AND created_at > now() - interval '{WINDOW}' AND (phone = $2 OR ip = $3)",
+        frees_in("phone = $2", "$4"),
+        frees_in("ip = $3", "$5"),
     ))
     .bind::<Text, _>(kind)
     .bind::<Text, _>(phone)
     .bind::<Text, _>(ip)
+    .bind::<Integer, _>(as_index(per_phone))
+    .bind::<Integer, _>(as_index(per_ip))
     .get_result(conn)
     .await
 }
 
 const UNKNOWN_PHONE: &str = "unknown_phone";
 
-/// Unknown phones asked for from this address in the last hour.
-async fn unknown_phones(conn: &mut AsyncPgConnection, ip: &str) -> QueryResult<i64> {
-    otp_events::table
-        .filter(otp_events::kind.eq(UNKNOWN_PHONE))
-        .filter(otp_events::ip.eq(ip))
-        .filter(otp_events::created_at.gt(Utc::now() - Duration::hours(1)))
-        .count()
-        .get_result(conn)
-        .await
+/// A limit as an SQL array index (limits are far below `i32::MAX`).
+fn as_index(limit: i64) -> i32 {
+    i32::try_from(limit).unwrap_or(i32::MAX)
+}
+
+/// Unknown phones asked for from this address in the last hour: the 429 once they reach
+/// the limit, with the wait until they drop below it.
+async fn unknown_phones_refusal(
+    conn: &mut AsyncPgConnection,
+    settings: &OtpSettings,
+    ip: &str,
+) -> QueryResult<Option<AuthError>> {
+    let counts: Counts = diesel::sql_query(format!(
+        "SELECT 0::bigint AS by_phone, count(*) AS by_ip, NULL::bigint AS phone_frees_in, \
+         {} AS ip_frees_in \
+         FROM otp_events WHERE kind = $1 AND ip = $2 AND created_at > now() - interval '{WINDOW}'",
+        frees_in("true", "$3"),
+    ))
+    .bind::<Text, _>(UNKNOWN_PHONE)
+    .bind::<Text, _>(ip)
+    .bind::<Integer, _>(as_index(settings.limits.unknown_phones_per_ip))
+    .get_result(conn)
+    .await?;
+    Ok(counts.refusal(i64::MAX, settings.limits.unknown_phones_per_ip))
 }
 
 /// The answer to a phone with no account: `answer` while the address is under its limit,
@@ -175,8 +226,8 @@ async fn refuse_unknown_phone(
     answer: AuthError,
 ) -> QueryResult<AuthError> {
     lock_address(conn, UNKNOWN_PHONE, ip).await?;
-    if unknown_phones(conn, ip).await? >= settings.limits.unknown_phones_per_ip {
-        return Ok(AuthError::TooManyRequests);
+    if let Some(refused) = unknown_phones_refusal(conn, settings, ip).await? {
+        return Ok(refused);
     }
     // No phone kept: the limit is the address's, and numbers of people who are not clients
     // are none of our business.
@@ -184,14 +235,14 @@ async fn refuse_unknown_phone(
     Ok(answer)
 }
 
-/// Whether this address is past its unknown-phone limit. Read without the lock: a known
-/// phone adds nothing to the count, so there is nothing to overshoot.
+/// The 429 when this address is past its unknown-phone limit. Read without the lock: a
+/// known phone adds nothing to the count, so there is nothing to overshoot.
 async fn address_blocked(
     conn: &mut AsyncPgConnection,
     settings: &OtpSettings,
     ip: &str,
-) -> QueryResult<bool> {
-    Ok(unknown_phones(conn, ip).await? >= settings.limits.unknown_phones_per_ip)
+) -> QueryResult<Option<AuthError>> {
+    unknown_phones_refusal(conn, settings, ip).await
 }
 
 /// Records one event and returns its id.
@@ -253,8 +304,8 @@ pub async fn reset(
             )
             .await?));
         };
-        if address_blocked(conn, settings, ip).await? {
-            return Ok(Err(AuthError::TooManyRequests));
+        if let Some(refused) = address_blocked(conn, settings, ip).await? {
+            return Ok(Err(refused));
         }
         reset_known(conn, keys, settings, client, test_mode, phone, ip)
             .await
@@ -299,11 +350,10 @@ async fn reset_known(
             None => return Ok(Reset::TestModeWithoutCode),
         }
     } else {
-        let counts = recent(conn, "sms_sent", phone, ip).await?;
-        if counts.by_phone >= settings.limits.sms_per_phone
-            || counts.by_ip >= settings.limits.sms_per_ip
-        {
-            return Err(AuthError::TooManyRequests);
+        let (per_phone, per_ip) = (settings.limits.sms_per_phone, settings.limits.sms_per_ip);
+        let counts = recent(conn, "sms_sent", phone, ip, per_phone, per_ip).await?;
+        if let Some(refused) = counts.refusal(per_phone, per_ip) {
+            return Err(refused);
         }
         format!("{:04}", rand::rng().random_range(0..10_000))
     };
@@ -400,17 +450,19 @@ pub async fn verify(
                     refuse_unknown_phone(conn, settings, ip, AuthError::WrongCode).await?,
                 ));
             };
-            if address_blocked(conn, settings, ip).await? {
-                return Ok(Verdict::Refused(AuthError::TooManyRequests));
+            if let Some(refused) = address_blocked(conn, settings, ip).await? {
+                return Ok(Verdict::Refused(refused));
             }
             if !client.is_active() {
                 return Ok(Verdict::Refused(AuthError::Unauthorized));
             }
-            let counts = recent(conn, "code_tried", phone, ip).await?;
-            if counts.by_phone >= settings.limits.tries_per_phone
-                || counts.by_ip >= settings.limits.tries_per_ip
-            {
-                return Ok(Verdict::Refused(AuthError::TooManyRequests));
+            let (per_phone, per_ip) = (
+                settings.limits.tries_per_phone,
+                settings.limits.tries_per_ip,
+            );
+            let counts = recent(conn, "code_tried", phone, ip, per_phone, per_ip).await?;
+            if let Some(refused) = counts.refusal(per_phone, per_ip) {
+                return Ok(Verdict::Refused(refused));
             }
             record(conn, "code_tried", phone, ip).await?;
             if test_mode && settings.test_code.is_none() {

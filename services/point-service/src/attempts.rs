@@ -226,11 +226,15 @@ pub async fn start(
                 )));
             }
         }
-        // Each pay call asks the payment service and stores an attempt: bounded per order.
+        // Each pay call asks the payment service and stores an attempt: bounded per order,
+        // for the order's life, so no wait lifts it and the 429 names none.
         if made >= max_attempts {
-            return Err(PointError::TooManyRequests(format!(
-                "too many payment attempts for point order {correlation_id}: {max_attempts}"
-            )));
+            return Err(PointError::TooManyRequests(
+                format!(
+                    "too many payment attempts for point order {correlation_id}: {max_attempts}"
+                ),
+                None,
+            ));
         }
         let id = diesel::insert_into(payment_attempts::table)
             .values((

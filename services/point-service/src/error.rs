@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use envelope::{Details, ErrorB};
+use envelope::{Details, ErrorB, RetryAfter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PointError {
@@ -21,9 +21,11 @@ pub enum PointError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
-    /// 429: a bound on what one client can make the service store (`config::Limits`).
+    /// 429: a bound on what one client can make the service store (`config::Limits`), with
+    /// when it would let the request through (`Retry-After`); `None` for a bound no wait
+    /// lifts (an order's payment attempts), which then says no time rather than a false one.
     #[error("{0}")]
-    TooManyRequests(String),
+    TooManyRequests(String, Option<RetryAfter>),
     #[error("insufficient points for client {0}")]
     InsufficientPoints(i64),
     /// A 4xx from the payment service, passed through with its own status and body.
@@ -85,7 +87,7 @@ impl PointError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
-            Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
             Self::InsufficientPoints(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PaymentRefused { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
@@ -142,6 +144,14 @@ impl ResponseError for PointError {
             Self::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "database busy");
                 ErrorB::new(self.status(), self.code(), self.to_string()).error_response()
+            }
+            Self::TooManyRequests(message, wait) => {
+                let mut response =
+                    ErrorB::new(self.status(), self.code(), message.as_str()).error_response();
+                if let Some(wait) = wait {
+                    wait.set_on(&mut response);
+                }
+                response
             }
             Self::RetryLater(message) => {
                 let mut response =

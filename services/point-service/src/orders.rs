@@ -2,9 +2,10 @@
 //! card payment), read, and the gift message.
 
 use bigdecimal::BigDecimal;
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use envelope::RetryAfter;
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -230,17 +231,31 @@ async fn check_unpaid(
         .bind::<diesel::sql_types::BigInt, _>(caller)
         .execute(conn)
         .await?;
-    let unpaid: i64 = point_orders::table
+    // The newest `limit` unpaid orders of the window: all of them reach the limit, and the
+    // oldest of them leaving the window (or being paid) is what lets the next create in.
+    let now = Utc::now();
+    let newest: Vec<DateTime<Utc>> = point_orders::table
         .filter(point_orders::payer_id.eq(caller))
         .filter(point_orders::status.eq("initial_order"))
-        .filter(point_orders::created_at.gt(Utc::now() - UNPAID_WINDOW))
-        .count()
-        .get_result(conn)
+        .filter(point_orders::created_at.gt(now - UNPAID_WINDOW))
+        .select(point_orders::created_at)
+        .order(point_orders::created_at.desc())
+        .limit(i64::try_from(limit).unwrap_or(i64::MAX))
+        .load(conn)
         .await?;
-    if u64::try_from(unpaid).unwrap_or(0) >= limit {
-        return Err(PointError::TooManyRequests(format!(
-            "too many unpaid point orders: {limit} in 24 hours; pay or drop the older ones first"
-        )));
+    if u64::try_from(newest.len()).unwrap_or(u64::MAX) >= limit {
+        let frees_at = newest.last().map(|oldest| *oldest + UNPAID_WINDOW);
+        let wait = frees_at.map(|at| {
+            let ms = (at - now).num_milliseconds();
+            // Whole seconds, rounded up.
+            (ms + 999).div_euclid(1000)
+        });
+        return Err(PointError::TooManyRequests(
+            format!(
+                "too many unpaid point orders: {limit} in 24 hours; pay or drop the older ones first"
+            ),
+            Some(RetryAfter::seconds(wait)),
+        ));
     }
     Ok(())
 }

@@ -41,7 +41,7 @@ pub struct Sent {
         (status = 200, description = "a code was sent, or one is still live (nothing sent)", body = Sent),
         (status = 400, description = "`Last Name cannot be blank.`: no account has this phone (counted per client address, see 429); `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
         (status = 401, description = "the account is inactive", body = envelope::ErrorA),
-        (status = 429, description = "`Too many attempts, try again later`: too many SMS for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together); past that limit the address gets this 429 for every phone, known ones too, so the answers cannot be used to list who is a client", body = envelope::ErrorA),
+        (status = 429, description = "`Too many attempts, try again later`: too many SMS for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together); past that limit the address gets this 429 for every phone, known ones too, so the answers cannot be used to list who is a client", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)"))),
         (status = 502, description = "the SMS gateway failed; nothing was kept", body = envelope::ErrorA)))]
 pub async fn reset_otp(
     state: web::Data<AppState>,
@@ -106,7 +106,7 @@ async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
         (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = Wrapped<Login>),
         (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), `contact_phone is required`, `code is required`; `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
         (status = 401, description = "the account is inactive", body = envelope::ErrorA),
-        (status = 429, description = "`Too many attempts, try again later`: too many codes tried for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together; past it every phone gets this 429)", body = envelope::ErrorA)))]
+        (status = 429, description = "`Too many attempts, try again later`: too many codes tried for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together; past it every phone gets this 429)", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)")))))]
 pub async fn verify_otp(
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -39,7 +39,7 @@ pub struct FindQuery {
         (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
         (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA),
         (status = 404, description = "`client not found`", body = envelope::ErrorA),
-        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::ErrorA)))]
+        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)")))))]
 pub async fn find_by_phone(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -104,7 +104,7 @@ pub struct ExchangeBody {
     responses(DatabaseAnswers, (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>),
         (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::ErrorA),
         (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::ErrorA),
-        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::ErrorA)))]
+        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)")))))]
 pub async fn exchange_token(
     state: web::Data<AppState>,
     body: web::Bytes,

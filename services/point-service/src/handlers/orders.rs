@@ -24,7 +24,7 @@ const MAX_KEY_LEN: usize = 255;
         (status = 404, description = "`point offer <id> not found or inactive`", body = envelope::ErrorB),
         (status = 409, description = "the Idempotency-Key was used with another request", body = envelope::ErrorB),
         (status = 422, description = "`insufficient points for client <id>`", body = envelope::ErrorB),
-        (status = 429, description = "`too many unpaid point orders: <n> in 24 hours; pay or drop the older ones first` (a `checkout` order when the payer already has UNPAID_ORDERS_PER_CLIENT_PER_DAY, default 1000, unpaid ones from the last 24 hours)", body = envelope::ErrorB)))]
+        (status = 429, description = "`too many unpaid point orders: <n> in 24 hours; pay or drop the older ones first` (a `checkout` order when the payer already has UNPAID_ORDERS_PER_CLIENT_PER_DAY, default 1000, unpaid ones from the last 24 hours)", body = envelope::ErrorB, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)")))))]
 pub async fn create(
     state: web::Data<AppState>,
     req: HttpRequest,

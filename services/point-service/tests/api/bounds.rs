@@ -107,3 +107,52 @@ async fn pay_calls_are_bounded_per_order() {
         2
     );
 }
+
+/// A refused create says when the bound lets the next one through (`Retry-After`, whole
+/// seconds rounded up): once the oldest of the unpaid orders that hold it at its bound is 24
+/// hours old. The orders are aged to known ages; the only slack is the time the test took
+/// between aging them and the answer, which it measures.
+#[tokio::test]
+async fn a_refused_checkout_order_says_when_the_oldest_unpaid_one_leaves_the_day() {
+    let app = spawn_app_with(limited(2, 20)).await;
+    for _ in 0..2 {
+        assert_eq!(app.order(SARA, &order_body(OMAR, "checkout")).await.0, 200);
+    }
+    let aged = std::time::Instant::now();
+    app.sql(&format!(
+        "UPDATE point_orders SET created_at = now() - interval '23 hours' WHERE correlation_id = \
+         (SELECT correlation_id FROM point_orders WHERE payer_id = {SARA} AND status = 'initial_order' ORDER BY created_at LIMIT 1); \
+         UPDATE point_orders SET created_at = now() - interval '2 hours' WHERE correlation_id = \
+         (SELECT correlation_id FROM point_orders WHERE payer_id = {SARA} AND status = 'initial_order' ORDER BY created_at DESC LIMIT 1)"
+    ))
+    .await;
+    let response = app
+        .client
+        .post(app.url("/api/v2/client/point-orders"))
+        .bearer_auth(token(SARA))
+        .json(&order_body(OMAR, "checkout"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 429);
+    let wait: u64 = response
+        .headers()
+        .get("retry-after")
+        .expect("a 429 carries Retry-After")
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let slack = aged.elapsed().as_secs() + 1;
+    assert!(
+        wait <= 3600 && wait + slack >= 3600,
+        "Retry-After {wait}, expected 3600 less at most {slack} s"
+    );
+    assert_eq!(
+        response.json::<serde_json::Value>().await.unwrap(),
+        error_b(
+            "RATE_LIMITED",
+            "too many unpaid point orders: 2 in 24 hours; pay or drop the older ones first"
+        )
+    );
+}
