@@ -12,7 +12,12 @@ For each render, the worst case (`pods_at_worst` and `per_pod` are the rule, wri
   container that reaches the database (wait-for-migrations), never both at once;
 - a Job (the migrations) or a CronJob (a command-line tool: audit, unapplied-captures) holds
   one connection per container that reaches the database, a CronJob once per run
-  (concurrencyPolicy Forbid or Replace) or twice (Allow: a run may overlap the next).
+  (concurrencyPolicy Forbid or Replace) or twice (Allow: a run may overlap the next);
+- CronJobs that run once a day (`M H * * *`) with a startingDeadlineSeconds and an
+  activeDeadlineSeconds hold their connection only inside their run's window: from the
+  scheduled time until it may start no later, plus its deadline and its pods' grace period.
+  Of those, in one timeZone, only the most whose windows meet at one instant count
+  (`daily_window`, `busiest_instant`); any other CronJob counts as always running.
 
 Those that go through PgBouncer (their DATABASE_URL is a `*_POOLED_DATABASE_URL` key) count
 against PgBouncer's max_client_conn instead, and PgBouncer's own pods count (pods x databases x
@@ -66,6 +71,59 @@ def per_run(job_spec):
     return sum(1 for c in job_spec["template"]["spec"]["containers"] if reaches_database(c))
 
 
+DAY = 24 * 3600
+
+
+def daily_window(cron):
+    """(timeZone, start, end) in seconds of the day of a once-a-day CronJob's run: it starts at
+    the scheduled time or, late, within startingDeadlineSeconds (else it is skipped), and its
+    Job ends by activeDeadlineSeconds plus its pods' termination grace period. None for any
+    other CronJob (another schedule, or no bound on when it starts or how long it runs)."""
+    spec = cron["spec"]
+    job = spec["jobTemplate"]["spec"]
+    fields = spec["schedule"].split()
+    if len(fields) != 5 or fields[2:] != ["*", "*", "*"] or not all(f.isdigit() for f in fields[:2]):
+        return None
+    if "startingDeadlineSeconds" not in spec or "activeDeadlineSeconds" not in job:
+        return None
+    minute, hour = int(fields[0]), int(fields[1])
+    if minute > 59 or hour > 23:
+        return None
+    start = hour * 3600 + minute * 60
+    grace = job["template"]["spec"].get("terminationGracePeriodSeconds", 30)
+    length = int(spec["startingDeadlineSeconds"]) + int(job["activeDeadlineSeconds"]) + int(grace)
+    if length >= DAY:
+        return None
+    return spec.get("timeZone", "UTC"), start, start + length
+
+
+def busiest_instant(windows):
+    """The most connections held at one instant by runs with these (start, end, connections)
+    windows of one day (a window may run past midnight). The busiest instant is some run's
+    start."""
+    def covers(window, t):
+        start, end, _ = window
+        return start <= t < end or start <= t + DAY < end
+    return max((sum(w[2] for w in windows if covers(w, start)) for start, _, _ in windows), default=0)
+
+
+def cronjob_connections(cronjobs):
+    """What the CronJobs hold at most at once: the daily ones' busiest instant per timeZone,
+    the others all the time."""
+    by_zone, always = {}, 0
+    for cron in cronjobs:
+        each = per_run(cron["spec"]["jobTemplate"]["spec"])
+        if cron["spec"].get("concurrencyPolicy", "Allow") == "Allow":
+            each *= 2
+        window = daily_window(cron)
+        if window is None:
+            always += each
+        else:
+            zone, start, end = window
+            by_zone.setdefault(zone, []).append((start, end, each))
+    return always + sum(busiest_instant(windows) for windows in by_zone.values())
+
+
 def check(path):
     with open(path) as f:
         docs = [d for d in yaml.safe_load_all(f) if d]
@@ -115,9 +173,7 @@ def check(path):
     jobs = sum(per_run(j["spec"]) for j in by_kind.get("Job", []))
     server += jobs
     lines.append(f"  {'Jobs':<18} {jobs}")
-    cron = sum(per_run(c["spec"]["jobTemplate"]["spec"])
-               * (2 if c["spec"].get("concurrencyPolicy", "Allow") == "Allow" else 1)
-               for c in by_kind.get("CronJob", []))
+    cron = cronjob_connections(by_kind.get("CronJob", []))
     server += cron
     lines.append(f"  {'CronJobs':<18} {cron}")
 

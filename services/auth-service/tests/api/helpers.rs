@@ -166,6 +166,18 @@ pub async fn spawn_app_with(options: Options) -> TestApp {
     }
 }
 
+/// Another replica of `app`'s service: the same database, the default options and a gateway
+/// of its own. Answers its base URL.
+pub fn spawn_replica(app: &TestApp) -> String {
+    let options = Options::default();
+    let gateway_url = spawn_gateway(Arc::default(), options.gateway.clone());
+    let config = config(&app.database, &options, gateway_url);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(auth_service::startup::build(config, listener).unwrap());
+    base
+}
+
 /// The service's configuration for a test: its database, the options, the gateway.
 fn config(database: &TestDatabase, options: &Options, gateway_url: String) -> Config {
     Config {

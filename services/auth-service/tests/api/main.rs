@@ -5,11 +5,13 @@
 mod address_book;
 mod device;
 mod helpers;
+mod housekeeping;
 mod internal;
 mod limits;
 mod login;
 mod openapi;
 mod profile;
+mod retry_after;
 mod seed;
 mod setting;
 mod sms_send;

@@ -5,6 +5,7 @@
 
 mod gift_cards;
 mod helpers;
+mod housekeeping;
 mod openapi;
 mod point_rates;
 mod relay;

@@ -16,6 +16,7 @@ mod expiry_attacks;
 mod expiry_reports;
 mod gateway;
 mod helpers;
+mod housekeeping;
 mod metrics;
 mod offers;
 mod openapi;

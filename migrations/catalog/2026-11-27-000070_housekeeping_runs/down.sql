@@ -1,0 +1,2 @@
+DROP INDEX gift_card_tries_age;
+DROP TABLE housekeeping_runs;

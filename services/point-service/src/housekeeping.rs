@@ -1,0 +1,35 @@
+//! What `point-service housekeeping` deletes, and after how long: the one place the points
+//! database's retention is written. A row is kept twice as long as the window any rule reads
+//! it in (docs/decisions.md, "Housekeeping").
+//!
+//! Never deleted: the ledger (`point_entries`, append-only), `point_accounts`,
+//! `point_orders`, `payment_events`, `payment_attempts`, `unapplied_captures`,
+//! `internal_credits`, `payment_syncs` (deleted by the sync itself once an order is final),
+//! `settlement_checks`: money and points records.
+
+use std::time::Duration;
+
+use housekeeping::Rule;
+
+pub const RULES: &[Rule] = &[
+    // Idempotency-Key: the same caller and key within 24 hours gets the first order back
+    // (docs/decisions.md, "point-service"; `orders::IDEMPOTENCY_WINDOW`).
+    Rule {
+        table: "idempotency_keys",
+        age: "created_at",
+        keep: Duration::from_secs(2 * 24 * 3600),
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_outlives_its_window_twice() {
+        let window = crate::orders::IDEMPOTENCY_WINDOW
+            .to_std()
+            .unwrap_or_default();
+        assert!(RULES[0].keep >= 2 * window);
+    }
+}
