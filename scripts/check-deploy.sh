@@ -11,11 +11,14 @@
 #   4. this project's own rules (no sandbox in prod, no /internal on the Ingress, grace
 #      periods, probes, migration waits, each service only its own variables, default deny
 #      both ways, X-Forwarded-For trusted only in prod, ...);
-#   5. the connection budget (scripts/connection-budget.py): each render's pools at the
+#   5. who may reach the services' /metrics (scripts/metrics-reach.py): network-config-analyzer
+#      evaluates each render's NetworkPolicies and must find that Prometheus may connect to
+#      every port the PodMonitor scrapes and to nothing else, and that other pods may not;
+#   6. the connection budget (scripts/connection-budget.py): each render's pools at the
 #      autoscalers' maximum fit PostgreSQL's max_connections less a reserve, and the
 #      deliberately over-budget k8s/tests/over-budget and k8s/tests/cronjob-over-budget are
 #      refused.
-# The validators are installed on first use into a cached virtualenv, pinned below; the
+# The validators are installed on first use into cached virtualenvs, pinned below; a
 # virtualenv is rebuilt only when a pin (or the Python version) changes.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -31,8 +34,12 @@ PROMETHEUS_OPERATOR_MODELS_VERSION=0.80.1.0
 # its schemas, so this needs no network). 1.30 is the minimum the manifests need
 # (the preStop `sleep` action); keep this at the oldest cluster version we deploy to.
 KUBERNETES_VERSION=1.32.0
+# np-guard's NetworkPolicy analyzer (NCA): evaluates the rendered policies offline. In a
+# virtualenv of its own: it pins its dependencies exactly (PyYAML among them), checkov too.
+NETWORK_CONFIG_ANALYZER_VERSION=2.1.0
 
 venv=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/venv
+nca_venv=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/nca-venv
 
 # --- tools ----------------------------------------------------------------------------------
 command -v kubectl >/dev/null || fail "kubectl not found. It renders the Kustomize overlays (kustomize is built in).
@@ -43,6 +50,7 @@ or see https://kubernetes.io/docs/tasks/tools/"
 
 pinned_venv "$venv" "checkov==$CHECKOV_VERSION" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" \
     "cloudcoil-models-prometheus-operator==$PROMETHEUS_OPERATOR_MODELS_VERSION"
+pinned_venv "$nca_venv" "network-config-analyzer==$NETWORK_CONFIG_ANALYZER_VERSION"
 
 # checkov: no downloads from Prisma Cloud (guidelines, custom policies; --skip-download too)
 # and no query to PyPI for a newer version, so the run works offline and never waits on the
@@ -298,10 +306,12 @@ for path in sys.argv[1:]:
         check(used <= OWN.get(binary, set()), f"{where} Job {job['metadata']['name']}: variables {binary} does not read: {sorted(used - OWN.get(binary, set()))}")
     check(set(migrated) == {"auth", "points", "catalog"}, f"{where} migration Jobs cover {sorted(migrated)}, expected auth, points, catalog")
 
-    # point-service's scheduled jobs: once a day in Riyadh time, never two runs at once, with
-    # retries, a deadline and kept history, on the service's own image and settings.
+    # The scheduled jobs: once a day in Riyadh time, never two runs at once, with retries, a
+    # deadline and kept history, each on its own service's image and settings (the service
+    # its app.kubernetes.io/name label names).
     point = next((d for d in by_kind.get("Deployment", []) if d["metadata"]["name"] == "point-service"), None)
-    point_container = point["spec"]["template"]["spec"]["containers"][0] if point else {}
+    deployments = {d["metadata"]["name"]: d["spec"]["template"]["spec"]["containers"][0]
+                   for d in by_kind.get("Deployment", [])}
     cronjobs = {}
     for cron in by_kind.get("CronJob", []):
         name = cron["metadata"]["name"]
@@ -310,6 +320,8 @@ for path in sys.argv[1:]:
         pod = job["template"]["spec"]
         c = pod["containers"][0]
         cronjobs[name] = c.get("args", [])[:1]
+        service = cron["metadata"].get("labels", {}).get("app.kubernetes.io/name", "?")
+        own = deployments.get(service, {})
         check(spec.get("timeZone") == "Asia/Riyadh", f"{where} CronJob {name}: timeZone is not Asia/Riyadh")
         check(spec.get("concurrencyPolicy") == "Forbid", f"{where} CronJob {name}: concurrencyPolicy is not Forbid")
         for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
@@ -319,26 +331,35 @@ for path in sys.argv[1:]:
         # A finished Job deleted by a TTL takes kube_job_failed with it, and the alert.
         check("ttlSecondsAfterFinished" not in job, f"{where} CronJob {name}: a TTL would clear its failure alert")
         check(pod.get("automountServiceAccountToken") is False, f"{where} CronJob {name}: service account token is mounted")
-        check(c["image"] == point_container.get("image"), f"{where} CronJob {name}: image {c['image']} is not point-service's {point_container.get('image')}")
-        check(c.get("envFrom") == point_container.get("envFrom"), f"{where} CronJob {name}: not point-service's ConfigMap")
+        check(c["image"] == own.get("image"), f"{where} CronJob {name}: image {c['image']} is not {service}'s {own.get('image')}")
+        check(c.get("envFrom") == own.get("envFrom"), f"{where} CronJob {name}: not {service}'s ConfigMap")
         db_url = [e for e in c.get("env", []) if e["name"] == "DATABASE_URL"]
-        check(db_url and db_url == [e for e in point_container.get("env", []) if e["name"] == "DATABASE_URL"],
-              f"{where} CronJob {name}: DATABASE_URL is not point-service's")
+        check(db_url and db_url == [e for e in own.get("env", []) if e["name"] == "DATABASE_URL"],
+              f"{where} CronJob {name}: DATABASE_URL is not {service}'s")
         used = env_names(where, c, configmaps)
-        check(used <= OWN["point-service"], f"{where} CronJob {name}: variables point-service does not read: {sorted(used - OWN['point-service'])}")
+        check(used <= OWN.get(service, set()), f"{where} CronJob {name}: variables {service} does not read: {sorted(used - OWN.get(service, set()))}")
     check(cronjobs == {"ledger-audit": ["audit"], "points-expiry": ["expire-points"],
-                       "payments-settlement": ["reconcile"]},
-          f"{where} CronJobs {cronjobs}, expected ledger-audit (audit), points-expiry (expire-points) and payments-settlement (reconcile)")
+                       "payments-settlement": ["reconcile"], "auth-housekeeping": ["housekeeping"],
+                       "points-housekeeping": ["housekeeping"], "catalog-housekeeping": ["housekeeping"]},
+          f"{where} CronJobs {cronjobs}, expected ledger-audit (audit), points-expiry (expire-points), "
+          f"payments-settlement (reconcile) and auth-, points- and catalog-housekeeping (housekeeping)")
     # The alert rules name the CronJobs (kube-state-metrics' owner_name, cronjob labels).
     with open(os.environ["ALERT_RULES"]) as f:
         named = set(re.findall(r'(?:owner_name|cronjob)="([^"]+)"', f.read()))
     check(named and named <= set(cronjobs), f"{where} deploy/prometheus/alerts.yml names CronJobs {sorted(named - set(cronjobs))} that are not rendered")
 
     # point-service is reachable only from order-service pods and the ingress controller (plus
-    # the sandbox's webhook in dev).
+    # the sandbox's webhook in dev, and Prometheus on its metrics port: whom the monitoring
+    # component's prometheus-scrape lets in, and to what, scripts/metrics-reach.py checks).
+    # Every policy that selects point-service's pods counts, also one that selects more.
+    point_labels = point["spec"]["template"]["metadata"]["labels"] if point else {}
     sources = set()
     for pol in by_kind.get("NetworkPolicy", []):
-        if pol["spec"]["podSelector"].get("matchLabels", {}).get("app.kubernetes.io/name") != "point-service":
+        selector = pol["spec"]["podSelector"]
+        if not pol["spec"].get("ingress") or not (selector.get("matchLabels", {}).items() <= point_labels.items()
+                                                  or selector.get("matchExpressions")):
+            continue
+        if pol["metadata"]["name"] == "prometheus-scrape":
             continue
         for rule in pol["spec"].get("ingress", []):
             check(rule.get("from"), f"{where} NetworkPolicy {pol['metadata']['name']} opens point-service to everyone")
@@ -385,6 +406,13 @@ for e in errors:
 sys.exit(1 if errors else 0)
 PY
 # --- 5 ---------------------------------------------------------------------------------------
+echo "== who may reach /metrics (network-config-analyzer $NETWORK_CONFIG_ANALYZER_VERSION)"
+# Fails, with NCA's list of the connections in question, when Prometheus may not scrape a
+# service or may connect to anything else, or when a pod that is not Prometheus (in another
+# namespace, or in this one without the services' labels) may connect to any pod here.
+"$nca_venv/bin/python" scripts/metrics-reach.py "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml"
+
+# --- 6 ---------------------------------------------------------------------------------------
 echo "== connection budget"
 "$venv/bin/python" scripts/connection-budget.py "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml"
 # The check must refuse a deployment that does not fit.
@@ -397,7 +425,7 @@ grep -q "exceed max_connections less the reserve" "$work/over-budget.err" ||
 if "$venv/bin/python" scripts/connection-budget.py "$work/cronjob-over-budget.yaml" >"$work/cronjob.out" 2>"$work/cronjob.err"; then
     fail "scripts/connection-budget.py passed k8s/tests/cronjob-over-budget, which does not fit"
 fi
-grep -Eq "CronJobs +5$" "$work/cronjob.out" && grep -q "92 of 90" "$work/cronjob.out" ||
+grep -Eq "CronJobs +4$" "$work/cronjob.out" && grep -q "91 of 90" "$work/cronjob.out" ||
     fail "scripts/connection-budget.py miscounted k8s/tests/cronjob-over-budget: $(cat "$work/cronjob.out")"
 
 echo "== deploy checks passed"

@@ -11,6 +11,10 @@ use promql_parser::parser::{self, Expr, LabelModifier, VectorSelector};
 /// Labels Prometheus gives every series from its scrape target, not the services' own.
 pub const TARGET_LABELS: [&str; 4] = ["job", "instance", "namespace", "pod"];
 
+/// The series Prometheus writes itself for each scrape target (`up`: 1 when the scrape
+/// succeeded), which the alerts on silence read: they carry the target's labels only.
+pub const SCRAPE_SERIES: [&str; 1] = ["up"];
+
 /// kube-state-metrics' metrics (the scheduled-job alerts read them): not the services', so
 /// their names are left to the rules' unit tests (deploy/prometheus/alerts.test.yml).
 pub const KUBE_STATE_METRICS: &str = "kube_";
@@ -81,6 +85,14 @@ pub fn problems(expr: &str, exported: &Exported) -> Vec<String> {
     for (metric, labels) in &found.selectors {
         if metric.starts_with(KUBE_STATE_METRICS) {
             reads_kube_state = true;
+            continue;
+        }
+        if SCRAPE_SERIES.contains(&metric.as_str()) {
+            for label in labels {
+                if !TARGET_LABELS.contains(&label.as_str()) {
+                    problems.push(format!("{metric} has no label {label}"));
+                }
+            }
             continue;
         }
         let Some(has) = exported.metrics.get(metric) else {
@@ -217,5 +229,17 @@ mod tests {
         assert!(problems("sum by (job (x)", &exported)[0].starts_with("does not parse"));
         // kube-state-metrics' names are not the services' to export.
         assert!(problems("kube_job_failed{condition=\"true\"} == 1", &exported).is_empty());
+        // Nor is Prometheus's own `up`, which has the target's labels and no other.
+        assert!(
+            problems(
+                "sum by (namespace, job) (up{job=\"a\"}) == 0 or absent(up{job=\"b\"})",
+                &exported
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            problems("up{route=\"/x\"} == 0", &exported),
+            ["up has no label route"]
+        );
     }
 }

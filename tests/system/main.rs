@@ -11,6 +11,7 @@ mod generated_clients;
 mod graceful_shutdown;
 mod hierarchy;
 mod logging;
+mod metrics_help;
 mod migrate_and_seed;
 mod monitoring;
 mod operations;

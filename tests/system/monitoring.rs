@@ -75,9 +75,11 @@ async fn an_unapplied_capture_fires_its_alert_in_a_real_prometheus() {
         json!({"alertname": "PaymentCapturedWithoutPoints", "job": "point-service",
                "namespace": NAMESPACE, "reason": "unknown_order", "severity": "critical"})
     );
+    // Absolute, so that Alertmanager can open it: alerts.yml's default base (an overlay
+    // replaces it: k8s/components/monitoring).
     assert_eq!(
         firing["annotations"]["runbook_url"],
-        "docs/runbook.md#paymentcapturedwithoutpoints"
+        "https://git.example.com/loyalty/backend/-/blob/main/docs/runbook.md#paymentcapturedwithoutpoints"
     );
 }
 
@@ -149,7 +151,8 @@ async fn every_alert_and_dashboard_query_parses_and_names_only_exported_metrics(
 
     let prometheus = Prometheus::start(&targets(&stack), &[&alert_rules()]).await;
     // The order service's gift-card gauges are set by its retry task, on its own schedule,
-    // and the point service's payment gauges by its sync task as it starts.
+    // the point service's payment gauges by its sync task as it starts, and the housekeeping
+    // gauges by each service's reader of the last runs as it starts.
     let texts = prometheus
         .wait_for(
             "the gift-card and payment gauges",
@@ -161,7 +164,8 @@ async fn every_alert_and_dashboard_query_parses_and_names_only_exported_metrics(
                 }
                 let exported = Exported::from_text(&texts);
                 (exported.has("gift_card_credit_oldest_pending_seconds")
-                    && exported.has("payment_sync_oldest_due_seconds"))
+                    && exported.has("payment_sync_oldest_due_seconds")
+                    && exported.has("housekeeping_last_run_timestamp_seconds"))
                 .then_some(texts)
             },
         )

@@ -1,5 +1,6 @@
 //! The app every service starts from: operational routes, error handlers in the service's
-//! envelope, and the middleware stack (outermost first): the request's span, `X-Request-Id`
+//! envelope, and the middleware stack (outermost first): `Connection: close` on every answer
+//! once the process is stopping (`crate::stopping`), the request's span, `X-Request-Id`
 //! and metrics (`telemetry::http`), exposure of internals, JSON for every error actix makes itself, the
 //! body's limits (read deadline, size, NUL characters, JSON depth: `envelope::body_limits`).
 
@@ -76,4 +77,5 @@ pub fn app(
         .wrap(error_handlers::plain_errors_to_json(envelope))
         .wrap(from_fn(exposure::middleware(settings.show_internals)))
         .wrap(telemetry::http::observe())
+        .wrap(from_fn(crate::stopping::close_connections))
 }

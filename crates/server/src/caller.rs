@@ -46,6 +46,53 @@ pub fn authorization(req: &HttpRequest) -> Option<&str> {
 /// The cache's bound, in tokens (a few MB at most).
 pub const CACHED_CALLERS: u64 = 10_000;
 
+/// How one lookup at the auth service ended: the `outcome` of
+/// `caller_lookups_total` ([`crate::ops_metrics::CALLER_LOOKUPS`]). Every one but `ok` answers
+/// the app 401; only `refused` says something about the token, the others are the auth
+/// service failing (the caller-lookup alert watches them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupOutcome {
+    /// A numeric client id came back.
+    Ok,
+    /// A 4xx (or another non-2xx, non-5xx answer): the token is not a client's.
+    Refused,
+    /// A 5xx: the auth service failed.
+    ServerError,
+    /// No answer within the client's timeout.
+    Timeout,
+    /// No connection, or the exchange broke off.
+    Unreachable,
+    /// A 2xx without a numeric client id.
+    Unreadable,
+}
+
+impl LookupOutcome {
+    pub const ALL: [LookupOutcome; 6] = [
+        LookupOutcome::Ok,
+        LookupOutcome::Refused,
+        LookupOutcome::ServerError,
+        LookupOutcome::Timeout,
+        LookupOutcome::Unreachable,
+        LookupOutcome::Unreadable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LookupOutcome::Ok => "ok",
+            LookupOutcome::Refused => "refused",
+            LookupOutcome::ServerError => "5xx",
+            LookupOutcome::Timeout => "timeout",
+            LookupOutcome::Unreachable => "unreachable",
+            LookupOutcome::Unreadable => "unreadable",
+        }
+    }
+
+    fn count(self) {
+        metrics::counter!(crate::ops_metrics::CALLER_LOOKUPS, "outcome" => self.as_str())
+            .increment(1);
+    }
+}
+
 #[derive(Clone)]
 pub struct CallerLookup {
     base: Option<String>,
@@ -56,7 +103,14 @@ pub struct CallerLookup {
 
 impl CallerLookup {
     /// `base` is `AUTH_SERVICE_URL`; without it every lookup is [`CallerError::NotConfigured`].
+    /// The lookups' counter is exported at zero from here, in the processes that look callers
+    /// up (`telemetry::metrics::counters_at_zero` says why).
     pub fn new(base: Option<String>, http: telemetry::client::HttpClient) -> Self {
+        telemetry::metrics::counters_at_zero(
+            crate::ops_metrics::CALLER_LOOKUPS,
+            "outcome",
+            &LookupOutcome::ALL.map(LookupOutcome::as_str),
+        );
         Self {
             base,
             http,
@@ -106,22 +160,53 @@ impl CallerLookup {
         self.caller(authorization(req)).await
     }
 
+    /// One lookup at the auth service, counted by its outcome.
     async fn lookup(&self, base: &str, authorization: &str) -> Result<i64, CallerError> {
-        let response = self
+        let (outcome, result) = self.ask(base, authorization).await;
+        outcome.count();
+        result
+    }
+
+    async fn ask(
+        &self,
+        base: &str,
+        authorization: &str,
+    ) -> (LookupOutcome, Result<i64, CallerError>) {
+        let sent = self
             .http
             .get(format!("{base}/api/v1/users"))
             .header("authorization", authorization)
             .send()
-            .await
-            .map_err(|e| CallerError::Unreachable(telemetry::client::without_url(e).to_string()))?;
-        if !response.status().is_success() {
-            return Err(CallerError::InvalidToken);
+            .await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(e) => {
+                let outcome = if e.is_timeout() {
+                    LookupOutcome::Timeout
+                } else {
+                    LookupOutcome::Unreachable
+                };
+                let error = telemetry::client::without_url(e).to_string();
+                return (outcome, Err(CallerError::Unreachable(error)));
+            }
+        };
+        // The app's answer is the same 401 either way (the spec's); the count tells the auth
+        // service's failure from a refused token.
+        if response.status().is_server_error() {
+            return (LookupOutcome::ServerError, Err(CallerError::InvalidToken));
         }
-        let body: Value = response
-            .json()
-            .await
-            .map_err(|_| CallerError::MissingClientId)?;
-        numeric_id(&body["data"]["client_id"]).ok_or(CallerError::MissingClientId)
+        if !response.status().is_success() {
+            return (LookupOutcome::Refused, Err(CallerError::InvalidToken));
+        }
+        match response.json::<Value>().await {
+            Ok(body) => match numeric_id(&body["data"]["client_id"]) {
+                Some(id) => (LookupOutcome::Ok, Ok(id)),
+                None => (LookupOutcome::Unreadable, Err(CallerError::MissingClientId)),
+            },
+            // The body did not arrive in time: counted as the timeout it is, answered as before.
+            Err(e) if e.is_timeout() => (LookupOutcome::Timeout, Err(CallerError::MissingClientId)),
+            Err(_) => (LookupOutcome::Unreadable, Err(CallerError::MissingClientId)),
+        }
     }
 }
 

@@ -18,9 +18,11 @@ mod client_ip;
 pub mod config;
 pub mod internal;
 pub mod ops;
+pub mod ops_metrics;
 pub mod routes;
 pub mod run;
 pub mod seed;
+mod stopping;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod token_schemes;

@@ -51,6 +51,12 @@ pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
         Ok(result) => result,
         Err(_) => Err(format!("no answer within {READY_TIMEOUT:?}")),
     };
+    let counted = if outcome.is_ok() {
+        "ready"
+    } else {
+        "unavailable"
+    };
+    metrics::counter!(crate::ops_metrics::READINESS_CHECKS, "outcome" => counted).increment(1);
     match outcome {
         Ok(()) => HttpResponse::Ok().json(Health {
             status: "ready",
@@ -71,7 +77,8 @@ pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
 pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
     let status = db::PoolStatus::of(&state.pool);
     let gauge = |state_label: &'static str, value: usize| {
-        metrics::gauge!("db_pool_connections", "state" => state_label).set(value as f64);
+        metrics::gauge!(crate::ops_metrics::DB_POOL_CONNECTIONS, "state" => state_label)
+            .set(value as f64);
     };
     gauge("max", status.max_size);
     gauge("open", status.size);

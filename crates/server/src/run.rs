@@ -71,15 +71,19 @@ where
     } else {
         KeepAlive::Timeout(limits.keep_alive)
     };
-    Ok(HttpServer::new(factory)
+    let server = HttpServer::new(factory)
         .workers(workers)
         .max_connections(limits.connections_per_worker(workers))
         .client_request_timeout(limits.head_timeout)
         .client_disconnect_timeout(limits.disconnect_timeout)
         .keep_alive(keep_alive)
         .shutdown_timeout(SHUTDOWN_TIMEOUT.as_secs())
+        // The signals are ours: the stopping flag goes up before the server hears of them.
+        .disable_signals()
         .listen(listener)?
-        .run())
+        .run();
+    tokio::spawn(crate::stopping::stop_on_signal(server.handle()));
+    Ok(server)
 }
 
 /// Binds `addr` with a listen backlog of `backlog` (`HTTP_BACKLOG`; the kernel caps it at
@@ -164,6 +168,7 @@ pub fn serve<F>(
 where
     F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
 {
+    crate::ops_metrics::register();
     let settings = AppSettings::new(
         service.name,
         service.envelope,
@@ -465,29 +470,10 @@ impl Binary {
     }
 }
 
-/// A flag that turns true on SIGTERM (what Kubernetes sends) or SIGINT, the signals on
+/// A flag that turns true on SIGTERM (what Kubernetes sends), SIGINT or SIGQUIT, the signals on
 /// which the HTTP server stops, so that a background task beside the server (the gift-card
-/// retry, the payment sync) takes no new work once the process is told to end. Call it
-/// inside the runtime.
+/// retry, the payment sync) takes no new work once the process is told to end
+/// (`crate::stopping`).
 pub fn shutdown_watch() -> tokio::sync::watch::Receiver<bool> {
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        let terminate = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut terminate) => {
-                    terminate.recv().await;
-                }
-                Err(e) => {
-                    tracing::warn!(error.message = %e, "cannot watch SIGTERM; background tasks stop on SIGINT only");
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            () = terminate => {}
-        }
-        let _ = stop.send(true);
-    });
-    stopped
+    crate::stopping::watch()
 }

@@ -90,6 +90,12 @@ async fn healthz_and_readyz_answer_200_with_a_database() {
         ready.text().await.unwrap(),
         r#"{"status":"ready","checks":{"database":"up"}}"#
     );
+    // Counted by outcome, for the readiness alert (no other test here passes a check).
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("readiness_checks_total{outcome=\"ready\"} 1\n"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -104,6 +110,13 @@ async fn readyz_is_503_and_healthz_200_without_a_database() {
         r#"{"status":"unavailable","checks":{"database":"down"}}"#
     );
     assert_eq!(app.get("/healthz").await.status(), 200);
+    // The failed check is counted while the process still answers `/metrics`: what the
+    // readiness alert reads (no other test here fails a check).
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("readiness_checks_total{outcome=\"unavailable\"} 1\n"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

@@ -382,8 +382,8 @@ fn record_metrics(method: &'static str, route: String, status: StatusCode, secon
             metrics::Label::new("status", status.to_string()),
         ];
         (
-            metrics::counter!("http_requests_total", labels.iter()),
-            metrics::histogram!("http_request_duration_seconds", labels.iter()),
+            metrics::counter!(crate::metrics::HTTP_REQUESTS, labels.iter()),
+            metrics::histogram!(crate::metrics::HTTP_REQUEST_DURATION, labels.iter()),
         )
     };
     count_and_time(&SERIES, (route, status.as_u16(), method), register, seconds);

@@ -29,8 +29,30 @@ pub fn handle() -> &'static PrometheusHandle {
         if metrics::set_global_recorder(recorder).is_err() {
             tracing::warn!("a metrics recorder was already installed; /metrics may be empty");
         }
+        describe();
         handle
     })
+}
+
+/// Every request, by method, route pattern and status (`http::observe`).
+pub const HTTP_REQUESTS: &str = "http_requests_total";
+/// How long each request took, by the same labels.
+pub const HTTP_REQUEST_DURATION: &str = "http_request_duration_seconds";
+
+/// The HELP text of the families this crate records (each crate describes its own): a reader
+/// of a series in Prometheus or Grafana learns what it counts without the code, and
+/// `promtool check metrics` finds no family without it (tests/system/metrics_help.rs).
+fn describe() {
+    metrics::describe_counter!(
+        HTTP_REQUESTS,
+        metrics::Unit::Count,
+        "HTTP requests answered, by method, route pattern (`unmatched` for a path of no route) and status."
+    );
+    metrics::describe_histogram!(
+        HTTP_REQUEST_DURATION,
+        metrics::Unit::Seconds,
+        "Time from a request's arrival to its answer's head, by method, route pattern and status."
+    );
 }
 
 /// The Prometheus text for `/metrics`.

@@ -11,6 +11,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod handlers;
+pub mod housekeeping;
 pub mod otp;
 pub mod profile;
 pub mod profile_update;

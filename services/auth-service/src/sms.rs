@@ -29,9 +29,16 @@ pub fn count(result: &Result<(), SmsError>) {
     metrics::counter!(SENDS, "outcome" => outcome).increment(1);
 }
 
-/// The counter at zero from the start (`telemetry::metrics::counters_at_zero` says why).
+/// The counter at zero from the start (`telemetry::metrics::counters_at_zero` says why), with
+/// its HELP text: the one family this service records itself (the shared ones are described
+/// by `telemetry` and `server::ops_metrics`).
 pub fn export_counters() {
     telemetry::metrics::counters_at_zero(SENDS, "outcome", &OUTCOMES);
+    metrics::describe_counter!(
+        SENDS,
+        metrics::Unit::Count,
+        "Login-code SMS handed to the provider, by outcome: sent, unreachable (the gateway could not be reached) or refused (it answered an error)."
+    );
 }
 
 pub trait SmsProvider: Send + Sync {

@@ -51,6 +51,12 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         internal_token: config.internal_token.clone(),
         trust_forwarded_for: config.trust_forwarded_for,
     });
+    // The last housekeeping run of each table, as gauges (the CronJob is not scraped).
+    housekeeping::gauges::spawn(
+        pool.clone(),
+        crate::housekeeping::RULES,
+        server::shutdown_watch(),
+    );
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(state.clone());
     })

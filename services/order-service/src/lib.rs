@@ -6,6 +6,8 @@ pub mod config;
 pub mod error;
 pub mod gift_cards;
 pub mod handlers;
+pub mod housekeeping;
+pub mod metric_families;
 pub mod nearest;
 pub mod point_rates;
 pub mod relay;

@@ -17,6 +17,7 @@ use crate::{gift_cards, routes, system_categories};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
+    crate::metric_families::describe();
     let client = server::http_client;
     // The relay's client; each call has its own deadline (10 s or 20 s), connecting at most
     // 3 s of it, like the other clients.
@@ -58,6 +59,12 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         config.gift_card_retry,
         server::shutdown_watch(),
     ));
+    // The last housekeeping run of each table, as gauges (the CronJob is not scraped).
+    housekeeping::gauges::spawn(
+        pool.clone(),
+        crate::housekeeping::RULES,
+        server::shutdown_watch(),
+    );
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(web::Data::new(with_worker_clients(&state)));
     })

@@ -16,6 +16,7 @@ use crate::state::AppState;
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
+    crate::metric_families::describe();
     crate::webhook::export_counters();
     crate::payment_sync::export_counters();
     crate::clients::payments::export_counters();
@@ -56,6 +57,12 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         worker,
         server::shutdown_watch(),
     ));
+    // The last housekeeping run of each table, as gauges (the CronJob is not scraped).
+    housekeeping::gauges::spawn(
+        pool.clone(),
+        crate::housekeeping::RULES,
+        server::shutdown_watch(),
+    );
     let waits = (config.auth_timeout, config.payment_timeout);
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));
