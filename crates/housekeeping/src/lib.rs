@@ -145,9 +145,10 @@ async fn clear(
             .await
             .map_err(|e| failed(total, e))?;
         total += deleted as i64;
-        // A short batch means nothing old was left unlocked; rows another run holds are
-        // its to delete and count.
-        if (deleted as i64) < batch {
+        // Only an empty batch means nothing old is left unlocked (rows another run holds
+        // are its to delete and count): a batch comes back short also when a row it locked
+        // was updated meanwhile and its new version is no longer the statement's to delete.
+        if deleted == 0 {
             return Ok(total);
         }
     }
