@@ -12,7 +12,7 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
 
 use crate::details::Details;
-use crate::exposure::internals_shown;
+use crate::exposure::{Origin, internals_shown};
 
 /// The message every envelope shows for an unexpected failure in production.
 pub const INTERNAL_MESSAGE: &str = "Internal server error";
@@ -27,7 +27,9 @@ pub enum Envelope {
 }
 
 impl Envelope {
-    /// An error with this envelope's shape; for B the code follows from the status.
+    /// An error with this envelope's shape; for B the code follows from the status. Made
+    /// where this is called (envelope A's `stack`).
+    #[track_caller]
     pub fn error(self, status: StatusCode, message: impl Into<String>) -> actix_web::Error {
         let message = message.into();
         match self {
@@ -116,7 +118,7 @@ fn json_response<T: Serialize>(status: StatusCode, body: &T) -> HttpResponse {
 }
 
 /// Envelope A: `{status, message, stack?}`. Outside production the body also carries
-/// `stack`, the server's backtrace where the error was made.
+/// `stack`: where the error was made ([`Origin::stack`]).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorA {
     #[serde(serialize_with = "as_u16")]
@@ -130,24 +132,37 @@ pub struct ErrorA {
 }
 
 impl ErrorA {
+    /// An error made where this is called.
+    #[track_caller]
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        let stack = internals_shown()
-            .then(|| own_frames(&std::backtrace::Backtrace::force_capture().to_string()));
+        Self::made_at(&Origin::here(), status, message)
+    }
+
+    /// An error made at `origin`: a service's error that recorded where it was made, and
+    /// becomes this body only when it answers.
+    pub fn made_at(origin: &Origin, status: StatusCode, message: impl Into<String>) -> Self {
         Self {
             status,
             message: message.into(),
-            stack,
+            stack: internals_shown().then(|| origin.stack()),
             raw: None,
         }
     }
 
-    /// 500: the raw error text outside production, `Internal server error` in it.
+    /// 500: the raw error text outside production, `Internal server error` in it. Made where
+    /// this is called.
+    #[track_caller]
     pub fn internal(error: impl fmt::Display) -> Self {
+        Self::internal_made_at(&Origin::here(), error)
+    }
+
+    /// [`ErrorA::internal`] of an error made at `origin`.
+    pub fn internal_made_at(origin: &Origin, error: impl fmt::Display) -> Self {
         let raw = error.to_string();
         let message = shown_internal(&raw);
         Self {
             raw: Some(raw),
-            ..Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+            ..Self::made_at(origin, StatusCode::INTERNAL_SERVER_ERROR, message)
         }
     }
 
@@ -387,43 +402,6 @@ impl ResponseError for OperatorError {
     }
 }
 
-/// The frames of a backtrace that are in this workspace's code. A full async backtrace is
-/// hundreds of kilobytes of framework generics; the frames a developer can act on are ours.
-fn own_frames(backtrace: &str) -> String {
-    const MAX_FRAMES: usize = 30;
-    const MAX_LINE: usize = 300;
-    let mut frames: Vec<Vec<&str>> = Vec::new();
-    for line in backtrace.lines() {
-        let starts_frame = line
-            .trim_start()
-            .split_once(": ")
-            .is_some_and(|(n, _)| n.parse::<u32>().is_ok());
-        match frames.last_mut() {
-            Some(frame) if !starts_frame => frame.push(line),
-            _ => frames.push(vec![line]),
-        }
-    }
-    let ours = |frame: &&Vec<&str>| {
-        frame.iter().any(|l| {
-            l.trim_start().starts_with("at ")
-                && !l.contains("/rustc/")
-                && !l.contains("/.cargo/")
-                && !l.contains("/rustlib/")
-        })
-    };
-    frames
-        .iter()
-        .filter(ours)
-        .take(MAX_FRAMES)
-        .flat_map(|frame| {
-            frame
-                .iter()
-                .map(|l| l.chars().take(MAX_LINE).collect::<String>())
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn as_u16<S: serde::Serializer>(status: &StatusCode, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_u16(status.as_u16())
 }
@@ -449,12 +427,18 @@ mod tests {
 
     #[tokio::test]
     async fn a_outside_production_has_stack_and_raw_text() {
-        let error = crate::exposure::scope(true, async { ErrorA::internal("db exploded") }).await;
+        let (error, line) =
+            crate::exposure::scope(true, async { (ErrorA::internal("db exploded"), line!()) })
+                .await;
         let value: serde_json::Value = serde_json::from_str(&body_of(&error).1).unwrap();
         assert_eq!(value["status"], 500);
         assert_eq!(value["message"], "db exploded");
+        // Where it was made, not where it answered (`body_of`).
         let stack = value["stack"].as_str().unwrap();
-        assert!(stack.contains("src/envelopes.rs"), "{stack}");
+        assert!(
+            stack.starts_with(&format!("at {}:{line}:", file!())),
+            "{stack}"
+        );
         assert!(!stack.contains(".cargo/registry"), "{stack}");
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["status", "message", "stack"]);

@@ -3,11 +3,16 @@
 //! The choice belongs to the app (from `APP_ENV`), not to the process, so that a test can run
 //! a production app and a development app side by side. [`middleware`] sets it for the
 //! request's task; the error types read it with [`internals_shown`] while the answer is built,
-//! which actix does inside the handler's future, extractor errors included.
+//! which actix does inside the handler's future, extractor errors included. An error records
+//! where it was made ([`Origin`]) when it is made, for `stack`.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
+
+mod origin;
+
+pub use origin::Origin;
 
 tokio::task_local! {
     static SHOW_INTERNALS: bool;

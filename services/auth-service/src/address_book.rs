@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::db::schema::{addresses, clients};
-use crate::error::AuthError;
+use crate::error::{AuthError, Fault};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Queryable, Selectable, utoipa::ToSchema)]
 #[diesel(table_name = addresses)]
@@ -229,7 +229,7 @@ pub async fn get(
         .first(conn)
         .await
         .optional()?
-        .ok_or(AuthError::NotFound("address"))
+        .ok_or_else(|| Fault::NotFound("address").into())
 }
 
 /// Where a write goes.
@@ -272,7 +272,7 @@ async fn insert(
         .get_result(conn)
         .await?;
     if saved >= MAX_ADDRESSES {
-        return Err(AuthError::Invalid(full_message()));
+        return Err(AuthError::invalid(full_message()));
     }
     let id = new_id();
     diesel::insert_into(addresses::table)
@@ -307,7 +307,7 @@ async fn own_id(
     own.first(conn)
         .await
         .optional()?
-        .ok_or(AuthError::NotFound("address"))
+        .ok_or_else(|| Fault::NotFound("address").into())
 }
 
 pub async fn delete(
@@ -323,7 +323,7 @@ pub async fn delete(
     .execute(conn)
     .await?;
     if deleted == 0 {
-        Err(AuthError::NotFound("address"))
+        Err(Fault::NotFound("address").into())
     } else {
         Ok(())
     }

@@ -8,7 +8,7 @@ use diesel_async::RunQueryDsl;
 use futures_util::future::LocalBoxFuture;
 
 use crate::db::schema::{clients, legacy_tokens};
-use crate::error::AuthError;
+use crate::error::{AuthError, Fault};
 use crate::profile::Profile;
 use crate::state::AppState;
 use crate::tokens::{bearer, legacy_hash};
@@ -22,7 +22,7 @@ pub struct LegacyCaller(pub Profile);
 fn state(req: &HttpRequest) -> Result<web::Data<AppState>, AuthError> {
     req.app_data::<web::Data<AppState>>()
         .cloned()
-        .ok_or_else(|| AuthError::Internal("app state missing".into()))
+        .ok_or_else(|| Fault::Internal("app state missing".into()).into())
 }
 
 fn token(req: &HttpRequest) -> Option<String> {
@@ -39,13 +39,13 @@ enum Kind {
 /// The active client a token of `kind` belongs to, or 401.
 async fn resolve(req: &HttpRequest, kind: Kind) -> Result<Profile, AuthError> {
     let state = state(req)?;
-    let token = token(req).ok_or(AuthError::Unauthorized)?;
+    let token = token(req).ok_or(Fault::Unauthorized)?;
     let profile = match kind {
         Kind::Primary => {
             let client_id = state
                 .tokens
                 .verify_primary(&token)
-                .ok_or(AuthError::Unauthorized)?;
+                .ok_or(Fault::Unauthorized)?;
             let mut conn = state.pool.get().await?;
             clients::table
                 .find(client_id)
@@ -98,5 +98,5 @@ pub async fn find_by_legacy_token(
 pub fn active(profile: Option<Profile>) -> Result<Profile, AuthError> {
     profile
         .filter(Profile::is_active)
-        .ok_or(AuthError::Unauthorized)
+        .ok_or_else(|| Fault::Unauthorized.into())
 }

@@ -11,7 +11,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use envelope::RetryAfter;
 
 use crate::db::schema::client_events;
-use crate::error::AuthError;
+use crate::error::{AuthError, Fault};
 
 const WINDOW: &str = "1 hour";
 
@@ -46,14 +46,17 @@ impl Counted {
         }
     }
 
+    /// Made where the limit refuses.
+    #[track_caller]
     fn refusal(self, wait: RetryAfter) -> AuthError {
-        AuthError::Limited(
+        Fault::Limited(
             match self {
                 Self::Lookup => "Too many client lookups, try again later",
                 Self::LegacyToken => "Too many tokens requested, try again later",
             },
             wait,
         )
+        .into()
     }
 }
 

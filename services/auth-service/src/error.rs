@@ -1,7 +1,9 @@
-//! The service's errors: each variant is one status and one message of envelope A.
+//! The service's errors: each [`Fault`] is one status and one message of envelope A; an
+//! [`AuthError`] is a fault and the line that made it.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
+use envelope::exposure::Origin;
 use envelope::{ErrorA, RetryAfter};
 
 /// The spec's 401 message on the auth routes.
@@ -18,7 +20,7 @@ pub const INTERNAL_500: &str =
 
 envelope::answer_set! {
     /// What a route that reads the database answers besides its own answers: 500, and 503
-    /// when the database is busy ([`AuthError::Busy`]).
+    /// when the database is busy ([`Fault::Busy`]).
     pub DatabaseAnswers, envelope::Envelope::A, {
         "500" => INTERNAL_500,
         "503" => db::BUSY_ANSWER,
@@ -35,8 +37,19 @@ envelope::answer_set! {
     }
 }
 
+/// A failure of the service: what went wrong, and where it was made (envelope A's `stack`
+/// outside production). Made by `?` or `.into()` on a [`Fault`] or a database failure, which
+/// record their own line, or by [`AuthError::invalid`].
 #[derive(Debug, thiserror::Error)]
-pub enum AuthError {
+#[error("{fault}")]
+pub struct AuthError {
+    fault: Fault,
+    origin: Origin,
+}
+
+/// What went wrong: each variant is one status and one message.
+#[derive(Debug, thiserror::Error)]
+pub enum Fault {
     /// No token, a token of the wrong kind, an unknown token or an inactive client.
     #[error("{UNAUTHORIZED}")]
     Unauthorized,
@@ -66,14 +79,34 @@ pub enum AuthError {
 }
 
 impl AuthError {
+    /// [`Fault::Invalid`], made where this is called.
+    #[track_caller]
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::Invalid(message.into())
+        Fault::Invalid(message.into()).into()
     }
 }
 
-db::from_failure!(AuthError);
+db::from_failure!(Fault);
 
-impl AuthError {
+/// `From` for everything a [`Fault`] is made from, recording the line of the `?` (or
+/// `.into()`) that converts.
+macro_rules! made_where_converted {
+    ($($from:ty),+) => {$(
+        impl From<$from> for AuthError {
+            #[track_caller]
+            fn from(from: $from) -> Self {
+                Self {
+                    fault: Fault::from(from),
+                    origin: Origin::here(),
+                }
+            }
+        }
+    )+};
+}
+
+made_where_converted!(Fault, db::Failure, db::DieselError, db::PoolError);
+
+impl Fault {
     fn status(&self) -> StatusCode {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -89,20 +122,21 @@ impl AuthError {
 
 impl ResponseError for AuthError {
     fn status_code(&self) -> StatusCode {
-        self.status()
+        self.fault.status()
     }
 
     fn error_response(&self) -> HttpResponse {
-        let body = match self {
-            Self::Internal(raw) => ErrorA::internal(raw),
-            Self::Busy(raw) => {
+        let origin = &self.origin;
+        let body = match &self.fault {
+            Fault::Internal(raw) => ErrorA::internal_made_at(origin, raw),
+            Fault::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "database busy");
-                ErrorA::new(self.status(), self.to_string())
+                ErrorA::made_at(origin, self.fault.status(), self.fault.to_string())
             }
-            _ => ErrorA::new(self.status(), self.to_string()),
+            fault => ErrorA::made_at(origin, fault.status(), fault.to_string()),
         };
         let mut response = body.error_response();
-        if let Self::TooManyRequests(wait) | Self::Limited(_, wait) = self {
+        if let Fault::TooManyRequests(wait) | Fault::Limited(_, wait) = &self.fault {
             wait.set_on(&mut response);
         }
         response

@@ -30,7 +30,7 @@ use envelope::RetryAfter;
 
 use crate::clock::Clock;
 use crate::db::schema::{clients, otp_codes, otp_events};
-use crate::error::AuthError;
+use crate::error::{AuthError, Fault};
 use crate::profile::Profile;
 use crate::tokens::TokenKeys;
 use server::Secret;
@@ -132,12 +132,13 @@ struct Counts {
 
 impl Counts {
     /// The 429 when the phone or the address is at its limit, with the wait until both
-    /// would let the request through.
+    /// would let the request through, made where the caller refuses.
+    #[track_caller]
     fn refusal(&self, per_phone: i64, per_ip: i64) -> Option<AuthError> {
         let phone = (self.by_phone >= per_phone).then_some(self.phone_frees_in.unwrap_or(0));
         let ip = (self.by_ip >= per_ip).then_some(self.ip_frees_in.unwrap_or(0));
         let wait = phone.max(ip)?;
-        Some(AuthError::TooManyRequests(RetryAfter::seconds(Some(wait))))
+        Some(Fault::TooManyRequests(RetryAfter::seconds(Some(wait))).into())
     }
 }
 
@@ -300,7 +301,7 @@ pub async fn reset(
                 conn,
                 settings,
                 ip,
-                AuthError::UnknownPhone,
+                Fault::UnknownPhone.into(),
             )
             .await?));
         };
@@ -325,7 +326,7 @@ async fn reset_known(
     ip: &str,
 ) -> Result<Reset, AuthError> {
     if !client.is_active() {
-        return Err(AuthError::Unauthorized);
+        return Err(Fault::Unauthorized.into());
     }
     let now = now(conn, &settings.clock).await?;
     let send_deadline = now - Duration::from_std(settings.pending_for).unwrap_or(CODE_LIFETIME);
@@ -447,14 +448,14 @@ pub async fn verify(
         .transaction::<_, AuthError, _>(async |conn| {
             let Some((client, test_mode)) = lock_client(conn, phone).await? else {
                 return Ok(Verdict::Refused(
-                    refuse_unknown_phone(conn, settings, ip, AuthError::WrongCode).await?,
+                    refuse_unknown_phone(conn, settings, ip, Fault::WrongCode.into()).await?,
                 ));
             };
             if let Some(refused) = address_blocked(conn, settings, ip).await? {
                 return Ok(Verdict::Refused(refused));
             }
             if !client.is_active() {
-                return Ok(Verdict::Refused(AuthError::Unauthorized));
+                return Ok(Verdict::Refused(Fault::Unauthorized.into()));
             }
             let (per_phone, per_ip) = (
                 settings.limits.tries_per_phone,
@@ -467,7 +468,7 @@ pub async fn verify(
             record(conn, "code_tried", phone, ip).await?;
             if test_mode && settings.test_code.is_none() {
                 // No test code configured: a code stored before that cannot open it either.
-                return Ok(Verdict::Refused(AuthError::WrongCode));
+                return Ok(Verdict::Refused(Fault::WrongCode.into()));
             }
             let now = now(conn, &settings.clock).await?;
             let stored = otp_codes::table
@@ -479,10 +480,10 @@ pub async fn verify(
                 .await
                 .optional()?;
             let Some((hash, failed)) = stored else {
-                return Ok(Verdict::Refused(AuthError::WrongCode));
+                return Ok(Verdict::Refused(Fault::WrongCode.into()));
             };
             if failed >= MAX_WRONG_TRIES {
-                return Ok(Verdict::Refused(AuthError::WrongCode));
+                return Ok(Verdict::Refused(Fault::WrongCode.into()));
             }
             if keys.code_matches(client.client_id, code, &hash) {
                 // A code is good for one login.
@@ -495,7 +496,7 @@ pub async fn verify(
                     .set(otp_codes::failed_attempts.eq(otp_codes::failed_attempts + 1))
                     .execute(conn)
                     .await?;
-                Ok(Verdict::Refused(AuthError::WrongCode))
+                Ok(Verdict::Refused(Fault::WrongCode.into()))
             }
         })
         .await?;

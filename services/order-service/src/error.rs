@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use envelope::{ErrorB, ErrorC};
+use envelope::{ErrorB, ErrorC, RetryAfter};
 
 /// The 500 of a route that reads the database ([`OrderError::Internal`]).
 pub const INTERNAL_500: &str = "an unexpected failure: the raw error text outside production, `Internal server error` in production";
@@ -34,8 +34,9 @@ pub enum OrderError {
     NotFound(&'static str),
     #[error("{0}")]
     Conflict(&'static str),
+    /// A wrong-code limit (`gift_cards::tries`), with when it would let the request through.
     #[error("Too many attempts, try again later")]
-    TooManyRequests,
+    TooManyRequests(RetryAfter),
     /// The credit could not be confirmed; the redemption stays pending, and the service
     /// retries it on its own.
     #[error("The points could not be credited yet, try again")]
@@ -69,7 +70,7 @@ impl OrderError {
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
-            Self::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::CreditPending(_) | Self::RelayUnavailable(_) => StatusCode::BAD_GATEWAY,
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) | Self::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -104,6 +105,11 @@ impl ResponseError for OrderError {
             Self::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "{self}");
                 ErrorC::new(self.status(), self.to_string()).error_response()
+            }
+            Self::TooManyRequests(wait) => {
+                let mut response = ErrorC::new(self.status(), self.to_string()).error_response();
+                wait.set_on(&mut response);
+                response
             }
             // Logged where it happened, with the redemption (`gift_cards::credit::report`).
             Self::CreditPending(_) => ErrorC::new(self.status(), self.to_string()).error_response(),

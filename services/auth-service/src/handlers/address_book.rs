@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::address_book::{self, AddressKey, Target};
 use crate::caller::PrimaryCaller;
-use crate::error::{AuthError, TokenAnswers};
+use crate::error::{AuthError, Fault, TokenAnswers};
 use crate::profile::Wrapped;
 use crate::profile_update::body_object;
 use crate::state::AppState;
@@ -76,8 +76,8 @@ pub async fn create(
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(AuthError::Invalid)?;
-    let fields = address_book::fields(&body, true).map_err(AuthError::Invalid)?;
+    let body = body_object(&body).map_err(Fault::Invalid)?;
+    let fields = address_book::fields(&body, true).map_err(Fault::Invalid)?;
     let mut conn = state.pool.get().await?;
     let address = address_book::save(&mut conn, caller.client_id, Target::New, fields).await?;
     Ok(HttpResponse::Created().json(Wrapped {
@@ -111,8 +111,8 @@ pub async fn update(
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
     let key = key(&path, true)?;
-    let body = body_object(&body).map_err(AuthError::Invalid)?;
-    let fields = address_book::fields(&body, false).map_err(AuthError::Invalid)?;
+    let body = body_object(&body).map_err(Fault::Invalid)?;
+    let fields = address_book::fields(&body, false).map_err(Fault::Invalid)?;
     let mut conn = state.pool.get().await?;
     let address =
         address_book::save(&mut conn, caller.client_id, Target::Existing(&key), fields).await?;

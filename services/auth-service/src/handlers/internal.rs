@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
 use crate::db::schema::clients;
-use crate::error::{AuthError, DatabaseAnswers};
+use crate::error::{AuthError, DatabaseAnswers, Fault};
 use crate::profile::Profile;
 use crate::state::AppState;
 
@@ -21,10 +21,10 @@ pub async fn client(
     path: web::Path<String>,
 ) -> Result<HttpResponse, AuthError> {
     if !server::internal::token_matches(&req, &state.internal_token) {
-        return Err(AuthError::Unauthorized);
+        return Err(Fault::Unauthorized.into());
     }
     let Ok(client_id) = path.parse::<domain::ClientId>() else {
-        return Err(AuthError::NotFound("client"));
+        return Err(Fault::NotFound("client").into());
     };
     let mut conn = state.pool.get().await?;
     let profile = clients::table
@@ -33,6 +33,6 @@ pub async fn client(
         .first(&mut conn)
         .await
         .optional()?
-        .ok_or(AuthError::NotFound("client"))?;
+        .ok_or(Fault::NotFound("client"))?;
     Ok(HttpResponse::Ok().json(profile))
 }

@@ -3,7 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{AuthError, DatabaseAnswers};
+use crate::error::{AuthError, DatabaseAnswers, Fault};
 use crate::otp::{self, Pending, Reset, normalize_phone};
 use crate::profile::{Profile, Wrapped};
 use crate::sms::code_message;
@@ -94,7 +94,7 @@ async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
             tracing::error!(client.id = client_id, error.message = %e, "login code not sent");
             let mut conn = state.pool.get().await?;
             otp::undo_send(&mut conn, pending).await?;
-            Err(AuthError::SmsFailed)
+            Err(Fault::SmsFailed.into())
         }
     }
 }
@@ -126,7 +126,7 @@ pub async fn verify_otp(
     let access_token = state
         .tokens
         .issue_primary(profile.client_id)
-        .map_err(|e| AuthError::Internal(e.to_string()))?;
+        .map_err(|e| Fault::Internal(e.to_string()))?;
     tracing::info!(client.id = profile.client_id, "logged in");
     Ok(HttpResponse::Ok().json(Wrapped::ok(Login {
         access_token,

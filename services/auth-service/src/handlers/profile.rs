@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::caller::PrimaryCaller;
 use crate::db::schema::clients;
-use crate::error::{AuthError, TokenAnswers};
+use crate::error::{AuthError, Fault, TokenAnswers};
 use crate::profile::Profile;
 use crate::profile_update::{body_object, profile_changes, push_setting};
 use crate::state::AppState;
@@ -63,8 +63,8 @@ pub async fn update_profile(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(AuthError::Invalid)?;
-    let changes = profile_changes(&path, &body, &caller).map_err(AuthError::Invalid)?;
+    let body = body_object(&body).map_err(Fault::Invalid)?;
+    let changes = profile_changes(&path, &body, &caller).map_err(Fault::Invalid)?;
     let mut conn = state.pool.get().await?;
     let profile = diesel::update(clients::table.find(caller.client_id))
         .set((&changes, clients::updated_at.eq(diesel::dsl::now)))
@@ -84,8 +84,8 @@ pub async fn update_setting(
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(AuthError::Invalid)?;
-    let push_enabled = push_setting(&body, &caller).map_err(AuthError::Invalid)?;
+    let body = body_object(&body).map_err(Fault::Invalid)?;
+    let push_enabled = push_setting(&body, &caller).map_err(Fault::Invalid)?;
     let mut conn = state.pool.get().await?;
     let profile = diesel::update(clients::table.find(caller.client_id))
         .set((

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::caller::{LegacyCaller, PrimaryCaller, active, find_by_legacy_token};
 use crate::client_limits::{self, Counted};
 use crate::db::schema::{clients, legacy_tokens};
-use crate::error::{AuthError, DatabaseAnswers, TokenAnswers};
+use crate::error::{AuthError, DatabaseAnswers, Fault, TokenAnswers};
 use crate::otp::normalize_phone;
 use crate::profile::{Profile, Recipient, Wrapped};
 use crate::profile_update::body_object;
@@ -67,7 +67,7 @@ pub async fn find_by_phone(
                 .optional()?)
         })
         .await?
-        .ok_or(AuthError::NotFound("client"))?;
+        .ok_or(Fault::NotFound("client"))?;
     Ok(HttpResponse::Ok().json(Wrapped::ok(recipient)))
 }
 
@@ -109,7 +109,7 @@ pub async fn exchange_token(
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(AuthError::Invalid)?;
+    let body = body_object(&body).map_err(Fault::Invalid)?;
     let token = body
         .get("token")
         .and_then(|v| v.as_str())
@@ -140,7 +140,7 @@ pub async fn exchange_token(
         state
             .tokens
             .issue_primary(client.client_id)
-            .map_err(|e| AuthError::Internal(e.to_string()))?
+            .map_err(|e| Fault::Internal(e.to_string()))?
     } else {
         let token = new_legacy_token();
         conn.transaction::<_, AuthError, _>(async |conn| {

@@ -15,4 +15,5 @@ mod retry_after;
 mod seed;
 mod setting;
 mod sms_send;
+mod stack;
 mod tokens;

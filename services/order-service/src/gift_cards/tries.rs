@@ -7,8 +7,9 @@
 //! address's, redemptions; the locks are never held across the credit call.
 
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Integer, Text};
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use envelope::RetryAfter;
 
 use catalog_db::schema::gift_card_tries;
 
@@ -27,35 +28,68 @@ pub struct Limits {
 pub const CLIENT_LOCK: i32 = 0x6763_0001;
 pub const IP_LOCK: i32 = 0x6763_0002;
 
+/// Wrong codes in the last hour, for the client and for the address, and for each the whole
+/// seconds (rounded up) until the try that holds the count at its limit leaves the hour
+/// (none while the count is below the limit).
 #[derive(QueryableByName)]
 struct Counts {
     #[diesel(sql_type = BigInt)]
     by_client: i64,
     #[diesel(sql_type = BigInt)]
     by_ip: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    client_frees_in: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    ip_frees_in: Option<i64>,
 }
 
-async fn over(
+impl Counts {
+    /// The wait when the client or the address is at its limit: until both would let the
+    /// request through, so the later of the two.
+    fn refusal(&self, limits: Limits) -> Option<RetryAfter> {
+        let client =
+            (self.by_client >= limits.per_client).then_some(self.client_frees_in.unwrap_or(0));
+        let ip = (self.by_ip >= limits.per_ip).then_some(self.ip_frees_in.unwrap_or(0));
+        client.max(ip).map(|wait| RetryAfter::seconds(Some(wait)))
+    }
+}
+
+/// The counts and their waits, in one query by the database's clock: the `limit`-th newest
+/// try of the client (of the address) is the one whose leaving drops the count below it.
+async fn counts(
     conn: &mut AsyncPgConnection,
     client_id: i64,
     ip: &str,
     limits: Limits,
-) -> Result<bool, OrderError> {
-    let counts: Counts = diesel::sql_query(
+) -> Result<Counts, OrderError> {
+    Ok(diesel::sql_query(
         "SELECT count(*) FILTER (WHERE client_id = $1) AS by_client, \
-                count(*) FILTER (WHERE ip = $2) AS by_ip \
+                count(*) FILTER (WHERE ip = $2) AS by_ip, \
+                ceil(extract(epoch FROM (array_agg(created_at ORDER BY created_at DESC) \
+                  FILTER (WHERE client_id = $1))[$3] + interval '1 hour' - now()))::bigint \
+                  AS client_frees_in, \
+                ceil(extract(epoch FROM (array_agg(created_at ORDER BY created_at DESC) \
+                  FILTER (WHERE ip = $2))[$4] + interval '1 hour' - now()))::bigint \
+                  AS ip_frees_in \
          FROM gift_card_tries \
          WHERE created_at > now() - interval '1 hour' AND (client_id = $1 OR ip = $2)",
     )
     .bind::<BigInt, _>(client_id)
     .bind::<Text, _>(ip)
+    .bind::<Integer, _>(as_index(limits.per_client))
+    .bind::<Integer, _>(as_index(limits.per_ip))
     .get_result(conn)
-    .await?;
-    Ok(counts.by_client >= limits.per_client || counts.by_ip >= limits.per_ip)
+    .await?)
+}
+
+/// A limit as an SQL array index (the configuration keeps limits far below `i32::MAX`).
+fn as_index(limit: i64) -> i32 {
+    i32::try_from(limit).unwrap_or(i32::MAX)
 }
 
 /// Takes the client's lock, then the address's, until the caller's transaction ends, then
-/// refuses when this client or address is at its limit. While the locks are held nobody
+/// refuses when this client or address is at its limit, saying when it may try again. While
+/// the locks are held nobody
 /// else can add to either count, so the count stays true until [`record_wrong`].
 pub async fn lock_and_check(
     conn: &mut AsyncPgConnection,
@@ -73,10 +107,10 @@ pub async fn lock_and_check(
             .execute(conn)
             .await?;
     }
-    if over(conn, client_id, ip, limits).await? {
-        return Err(OrderError::TooManyRequests);
+    match counts(conn, client_id, ip, limits).await?.refusal(limits) {
+        Some(wait) => Err(OrderError::TooManyRequests(wait)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Counts a wrong code, in the transaction that holds the locks of [`lock_and_check`].

@@ -7,6 +7,7 @@
 mod bursts;
 mod ledger;
 mod retries;
+mod retry_after;
 mod targets;
 
 use futures_util::future::join_all;
