@@ -17,7 +17,9 @@
 #   6. the connection budget (scripts/connection-budget.py): each render's pools at the
 #      autoscalers' maximum fit PostgreSQL's max_connections less a reserve, and the
 #      deliberately over-budget k8s/tests/over-budget and k8s/tests/cronjob-over-budget are
-#      refused.
+#      refused;
+#   7. the figures k8s/README.md and docs/scaling.md give (each render's count, the pools)
+#      are the ones the renders and k8s/base/config decide.
 # The validators are installed on first use into cached virtualenvs, pinned below; a
 # virtualenv is rebuilt only when a pin (or the Python version) changes.
 set -euo pipefail
@@ -427,5 +429,58 @@ if "$venv/bin/python" scripts/connection-budget.py "$work/cronjob-over-budget.ya
 fi
 grep -Eq "CronJobs +4$" "$work/cronjob.out" && grep -q "91 of 90" "$work/cronjob.out" ||
     fail "scripts/connection-budget.py miscounted k8s/tests/cronjob-over-budget: $(cat "$work/cronjob.out")"
+
+echo "== the documents' budget figures and pool sizes"
+# k8s/README.md and docs/scaling.md quote each render's count and the pools; the renders and
+# k8s/base/config decide them. A figure the documents give must be the one computed here.
+for render in dev prod over-budget cronjob-over-budget pgbouncer-at-scale; do
+    # The over-budget renders exit 1 (above); their sums are printed all the same.
+    sums=$("$venv/bin/python" scripts/connection-budget.py "$work/$render.yaml" 2>/dev/null || true)
+    sed -n "s/^ *to PostgreSQL: \([0-9]*\) of \([0-9]*\).*/$render \1 \2/p" <<<"$sums"
+done >"$work/budgets.txt"
+"$venv/bin/python" - "$work/budgets.txt" <<'PY'
+import pathlib
+import re
+import sys
+
+budgets = {render: (int(total), int(limit)) for render, total, limit in
+           (line.split() for line in pathlib.Path(sys.argv[1]).read_text().splitlines())}
+readme = re.sub(r"\s+", " ", pathlib.Path("k8s/README.md").read_text())
+scaling = pathlib.Path("docs/scaling.md").read_text()
+errors = []
+# docs/scaling.md, "Connection budget": one table row per render, "| <render ...> | total | limit |".
+rows = {"dev": "| dev (", "prod": "| prod (", "over-budget": "`k8s/tests/over-budget`",
+        "cronjob-over-budget": "`k8s/tests/cronjob-over-budget`", "pgbouncer-at-scale": "`k8s/tests/pgbouncer-at-scale`"}
+for render, marker in rows.items():
+    total, limit = budgets[render]
+    row = next((line for line in scaling.splitlines() if line.startswith("|") and marker in line), None)
+    cells = [c.strip() for c in row.strip("|").split("|")] if row else []
+    if len(cells) < 3 or not cells[-2].startswith(str(total)) or cells[-1] != str(limit):
+        errors.append(f"docs/scaling.md's row for {render} is {row!r}; the render comes to {total} of {limit}")
+# k8s/README.md, "Database connections".
+total, limit = budgets["prod"]
+if f"Prod comes to {total} of {limit}" not in readme:
+    errors.append(f"k8s/README.md does not say 'Prod comes to {total} of {limit}'")
+if f"dev to {budgets['dev'][0]}" not in readme:
+    errors.append(f"k8s/README.md does not say 'dev to {budgets['dev'][0]}'")
+total, limit = budgets["cronjob-over-budget"]
+if f"CronJob that may overlap itself: {total} of {limit}" not in readme:
+    errors.append(f"k8s/README.md does not give k8s/tests/cronjob-over-budget's {total} of {limit}")
+# Pool sizes: k8s/base/config/<service>.env decide them.
+pools = {}
+for env in pathlib.Path("k8s/base/config").glob("*.env"):
+    for line in env.read_text().splitlines():
+        if line.startswith("DATABASE_POOL_SIZE="):
+            pools[env.stem] = int(line.split("=", 1)[1])
+said = (f"`DATABASE_POOL_SIZE` is {pools['order-service']} per pod for the order and point services, "
+        f"{pools['auth-service']} for auth-service, {pools['operator-service']} for operator-service")
+if pools["order-service"] != pools["point-service"] or said not in readme:
+    errors.append(f"k8s/README.md does not say: {said}")
+for e in errors:
+    print(f"check-deploy: {e}", file=sys.stderr)
+if errors:
+    sys.exit(1)
+print(f"budgets {budgets} and pools {pools} as the documents say")
+PY
 
 echo "== deploy checks passed"
