@@ -56,7 +56,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== build"
 cargo build --workspace --bins --locked
 echo "== deploy files (Dockerfile, Kubernetes manifests)"
-scripts/check-deploy.sh
+CHECK_DOCUMENT_FIGURES=1 scripts/check-deploy.sh
 echo "== alert rules (promtool), monitoring manifests"
 scripts/check-monitoring.sh
 echo "== tests"
