@@ -77,5 +77,5 @@ pub fn app(
         .wrap(error_handlers::plain_errors_to_json(envelope))
         .wrap(from_fn(exposure::middleware(settings.show_internals)))
         .wrap(telemetry::http::observe())
-        .wrap(from_fn(crate::stopping::close_connections))
+        .wrap(crate::stopping::CloseConnections)
 }
