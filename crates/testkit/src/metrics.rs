@@ -22,6 +22,23 @@ pub async fn scrape(client: &reqwest::Client, base: &str) -> String {
         .unwrap()
 }
 
+/// Scrapes `{base}/metrics` until `series` reads `value` (a gauge a serving process sets from
+/// the database on its own schedule), for up to 10 s; the page it was found on.
+pub async fn wait_for(client: &reqwest::Client, base: &str, series: &str, value: f64) -> String {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = scrape(client, base).await;
+        if self::value(&text, series) == Some(value) {
+            return text;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{series} is not {value} in:\n{text}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Refuses to go on unless the test has its process to itself, as nextest gives each test
 /// (and `make test` requires nextest). The metrics registry is the process's, moved by every
 /// app in it: a test that reads exact counts from it would race the other tests of its

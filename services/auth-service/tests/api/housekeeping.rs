@@ -4,8 +4,6 @@
 //! run is recorded and exported by a serving process; and the tables stop growing under a
 //! long run of failed logins.
 
-use std::time::Duration;
-
 use crate::helpers::*;
 
 const OMAR_PHONE: &str = "+966500000002";
@@ -122,22 +120,6 @@ async fn two_runs_at_once_both_succeed_and_remove_each_row_once() {
     assert_eq!(count(&app, "SELECT count(*) AS n FROM otp_events").await, 3);
 }
 
-/// Scrapes `base` until `series` reads `value`; the page it was found on.
-async fn wait_for(app: &TestApp, base: &str, series: &str, value: f64) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let text = testkit::metrics::scrape(&app.client, base).await;
-        if testkit::metrics::value(&text, series) == Some(value) {
-            return text;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{series} is not {value} in:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn the_run_is_recorded_and_every_serving_process_exports_it() {
     testkit::metrics::alone_in_the_process();
@@ -145,7 +127,7 @@ async fn the_run_is_recorded_and_every_serving_process_exports_it() {
     const LAST_RUN: &str = r#"housekeeping_last_run_timestamp_seconds{table="otp_events"}"#;
     let app = spawn_app().await;
     // Before any run every table is exported at 0, so "never ran" alerts like "stopped".
-    let before = wait_for(&app, &app.base, LAST_RUN, 0.0).await;
+    let before = testkit::metrics::wait_for(&app.client, &app.base, LAST_RUN, 0.0).await;
     for table in ["otp_events", "client_events", "otp_codes"] {
         let series = format!("housekeeping_rows_removed{{table=\"{table}\"}}");
         assert_eq!(
@@ -178,7 +160,7 @@ async fn the_run_is_recorded_and_every_serving_process_exports_it() {
     .await;
 
     let replica = spawn_replica(&app);
-    let text = wait_for(&app, &replica, REMOVED, 4.0).await;
+    let text = testkit::metrics::wait_for(&app.client, &replica, REMOVED, 4.0).await;
     let at = testkit::metrics::value(&text, LAST_RUN).unwrap();
     assert!(
         (at - finished as f64).abs() <= 1.0,

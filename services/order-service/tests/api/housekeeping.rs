@@ -4,8 +4,6 @@
 //! recorded and exported by a serving process; and the tries table stops growing under a
 //! long run of wrong guesses.
 
-use std::time::Duration;
-
 use crate::helpers::*;
 
 /// Runs `order-service housekeeping` on `database_url`: exit code, stdout, stderr.
@@ -139,22 +137,13 @@ async fn the_run_is_recorded_and_a_serving_process_exports_it() {
     // The replica reads the runs as it starts.
     let replica = start(database.url(), "http://127.0.0.1:9", &Options::default());
     let client = reqwest::Client::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let text = loop {
-        let text = testkit::metrics::scrape(&client, &replica).await;
-        if testkit::metrics::value(
-            &text,
-            r#"housekeeping_rows_removed{table="gift_card_tries"}"#,
-        ) == Some(6.0)
-        {
-            break text;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no housekeeping gauge in:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let text = testkit::metrics::wait_for(
+        &client,
+        &replica,
+        r#"housekeeping_rows_removed{table="gift_card_tries"}"#,
+        6.0,
+    )
+    .await;
     let at = testkit::metrics::value(
         &text,
         r#"housekeeping_last_run_timestamp_seconds{table="gift_card_tries"}"#,

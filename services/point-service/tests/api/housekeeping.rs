@@ -3,8 +3,6 @@
 //! ever goes; two runs at once remove each key once; the run is recorded and exported by a
 //! serving process.
 
-use std::time::Duration;
-
 use crate::helpers::*;
 
 /// Runs `point-service housekeeping`: exit code, stdout, stderr.
@@ -110,22 +108,6 @@ async fn two_runs_at_once_both_succeed_and_remove_each_key_once() {
     assert_eq!(app.count("SELECT count(*) AS n FROM point_orders WHERE payer_id = 1001 AND status = 'initial_order'").await, 6_002);
 }
 
-/// Scrapes `base` until `series` reads `value`; the page it was found on.
-async fn wait_for(app: &TestApp, base: &str, series: &str, value: f64) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let text = testkit::metrics::scrape(&app.client, base).await;
-        if testkit::metrics::value(&text, series) == Some(value) {
-            return text;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{series} is not {value} in:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn the_run_is_recorded_and_every_serving_process_exports_it() {
     testkit::metrics::alone_in_the_process();
@@ -133,7 +115,7 @@ async fn the_run_is_recorded_and_every_serving_process_exports_it() {
     const LAST_RUN: &str = r#"housekeeping_last_run_timestamp_seconds{table="idempotency_keys"}"#;
     let app = spawn_app().await;
     // Before any run: exported at 0, so "never ran" alerts like "stopped running".
-    let before = wait_for(&app, &app.base, LAST_RUN, 0.0).await;
+    let before = testkit::metrics::wait_for(&app.client, &app.base, LAST_RUN, 0.0).await;
     assert_eq!(testkit::metrics::value(&before, REMOVED), Some(0.0));
     assert!(
         before.contains("# HELP housekeeping_rows_removed "),
@@ -161,7 +143,7 @@ async fn the_run_is_recorded_and_every_serving_process_exports_it() {
 
     // A replica started now reads the run at once (the first one reads it within a minute).
     let replica = spawn_replica(&app, Options::default()).await;
-    let text = wait_for(&app, &replica, REMOVED, 5.0).await;
+    let text = testkit::metrics::wait_for(&app.client, &replica, REMOVED, 5.0).await;
     let at = testkit::metrics::value(&text, LAST_RUN).unwrap();
     assert!(
         (at - finished as f64).abs() <= 1.0,
