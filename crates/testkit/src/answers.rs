@@ -27,3 +27,26 @@ pub fn ids(list: &Value) -> Vec<i64> {
 pub fn keys(body: &Value) -> Vec<String> {
     body.as_object().unwrap().keys().cloned().collect()
 }
+
+/// A 429's `Retry-After`, in delta-seconds (RFC 9110); fails the test when there is none.
+pub fn retry_after(response: &reqwest::Response) -> u64 {
+    assert_eq!(response.status(), 429);
+    response
+        .headers()
+        .get("retry-after")
+        .expect("a 429 carries Retry-After")
+        .to_str()
+        .unwrap()
+        .parse()
+        .expect("Retry-After in delta-seconds")
+}
+
+/// `wait` is `expected` seconds less at most the whole seconds that passed since `since`, the
+/// moment the test aged the counted rows: the only slack a limit's `Retry-After` is allowed.
+pub fn assert_wait(wait: u64, expected: u64, since: std::time::Instant) {
+    let slack = since.elapsed().as_secs() + 1;
+    assert!(
+        wait <= expected && wait + slack >= expected,
+        "Retry-After {wait}, expected {expected} (less at most {slack} s taken by the test)"
+    );
+}

@@ -3,7 +3,8 @@
 //!
 //! - [`envelopes`]: the exact bodies of the four error envelopes (`docs/spec/`), as the
 //!   tests expect them;
-//! - [`answers`]: an HTTP answer as `(status, JSON body)`, and a body's keys in order;
+//! - [`answers`]: an HTTP answer as `(status, JSON body)`, a body's keys in order, and a
+//!   429's `Retry-After` against the wait expected;
 //! - [`tokens`]: JWTs with any header, claims and signature (forgeries included), and the
 //!   payment webhook's `X-Signature`;
 //! - [`config`]: the part of a service's configuration every API test starts it with;
@@ -23,7 +24,7 @@ pub mod metrics;
 pub mod seed;
 pub mod tokens;
 
-pub use answers::{answer, ids, keys};
+pub use answers::{answer, assert_wait, ids, keys, retry_after};
 pub use envelopes::{
     error_a, error_b, error_c, operator_401, operator_403, operator_error, unauthorization,
     without_stack,

@@ -16,25 +16,8 @@ const OMAR_PHONE: &str = "+966500000002";
 
 /// The header of a 429, and its body without `stack`.
 async fn refused(response: reqwest::Response) -> (u64, serde_json::Value) {
-    assert_eq!(response.status(), 429);
-    let wait = response
-        .headers()
-        .get("retry-after")
-        .expect("a 429 carries Retry-After")
-        .to_str()
-        .unwrap()
-        .parse()
-        .expect("Retry-After in delta-seconds");
+    let wait = testkit::retry_after(&response);
     (wait, without_stack(response.json().await.unwrap()))
-}
-
-/// `wait` is `expected` seconds less at most the whole seconds that passed since `since`.
-fn assert_wait(wait: u64, expected: u64, since: Instant) {
-    let slack = since.elapsed().as_secs() + 1;
-    assert!(
-        wait <= expected && wait + slack >= expected,
-        "Retry-After {wait}, expected {expected} (less at most {slack} s taken by the test)"
-    );
 }
 
 async fn otp(app: &TestApp, route: &str, query: &str, ip: &str) -> reqwest::Response {
@@ -81,7 +64,7 @@ async fn a_refused_lookup_says_when_the_oldest_counted_one_leaves_the_hour() {
         body,
         json!({"status": 429, "message": "Too many client lookups, try again later"})
     );
-    assert_wait(wait, 40 * 60, aged);
+    testkit::assert_wait(wait, 40 * 60, aged);
 }
 
 #[tokio::test]
@@ -98,7 +81,7 @@ async fn a_refused_legacy_token_says_when_the_limit_lets_the_next_one_through() 
         body,
         json!({"status": 429, "message": "Too many tokens requested, try again later"})
     );
-    assert_wait(wait, 30, aged);
+    testkit::assert_wait(wait, 30, aged);
 }
 
 #[tokio::test]
@@ -144,7 +127,7 @@ async fn a_refused_sms_says_when_the_phones_limit_lets_the_next_one_through() {
         body,
         json!({"status": 429, "message": "Too many attempts, try again later"})
     );
-    assert_wait(wait, 10 * 60, aged);
+    testkit::assert_wait(wait, 10 * 60, aged);
 }
 
 #[tokio::test]
@@ -185,7 +168,7 @@ async fn a_refused_code_try_waits_for_the_later_of_the_phones_and_the_addresss_l
     )
     .await;
     let (wait, _) = refused(otp(&app, "verify-otp", &wrong, "10.0.0.2").await).await;
-    assert_wait(wait, 50 * 60, aged);
+    testkit::assert_wait(wait, 50 * 60, aged);
 }
 
 #[tokio::test]
@@ -222,6 +205,6 @@ async fn an_address_past_its_unknown_phones_hears_when_it_may_ask_again_on_both_
             body,
             json!({"status": 429, "message": "Too many attempts, try again later"})
         );
-        assert_wait(wait, 15 * 60, aged);
+        testkit::assert_wait(wait, 15 * 60, aged);
     }
 }

@@ -26,29 +26,12 @@ async fn guess(app: &TestApp, client: i64, ip: &str) -> reqwest::Response {
 
 /// The header of a 429, after checking its body is the unchanged envelope C.
 async fn refused(response: reqwest::Response) -> u64 {
-    assert_eq!(response.status(), 429);
-    let wait = response
-        .headers()
-        .get("retry-after")
-        .expect("a 429 carries Retry-After")
-        .to_str()
-        .unwrap()
-        .parse()
-        .expect("Retry-After in delta-seconds");
+    let wait = testkit::retry_after(&response);
     assert_eq!(
         response.text().await.unwrap(),
         r#"{"message":"Too many attempts, try again later","statusCode":429}"#
     );
     wait
-}
-
-/// `wait` is `expected` seconds less at most the whole seconds that passed since `since`.
-fn assert_wait(wait: u64, expected: u64, since: Instant) {
-    let slack = since.elapsed().as_secs() + 1;
-    assert!(
-        wait <= expected && wait + slack >= expected,
-        "Retry-After {wait}, expected {expected} (less at most {slack} s taken by the test)"
-    );
 }
 
 #[tokio::test]
@@ -72,7 +55,7 @@ async fn a_client_at_its_limit_hears_when_its_oldest_counted_try_leaves_the_hour
     )
     .await;
     let wait = refused(guess(&app, 1001, "10.0.0.1").await).await;
-    assert_wait(wait, 40 * 60, aged);
+    testkit::assert_wait(wait, 40 * 60, aged);
 }
 
 #[tokio::test]
@@ -97,13 +80,13 @@ async fn with_both_limits_reached_the_wait_is_the_later_of_the_two() {
     .await;
     // From 10.0.0.2 both hold the request: it passes once both have freed.
     let wait = refused(guess(&app, 1001, "10.0.0.2").await).await;
-    assert_wait(wait, 50 * 60, aged);
+    testkit::assert_wait(wait, 50 * 60, aged);
     // From another address only the client's limit does.
     let wait = refused(guess(&app, 1001, "10.0.0.3").await).await;
-    assert_wait(wait, 20 * 60, aged);
+    testkit::assert_wait(wait, 20 * 60, aged);
     // And another client at 10.0.0.2 meets only the address's.
     let wait = refused(guess(&app, 1002, "10.0.0.2").await).await;
-    assert_wait(wait, 50 * 60, aged);
+    testkit::assert_wait(wait, 50 * 60, aged);
 }
 
 #[tokio::test]
