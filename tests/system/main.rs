@@ -7,6 +7,7 @@ mod clean_db;
 mod configuration;
 mod database_outage;
 mod docs_page;
+mod document_answers;
 mod generated_clients;
 mod graceful_shutdown;
 mod hierarchy;

@@ -235,24 +235,7 @@ impl ErrorB {
 
     /// The code a status gets when nothing more specific is known (unknown route, bad JSON).
     pub fn code_for(status: StatusCode) -> &'static str {
-        match status.as_u16() {
-            400 => "VALIDATION_ERROR",
-            401 => "UNAUTHORIZED",
-            403 => "FORBIDDEN",
-            404 => "NOT_FOUND",
-            405 => "METHOD_NOT_ALLOWED",
-            408 => "REQUEST_TIMEOUT",
-            409 => "CONFLICT",
-            413 => "PAYLOAD_TOO_LARGE",
-            415 => "UNSUPPORTED_MEDIA_TYPE",
-            422 => "UNPROCESSABLE_ENTITY",
-            429 => "RATE_LIMITED",
-            502 => "BAD_GATEWAY",
-            503 => "SERVICE_UNAVAILABLE",
-            504 => "GATEWAY_TIMEOUT",
-            s if s >= 500 => "INTERNAL_ERROR",
-            _ => "BAD_REQUEST",
-        }
+        crate::refusal::code_for(status.as_u16())
     }
 
     pub fn code(&self) -> &str {

@@ -19,8 +19,11 @@ mod envelopes;
 pub mod error_handlers;
 pub mod exposure;
 pub mod openapi;
+pub mod refusal;
+mod respond;
 mod retry_after;
 
 pub use details::Details;
-pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, OperatorError};
+pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, INTERNAL_MESSAGE, OperatorError};
+pub use refusal::{Refusal, Refused, Refuses};
 pub use retry_after::RetryAfter;

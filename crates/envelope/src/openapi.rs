@@ -71,6 +71,28 @@ pub fn answers(envelope: Envelope, list: &[(&str, &str)]) -> BTreeMap<String, Re
         .collect()
 }
 
+/// The answers of refusals (see [`crate::refusals!`]): one per status, whose description
+/// lists each message that status can carry, as the document shows a template
+/// (`` `to_client_id <id> does not exist` ``).
+pub fn refusal_answers(
+    envelope: Envelope,
+    list: &[(u16, &str)],
+) -> BTreeMap<String, RefOr<Response>> {
+    let mut by_status: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (status, template) in list {
+        let shown = format!("`{}`", crate::refusal::shown_template(template));
+        let messages = by_status.entry(status.to_string()).or_default();
+        if !messages.contains(&shown) {
+            messages.push(shown);
+        }
+    }
+    let schema = schema_name(envelope);
+    by_status
+        .into_iter()
+        .map(|(status, messages)| (status, RefOr::T(answer(&messages.join("; "), schema))))
+        .collect()
+}
+
 /// Declares an answer set: a type whose `utoipa::IntoResponses` gives the answers that one
 /// cause (a token check, the database, the door) adds to every route it guards. A route
 /// names it first in its `responses(...)`, before its own answers, which win where they

@@ -33,8 +33,27 @@ pub enum CallerError {
     NotConfigured,
 }
 
-/// A 401 of [`CallerError`] as the documents describe it (each envelope's answer set).
-pub const UNAUTHORIZED_ANSWER: &str = "`Missing or invalid authorization header`, `Invalid or expired token`, `auth service unreachable: <error text>` or `auth response missing numeric client id`";
+/// The 401s of [`CallerError`] as the documents describe them (each envelope's answer set),
+/// made from the variants themselves so that each message is written once.
+pub fn unauthorized_answer() -> String {
+    let unreachable = CallerError::Unreachable("<error text>".to_owned());
+    format!(
+        "`{}`, `{}`, `{unreachable}` or `{}`",
+        CallerError::MissingHeader,
+        CallerError::InvalidToken,
+        CallerError::MissingClientId
+    )
+}
+
+/// The 500 of a route that resolves its caller: the database, or the caller lookup not
+/// configured ([`CallerError::NotConfigured`]).
+pub fn internal_answer() -> String {
+    format!(
+        "`{}`, or `{}`",
+        envelope::INTERNAL_MESSAGE,
+        CallerError::NotConfigured
+    )
+}
 
 /// A request's `Authorization` header as text; `None` when absent or not visible ASCII.
 pub fn authorization(req: &HttpRequest) -> Option<&str> {

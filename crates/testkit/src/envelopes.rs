@@ -52,3 +52,26 @@ pub fn without_stack(mut body: Value) -> Value {
     }
     body
 }
+
+/// What a refusal answers, as `(status, body)` in its envelope (A without `stack`): for a
+/// test that asserts a route refuses for a reason (`assert_eq!(answer(r).await,
+/// refused(OrderRefusal::SelfPayment))`). The body's shape is this module's, not the
+/// `envelope` crate's; the message is the refusal's, so a test that pins the spec's exact
+/// words writes them out instead.
+pub fn refused<R: envelope::Refusal>(refusal: R) -> (u16, Value) {
+    let status = refusal.status();
+    let message = refusal.to_string();
+    let body = match R::ENVELOPE {
+        envelope::Envelope::A => error_a(status, &message),
+        envelope::Envelope::B => error_b(refusal.code(), &message),
+        envelope::Envelope::C => error_c(status, &message),
+        envelope::Envelope::Operator => {
+            let reason = reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("Error");
+            operator_error(status, &message, reason)
+        }
+    };
+    (status, body)
+}

@@ -26,6 +26,6 @@ pub mod tokens;
 
 pub use answers::{answer, assert_wait, ids, keys, retry_after};
 pub use envelopes::{
-    error_a, error_b, error_c, operator_401, operator_403, operator_error, unauthorization,
-    without_stack,
+    error_a, error_b, error_c, operator_401, operator_403, operator_error, refused,
+    unauthorization, without_stack,
 };

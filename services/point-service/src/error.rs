@@ -51,17 +51,13 @@ pub enum PointError {
 
 pub const NOT_FOUND_ORDER: &str = "point order not found";
 
-/// A 500 of a route that resolves its caller: the database, or the caller lookup not
-/// configured.
-pub const CALLER_500: &str = "`Internal server error`, or `AUTH_SERVICE_URL not set`";
-
 envelope::answer_set! {
     /// What every /api/v2/client route answers besides its own answers: the caller
     /// (`server::caller`, 401; 500 when the lookup is not configured) and the database
     /// (500; 503 when busy).
     pub CallerAnswers, envelope::Envelope::B, {
-        "401" => server::caller::UNAUTHORIZED_ANSWER,
-        "500" => CALLER_500,
+        "401" => server::caller::unauthorized_answer(),
+        "500" => server::caller::internal_answer(),
         "503" => db::BUSY_ANSWER,
     }
 }

@@ -1,0 +1,268 @@
+//! Refusals: why a route says no, as types in the domain's words. A refusal enum is declared
+//! once with [`crate::refusals!`]; each variant gives its status, its envelope-B code, its
+//! exact message (a template over the variant's fields) and, through the same declaration,
+//! its line in the OpenAPI document of every route that lists the type. Nothing here knows
+//! the web framework: a service's error type holds a [`Refused`] and answers it through the
+//! adapter (`Refused::error`, in `respond.rs`).
+
+use std::fmt;
+
+use crate::Envelope;
+
+/// A refusal of a route: its status, envelope and the message it answers.
+pub trait Refusal: fmt::Display {
+    /// The envelope the refusing routes answer in.
+    const ENVELOPE: Envelope;
+
+    /// The HTTP status.
+    fn status(&self) -> u16;
+
+    /// Envelope B's `code` (other envelopes carry none).
+    fn code(&self) -> &'static str;
+
+    /// Every variant's status and message template (`{field}` where a field goes), in
+    /// declaration order: what a document says a route refuses.
+    fn answers() -> &'static [(u16, &'static str)];
+
+    /// The answer this refusal gives.
+    fn refused(&self) -> Refused {
+        Refused {
+            envelope: Self::ENVELOPE,
+            status: self.status(),
+            code: self.code(),
+            message: self.to_string(),
+        }
+    }
+}
+
+/// A refusal made into what answers it: the envelope, status, code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub envelope: Envelope,
+    pub status: u16,
+    /// Envelope B's `code`.
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.status, self.message)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Envelope B's code for a status when the refusal names none; the same table the shared
+/// handlers use (`ErrorB::code_for`).
+pub const fn code_for(status: u16) -> &'static str {
+    match status {
+        400 => "VALIDATION_ERROR",
+        401 => "UNAUTHORIZED",
+        403 => "FORBIDDEN",
+        404 => "NOT_FOUND",
+        405 => "METHOD_NOT_ALLOWED",
+        408 => "REQUEST_TIMEOUT",
+        409 => "CONFLICT",
+        413 => "PAYLOAD_TOO_LARGE",
+        415 => "UNSUPPORTED_MEDIA_TYPE",
+        422 => "UNPROCESSABLE_ENTITY",
+        429 => "RATE_LIMITED",
+        502 => "BAD_GATEWAY",
+        503 => "SERVICE_UNAVAILABLE",
+        504 => "GATEWAY_TIMEOUT",
+        s if s >= 500 => "INTERNAL_ERROR",
+        _ => "BAD_REQUEST",
+    }
+}
+
+/// A message template as a document shows it: `{id}` becomes `<id>`, as the spec writes it.
+pub fn shown_template(template: &str) -> String {
+    template.replace('{', "<").replace('}', ">")
+}
+
+/// Declares a refusal enum: each variant with its status (and envelope-B code when it is not
+/// the status's usual one) and its exact message, a `format!` template over the variant's
+/// named fields. The type implements [`Refusal`], `Display` (the message), `utoipa`'s
+/// `IntoResponses` (list it in a route's `responses(...)`), and `From` into [`Refused`]:
+///
+/// ```
+/// envelope::refusals! {
+///     /// Why a point order is refused.
+///     pub enum OrderRefusal in B {
+///         /// `point` to oneself.
+///         SelfPayment => 400, "a point order cannot be paid with points to yourself";
+///         UnknownRecipient(id: i64) => 400, "to_client_id {id} does not exist";
+///         InsufficientPoints(id: i64) => 422 "INSUFFICIENT_POINTS", "insufficient points for client {id}";
+///     }
+/// }
+/// use envelope::Refusal;
+/// assert_eq!(OrderRefusal::UnknownRecipient(7).to_string(), "to_client_id 7 does not exist");
+/// assert_eq!(OrderRefusal::InsufficientPoints(7).code(), "INSUFFICIENT_POINTS");
+/// assert_eq!(OrderRefusal::SelfPayment.code(), "VALIDATION_ERROR");
+/// ```
+///
+/// Several types on one route: `responses(Refuses<(OrderRefusal, OfferRefusal)>, ...)`
+/// ([`crate::Refuses`]), whose answers of one status are merged rather than replaced.
+#[macro_export]
+macro_rules! refusals {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident in $envelope:ident {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident $( ( $( $field:ident : $ty:ty ),+ ) )?
+                    => $status:literal $( $code:literal )?, $message:literal;
+            )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        $vis enum $name {
+            $( $(#[$vmeta])* $variant $( ( $( $ty ),+ ) )?, )+
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                match self {
+                    $( Self::$variant $( ( $( $field ),+ ) )? => write!(f, $message), )+
+                }
+            }
+        }
+
+        impl $crate::Refusal for $name {
+            const ENVELOPE: $crate::Envelope = $crate::Envelope::$envelope;
+
+            #[allow(unused_variables)]
+            fn status(&self) -> u16 {
+                match self {
+                    $( Self::$variant $( ( $( $field ),+ ) )? => $status, )+
+                }
+            }
+
+            #[allow(unused_variables)]
+            fn code(&self) -> &'static str {
+                match self {
+                    $( Self::$variant $( ( $( $field ),+ ) )? =>
+                        $crate::refusals!(@code $status $( $code )?), )+
+                }
+            }
+
+            fn answers() -> &'static [(u16, &'static str)] {
+                &[ $( ($status, $message) ),+ ]
+            }
+        }
+
+        impl ::std::convert::From<$name> for $crate::Refused {
+            fn from(refusal: $name) -> Self {
+                $crate::Refusal::refused(&refusal)
+            }
+        }
+
+        impl utoipa::IntoResponses for $name {
+            fn responses() -> ::std::collections::BTreeMap<
+                String,
+                utoipa::openapi::RefOr<utoipa::openapi::Response>,
+            > {
+                $crate::openapi::refusal_answers(
+                    $crate::Envelope::$envelope,
+                    <Self as $crate::Refusal>::answers(),
+                )
+            }
+        }
+    };
+    (@code $status:literal $code:literal) => { $code };
+    (@code $status:literal) => { $crate::refusal::code_for($status) };
+}
+
+/// The answers of several refusal types on one route, merged by status (a route's
+/// `responses(Refuses<(A, B)>)`; utoipa would let the second type's 400 replace the first's).
+pub struct Refuses<T>(std::marker::PhantomData<T>);
+
+macro_rules! refuses_tuple {
+    ($($t:ident),+) => {
+        impl<$($t: Refusal),+> utoipa::IntoResponses for Refuses<($($t,)+)> {
+            fn responses() -> std::collections::BTreeMap<
+                String,
+                utoipa::openapi::RefOr<utoipa::openapi::Response>,
+            > {
+                let envelopes = [$($t::ENVELOPE),+];
+                assert!(
+                    envelopes.iter().all(|e| *e == envelopes[0]),
+                    "one route answers in one envelope"
+                );
+                let answers: Vec<(u16, &'static str)> =
+                    [$($t::answers()),+].concat();
+                crate::openapi::refusal_answers(envelopes[0], &answers)
+            }
+        }
+    };
+}
+
+refuses_tuple!(A, B);
+refuses_tuple!(A, B, C);
+refuses_tuple!(A, B, C, D);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    crate::refusals! {
+        enum OfferRefusal in B {
+            UnknownOffer(id: String) => 404, "point offer {id} not found or inactive";
+            BadOfferId => 400, "point offer id must be a 24-character hex ObjectId";
+        }
+    }
+
+    crate::refusals! {
+        enum OrderRefusal in B {
+            SelfPayment => 400, "a point order cannot be paid with points to yourself";
+            Poor(client: i64) => 422 "INSUFFICIENT_POINTS", "insufficient points for client {client}";
+        }
+    }
+
+    /// A route that refuses with both types.
+    #[utoipa::path(get, path = "/x", responses(Refuses<(OfferRefusal, OrderRefusal)>))]
+    #[allow(dead_code)]
+    fn both() {}
+
+    #[derive(utoipa::OpenApi)]
+    #[openapi(paths(both))]
+    struct Doc;
+
+    #[test]
+    fn a_variant_gives_its_status_code_and_message() {
+        let refused = Refused::from(OrderRefusal::Poor(7));
+        assert_eq!(
+            refused,
+            Refused {
+                envelope: Envelope::B,
+                status: 422,
+                code: "INSUFFICIENT_POINTS",
+                message: "insufficient points for client 7".to_owned(),
+            }
+        );
+        let offer = OfferRefusal::UnknownOffer("abc".to_owned());
+        assert_eq!((offer.status(), offer.code()), (404, "NOT_FOUND"));
+        assert_eq!(offer.to_string(), "point offer abc not found or inactive");
+    }
+
+    #[test]
+    fn two_types_on_one_route_merge_their_answers_of_one_status() {
+        let doc = serde_json::to_value(<Doc as utoipa::OpenApi>::openapi()).unwrap();
+        let answers = &doc["paths"]["/x"]["get"]["responses"];
+        assert_eq!(
+            answers["400"]["description"],
+            "`point offer id must be a 24-character hex ObjectId`; \
+             `a point order cannot be paid with points to yourself`"
+        );
+        assert_eq!(
+            answers["404"]["description"],
+            "`point offer <id> not found or inactive`"
+        );
+        assert_eq!(
+            answers["422"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/ErrorB"
+        );
+    }
+}

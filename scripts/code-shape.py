@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The code's shape, measured: where each fixed message of the API documents is written,
+how much text the route attributes hold, and the lines and files that grew too long.
+
+    scripts/code-shape.py            # report, exit 1 when a limit below is passed
+    scripts/code-shape.py --report   # report only
+
+Limits (docs/CONVENTIONS.md): each message below is written once in the non-test sources;
+the `#[utoipa::path(...)]` attributes hold at most ATTRIBUTE_BUDGET bytes of text; no source
+line passes 120 columns; no non-test source file passes 400 lines.
+
+Non-test sources are the `.rs` files under `crates/*/src` and `services/*/src`, less test
+modules: files named `tests.rs` or under a `tests/` or `testing/` folder, `testing.rs`, and
+everything from a `#[cfg(test)]` line to the end of a file (our test modules come last).
+"""
+
+import pathlib
+import re
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+# Every message the API documents (docs/spec/) fix word for word; a template's variable part
+# (`<id>`, `<error text>`) is cut, and what is counted is the fixed text before it.
+SPEC_MESSAGES = [
+    # account-session-points.md, Errors (envelope B) and the point routes
+    "Invalid point-order body",
+    "a point order cannot be paid with points to yourself",
+    "to_client_id <id> does not exist",
+    "point occasion <id> not found or inactive",
+    "point offer <id> cannot be paid with points: it has no purchased_point_amount",
+    "client <id> does not exist",
+    "Missing or invalid authorization header",
+    "Invalid or expired token",
+    "auth service unreachable: <error text>",
+    "auth response missing numeric client id",
+    "paying a point order with points is disabled",
+    "card payment for point orders is disabled",
+    "point offer <id> not found or inactive",
+    "point order not found",
+    "insufficient points for client <id>",
+    "AUTH_SERVICE_URL not set",
+    "Point service unavailable: <error text>",
+    "Point service did not respond in time; the request outcome is unknown",
+    "point offer id must be a 24-character hex ObjectId",
+    "client_id does not match the authenticated client",
+    # account-session-points.md, the auth service (envelope A) and the order service (C)
+    "Unauthorization",
+    "push_enabled is required",
+    "first_name is invalid",
+    "last_name is invalid",
+    "email_address is invalid",
+    "birth_date is invalid",
+    "contact_phone cannot be changed",
+    "Last Name cannot be blank.",
+    "The code not exist",
+    # service-hierarchy-store-discovery.md, the operator service
+    "Child services updated successfully",
+    "Service is not found",
+    "A service cannot be assigned as a child of itself",
+    "At least one of assignServiceIds or unassignServiceIds must be provided",
+    "assignServiceIds and unassignServiceIds must not contain the same service id",
+    "Only a service with hierarchy_role = parent can have child services",
+    "Some services cannot be assigned: they do not exist, are not child services, or already "
+    "belong to another parent: <comma-separated ids>",
+    "each value in hierarchy_role must be a valid enum value",
+]
+
+ATTRIBUTE_BUDGET = 38_800 // 3
+MAX_COLUMNS = 120
+MAX_FILE_LINES = 400
+
+
+def sources():
+    """(path, non-test text) of every non-test source file."""
+    roots = [p for p in (REPO / "crates").glob("*/src") if p.parent.name != "testkit"] + list((REPO / "services").glob("*/src"))
+    for root in roots:
+        for path in sorted(root.rglob("*.rs")):
+            parts = path.relative_to(root).parts
+            if path.name in ("tests.rs", "testing.rs") or "tests" in parts[:-1] or "testing" in parts[:-1]:
+                continue
+            text = path.read_text()
+            cut = re.search(r"^#\[cfg\(test\)\]", text, re.M)
+            yield path, text[: cut.start()] if cut else text
+
+
+def fixed_part(message):
+    return message.split("<", 1)[0].rstrip()
+
+
+def pattern(message):
+    """A message as it may be written in a source: its variable parts (`<id>`) as a format
+    placeholder (`{}`, `{id}`), a document's `<id>`, or nothing (a prefix the code completes)."""
+    parts = re.split(r"<[^>]*>", message)
+    hole = r"(?:\{[^}]*\}|<[^>]*>|)"
+    return re.compile(hole.join(re.escape(part) for part in parts))
+
+
+def attribute_texts(text):
+    """The text of each `#[utoipa::path(...)]` attribute: from its start to its closing `)]`,
+    counting parentheses outside string literals."""
+    for start in (m.start() for m in re.finditer(r"#\[utoipa::path\(", text)):
+        depth, i, in_string = 0, start + 2, False
+        while i < len(text):
+            c = text[i]
+            if in_string:
+                if c == "\\":
+                    i += 1
+                elif c == '"':
+                    in_string = False
+            elif c == '"':
+                in_string = True
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    yield text[start : i + 2]
+                    break
+            i += 1
+
+
+def main():
+    report_only = "--report" in sys.argv
+    files = list(sources())
+    failures = []
+
+    written = {}
+    for message in SPEC_MESSAGES:
+        written[message] = [
+            f"{path.relative_to(REPO)}:{text[: m.start()].count(chr(10)) + 1}"
+            for path, text in files
+            for m in pattern(message).finditer(text)
+        ]
+    twice = {m: where for m, where in written.items() if len(where) > 1}
+    print(f"spec messages: {len(SPEC_MESSAGES)}; written more than once: {len(twice)}")
+    for message, where in twice.items():
+        print(f"  {len(where)}x {message!r}: {', '.join(where)}")
+    if twice:
+        failures.append(f"{len(twice)} spec messages are written more than once")
+
+    attributes = [(path, a) for path, text in files for a in attribute_texts(text)]
+    size = sum(len(a.encode()) for _, a in attributes)
+    print(f"#[utoipa::path] attributes: {len(attributes)}, {size} bytes (budget {ATTRIBUTE_BUDGET})")
+    by_service = {}
+    for path, a in attributes:
+        key = "/".join(path.relative_to(REPO).parts[:2])
+        by_service[key] = by_service.get(key, 0) + len(a.encode())
+    for key, bytes_ in sorted(by_service.items()):
+        print(f"  {key}: {bytes_}")
+    if size > ATTRIBUTE_BUDGET:
+        failures.append(f"route attributes hold {size} bytes, over {ATTRIBUTE_BUDGET}")
+
+    long_lines = []
+    for root in ("crates", "services", "tests", "fuzz", "bench"):
+        for path in sorted((REPO / root).rglob("*.rs")):
+            if "target" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if len(line) > MAX_COLUMNS:
+                    long_lines.append(f"{path.relative_to(REPO)}:{number} ({len(line)})")
+    print(f"lines over {MAX_COLUMNS} columns: {len(long_lines)}")
+    for line in long_lines:
+        print(f"  {line}")
+    if long_lines:
+        failures.append(f"{len(long_lines)} lines over {MAX_COLUMNS} columns")
+
+    long_files = [
+        f"{path.relative_to(REPO)} ({text.count(chr(10))})"
+        for path, text in files
+        if text.count("\n") > MAX_FILE_LINES
+    ]
+    print(f"non-test files over {MAX_FILE_LINES} lines: {len(long_files)}")
+    for entry in long_files:
+        print(f"  {entry}")
+    if long_files:
+        failures.append(f"{len(long_files)} files over {MAX_FILE_LINES} lines")
+
+    for failure in failures:
+        print(f"code-shape: {failure}", file=sys.stderr)
+    return 0 if report_only or not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
