@@ -17,3 +17,7 @@ pub const MIGRATIONS: db::Migrations = db::Migrations {
     embedded: &EMBEDDED,
     source_dir: concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/catalog"),
 };
+
+/// The message of a service id the catalog does not hold: the operator service's 404
+/// (its envelope) and the order service's system-category routes' (envelope C) say it alike.
+pub const SERVICE_NOT_FOUND: &str = "Service is not found";

@@ -102,6 +102,9 @@ pub fn shown_template(template: &str) -> String {
 /// assert_eq!(OrderRefusal::SelfPayment.code(), "VALIDATION_ERROR");
 /// ```
 ///
+/// A message another crate owns (one two services send, each in its own envelope) is named
+/// in brackets instead of written: `NotFound => 404, [catalog_db::SERVICE_NOT_FOUND];`.
+///
 /// Several types on one route: `responses(Refuses<(OrderRefusal, OfferRefusal)>, ...)`
 /// ([`crate::Refuses`]), whose answers of one status are merged rather than replaced.
 #[macro_export]
@@ -112,7 +115,7 @@ macro_rules! refusals {
             $(
                 $(#[$vmeta:meta])*
                 $variant:ident $( ( $( $field:ident : $ty:ty ),+ ) )?
-                    => $status:literal $( $code:literal )?, $message:literal;
+                    => $status:literal $( $code:literal )?, $message:tt;
             )+
         }
     ) => {
@@ -125,7 +128,8 @@ macro_rules! refusals {
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 match self {
-                    $( Self::$variant $( ( $( $field ),+ ) )? => write!(f, $message), )+
+                    $( Self::$variant $( ( $( $field ),+ ) )? =>
+                        $crate::refusals!(@write f, $message), )+
                 }
             }
         }
@@ -149,7 +153,7 @@ macro_rules! refusals {
             }
 
             fn answers() -> &'static [(u16, &'static str)] {
-                &[ $( ($status, $message) ),+ ]
+                &[ $( ($status, $crate::refusals!(@template $message)) ),+ ]
             }
         }
 
@@ -172,6 +176,10 @@ macro_rules! refusals {
         }
     };
     (@code $status:literal $code:literal) => { $code };
+    (@write $f:ident, $template:literal) => { write!($f, $template) };
+    (@write $f:ident, [$message:expr]) => { $f.write_str($message) };
+    (@template $template:literal) => { $template };
+    (@template [$message:expr]) => { $message };
     (@code $status:literal) => { $crate::refusal::code_for($status) };
 }
 
@@ -207,10 +215,12 @@ refuses_tuple!(A, B, C, D);
 mod tests {
     use super::*;
 
+    const BAD_OFFER_ID: &str = "point offer id must be a 24-character hex ObjectId";
+
     crate::refusals! {
         enum OfferRefusal in B {
             UnknownOffer(id: String) => 404, "point offer {id} not found or inactive";
-            BadOfferId => 400, "point offer id must be a 24-character hex ObjectId";
+            BadOfferId => 400, [BAD_OFFER_ID];
         }
     }
 
