@@ -79,7 +79,8 @@ def sources():
             parts = path.relative_to(root).parts
             if path.name in ("tests.rs", "testing.rs") or "tests" in parts[:-1] or "testing" in parts[:-1]:
                 continue
-            text = path.read_text()
+            # A string literal continued on the next line (`\` at the end) reads as one.
+            text = re.sub(r"\\\n\s*", "", path.read_text())
             cut = re.search(r"^#\[cfg\(test\)\]", text, re.M)
             yield path, text[: cut.start()] if cut else text
 
@@ -133,7 +134,15 @@ def main():
             for m in pattern(message).finditer(text)
         ]
     twice = {m: where for m, where in written.items() if len(where) > 1}
-    print(f"spec messages: {len(SPEC_MESSAGES)}; written more than once: {len(twice)}")
+    nowhere = [m for m, where in written.items() if not where]
+    print(
+        f"spec messages: {len(SPEC_MESSAGES)}; written more than once: {len(twice)}; "
+        f"found nowhere: {len(nowhere)}"
+    )
+    for message in nowhere:
+        print(f"  0x {message!r}")
+    if nowhere:
+        failures.append(f"{len(nowhere)} spec messages are found nowhere (written in pieces?)")
     for message, where in twice.items():
         print(f"  {len(where)}x {message!r}: {', '.join(where)}")
     if twice:

@@ -73,7 +73,7 @@ pub fn answers(envelope: Envelope, list: &[(&str, &str)]) -> BTreeMap<String, Re
 
 /// The answers of refusals (see [`crate::refusals!`]): one per status, whose description
 /// lists each message that status can carry, as the document shows a template
-/// (`` `to_client_id <id> does not exist` ``).
+/// (`` `guest <id> is not on the list` `` for `"guest {id} is not on the list"`).
 pub fn refusal_answers(
     envelope: Envelope,
     list: &[(u16, &str)],

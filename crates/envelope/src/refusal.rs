@@ -88,24 +88,24 @@ pub fn shown_template(template: &str) -> String {
 ///
 /// ```
 /// envelope::refusals! {
-///     /// Why a point order is refused.
-///     pub enum OrderRefusal in B {
-///         /// `point` to oneself.
-///         SelfPayment => 400, "a point order cannot be paid with points to yourself";
-///         UnknownRecipient(id: i64) => 400, "to_client_id {id} does not exist";
-///         InsufficientPoints(id: i64) => 422 "INSUFFICIENT_POINTS", "insufficient points for client {id}";
+///     /// Why a table is not booked.
+///     pub enum BookingRefusal in B {
+///         /// The party books for the same guest twice.
+///         SameGuest => 400, "a guest cannot be booked twice";
+///         UnknownGuest(id: i64) => 400, "guest {id} is not on the list";
+///         Full(seats: u32) => 422 "NO_SEATS", "only {seats} seats are left";
 ///     }
 /// }
 /// use envelope::Refusal;
-/// assert_eq!(OrderRefusal::UnknownRecipient(7).to_string(), "to_client_id 7 does not exist");
-/// assert_eq!(OrderRefusal::InsufficientPoints(7).code(), "INSUFFICIENT_POINTS");
-/// assert_eq!(OrderRefusal::SelfPayment.code(), "VALIDATION_ERROR");
+/// assert_eq!(BookingRefusal::UnknownGuest(7).to_string(), "guest 7 is not on the list");
+/// assert_eq!(BookingRefusal::Full(2).code(), "NO_SEATS");
+/// assert_eq!(BookingRefusal::SameGuest.code(), "VALIDATION_ERROR");
 /// ```
 ///
 /// A message another crate owns (one two services send, each in its own envelope) is named
 /// in brackets instead of written: `NotFound => 404, [catalog_db::SERVICE_NOT_FOUND];`.
 ///
-/// Several types on one route: `responses(Refuses<(OrderRefusal, OfferRefusal)>, ...)`
+/// Several types on one route: `responses(Refuses<(BookingRefusal, TableRefusal)>, ...)`
 /// ([`crate::Refuses`]), whose answers of one status are merged rather than replaced.
 #[macro_export]
 macro_rules! refusals {
@@ -255,6 +255,8 @@ mod tests {
         let offer = OfferRefusal::UnknownOffer("abc".to_owned());
         assert_eq!((offer.status(), offer.code()), (404, "NOT_FOUND"));
         assert_eq!(offer.to_string(), "point offer abc not found or inactive");
+        assert_eq!(OfferRefusal::BadOfferId.to_string(), BAD_OFFER_ID);
+        assert_eq!(OrderRefusal::SelfPayment.code(), "VALIDATION_ERROR");
     }
 
     #[test]

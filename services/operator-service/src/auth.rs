@@ -11,6 +11,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::OpError;
 
+envelope::refusals! {
+    /// Why an operator may not call a route.
+    pub enum AccessRefusal in Operator {
+        /// No bearer token, a bad signature or algorithm, an expired token or an unknown role.
+        Unauthenticated => 401, "Unauthorized";
+        /// A role other than admin and super_admin on an admin route.
+        NotAdmin => 403, "Forbidden resource";
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     SuperAdmin,
@@ -119,7 +129,7 @@ impl Operator {
         if self.role.is_admin() {
             Ok(())
         } else {
-            Err(OpError::Forbidden)
+            Err(AccessRefusal::NotAdmin.into())
         }
     }
 }
@@ -132,9 +142,9 @@ impl FromRequest for Operator {
         let keys = req.app_data::<web::Data<OperatorKeys>>();
         let token = server::caller::authorization(req).and_then(|v| v.strip_prefix("Bearer "));
         let operator = match (keys, token) {
-            (Some(keys), Some(token)) => keys.verify(token.trim()).ok_or(OpError::Unauthorized),
-            _ => Err(OpError::Unauthorized),
+            (Some(keys), Some(token)) => keys.verify(token.trim()),
+            _ => None,
         };
-        std::future::ready(operator)
+        std::future::ready(operator.ok_or_else(|| AccessRefusal::Unauthenticated.into()))
     }
 }

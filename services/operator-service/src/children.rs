@@ -1,54 +1,130 @@
-//! The body of `PATCH /services/{id}/children` and its first three checks, which need no
-//! database (the spec runs them before the parent lookup).
+//! The children check table of `PATCH /services/{id}/children`: the body's two id lists and
+//! the first three checks, which need no database (the spec runs them before the parent
+//! lookup); checks 4 to 6 run in `hierarchy::set_children`.
+
+use std::fmt;
 
 use serde_json::Value;
 
-pub const NOT_A_PARENT: &str =
-    "Only a service with hierarchy_role = parent can have child services";
+use crate::error::quoted;
+use crate::lookup::ServiceRefusal;
 
-/// The 400 of the children route as the document lists it: the path id, then the checks of
-/// [`read`] and of `services::set_children`, in their order.
-pub fn set_children_400() -> String {
-    format!("{}; {CHECKS}", crate::handlers::BAD_ID_400)
+/// One of the body's two id lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdList {
+    Assign,
+    Unassign,
 }
 
-const CHECKS: &str = "body types, `assignServiceIds` first (missing or null is `[]`): `assignServiceIds must be an array`, `each value in assignServiceIds must be an integer number`, `All assignServiceIds's elements must be unique`, `unassignServiceIds must be an array`, `each value in unassignServiceIds must be an integer number`, `All unassignServiceIds's elements must be unique`; check 1 `At least one of assignServiceIds or unassignServiceIds must be provided`; check 2 `assignServiceIds and unassignServiceIds must not contain the same service id`; check 3 `A service cannot be assigned as a child of itself`; check 5 `Only a service with hierarchy_role = parent can have child services`; check 6 `Some services cannot be assigned: they do not exist, are not child services, or already belong to another parent: <comma-separated ids>`";
+impl IdList {
+    /// In the order they are read.
+    const BOTH: [IdList; 2] = [IdList::Assign, IdList::Unassign];
 
-/// The two id lists; unknown keys are dropped.
-pub fn read(body: &Value, parent: i64) -> Result<(Vec<i64>, Vec<i64>), String> {
-    let list = |key: &str| -> Result<Vec<i64>, String> {
-        let ids = match body.get(key) {
-            None | Some(Value::Null) => return Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_i64()
-                        .ok_or_else(|| format!("each value in {key} must be an integer number"))
-                })
-                .collect::<Result<Vec<i64>, String>>()?,
-            Some(_) => return Err(format!("{key} must be an array")),
-        };
-        let mut seen = std::collections::HashSet::new();
-        if ids.iter().any(|id| !seen.insert(*id)) {
-            return Err(format!("All {key}'s elements must be unique"));
+    fn key(self) -> &'static str {
+        match self {
+            IdList::Assign => "assignServiceIds",
+            IdList::Unassign => "unassignServiceIds",
         }
-        Ok(ids)
+    }
+}
+
+impl fmt::Display for IdList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+envelope::refusals! {
+    /// Why a parent's children are not changed: the body's types, then the spec's check
+    /// table (check 4, an unknown parent, is `ServiceRefusal::NotFound`).
+    pub enum ChildrenRefusal in Operator {
+        /// A list that is not an array (missing or null is `[]`).
+        NotAnArray(list: IdList) => 400, "{list} must be an array";
+        /// A list with an element that is not an integer.
+        NotAnInteger(list: IdList) => 400, "each value in {list} must be an integer number";
+        /// A list with an id twice.
+        Repeated(list: IdList) => 400, "All {list}'s elements must be unique";
+        /// Check 1: both lists empty.
+        NothingToChange =>
+            400, "At least one of assignServiceIds or unassignServiceIds must be provided";
+        /// Check 2: an id in both lists.
+        BothLists =>
+            400, "assignServiceIds and unassignServiceIds must not contain the same service id";
+        /// Check 3: the path id in either list.
+        AssignsItself => 400, "A service cannot be assigned as a child of itself";
+        /// Check 5: the path service is `standalone` or `child` (also the candidates' 400).
+        NotAParent => 400, "Only a service with hierarchy_role = parent can have child services";
+        /// Check 6: assign ids that do not exist, are not `child` or belong to another parent,
+        /// comma-separated in the order sent.
+        Unassignable(ids: String) =>
+            400, "Some services cannot be assigned: they do not exist, are not child services, \
+                  or already belong to another parent: {ids}";
+    }
+}
+
+/// The 400 of the children route as the document lists it: the path id, then the checks of
+/// [`read`] and of `hierarchy::set_children`, in their order.
+pub fn set_children_400() -> String {
+    let types = IdList::BOTH.into_iter().flat_map(|list| {
+        [
+            ChildrenRefusal::NotAnArray(list),
+            ChildrenRefusal::NotAnInteger(list),
+            ChildrenRefusal::Repeated(list),
+        ]
+    });
+    format!(
+        "`{}`: the path id is not an integer; body types, `{}` first (missing or null is `[]`): \
+         {}; check 1 `{}`; check 2 `{}`; check 3 `{}`; check 5 `{}`; check 6 `{}`",
+        ServiceRefusal::BadId,
+        IdList::Assign,
+        quoted(types, ", "),
+        ChildrenRefusal::NothingToChange,
+        ChildrenRefusal::BothLists,
+        ChildrenRefusal::AssignsItself,
+        ChildrenRefusal::NotAParent,
+        ChildrenRefusal::Unassignable("<comma-separated ids>".to_owned()),
+    )
+}
+
+/// The 400 of the candidates route: the path id, then the parent check (after the 404).
+pub fn candidates_400() -> String {
+    format!(
+        "`{}`: the path id is not an integer; or `{}`: the service is `standalone` or `child` \
+         (after the 404)",
+        ServiceRefusal::BadId,
+        ChildrenRefusal::NotAParent,
+    )
+}
+
+/// The ids of one list; missing or null is `[]`.
+fn ids(body: &Value, list: IdList) -> Result<Vec<i64>, ChildrenRefusal> {
+    let ids = match body.get(list.key()) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_i64().ok_or(ChildrenRefusal::NotAnInteger(list)))
+            .collect::<Result<Vec<i64>, _>>()?,
+        Some(_) => return Err(ChildrenRefusal::NotAnArray(list)),
     };
-    let assign = list("assignServiceIds")?;
-    let unassign = list("unassignServiceIds")?;
-    // 1, 2, 3 of the check table.
+    let mut seen = std::collections::HashSet::new();
+    if ids.iter().any(|id| !seen.insert(*id)) {
+        return Err(ChildrenRefusal::Repeated(list));
+    }
+    Ok(ids)
+}
+
+/// The two id lists, after checks 1 to 3; unknown keys are dropped.
+pub fn read(body: &Value, parent: i64) -> Result<(Vec<i64>, Vec<i64>), ChildrenRefusal> {
+    let assign = ids(body, IdList::Assign)?;
+    let unassign = ids(body, IdList::Unassign)?;
     if assign.is_empty() && unassign.is_empty() {
-        return Err(
-            "At least one of assignServiceIds or unassignServiceIds must be provided".into(),
-        );
+        return Err(ChildrenRefusal::NothingToChange);
     }
     if assign.iter().any(|id| unassign.contains(id)) {
-        return Err(
-            "assignServiceIds and unassignServiceIds must not contain the same service id".into(),
-        );
+        return Err(ChildrenRefusal::BothLists);
     }
     if assign.contains(&parent) || unassign.contains(&parent) {
-        return Err("A service cannot be assigned as a child of itself".into());
+        return Err(ChildrenRefusal::AssignsItself);
     }
     Ok((assign, unassign))
 }

@@ -1,15 +1,61 @@
-//! The service's errors, in the operator shape `{statusCode, message, error}`.
+//! The service's errors, in the operator shape `{statusCode, message, error}`: a refusal
+//! (its type says why: `auth::AccessRefusal`, `lookup::ServiceRefusal`, ...), the database
+//! busy, or an unexpected failure.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use envelope::OperatorError;
+use envelope::{OperatorError, Refusal, Refused};
+
+use crate::auth::AccessRefusal;
+use crate::body::BodyRefusal;
+use crate::children::ChildrenRefusal;
+use crate::lookup::ServiceRefusal;
+use crate::query::QueryRefusal;
+
+/// A refusal's body as the documents quote it, built as the service sends it.
+pub fn shown_body(refusal: &impl Refusal) -> String {
+    let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let reason = status.canonical_reason().unwrap_or_default();
+    format!(
+        r#"`{{"statusCode":{},"message":"{refusal}","error":"{reason}"}}`"#,
+        status.as_u16()
+    )
+}
+
+/// Refusals as a document quotes them, each in backticks, joined by `separator`.
+pub fn quoted<R: std::fmt::Display>(
+    refusals: impl IntoIterator<Item = R>,
+    separator: &str,
+) -> String {
+    refusals
+        .into_iter()
+        .map(|refusal| format!("`{refusal}`"))
+        .collect::<Vec<_>>()
+        .join(separator)
+}
 
 /// The 401 of every route: the token is checked before anything else (`crate::auth`).
-pub const UNAUTHORIZED_401: &str = "`Unauthorized`: `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}` for no `Authorization: Bearer <token>`, a bad signature or algorithm, an expired token or an unknown role; checked before anything else";
+pub fn unauthorized_401() -> String {
+    let refusal = AccessRefusal::Unauthenticated;
+    format!(
+        "`{refusal}`: {} for no `Authorization: Bearer <token>`, a bad signature or algorithm, \
+         an expired token or an unknown role; checked before anything else",
+        shown_body(&refusal)
+    )
+}
+
 /// The 403 of the admin routes (`Operator::require_admin`).
-pub const FORBIDDEN_403: &str = "`Forbidden resource`: `{\"statusCode\":403,\"message\":\"Forbidden resource\",\"error\":\"Forbidden\"}` for a role other than admin and super_admin";
+pub fn forbidden_403() -> String {
+    let refusal = AccessRefusal::NotAdmin;
+    format!(
+        "`{refusal}`: {} for a role other than admin and super_admin",
+        shown_body(&refusal)
+    )
+}
+
 /// The 413 of a route with a body: actix reads it after the token extractor ran.
-pub const TOO_LARGE_413: &str = "`Payload Too Large`: the request body is over 64 KiB (read after the token, before the role check)";
+pub const TOO_LARGE_413: &str = "`Payload Too Large`: the request body is over 64 KiB (read after the \
+                                 token, before the role check)";
 /// Any unexpected failure ([`OpError::Internal`]).
 pub const INTERNAL_500: &str =
     "`Internal server error`: an unexpected failure (the raw text goes to the log only)";
@@ -17,7 +63,7 @@ pub const INTERNAL_500: &str =
 envelope::answer_set! {
     /// What a route open to all five roles answers besides its own answers.
     pub OperatorAnswers, envelope::Envelope::Operator, {
-        "401" => UNAUTHORIZED_401,
+        "401" => unauthorized_401(),
         "500" => INTERNAL_500,
         "503" => db::BUSY_ANSWER,
     }
@@ -26,8 +72,8 @@ envelope::answer_set! {
 envelope::answer_set! {
     /// What a route for admin and super_admin answers besides its own answers.
     pub AdminAnswers, envelope::Envelope::Operator, {
-        "401" => UNAUTHORIZED_401,
-        "403" => FORBIDDEN_403,
+        "401" => unauthorized_401(),
+        "403" => forbidden_403(),
         "500" => INTERNAL_500,
         "503" => db::BUSY_ANSWER,
     }
@@ -36,8 +82,8 @@ envelope::answer_set! {
 envelope::answer_set! {
     /// What a route for admin and super_admin that takes a body answers besides its own.
     pub AdminBodyAnswers, envelope::Envelope::Operator, {
-        "401" => UNAUTHORIZED_401,
-        "403" => FORBIDDEN_403,
+        "401" => unauthorized_401(),
+        "403" => forbidden_403(),
         "413" => TOO_LARGE_413,
         "500" => INTERNAL_500,
         "503" => db::BUSY_ANSWER,
@@ -46,14 +92,9 @@ envelope::answer_set! {
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
-    #[error("Unauthorized")]
-    Unauthorized,
-    #[error("Forbidden resource")]
-    Forbidden,
-    #[error("{0}")]
-    BadRequest(String),
-    #[error("Service is not found")]
-    NotFound,
+    /// A route said no; the refusal carries its status and message.
+    #[error("{}", .0.message)]
+    Refused(Refused),
     #[error("{}", db::BUSY_MESSAGE)]
     Busy(String),
     #[error("{0}")]
@@ -62,13 +103,31 @@ pub enum OpError {
 
 db::from_failure!(OpError);
 
+/// Each refusal type of the service becomes an [`OpError::Refused`].
+macro_rules! refused {
+    ($($refusal:ty),+) => {
+        $(impl From<$refusal> for OpError {
+            fn from(refusal: $refusal) -> Self {
+                Self::Refused(refusal.into())
+            }
+        })+
+    };
+}
+
+refused!(
+    AccessRefusal,
+    ServiceRefusal,
+    QueryRefusal,
+    BodyRefusal,
+    ChildrenRefusal
+);
+
 impl ResponseError for OpError {
     fn status_code(&self) -> StatusCode {
         match self {
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden => StatusCode::FORBIDDEN,
-            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Refused(refused) => {
+                StatusCode::from_u16(refused.status).unwrap_or(StatusCode::BAD_REQUEST)
+            }
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -76,12 +135,12 @@ impl ResponseError for OpError {
 
     fn error_response(&self) -> HttpResponse {
         match self {
+            Self::Refused(refused) => refused.response(),
             Self::Internal(raw) => OperatorError::internal(raw).error_response(),
             Self::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "database busy");
                 OperatorError::new(self.status_code(), self.to_string()).error_response()
             }
-            _ => OperatorError::new(self.status_code(), self.to_string()).error_response(),
         }
     }
 }

@@ -9,6 +9,8 @@ pub mod children;
 pub mod config;
 pub mod error;
 pub mod handlers;
+pub mod hierarchy;
+pub mod lookup;
 pub mod query;
 pub mod routes;
 pub mod seed;

@@ -3,7 +3,14 @@
 
 use serde::Serialize;
 
-pub const BAD_ROLE: &str = "each value in hierarchy_role must be a valid enum value";
+envelope::refusals! {
+    /// Why a list's query is refused (`page` and `limit` never are).
+    pub enum QueryRefusal in Operator {
+        /// A `hierarchy_role` value that is empty or not `parent`, `standalone` or `child`.
+        UnknownRole => 400, "each value in hierarchy_role must be a valid enum value";
+    }
+}
+
 pub const DEFAULT_LIMIT: i64 = 10;
 pub const MAX_LIMIT: i64 = 100;
 
@@ -88,7 +95,7 @@ pub struct ListQuery {
 
 impl ListQuery {
     /// Reads the raw query string (repeated keys need it).
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub fn parse(raw: &str) -> Result<Self, QueryRefusal> {
         let params = Params::parse(raw);
         let mut roles: Option<Vec<String>> = None;
         for value in params
@@ -97,7 +104,7 @@ impl ListQuery {
         {
             for role in value.split(',').map(str::trim) {
                 if !matches!(role, "parent" | "standalone" | "child") {
-                    return Err(BAD_ROLE.to_owned());
+                    return Err(QueryRefusal::UnknownRole);
                 }
                 roles.get_or_insert_with(Vec::new).push(role.to_owned());
             }
@@ -118,6 +125,35 @@ impl ListQuery {
     }
 }
 
+/// The filters of the two service lists, as the document shows them ([`ListQuery::parse`]
+/// reads the raw query string).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ListFilters {
+    /// `parent`, `standalone` or `child`: a repeated key (also `hierarchy_role[]`) or a
+    /// comma-separated list; omitted lists all roles; an empty or other value is 400.
+    hierarchy_role: Option<Vec<String>>,
+    /// Exact match (`active` or `hidden`).
+    status: Option<String>,
+    /// Case-insensitive match on `title` and `titleTranslated` (`%` and `_` match
+    /// themselves); trimmed, empty means none.
+    search: Option<String>,
+    /// The same as `search`, used when `search` is absent.
+    name: Option<String>,
+}
+
+/// A page of a list, as the document shows it ([`Page::read`] reads it; never refused).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PageParams {
+    /// Default 1; unreadable or below 1 is 1; at most 1 000 000.
+    page: Option<i64>,
+    /// Default 10; unreadable or below 1 is 10; at most 100.
+    limit: Option<i64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,9 +165,12 @@ mod tests {
         assert_eq!(ListQuery::parse("").unwrap().roles, None);
         assert_eq!(
             ListQuery::parse("hierarchy_role=parent,root").unwrap_err(),
-            BAD_ROLE
+            QueryRefusal::UnknownRole
         );
-        assert_eq!(ListQuery::parse("hierarchy_role=").unwrap_err(), BAD_ROLE);
+        assert_eq!(
+            ListQuery::parse("hierarchy_role=").unwrap_err(),
+            QueryRefusal::UnknownRole
+        );
     }
 
     #[test]

@@ -8,42 +8,55 @@ use server::{Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
+use crate::auth::AccessRefusal;
+use crate::error::shown_body;
 use crate::handlers;
+use crate::lookup::ServiceRefusal;
 
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "operator-service",
-        description = "Services (system categories) and their parent/child hierarchy for the admin panel, under \
-                       /api/v1/operator.\n\n\
-                       **Token**: every route takes an operator JWT (`Authorization: Bearer <token>`, HS256, claims \
-                       `{sub, role, exp}`), checked before anything else: missing, bad or expired, 401 \
-                       `{\"statusCode\":401,\"message\":\"Unauthorized\",\"error\":\"Unauthorized\"}`. The list, \
-                       the variant list and the detail admit all five roles (super_admin, admin, merchant_manager, \
-                       store_manager, data_entry); creating and changing services, the children routes and the audit \
-                       trail admit admin and super_admin only, other roles get 403 \
-                       `{\"statusCode\":403,\"message\":\"Forbidden resource\",\"error\":\"Forbidden\"}`. Each \
-                       operation names its roles in its security requirement.\n\n\
-                       **Errors** are `{statusCode, message, error}` with `error` the status's reason phrase \
-                       (`Bad Request`, `Not Found`, ...). On every route: an unknown path is 404 `Cannot <METHOD> \
-                       <path>`, a method the path does not serve 405 `Method Not Allowed` (with `Allow`), a request \
-                       body over 64 KiB 413 `Payload Too Large` (read after the token, before the role check), a \
-                       path id that is not an integer 400 `Validation failed (numeric string is expected)`; 503 \
-                       `The service is busy, try again` when the database pool is exhausted or a deadlock or lock \
-                       timeout happens, 500 `Internal server error` on any other failure.\n\n\
-                       **Lists** answer `{data, meta: {totalItems, page, itemsPerPage, totalPages}}`; `page` and \
-                       `limit` are never refused: unreadable or below 1 they fall back to 1 and 10, `limit` is capped \
-                       at 100 and `page` at 1 000 000. Rows are ordered by `ordering`, then id."
+        description = &description()
     ),
     components(schemas(envelope::OperatorError)),
     modifiers(&OPERATOR),
     tags(
         (name = "services", description = "Services and their place in the hierarchy."),
-        (name = "children", description = "A parent's children: candidates, assign and unassign (admin, super_admin)."),
-        (name = "audit", description = "Every write, who made it, and the hierarchy before and after (admin, super_admin)."),
+        (name = "children",
+            description = "A parent's children: candidates, assign and unassign (admin, super_admin)."),
+        (name = "audit",
+            description = "Every write, who made it, and the hierarchy before and after (admin, super_admin)."),
     ),
 )]
 struct ApiDoc;
+
+/// The document's description: the token, the errors every route shares, the lists.
+fn description() -> String {
+    format!(
+        "Services (system categories) and their parent/child hierarchy for the admin panel, under \
+         /api/v1/operator.\n\n\
+         **Token**: every route takes an operator JWT (`Authorization: Bearer <token>`, HS256, claims \
+         `{{sub, role, exp}}`), checked before anything else: missing, bad or expired, 401 {}. The list, \
+         the variant list and the detail admit all five roles (super_admin, admin, merchant_manager, \
+         store_manager, data_entry); creating and changing services, the children routes and the audit \
+         trail admit admin and super_admin only, other roles get 403 {}. Each operation names its roles \
+         in its security requirement.\n\n\
+         **Errors** are `{{statusCode, message, error}}` with `error` the status's reason phrase \
+         (`Bad Request`, `Not Found`, ...). On every route: an unknown path is 404 `Cannot <METHOD> \
+         <path>`, a method the path does not serve 405 `Method Not Allowed` (with `Allow`), a request \
+         body over 64 KiB 413 `Payload Too Large` (read after the token, before the role check), a \
+         path id that is not an integer 400 `{}`; 503 `{}` when the database pool is exhausted or a \
+         deadlock or lock timeout happens, 500 `Internal server error` on any other failure.\n\n\
+         **Lists** answer `{{data, meta: {{totalItems, page, itemsPerPage, totalPages}}}}`; `page` and \
+         `limit` are never refused: unreadable or below 1 they fall back to 1 and 10, `limit` is capped \
+         at 100 and `page` at 1 000 000. Rows are ordered by `ordering`, then id.",
+        shown_body(&AccessRefusal::Unauthenticated),
+        shown_body(&AccessRefusal::NotAdmin),
+        ServiceRefusal::BadId,
+        db::BUSY_MESSAGE,
+    )
+}
 
 /// The operator bearer token.
 const OPERATOR: BearerScheme = BearerScheme::jwt(
@@ -58,14 +71,14 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         "/api/v1/operator",
         // `/services/all/without-pagination` comes before `/services/{id}`.
         [
-            route!(handlers::list),
-            route!(handlers::create),
-            route!(handlers::all),
-            route!(handlers::detail),
-            route!(handlers::update),
-            route!(handlers::candidates),
-            route!(handlers::set_children),
-            route!(handlers::audit),
+            route!(handlers::services::list),
+            route!(handlers::services::create),
+            route!(handlers::services::all),
+            route!(handlers::services::detail),
+            route!(handlers::services::update),
+            route!(handlers::children::candidates),
+            route!(handlers::children::set_children),
+            route!(handlers::audit::audit),
         ],
     )])
 });

@@ -101,9 +101,12 @@ pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFutu
         }
         // Explicit ids do not move the identity sequence; move it past them so that the
         // next service created through the API gets a free id.
-        diesel::sql_query("SELECT setval(pg_get_serial_sequence('services', 'id'), GREATEST((SELECT max(id) FROM services), 1))")
-            .execute(conn)
-            .await?;
+        diesel::sql_query(
+            "SELECT setval(pg_get_serial_sequence('services', 'id'), \
+             GREATEST((SELECT max(id) FROM services), 1))",
+        )
+        .execute(conn)
+        .await?;
         report.line(format!("services: {} upserted", loaded.len()));
         Ok(report)
     })

@@ -2,10 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Nullable, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{Value, json};
 
 use catalog_db::ServiceRow;
 use catalog_db::schema::services;
@@ -14,6 +13,7 @@ use crate::audit::{self, Change};
 use crate::auth::Operator;
 use crate::body::ServiceFields;
 use crate::error::OpError;
+use crate::lookup;
 use crate::query::{ListQuery, PageMeta};
 
 /// A service in the operator API, in this key order. `hierarchyRole` and `parentId` are
@@ -107,7 +107,7 @@ impl ServiceView {
 
 /// What the audit trail keeps of a service's place in the hierarchy.
 pub fn hierarchy(row: &ServiceRow) -> Value {
-    serde_json::json!({"id": row.id, "hierarchyRole": row.hierarchy_role, "parentId": row.parent_id})
+    json!({"id": row.id, "hierarchyRole": row.hierarchy_role, "parentId": row.parent_id})
 }
 
 /// `%`, `_` and `\` match themselves in a search.
@@ -160,17 +160,6 @@ pub async fn list(
     Ok((rows, query.page.meta(total)))
 }
 
-async fn lock(conn: &mut AsyncPgConnection, id: i64) -> Result<ServiceRow, OpError> {
-    services::table
-        .find(id)
-        .select(ServiceRow::as_select())
-        .for_update()
-        .first(conn)
-        .await
-        .optional()?
-        .ok_or(OpError::NotFound)
-}
-
 pub async fn create(
     conn: &mut AsyncPgConnection,
     operator: &Operator,
@@ -189,7 +178,7 @@ pub async fn create(
             .set(&fields)
             .execute(conn)
             .await?;
-        let created = lock(conn, id).await?;
+        let created = lookup::lock(conn, id).await?;
         audit::record(
             conn,
             operator,
@@ -215,27 +204,41 @@ pub async fn update(
     fields: ServiceFields,
 ) -> Result<ServiceRow, OpError> {
     conn.transaction(async |conn| {
-        let before = lock(conn, id).await?;
+        let before = lookup::lock(conn, id).await?;
         let mut released: Vec<ServiceRow> = Vec::new();
-        if let Some(role) = fields.hierarchy_role.as_deref().filter(|r| *r != before.hierarchy_role) {
+        let new_role = fields
+            .hierarchy_role
+            .as_deref()
+            .filter(|r| *r != before.hierarchy_role);
+        if let Some(role) = new_role {
             if before.hierarchy_role == "parent" {
                 released = diesel::update(services::table.filter(services::parent_id.eq(id)))
-                    .set((services::parent_id.eq(None::<i64>), services::updated_at.eq(diesel::dsl::now)))
+                    .set((
+                        services::parent_id.eq(None::<i64>),
+                        services::updated_at.eq(diesel::dsl::now),
+                    ))
                     .returning(ServiceRow::as_returning())
                     .get_results(conn)
                     .await?;
             }
             if before.hierarchy_role == "child" || role != "child" {
-                diesel::update(services::table.find(id)).set(services::parent_id.eq(None::<i64>)).execute(conn).await?;
+                diesel::update(services::table.find(id))
+                    .set(services::parent_id.eq(None::<i64>))
+                    .execute(conn)
+                    .await?;
             }
         }
-        diesel::update(services::table.find(id)).set((&fields, services::updated_at.eq(diesel::dsl::now))).execute(conn).await?;
-        let after = lock(conn, id).await?;
+        diesel::update(services::table.find(id))
+            .set((&fields, services::updated_at.eq(diesel::dsl::now)))
+            .execute(conn)
+            .await?;
+        let after = lookup::lock(conn, id).await?;
         released.sort_by_key(|r| r.id);
+        let released: Vec<i64> = released.iter().map(|r| r.id).collect();
         let mut ids = vec![id];
-        ids.extend(released.iter().map(|r| r.id));
+        ids.extend(&released);
         let change = Change {
-            before: serde_json::json!({"service": hierarchy(&before), "releasedChildren": released.iter().map(|r| r.id).collect::<Vec<_>>()}),
+            before: json!({"service": hierarchy(&before), "releasedChildren": released}),
             after: hierarchy(&after),
         };
         audit::record(conn, operator, "service.update", &ids, change).await?;
@@ -243,127 +246,6 @@ pub async fn update(
     })
     .await
 }
-
-/// The candidate children of a parent: role child, unassigned or already this parent's.
-pub async fn candidates(
-    conn: &mut AsyncPgConnection,
-    parent: i64,
-    search: Option<&str>,
-    status: Option<&str>,
-    page: &crate::query::Page,
-) -> QueryResult<(Vec<ServiceRow>, PageMeta)> {
-    let filtered = || {
-        let mut q = services::table
-            .filter(services::hierarchy_role.eq("child"))
-            .filter(
-                services::parent_id
-                    .is_null()
-                    .or(services::parent_id.eq(parent)),
-            )
-            .into_boxed();
-        if let Some(search) = search {
-            let pattern = like_pattern(search);
-            q = q.filter(
-                services::title
-                    .ilike(pattern.clone())
-                    .or(services::title_translated.ilike(pattern)),
-            );
-        }
-        if let Some(status) = status {
-            q = q.filter(services::status.eq(status.to_owned()));
-        }
-        q
-    };
-    let total: i64 = filtered().count().get_result(conn).await?;
-    let rows = filtered()
-        .order((services::ordering, services::id))
-        .limit(page.limit)
-        .offset(page.offset())
-        .select(ServiceRow::as_select())
-        .load(conn)
-        .await?;
-    Ok((rows, page.meta(total)))
-}
-
-#[derive(QueryableByName)]
-struct Bad {
-    #[diesel(sql_type = Nullable<Text>)]
-    ids: Option<String>,
-}
-
-/// Assign and unassign children, after the spec's six checks (1 to 3 by the caller, before
-/// the parent is read). Checks 4 to 6 and the writes run in one transaction that locks the
-/// parent and the services to assign (in id order), so two operators assigning one child
-/// to two parents at once take turns and the second sees the first one's parent.
-pub async fn set_children(
-    conn: &mut AsyncPgConnection,
-    operator: &Operator,
-    parent: i64,
-    assign: &[i64],
-    unassign: &[i64],
-) -> Result<(), OpError> {
-    conn.transaction(async |conn| {
-        let parent_row = lock(conn, parent).await?;
-        if parent_row.hierarchy_role != "parent" {
-            return Err(OpError::BadRequest(crate::children::NOT_A_PARENT.into()));
-        }
-        let mut sorted = assign.to_vec();
-        sorted.sort_unstable();
-        let locked: Vec<ServiceRow> = services::table
-            .filter(services::id.eq_any(&sorted))
-            .order(services::id)
-            .select(ServiceRow::as_select())
-            .for_update()
-            .load(conn)
-            .await?;
-        let bad: Vec<String> = assign
-            .iter()
-            .filter(|id| {
-                !locked.iter().any(|row| {
-                    row.id == **id && row.hierarchy_role == "child" && row.parent_id.is_none_or(|p| p == parent)
-                })
-            })
-            .map(ToString::to_string)
-            .collect();
-        if !bad.is_empty() {
-            return Err(OpError::BadRequest(format!(
-                "Some services cannot be assigned: they do not exist, are not child services, or already belong to another parent: {}",
-                bad.join(",")
-            )));
-        }
-        let before: Vec<Value> = diesel::sql_query(
-            "SELECT string_agg(id::text, ',') AS ids FROM services WHERE parent_id = $1",
-        )
-        .bind::<diesel::sql_types::BigInt, _>(parent)
-        .get_result::<Bad>(conn)
-        .await?
-        .ids
-        .map(|ids| ids.split(',').map(|id| Value::from(id.parse::<i64>().unwrap_or_default())).collect())
-        .unwrap_or_default();
-        if !assign.is_empty() {
-            diesel::update(services::table.filter(services::id.eq_any(assign)))
-                .set((services::parent_id.eq(parent), services::updated_at.eq(diesel::dsl::now)))
-                .execute(conn)
-                .await?;
-        }
-        if !unassign.is_empty() {
-            diesel::update(services::table.filter(services::id.eq_any(unassign)).filter(services::parent_id.eq(parent)))
-                .set((services::parent_id.eq(None::<i64>), services::updated_at.eq(diesel::dsl::now)))
-                .execute(conn)
-                .await?;
-        }
-        let after: Vec<i64> = services::table.filter(services::parent_id.eq(parent)).order(services::id).select(services::id).load(conn).await?;
-        let mut ids = vec![parent];
-        ids.extend(assign);
-        ids.extend(unassign);
-        let change = Change { before: serde_json::json!({"parentId": parent, "children": before}), after: serde_json::json!({"parentId": parent, "children": after}) };
-        audit::record(conn, operator, "service.children", &ids, change).await
-    })
-    .await
-}
-
-/// A body as a map (for the unknown-key check).
-pub type Body = Map<String, Value>;
 
 #[cfg(test)]
 mod tests {

@@ -150,7 +150,8 @@ async fn the_six_checks_in_order_first_failure_wins_nothing_written() {
         )
         .await,
         bad_request(
-            "Some services cannot be assigned: they do not exist, are not child services, or already belong to another parent: 8,7,404"
+            "Some services cannot be assigned: they do not exist, are not child services, \
+             or already belong to another parent: 8,7,404"
         )
     );
     assert_eq!(

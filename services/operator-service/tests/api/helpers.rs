@@ -19,9 +19,10 @@ fn service(
     ordering: i32,
     status: &str,
 ) -> Value {
-    json!({"id": id, "title": format!("عربي {id}"), "titleTranslated": title_en, "status": status, "logo": "https://x/l.png",
-           "ordering": ordering, "hierarchyRole": role, "parentId": parent, "image": null, "image_en": null,
-           "thumbnail": null, "thumbnail_en": null, "url": null, "background_image_url": null, "serviceType": "default"})
+    json!({"id": id, "title": format!("عربي {id}"), "titleTranslated": title_en, "status": status,
+           "logo": "https://x/l.png", "ordering": ordering, "hierarchyRole": role, "parentId": parent,
+           "image": null, "image_en": null, "thumbnail": null, "thumbnail_en": null, "url": null,
+           "background_image_url": null, "serviceType": "default"})
 }
 
 /// 1 and 2 are parents; 3 and 8 standalone; 4 and 5 children of 1; 6 an unassigned child;

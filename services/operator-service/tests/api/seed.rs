@@ -42,7 +42,11 @@ fn service(id: i64, role: &str, parent: Option<i64>) -> serde_json::Value {
 async fn a_child_may_precede_its_parent_and_new_ids_continue_after_the_fixture() {
     let database = ::db::testing::TestDatabase::new(catalog_db::MIGRATIONS).await;
     let mut conn = database.connect().await;
-    let fixture = json!({"services": [service(2, "child", Some(1)), service(1, "parent", None), service(3, "standalone", None)]});
+    let fixture = json!({"services": [
+        service(2, "child", Some(1)),
+        service(1, "parent", None),
+        service(3, "standalone", None),
+    ]});
     run(&mut conn, &fixture).await.unwrap();
     run(&mut conn, &fixture).await.unwrap();
     let rows: Vec<Row> =

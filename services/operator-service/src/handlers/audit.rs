@@ -1,0 +1,30 @@
+//! The audit trail route.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::audit::{self, Entry};
+use crate::auth::Operator;
+use crate::error::{AdminAnswers, OpError};
+use crate::query::{ListPage, PageParams, Params};
+use crate::state::AppState;
+
+/// The audit trail
+///
+/// Every write (create, change, children), newest first. Roles: admin, super_admin.
+#[utoipa::path(get, path = "/audit", tag = "audit", security(("operator" = ["super_admin", "admin"])),
+    params(PageParams),
+    responses(AdminAnswers, (status = 200, description = "`{data: [entries], meta}`", body = ListPage<Entry>)))]
+pub async fn audit(
+    operator: Operator,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OpError> {
+    operator.require_admin()?;
+    let page = Params::parse(req.query_string()).page();
+    let mut conn = state.pool.get().await?;
+    let (entries, meta) = audit::list(&mut conn, &page).await?;
+    Ok(HttpResponse::Ok().json(ListPage {
+        data: entries,
+        meta,
+    }))
+}

@@ -1,0 +1,126 @@
+//! The service routes: the two lists, one service, create and change.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use envelope::{OperatorError, Refuses};
+
+use crate::auth::Operator;
+use crate::body::{self, BodyRefusal, ServiceBody};
+use crate::error::{AdminBodyAnswers, OpError, OperatorAnswers};
+use crate::lookup::{self, ServicePath, ServiceRefusal};
+use crate::query::{ListFilters, ListPage, ListQuery, PageParams, QueryRefusal};
+use crate::services::{self, ServiceView};
+use crate::state::AppState;
+
+use super::json_body;
+
+/// The paginated admin list of services
+///
+/// Every service matching the filters, by `ordering`, then id. Roles: all five (super_admin,
+/// admin, merchant_manager, store_manager, data_entry).
+#[utoipa::path(get, path = "/services", tag = "services",
+    security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
+    params(ListFilters, PageParams),
+    responses(OperatorAnswers, QueryRefusal,
+        (status = 200, description = "`{data: [services], meta}`", body = ListPage<ServiceView>)))]
+pub async fn list(
+    _operator: Operator,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OpError> {
+    let query = ListQuery::parse(req.query_string())?;
+    let mut conn = state.pool.get().await?;
+    let (rows, meta) = services::list(&mut conn, &query, true).await?;
+    Ok(HttpResponse::Ok().json(ListPage {
+        data: rows.iter().map(ServiceView::from).collect(),
+        meta,
+    }))
+}
+
+/// Every service, unpaginated, without hierarchy fields
+///
+/// The same filters as the list, every matching row (no pagination; `page` and `limit` are
+/// ignored), by `ordering`, then id. Rows omit `hierarchyRole` and `parentId`. Roles: all
+/// five.
+#[utoipa::path(get, path = "/services/all/without-pagination", tag = "services",
+    security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
+    params(ListFilters),
+    responses(OperatorAnswers, QueryRefusal,
+        (status = 200, description = "a bare array of services", body = [ServiceView])))]
+pub async fn all(
+    _operator: Operator,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OpError> {
+    let query = ListQuery::parse(req.query_string())?;
+    let mut conn = state.pool.get().await?;
+    let (rows, _) = services::list(&mut conn, &query, false).await?;
+    let rows: Vec<_> = rows.iter().map(ServiceView::without_hierarchy).collect();
+    Ok(HttpResponse::Ok().json(rows))
+}
+
+/// One service
+///
+/// One service, whatever its role or status. Roles: all five.
+#[utoipa::path(get, path = "/services/{id}", tag = "services",
+    security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
+    params(ServicePath),
+    responses(OperatorAnswers, ServiceRefusal,
+        (status = 200, description = "the service", body = ServiceView)))]
+pub async fn detail(
+    _operator: Operator,
+    state: web::Data<AppState>,
+    path: web::Path<ServicePath>,
+) -> Result<HttpResponse, OpError> {
+    let id = path.id()?;
+    let mut conn = state.pool.get().await?;
+    let row = lookup::find(&mut conn, id).await?;
+    Ok(HttpResponse::Ok().json(ServiceView::from(&row)))
+}
+
+/// Create a service
+///
+/// Creates a service from the body (defaults: status `active`, logo `""`, ordering 0,
+/// hierarchyRole `parent`, serviceType `default`) and records it in the audit trail. Roles:
+/// admin, super_admin. Checks: token, role, body.
+#[utoipa::path(post, path = "/services", tag = "services", security(("operator" = ["super_admin", "admin"])),
+    request_body = ServiceBody,
+    responses(AdminBodyAnswers, BodyRefusal,
+        (status = 400, description = &body::create_400(), body = OperatorError),
+        (status = 201, description = "the new service", body = ServiceView)))]
+pub async fn create(
+    operator: Operator,
+    state: web::Data<AppState>,
+    raw: web::Bytes,
+) -> Result<HttpResponse, OpError> {
+    operator.require_admin()?;
+    let fields = body::fields(&json_body(&raw), true)?;
+    let mut conn = state.pool.get().await?;
+    let created = services::create(&mut conn, &operator, fields).await?;
+    Ok(HttpResponse::Created().json(ServiceView::from(&created)))
+}
+
+/// Change a service
+///
+/// Changes the keys sent, in one transaction that locks the service. Changing
+/// `hierarchyRole` away from `parent` releases all its children (their parentId becomes
+/// null; they stay `child`, unassigned); a `child` changing role is detached from its
+/// parent; the answer does not say so. Recorded in the audit trail. Roles: admin,
+/// super_admin. Checks: token, role, path id, body, the service (404 after the body).
+#[utoipa::path(patch, path = "/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin"])),
+    params(ServicePath), request_body = ServiceBody,
+    responses(AdminBodyAnswers, Refuses<(ServiceRefusal, BodyRefusal)>,
+        (status = 400, description = &body::update_400(), body = OperatorError),
+        (status = 200, description = "the service after the change", body = ServiceView)))]
+pub async fn update(
+    operator: Operator,
+    state: web::Data<AppState>,
+    path: web::Path<ServicePath>,
+    raw: web::Bytes,
+) -> Result<HttpResponse, OpError> {
+    operator.require_admin()?;
+    let id = path.id()?;
+    let fields = body::fields(&json_body(&raw), false)?;
+    let mut conn = state.pool.get().await?;
+    let updated = services::update(&mut conn, &operator, id, fields).await?;
+    Ok(HttpResponse::Ok().json(ServiceView::from(&updated)))
+}
