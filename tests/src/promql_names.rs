@@ -207,7 +207,9 @@ mod tests {
     #[test]
     fn a_query_on_exported_names_has_no_problem() {
         let exported = Exported::from_text(TEXT);
-        let expr = "histogram_quantile(0.95, sum by (job, route, le) (rate(http_request_duration_seconds_bucket{namespace=~\"x\", route!=\"/readyz\"}[5m]))) / on (job) group_left sum by (job) (db_pool_connections{state=\"in_use\"})";
+        let expr = "histogram_quantile(0.95, sum by (job, route, le) \
+            (rate(http_request_duration_seconds_bucket{namespace=~\"x\", route!=\"/readyz\"}[5m]))) \
+            / on (job) group_left sum by (job) (db_pool_connections{state=\"in_use\"})";
         assert_eq!(problems(expr, &exported), Vec::<String>::new());
     }
 

@@ -41,7 +41,8 @@ async fn a_production_start_refuses_the_development_test_code_with_a_clear_line(
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "auth-service: configuration error: OTP_TEST_CODE=1234 is the public development code and is refused in production"
+            "auth-service: configuration error: OTP_TEST_CODE=1234 is the public development code \
+             and is refused in production"
         ),
         "{stderr}"
     );

@@ -22,7 +22,8 @@ async fn a_bad_pool_size_stops_every_binary_with_one_line_naming_it() {
             assert_eq!(
                 stderr.trim_end(),
                 format!(
-                    r#"{name}: configuration error: DATABASE_POOL_SIZE="abc" is invalid: expected an integer from 2 to 1000"#
+                    "{name}: configuration error: DATABASE_POOL_SIZE=\"abc\" is invalid: \
+                     expected an integer from 2 to 1000"
                 ),
                 "{name} {command:?}"
             );

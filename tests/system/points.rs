@@ -21,7 +21,11 @@ fn fake_payment_service(seen: Arc<Mutex<Vec<Value>>>) -> String {
                 let seen = seen.clone();
                 async move {
                     seen.lock().unwrap().push(body.0);
-                    HttpResponse::Ok().json(json!({"id": "pay_e2e", "status": "pending", "redirect_url": "http://sandbox/3ds"}))
+                    HttpResponse::Ok().json(json!({
+                        "id": "pay_e2e",
+                        "status": "pending",
+                        "redirect_url": "http://sandbox/3ds",
+                    }))
                 }
             }),
         )
@@ -151,7 +155,8 @@ async fn points_through_the_real_auth_service_and_a_card_payment_without_leaking
     );
 
     let event = json!({"id": "evt_e2e", "type": "payment_captured",
-                       "data": {"reference": id, "payment_id": "pay_e2e", "provider": "sandbox", "amount_minor": 1500, "currency": "SAR"}})
+                       "data": {"reference": id, "payment_id": "pay_e2e", "provider": "sandbox",
+                                "amount_minor": 1500, "currency": "SAR"}})
     .to_string();
     let hook = client
         .post(format!("{}/webhooks/v1/payments", points.base))

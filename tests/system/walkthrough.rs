@@ -52,7 +52,12 @@ async fn the_readme_walkthrough_works_end_to_end() {
     assert_eq!(status, 200);
     assert_eq!(
         balance,
-        json!({"id": "1001", "user_id": "1001", "points": "630.5", "pointsExpirationDate": balance["pointsExpirationDate"]})
+        json!({
+            "id": "1001",
+            "user_id": "1001",
+            "points": "630.5",
+            "pointsExpirationDate": balance["pointsExpirationDate"],
+        })
     );
     let (_, omar_before) = stack.call("GET", &balance_url, Some(OMAR), &[], None).await;
 

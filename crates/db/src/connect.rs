@@ -130,7 +130,12 @@ impl Connector {
                     return Ok(client);
                 }
                 Ok(Err(e)) => {
-                    tracing::warn!(db.host = %host, db.port = port, error.message = %e, "database host refused a connection");
+                    tracing::warn!(
+                        db.host = %host,
+                        db.port = port,
+                        error.message = %e,
+                        "database host refused a connection"
+                    );
                     last = Some(e);
                 }
                 Err(_) => {

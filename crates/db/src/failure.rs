@@ -19,7 +19,8 @@ use crate::PoolError;
 pub const BUSY_MESSAGE: &str = "The service is busy, try again";
 
 /// The 503 of a [`Failure::Busy`] as the services' documents describe it.
-pub const BUSY_ANSWER: &str = "`The service is busy, try again`: the database pool is exhausted, or a deadlock or lock timeout";
+pub const BUSY_ANSWER: &str = "`The service is busy, try again`: the database pool is exhausted, \
+                                or a deadlock or lock timeout";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {

@@ -158,8 +158,9 @@ pub struct BuildError(String);
 pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
     let connector = Connector::new(settings).map_err(|e| BuildError(e.to_string()))?;
     // Every host may take its whole connect timeout before the one that answers, and the
-    // connection's setup (diesel-async's time zone and encoding) needs what is left: behind a pooler (one host) 6 s, more than its
-    // queue wait (5 s, k8s/components/pgbouncer), so that its busy answer arrives first.
+    // connection's setup (diesel-async's time zone and encoding) needs what is left: behind a
+    // pooler (one host) 6 s, more than its queue wait (5 s, k8s/components/pgbouncer), so that
+    // its busy answer arrives first.
     let create_timeout =
         settings.connect_timeout * connector.host_count() as u32 + Duration::from_secs(1);
     let mut config = ManagerConfig::<AsyncPgConnection>::default();

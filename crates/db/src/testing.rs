@@ -128,9 +128,12 @@ impl Drop for TestDatabase {
 }
 
 async fn connect(url: &str) -> AsyncPgConnection {
-    AsyncPgConnection::establish(url)
-        .await
-        .unwrap_or_else(|e| panic!("cannot connect to the test server {url}: {e} (is PostgreSQL running? `make test` finds or starts one)"))
+    AsyncPgConnection::establish(url).await.unwrap_or_else(|e| {
+        panic!(
+            "cannot connect to the test server {url}: {e} \
+                 (is PostgreSQL running? `make test` finds or starts one)"
+        )
+    })
 }
 
 /// A hash of every file under the migrations folder, names and contents.

@@ -89,7 +89,10 @@ mod tests {
         let json = serde_json::to_string(&details).unwrap();
         assert_eq!(
             json,
-            r#"{"formErrors":[],"fieldErrors":{"to_client_id":["Required","Expected number"],"payment_type":["Invalid enum value"]}}"#
+            concat!(
+                r#"{"formErrors":[],"fieldErrors":{"to_client_id":["Required","Expected number"],"#,
+                r#""payment_type":["Invalid enum value"]}}"#
+            )
         );
     }
 }

@@ -1,11 +1,11 @@
 //! The four error bodies. Each type knows its status and body and nothing of the service
-//! that raised it; services map their own error enums onto them.
+//! that raised it; services map their own error enums onto them. How they answer over HTTP
+//! (actix's `ResponseError`, the log line) is the adapter's business (`crate::respond`).
 
 use std::borrow::Cow;
 use std::fmt;
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
@@ -26,57 +26,43 @@ pub enum Envelope {
     Operator,
 }
 
-impl Envelope {
-    /// An error with this envelope's shape; for B the code follows from the status. Made
-    /// where this is called (envelope A's `stack`).
-    #[track_caller]
-    pub fn error(self, status: StatusCode, message: impl Into<String>) -> actix_web::Error {
-        let message = message.into();
-        match self {
-            Envelope::A => ErrorA::new(status, message).into(),
-            Envelope::B => ErrorB::new(status, ErrorB::code_for(status), message).into(),
-            Envelope::C => ErrorC::new(status, message).into(),
-            Envelope::Operator => OperatorError::new(status, message).into(),
-        }
-    }
-}
-
-/// Logs an error once, where it becomes an answer: 5xx at error level with its raw text,
-/// the rest at debug (a bad request is the client's business, not the operator's).
-fn log_answer(status: StatusCode, message: &str, raw: Option<&str>) {
-    if status.is_server_error() {
-        tracing::error!(
-            http.status_code = status.as_u16(),
-            error.message = raw.unwrap_or(message),
-            "request failed"
-        );
-    } else {
-        tracing::debug!(
-            http.status_code = status.as_u16(),
-            error.message = message,
-            "request refused"
-        );
-    }
-}
-
-/// `Display` (`<status> <message>`) and `ResponseError` (logged once, then the type itself
-/// as the JSON body) for an envelope whose type is its body, with `status`, `message` and
-/// `raw` fields.
-macro_rules! answers_itself {
+/// `Display` (`<status> <message>`) for an envelope with `status` and `message` fields.
+macro_rules! displays_status_and_message {
     ($envelope:ty) => {
         impl fmt::Display for $envelope {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "{} {}", self.status.as_u16(), self.message)
             }
         }
+    };
+}
 
-        impl ResponseError for $envelope {
-            fn status_code(&self) -> StatusCode {
+/// What the adapter (`crate::respond`) needs of an envelope to answer with it.
+pub(crate) trait Answer: fmt::Debug + fmt::Display {
+    fn status(&self) -> StatusCode;
+    fn message(&self) -> &str;
+    /// The raw text of an unexpected failure: logged, shown only where the body shows it.
+    fn raw(&self) -> Option<&str>;
+    /// What goes out as the JSON body.
+    fn body(&self) -> impl Serialize + '_;
+}
+
+/// [`Answer`] for an envelope whose type is its body, with `status`, `message` and `raw`
+/// fields.
+macro_rules! answers_with_itself {
+    ($envelope:ty) => {
+        impl Answer for $envelope {
+            fn status(&self) -> StatusCode {
                 self.status
             }
-            fn error_response(&self) -> HttpResponse {
-                log_answer(self.status, &self.message, self.raw.as_deref());
-                json_response(self.status, self)
+            fn message(&self) -> &str {
+                &self.message
+            }
+            fn raw(&self) -> Option<&str> {
+                self.raw.as_deref()
+            }
+            fn body(&self) -> impl Serialize + '_ {
+                self
             }
         }
     };
@@ -111,10 +97,6 @@ fn shown_internal(raw: &str) -> String {
     } else {
         INTERNAL_MESSAGE.to_owned()
     }
-}
-
-fn json_response<T: Serialize>(status: StatusCode, body: &T) -> HttpResponse {
-    HttpResponse::build(status).json(body)
 }
 
 /// Envelope A: `{status, message, stack?}`. Outside production the body also carries
@@ -171,7 +153,8 @@ impl ErrorA {
     }
 }
 
-answers_itself!(ErrorA);
+displays_status_and_message!(ErrorA);
+answers_with_itself!(ErrorA);
 
 /// Envelope B: `{success: false, error: {code, message, details?}}`.
 #[derive(Debug, Clone)]
@@ -245,8 +228,19 @@ impl ErrorB {
     pub fn message(&self) -> &str {
         &self.message
     }
+}
 
-    fn body(&self) -> BodyB<'_> {
+impl Answer for ErrorB {
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+    fn message(&self) -> &str {
+        &self.message
+    }
+    fn raw(&self) -> Option<&str> {
+        self.raw.as_deref()
+    }
+    fn body(&self) -> impl Serialize + '_ {
         BodyB {
             success: false,
             error: InnerB {
@@ -261,16 +255,6 @@ impl ErrorB {
 impl fmt::Display for ErrorB {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {} {}", self.status.as_u16(), self.code, self.message)
-    }
-}
-
-impl ResponseError for ErrorB {
-    fn status_code(&self) -> StatusCode {
-        self.status
-    }
-    fn error_response(&self) -> HttpResponse {
-        log_answer(self.status, &self.message, self.raw.as_deref());
-        json_response(self.status, &self.body())
     }
 }
 
@@ -309,7 +293,8 @@ impl ErrorC {
     }
 }
 
-answers_itself!(ErrorC);
+displays_status_and_message!(ErrorC);
+answers_with_itself!(ErrorC);
 
 /// The operator API's `{statusCode, message, error}`, where `error` is the status's reason
 /// phrase (`Bad Request`, `Not Found`, `Forbidden`, ...).
@@ -364,128 +349,31 @@ impl OperatorError {
     }
 }
 
+impl Answer for OperatorError {
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+    fn message(&self) -> &str {
+        &self.message
+    }
+    fn raw(&self) -> Option<&str> {
+        self.raw.as_deref()
+    }
+    fn body(&self) -> impl Serialize + '_ {
+        OperatorBody {
+            status_code: self.status.as_u16(),
+            message: &self.message,
+            error: self.status.canonical_reason().unwrap_or("Error"),
+        }
+    }
+}
+
 impl fmt::Display for OperatorError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.status.as_u16(), self.message)
     }
 }
 
-impl ResponseError for OperatorError {
-    fn status_code(&self) -> StatusCode {
-        self.status
-    }
-    fn error_response(&self) -> HttpResponse {
-        log_answer(self.status, &self.message, self.raw.as_deref());
-        let body = OperatorBody {
-            status_code: self.status.as_u16(),
-            message: &self.message,
-            error: self.status.canonical_reason().unwrap_or("Error"),
-        };
-        json_response(self.status, &body)
-    }
-}
-
 fn as_u16<S: serde::Serializer>(status: &StatusCode, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_u16(status.as_u16())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use actix_web::body::MessageBody;
-
-    fn body_of(error: &dyn ResponseError) -> (u16, String) {
-        let response = error.error_response();
-        let status = response.status().as_u16();
-        let bytes = response.into_body().try_into_bytes().unwrap();
-        (status, String::from_utf8(bytes.to_vec()).unwrap())
-    }
-
-    #[test]
-    fn a_in_production_has_no_stack() {
-        let (status, body) = body_of(&ErrorA::new(StatusCode::UNAUTHORIZED, "Unauthorization"));
-        assert_eq!(status, 401);
-        assert_eq!(body, r#"{"status":401,"message":"Unauthorization"}"#);
-    }
-
-    #[tokio::test]
-    async fn a_outside_production_has_stack_and_raw_text() {
-        let (error, line) =
-            crate::exposure::scope(true, async { (ErrorA::internal("db exploded"), line!()) })
-                .await;
-        let value: serde_json::Value = serde_json::from_str(&body_of(&error).1).unwrap();
-        assert_eq!(value["status"], 500);
-        assert_eq!(value["message"], "db exploded");
-        // Where it was made, not where it answered (`body_of`).
-        let stack = value["stack"].as_str().unwrap();
-        assert!(
-            stack.starts_with(&format!("at {}:{line}:", file!())),
-            "{stack}"
-        );
-        assert!(!stack.contains(".cargo/registry"), "{stack}");
-        let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["status", "message", "stack"]);
-    }
-
-    #[test]
-    fn a_internal_in_production_hides_raw_text() {
-        let (_, body) = body_of(&ErrorA::internal("db exploded"));
-        assert_eq!(body, r#"{"status":500,"message":"Internal server error"}"#);
-    }
-
-    #[test]
-    fn b_shape_with_and_without_details() {
-        let error = ErrorB::new(StatusCode::NOT_FOUND, "NOT_FOUND", "point order not found");
-        assert_eq!(
-            body_of(&error),
-            (404, r#"{"success":false,"error":{"code":"NOT_FOUND","message":"point order not found"}}"#.to_owned())
-        );
-        let error = ErrorB::new(
-            StatusCode::BAD_REQUEST,
-            "VALIDATION_ERROR",
-            "Invalid point-order body",
-        )
-        .with_details(Details::new().form_error("Expected object, received null"));
-        assert_eq!(
-            body_of(&error).1,
-            r#"{"success":false,"error":{"code":"VALIDATION_ERROR","message":"Invalid point-order body","details":{"formErrors":["Expected object, received null"],"fieldErrors":{}}}}"#
-        );
-    }
-
-    #[tokio::test]
-    async fn b_internal_never_shows_raw_text() {
-        let error = crate::exposure::scope(true, async { ErrorB::internal("secret detail") }).await;
-        assert_eq!(
-            body_of(&error).1,
-            r#"{"success":false,"error":{"code":"INTERNAL_ERROR","message":"Internal server error"}}"#
-        );
-    }
-
-    #[test]
-    fn c_shape() {
-        let error = ErrorC::new(StatusCode::NOT_FOUND, "The code not exist");
-        assert_eq!(
-            body_of(&error),
-            (
-                404,
-                r#"{"message":"The code not exist","statusCode":404}"#.to_owned()
-            )
-        );
-    }
-
-    #[test]
-    fn operator_shape_uses_reason_phrase() {
-        assert_eq!(
-            body_of(&OperatorError::unauthorized()).1,
-            r#"{"statusCode":401,"message":"Unauthorized","error":"Unauthorized"}"#
-        );
-        assert_eq!(
-            body_of(&OperatorError::forbidden()).1,
-            r#"{"statusCode":403,"message":"Forbidden resource","error":"Forbidden"}"#
-        );
-        assert_eq!(
-            body_of(&OperatorError::new(StatusCode::BAD_REQUEST, "x")).1,
-            r#"{"statusCode":400,"message":"x","error":"Bad Request"}"#
-        );
-    }
 }

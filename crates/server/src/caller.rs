@@ -9,11 +9,18 @@
 //! replica for at most the TTL after its last successful lookup; only successful lookups are
 //! kept, so a token is never refused from the cache, and at most [`CACHED_CALLERS`] tokens
 //! are held.
+//!
+//! A handler takes its caller as an extractor, [`Caller`], which finds the service's
+//! [`CallerLookup`] in the app data.
 
+use std::fmt;
+use std::marker::PhantomData;
 use std::time::Duration;
 
-use actix_web::HttpRequest;
+use actix_web::dev::Payload;
 use actix_web::http::header::AUTHORIZATION;
+use actix_web::{FromRequest, HttpRequest, ResponseError, web};
+use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
 /// Why the caller could not be resolved; each service answers it in its own envelope.
@@ -226,6 +233,79 @@ impl CallerLookup {
             Err(e) if e.is_timeout() => (LookupOutcome::Timeout, Err(CallerError::MissingClientId)),
             Err(_) => (LookupOutcome::Unreadable, Err(CallerError::MissingClientId)),
         }
+    }
+}
+
+/// The caller of a route, resolved by the service's [`CallerLookup`]
+/// ([`CallerLookup::of_request`], with its cache and its `caller_lookups_total` count) before
+/// the handler runs. A caller that cannot be resolved gets the service's own answer for the
+/// [`CallerError`], in the service's envelope: `E` is the service's error type.
+///
+/// The lookup is found in the app data as a `web::Data<CallerLookup>`, registered by the
+/// service's `data` closure (once per worker, over the worker's own HTTP client):
+///
+/// ```ignore
+/// server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
+///     let state = with_worker_clients(&state);
+///     cfg.app_data(web::Data::new(state.caller.clone()));
+///     cfg.app_data(web::Data::new(state));
+/// })
+/// ```
+///
+/// and a handler takes it in place of `state.auth.caller(&req).await?`:
+///
+/// ```ignore
+/// pub async fn balance(caller: Caller<PointError>, state: web::Data<AppState>) -> ... {
+///     let client_id = caller.client_id;
+/// ```
+///
+/// actix resolves a handler's extractors together, and the first to fail answers: put
+/// `caller` first, so that a request without a token is refused before anything else is
+/// looked at (an extractor that can fail, polled while the lookup waits on the auth service,
+/// would still answer before it).
+///
+/// Without a registered lookup every request is a [`CallerError::NotConfigured`] (a 500,
+/// logged): a service that forgot to register it fails its first test, never lets a caller
+/// through.
+pub struct Caller<E> {
+    /// The caller's client id, from the auth service's answer only.
+    pub client_id: i64,
+    answers_in: PhantomData<fn() -> E>,
+}
+
+impl<E> fmt::Debug for Caller<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Caller")
+            .field("client_id", &self.client_id)
+            .finish()
+    }
+}
+
+impl<E> FromRequest for Caller<E>
+where
+    E: From<CallerError> + ResponseError + 'static,
+{
+    type Error = E;
+    type Future = LocalBoxFuture<'static, Result<Self, E>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let client_id = match req.app_data::<web::Data<CallerLookup>>() {
+                Some(lookup) => lookup.of_request(&req).await,
+                None => {
+                    tracing::error!(
+                        "no CallerLookup in the app data: register web::Data<CallerLookup>"
+                    );
+                    Err(CallerError::NotConfigured)
+                }
+            };
+            let client_id = client_id.map_err(E::from)?;
+            Ok(Caller {
+                client_id,
+                answers_in: PhantomData,
+            })
+        })
     }
 }
 

@@ -33,7 +33,8 @@ pub struct Health {
 
 /// The process is alive. Never touches the database, so a database outage does not make
 /// Kubernetes restart healthy pods.
-#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health, description = "the process is alive (the database is not checked)")))]
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, body = Health, description = "the process is alive")))]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health {
         status: "ok",
@@ -73,7 +74,9 @@ pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
 }
 
 /// Prometheus text: request counts and latencies by route and status, pool usage.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "text/plain", body = String, description = "Prometheus text format: request counts and latencies by route and status, pool usage")))]
+#[utoipa::path(get, path = "/metrics", tag = "operations", responses(
+    (status = 200, content_type = "text/plain", body = String, description = "Prometheus text format"),
+))]
 pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
     let status = db::PoolStatus::of(&state.pool);
     let gauge = |state_label: &'static str, value: usize| {
@@ -99,7 +102,10 @@ pub async fn docs_without_slash() -> HttpResponse {
 }
 
 #[derive(OpenApi)]
-#[openapi(paths(healthz, readyz, metrics), tags((name = "operations", description = "Probes and metrics for the platform")))]
+#[openapi(
+    paths(healthz, readyz, metrics),
+    tags((name = "operations", description = "Probes and metrics for the platform"))
+)]
 struct OpsDoc;
 
 /// The operational routes' part of a service's OpenAPI document.

@@ -26,7 +26,8 @@ pub fn register() {
     metrics::describe_gauge!(
         DB_POOL_CONNECTIONS,
         metrics::Unit::Count,
-        "Database pool connections by state: max (the pool's size), open, in_use, idle, and waiting (requests waiting for a connection), as of the scrape."
+        "Database pool connections by state: max (the pool's size), open, in_use, idle, and \
+         waiting (requests waiting for a connection), as of the scrape."
     );
     metrics::describe_counter!(
         READINESS_CHECKS,
@@ -36,7 +37,9 @@ pub fn register() {
     metrics::describe_counter!(
         CALLER_LOOKUPS,
         metrics::Unit::Count,
-        "Callers looked up at the auth service, by outcome: ok, refused (the token was refused: 401), or failed ones answered 401 too: 5xx, timeout, unreachable, unreadable (no numeric client id)."
+        "Callers looked up at the auth service, by outcome: ok, refused (the token was refused: \
+         401), or failed ones answered 401 too: 5xx, timeout, unreachable, unreadable (no \
+         numeric client id)."
     );
     telemetry::metrics::counters_at_zero(READINESS_CHECKS, "outcome", &READINESS_OUTCOMES);
 }

@@ -1,29 +1,31 @@
 //! Running a binary: its subcommands, the HTTP server with graceful shutdown, exit codes.
+//!
+//! This module is the HTTP server itself; `service` puts a service's routes and data on it,
+//! `binary` is the command line's `serve` and the runtime every subcommand runs on, and
+//! `database_commands` the subcommands that work on the database (`migrate`,
+//! `wait-for-migrations`, `seed`, a service's own tools).
 
-use std::fmt::Display;
+mod binary;
+mod database_commands;
+mod service;
+
 use std::net::TcpListener;
-use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::KeepAlive;
 use actix_web::{App, Error, HttpServer};
-use diesel_async::{AsyncConnection, AsyncPgConnection};
 
 use crate::AppSettings;
-use crate::config::{CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits};
+use crate::config::HttpLimits;
+
+pub use binary::Binary;
+pub use database_commands::SeedFn;
+pub use service::{ServiceApp, StartError, http_client, serve};
 
 /// How long a stopping server lets in-flight requests finish; above the 20 s pay timeout.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
-
-/// A service's fixture loader: upserts its sections of the fixture inside the transaction it
-/// is given and reports one line per section for the log and every row it refused (a
-/// refused row is skipped, never the file: `crate::seed`). An error ends the load and
-/// nothing is written.
-pub type SeedFn =
-    for<'c> fn(&'c mut AsyncPgConnection, &'c serde_json::Value) -> crate::seed::SeedFuture<'c>;
 
 /// Builds the HTTP server for `factory` on an already bound listener, with `limits` on its
 /// connections. The returned server runs until SIGTERM or SIGINT; on SIGTERM (what
@@ -102,15 +104,6 @@ pub fn bind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<TcpList
     socket.listen(backlog)?.into_std()
 }
 
-/// Why a service could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error(transparent)]
-    Pool(#[from] db::BuildError),
-    #[error("cannot start the HTTP server: {0}")]
-    Http(#[from] std::io::Error),
-}
-
 /// The server of a service: the shared app from `settings` plus the service's own routes
 /// and data, registered by `configure`, with the limits of `settings.http`.
 pub fn start<F>(
@@ -126,67 +119,6 @@ where
     http_server_with(listener, workers, limits, move || {
         crate::app(settings.clone()).configure(configure.clone())
     })
-}
-
-/// What a service adds to the shared app: its name, its envelope, its route list and the
-/// document built from it.
-pub struct ServiceApp {
-    pub name: &'static str,
-    pub envelope: envelope::Envelope,
-    pub routes: &'static crate::Routes,
-    pub openapi: utoipa::openapi::OpenApi,
-}
-
-impl ServiceApp {
-    /// The service `name` answering in `envelope`, its `routes`, and its document: `base`
-    /// (title, description, tags, security schemes) with the routes' operations
-    /// ([`crate::Routes::openapi`]).
-    pub fn new(
-        name: &'static str,
-        envelope: envelope::Envelope,
-        routes: &'static crate::Routes,
-        base: utoipa::openapi::OpenApi,
-    ) -> Self {
-        Self {
-            name,
-            envelope,
-            routes,
-            openapi: routes.openapi(base, envelope),
-        }
-    }
-}
-
-/// A service's server: the shared app ([`crate::app`]) with `service`'s routes and the data
-/// `data` registers (called once per worker), on `listener`, with `pool` behind `/readyz`.
-pub fn serve<F>(
-    listener: TcpListener,
-    common: &CommonConfig,
-    pool: db::Pool,
-    service: ServiceApp,
-    data: F,
-) -> Result<Server, StartError>
-where
-    F: Fn(&mut actix_web::web::ServiceConfig) + Clone + Send + 'static,
-{
-    crate::ops_metrics::register();
-    let settings = AppSettings::new(
-        service.name,
-        service.envelope,
-        common,
-        pool,
-        service.openapi,
-    );
-    let routes = service.routes;
-    Ok(start(listener, common.workers, settings, move |cfg| {
-        data(cfg);
-        routes.configure(cfg);
-    })?)
-}
-
-/// An outbound HTTP client (`telemetry::client::http_client`) built at start, where a
-/// failure stops the service.
-pub fn http_client(timeout: Duration) -> Result<telemetry::client::HttpClient, StartError> {
-    telemetry::client::http_client(timeout).map_err(|e| StartError::Http(std::io::Error::other(e)))
 }
 
 /// Serves `factory` on a free loopback port in the background and returns its base URL.
@@ -212,262 +144,6 @@ where
         factory,
     )?);
     Ok(base)
-}
-
-/// One service binary: its name, default port and migrations.
-pub struct Binary {
-    pub name: &'static str,
-    pub default_port: u16,
-    pub migrations: db::Migrations,
-}
-
-impl Binary {
-    pub const fn new(name: &'static str, default_port: u16, migrations: db::Migrations) -> Self {
-        Self {
-            name,
-            default_port,
-            migrations,
-        }
-    }
-
-    /// Runs one of the common subcommands; `load` and `build` serve, `seed` loads fixtures.
-    pub fn run<C, E: Display>(
-        &self,
-        command: crate::Command,
-        load: impl FnOnce(&mut Env, CommonConfig, DatabaseConfig) -> C,
-        build: impl FnOnce(C, TcpListener) -> Result<Server, E>,
-        seed: SeedFn,
-    ) -> ExitCode {
-        match command {
-            crate::Command::Serve => self.serve(load, build),
-            crate::Command::Migrate => self.migrate(),
-            crate::Command::WaitForMigrations { timeout_secs } => {
-                self.wait_for_migrations(Duration::from_secs(timeout_secs))
-            }
-            crate::Command::Seed { file } => self.seed(&file, seed),
-        }
-    }
-
-    /// `serve`: reads the configuration (`load` adds the service's own variables to the
-    /// common ones), sets up telemetry, binds, and serves until stopped.
-    pub fn serve<C, E: Display>(
-        &self,
-        load: impl FnOnce(&mut Env, CommonConfig, DatabaseConfig) -> C,
-        build: impl FnOnce(C, TcpListener) -> Result<Server, E>,
-    ) -> ExitCode {
-        let mut env = Env::from_process();
-        let common = CommonConfig::from_env(&mut env, self.name, self.default_port);
-        let database = DatabaseConfig::from_env(&mut env);
-        let config = load(&mut env, common.clone(), database);
-        let config = match env.finish(config) {
-            Ok(config) => config,
-            Err(e) => return self.config_failure(e),
-        };
-        self.with_runtime(&common, async move {
-            let listener = bind(common.bind_addr, common.http.backlog)
-                .map_err(|e| format!("cannot listen on {}: {e}", common.bind_addr))?;
-            let server = build(config, listener).map_err(|e| format!("cannot start: {e}"))?;
-            tracing::info!(
-                http.addr = %common.bind_addr,
-                workers = common.workers,
-                max_connections = common.http.max_connections,
-                "listening"
-            );
-            server.await.map_err(|e| format!("server failed: {e}"))?;
-            tracing::info!("stopped");
-            Ok(())
-        })
-    }
-
-    /// `migrate`: applies pending migrations under the advisory lock.
-    pub fn migrate(&self) -> ExitCode {
-        let migrations = self.migrations;
-        self.with_database(async move |database| {
-            let applied = db::run_migrations(&database, migrations)
-                .await
-                .map_err(|e| e.to_string())?;
-            tracing::info!(db.name = migrations.name, applied = ?applied, "migrations are up to date");
-            Ok(())
-        })
-    }
-
-    /// A service's own subcommand that works on its database: reads the `DATABASE_*`
-    /// variables (and the common ones, for logs), runs `work` with the settings a tool's
-    /// connection is made with ([`DatabaseConfig::tool_settings`], for `db::connect`), exits
-    /// 1 with its error.
-    pub fn with_database<F, Fut>(&self, work: F) -> ExitCode
-    where
-        F: FnOnce(db::PoolSettings) -> Fut,
-        Fut: std::future::Future<Output = Result<(), String>>,
-    {
-        self.with_database_code(|database| {
-            let work = work(database);
-            async move { work.await.map(|()| ExitCode::SUCCESS) }
-        })
-    }
-
-    /// [`Self::with_database`] for work that chooses its own exit code on success (a
-    /// command that refuses its arguments only once it has asked the database).
-    pub fn with_database_code<F, Fut>(&self, work: F) -> ExitCode
-    where
-        F: FnOnce(db::PoolSettings) -> Fut,
-        Fut: std::future::Future<Output = Result<ExitCode, String>>,
-    {
-        let Some((common, database)) = self.database_only() else {
-            return ExitCode::from(2);
-        };
-        self.with_runtime_code(&common, work(database.tool_settings()))
-    }
-
-    /// `wait-for-migrations`: polls until no embedded migration is pending. A database that
-    /// cannot be reached yet counts as "not yet", so the init container also waits out a
-    /// database that starts after it.
-    pub fn wait_for_migrations(&self, timeout: Duration) -> ExitCode {
-        let migrations = self.migrations;
-        self.with_database(async move |database| {
-            let deadline = tokio::time::Instant::now() + timeout;
-            loop {
-                let last = match db::pending_migrations(&database, migrations).await {
-                    Ok(pending) if pending.is_empty() => {
-                        tracing::info!(db.name = migrations.name, "migrations are up to date");
-                        return Ok(());
-                    }
-                    Ok(pending) => format!("pending migrations: {}", pending.join(", ")),
-                    Err(e) => e.to_string(),
-                };
-                if tokio::time::Instant::now() >= deadline {
-                    return Err(format!(
-                        "gave up after {} s waiting for the {} migrations ({last})",
-                        timeout.as_secs(),
-                        migrations.name
-                    ));
-                }
-                tracing::info!(db.name = migrations.name, "waiting for migrations: {last}");
-                tokio::time::sleep(Duration::from_secs(2)).await;
-            }
-        })
-    }
-
-    /// `seed FILE`: loads this service's sections of a fixture in one transaction. Rows the
-    /// loader refused are listed on stderr, one line each, after the valid rows are
-    /// committed; the exit code is then [`crate::seed::EXIT_ROWS_REJECTED`], so a script
-    /// notices. A file that cannot be read, or a failure of the database, writes nothing
-    /// and exits 1.
-    pub fn seed(&self, file: &Path, seed: SeedFn) -> ExitCode {
-        let Some((common, database)) = self.database_only() else {
-            return ExitCode::from(2);
-        };
-        let file = file.to_owned();
-        let name = self.name;
-        self.with_runtime_code(&common, async move {
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-            let fixture: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| format!("{} is not valid JSON: {e}", file.display()))?;
-            if !fixture.is_object() {
-                return Err(format!(
-                    "{} must hold a JSON object of sections",
-                    file.display()
-                ));
-            }
-            let mut conn = db::connect(&database.tool_settings())
-                .await
-                .map_err(|e| format!("cannot connect to the database: {e}"))?;
-            let report = conn
-                .transaction::<_, anyhow::Error, _>(async |conn| seed(conn, &fixture).await)
-                .await
-                .map_err(|e| {
-                    format!(
-                        "seeding {} failed, nothing was written: {e:#}",
-                        file.display()
-                    )
-                })?;
-            for line in &report.lines {
-                tracing::info!(fixture = %file.display(), "{line}");
-            }
-            if report.rejected.is_empty() {
-                return Ok(ExitCode::SUCCESS);
-            }
-            for rejected in &report.rejected {
-                tracing::error!(fixture = %file.display(), "row rejected: {rejected}");
-                eprintln!("{name}: {}: rejected {rejected}", file.display());
-            }
-            eprintln!(
-                "{name}: {}: {} row(s) rejected and skipped; the other rows were loaded",
-                file.display(),
-                report.rejected.len()
-            );
-            Ok(ExitCode::from(crate::seed::EXIT_ROWS_REJECTED))
-        })
-    }
-
-    fn database_only(&self) -> Option<(CommonConfig, DatabaseConfig)> {
-        let mut env = Env::from_process();
-        let common = CommonConfig::from_env(&mut env, self.name, self.default_port);
-        let database = DatabaseConfig::from_env(&mut env);
-        match env.finish((common, database)) {
-            Ok(pair) => Some(pair),
-            Err(e) => {
-                self.config_failure(e);
-                None
-            }
-        }
-    }
-
-    fn config_failure(&self, e: ConfigError) -> ExitCode {
-        for line in e.0 {
-            eprintln!("{}: configuration error: {line}", self.name);
-        }
-        ExitCode::from(2)
-    }
-
-    /// Runs `work` on a multi-threaded runtime with telemetry set up, and turns its outcome
-    /// into an exit code (1 with one line on stderr on failure).
-    fn with_runtime(
-        &self,
-        common: &CommonConfig,
-        work: impl std::future::Future<Output = Result<(), String>>,
-    ) -> ExitCode {
-        self.with_runtime_code(
-            common,
-            async move { work.await.map(|()| ExitCode::SUCCESS) },
-        )
-    }
-
-    /// [`Self::with_runtime`] for work that chooses its own exit code on success.
-    fn with_runtime_code(
-        &self,
-        common: &CommonConfig,
-        work: impl std::future::Future<Output = Result<ExitCode, String>>,
-    ) -> ExitCode {
-        let guard = match telemetry::init(&common.telemetry) {
-            Ok(guard) => guard,
-            Err(e) => {
-                eprintln!("{}: configuration error: {e}", self.name);
-                return ExitCode::from(2);
-            }
-        };
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-        {
-            Ok(runtime) => runtime,
-            Err(e) => {
-                eprintln!("{}: cannot start the async runtime: {e}", self.name);
-                return ExitCode::from(1);
-            }
-        };
-        let outcome = runtime.block_on(work);
-        guard.shutdown();
-        match outcome {
-            Ok(code) => code,
-            Err(e) => {
-                tracing::error!(error.message = %e, "{} failed", self.name);
-                eprintln!("{}: {e}", self.name);
-                ExitCode::from(1)
-            }
-        }
-    }
 }
 
 /// A flag that turns true on SIGTERM (what Kubernetes sends), SIGINT or SIGQUIT, the signals on

@@ -243,8 +243,10 @@ async fn a_body_that_never_finishes_is_408_in_the_envelope_and_closed() {
         limits(|l| l.body_timeout = Duration::from_millis(300)),
     );
     for head in [
-        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\": ",
-        "POST /json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n{\"a\": \r\n",
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: 100\r\n\r\n{\"a\": ",
+        "POST /json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Transfer-Encoding: chunked\r\n\r\n6\r\n{\"a\": \r\n",
     ] {
         let mut stream = TcpStream::connect(&app.address).await.unwrap();
         let started = Instant::now();
@@ -262,7 +264,10 @@ async fn a_body_that_never_finishes_is_408_in_the_envelope_and_closed() {
         let body: Value = serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1).unwrap();
         assert_eq!(
             body,
-            json!({"success": false, "error": {"code": "REQUEST_TIMEOUT", "message": envelope::body_limits::BODY_TIMEOUT_MESSAGE}})
+            json!({"success": false, "error": {
+                "code": "REQUEST_TIMEOUT",
+                "message": envelope::body_limits::BODY_TIMEOUT_MESSAGE,
+            }})
         );
     }
     assert_eq!(app.handled.load(Ordering::SeqCst), 0);

@@ -18,56 +18,47 @@
 //!   the caller's `traceparent` in OpenTelemetry and gets its status and error fields;
 //!   without one, the caller's context (or a new one) is current while the request runs,
 //!   for the calls it makes.
+//!
+//! Here the middleware and the request's span; in `labels` the request's bounded facts, in
+//! `scope` where its fields live while it runs, in `answered` what is done with its answer.
 
-use std::future::{Future, Ready, ready};
-use std::pin::Pin;
+mod answered;
+mod labels;
+mod scope;
+
+use std::future::{Ready, ready};
 use std::rc::Rc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
-use actix_web::body::{BodySize, MessageBody};
+use actix_web::Error;
+use actix_web::ResponseError;
+use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::web::Bytes;
-use actix_web::{Error, ResponseError};
-use opentelemetry::context::{FutureExt as _, WithContext};
+use opentelemetry::context::FutureExt as _;
 use opentelemetry::trace::TraceContextExt as _;
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use crate::metrics::{SeriesCache, count_and_time};
 use crate::request_fields::{self, RequestFields};
 use crate::trace_context;
+use labels::{caller_request_id, http_flavor};
+use scope::Scope;
+
+pub use answered::{InSpan, Observed};
+pub use labels::method_label;
 
 pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The name of every request's root span (the JSON log layer lists only these spans).
 pub const REQUEST_SPAN: &str = "HTTP request";
 
-/// The target of the request spans made here (a span's target is its module's path).
+/// The target of the request spans made here (a span's target is its module's path): the
+/// spans and the error's log line are written in this file, not its submodules, so that the
+/// log layer and `RUST_LOG` see them as `telemetry::http`.
 pub(crate) const REQUEST_SPAN_TARGET: &str = module_path!();
-
-/// The request method as a bounded label: one of the nine standard methods, else `other`.
-/// actix-web accepts any method token (`QWERTY123 /x HTTP/1.1`), so the method as sent would
-/// let any caller grow the metric series (and the span names a trace backend groups by)
-/// without limit. A `&'static str`, so labelling a request allocates nothing.
-pub fn method_label(method: &actix_web::http::Method) -> &'static str {
-    use actix_web::http::Method;
-    match *method {
-        Method::GET => "GET",
-        Method::HEAD => "HEAD",
-        Method::POST => "POST",
-        Method::PUT => "PUT",
-        Method::PATCH => "PATCH",
-        Method::DELETE => "DELETE",
-        Method::OPTIONS => "OPTIONS",
-        Method::CONNECT => "CONNECT",
-        Method::TRACE => "TRACE",
-        _ => "other",
-    }
-}
 
 /// The middleware; wrap it outermost (`App::wrap` last), so that it sees every answer.
 pub fn observe() -> Observe {
@@ -156,44 +147,7 @@ where
             self.service.call(req)
         };
         let future = future.with_context(context);
-        Observed {
-            future,
-            scope,
-            started,
-            method,
-            route,
-            request_id: header,
-        }
-    }
-}
-
-/// Where a request's log fields live while it is served: its span, or (JSON logs, no
-/// exporter) beside it ([`crate::request_fields`]).
-#[derive(Clone)]
-enum Scope {
-    Span(Span),
-    Fields(Rc<RequestFields>),
-}
-
-/// What [`Scope::enter`] returns: while it lives, lines logged on this thread list the
-/// request's fields; dropping it leaves the scope.
-struct Entered<'a> {
-    _span: Option<tracing::span::Entered<'a>>,
-    _fields: Option<request_fields::Entered>,
-}
-
-impl Scope {
-    fn enter(&self) -> Entered<'_> {
-        match self {
-            Scope::Span(span) => Entered {
-                _span: Some(span.enter()),
-                _fields: None,
-            },
-            Scope::Fields(fields) => Entered {
-                _span: None,
-                _fields: Some(request_fields::enter(fields)),
-            },
-        }
+        Observed::new(future, scope, started, method, route, header)
     }
 }
 
@@ -265,98 +219,6 @@ fn exported_span(
     span
 }
 
-/// The HTTP version as tracing-actix-web's span gave it (`1.1`, not `HTTP/1.1`).
-fn http_flavor(version: actix_web::http::Version) -> &'static str {
-    use actix_web::http::Version;
-    match version {
-        Version::HTTP_09 => "0.9",
-        Version::HTTP_10 => "1.0",
-        Version::HTTP_2 => "2.0",
-        Version::HTTP_3 => "3.0",
-        _ => "1.1",
-    }
-}
-
-/// The `X-Request-Id` a caller sent (the relay sends its own), at most 128 characters.
-fn caller_request_id(req: &ServiceRequest) -> Option<String> {
-    let sent = req.headers().get(&REQUEST_ID_HEADER)?.to_str().ok()?;
-    Some(sent.chars().take(128).collect())
-}
-
-pin_project_lite::pin_project! {
-    pub struct Observed<F> {
-        #[pin]
-        future: WithContext<F>,
-        scope: Scope,
-        started: Instant,
-        method: &'static str,
-        route: Option<String>,
-        request_id: Option<HeaderValue>,
-    }
-}
-
-impl<F, B> Future for Observed<F>
-where
-    F: Future<Output = Result<ServiceResponse<B>, Error>>,
-    B: MessageBody + 'static,
-{
-    type Output = Result<ServiceResponse<InSpan<B>>, Error>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let _entered = this.scope.enter();
-        let outcome = match this.future.poll(cx) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(outcome) => outcome,
-        };
-        let (status, route, error) = match &outcome {
-            Ok(res) => (
-                res.status(),
-                this.route.take(),
-                res.response().error().map(|e| e.as_response_error()),
-            ),
-            Err(e) => (
-                e.as_response_error().status_code(),
-                None,
-                Some(e.as_response_error()),
-            ),
-        };
-        if trace_context::exporting()
-            && let Scope::Span(span) = &*this.scope
-        {
-            record_outcome(span, status, error);
-        }
-        if let Some(error) = error {
-            log_error(status, error);
-        }
-        record_metrics(
-            this.method,
-            route.unwrap_or_else(|| "unmatched".to_owned()),
-            status,
-            this.started.elapsed().as_secs_f64(),
-        );
-        let request_id = this.request_id.take();
-        let scope = this.scope.clone();
-        Poll::Ready(outcome.map(|mut res| {
-            if let Some(id) = request_id {
-                res.headers_mut().insert(REQUEST_ID_HEADER, id);
-            }
-            res.map_body(|_, body| InSpan { body, scope })
-        }))
-    }
-}
-
-/// The span's status fields, as tracing-actix-web's default root span records them.
-fn record_outcome(span: &Span, status: StatusCode, error: Option<&dyn ResponseError>) {
-    span.record("http.status_code", status.as_u16());
-    if let Some(error) = error {
-        span.record("exception.message", tracing::field::display(error));
-        span.record("exception.details", tracing::field::debug(error));
-    }
-    let failed = error.is_some() && !status.is_client_error();
-    span.record("otel.status_code", if failed { "ERROR" } else { "OK" });
-}
-
 /// The line tracing-actix-web's logger wrote for an answer that carries an error.
 fn log_error(status: StatusCode, error: &dyn ResponseError) {
     const PREFIX: &str = "Error encountered while processing the incoming HTTP request";
@@ -364,54 +226,5 @@ fn log_error(status: StatusCode, error: &dyn ResponseError) {
         tracing::warn!("{PREFIX}: {error:?}");
     } else {
         tracing::error!("{PREFIX}: {error:?}");
-    }
-}
-
-/// Counts the request and records its latency by method, route pattern and status. Every
-/// label is bounded whatever the caller sends: a method outside the standard nine is
-/// `other` ([`method_label`]), paths that match no route share the route `unmatched`, and
-/// the status is one the service itself answered.
-fn record_metrics(method: &'static str, route: String, status: StatusCode, seconds: f64) {
-    thread_local! {
-        static SERIES: SeriesCache<(String, u16, &'static str)> = SeriesCache::default();
-    }
-    let register = |(route, status, method): &(String, u16, &'static str)| {
-        let labels = [
-            metrics::Label::new("method", *method),
-            metrics::Label::new("route", route.clone()),
-            metrics::Label::new("status", status.to_string()),
-        ];
-        (
-            metrics::counter!(crate::metrics::HTTP_REQUESTS, labels.iter()),
-            metrics::histogram!(crate::metrics::HTTP_REQUEST_DURATION, labels.iter()),
-        )
-    };
-    count_and_time(&SERIES, (route, status.as_u16(), method), register, seconds);
-}
-
-pin_project_lite::pin_project! {
-    /// An answer's body, streamed inside its request's scope (so a streaming error's log line
-    /// carries the request id).
-    pub struct InSpan<B> {
-        #[pin]
-        body: B,
-        scope: Scope,
-    }
-}
-
-impl<B: MessageBody> MessageBody for InSpan<B> {
-    type Error = B::Error;
-
-    fn size(&self) -> BodySize {
-        self.body.size()
-    }
-
-    fn poll_next(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
-        let this = self.project();
-        let _entered = this.scope.enter();
-        this.body.poll_next(cx)
     }
 }

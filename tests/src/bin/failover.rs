@@ -649,7 +649,8 @@ fn report(
         back.duration_since(killed).as_secs_f64()
     );
     println!(
-        "- point orders acknowledged: {before} before the kill, {} after; every one found successful on the new primary with its two ledger entries: {}",
+        "- point orders acknowledged: {before} before the kill, {} after; every one found \
+         successful on the new primary with its two ledger entries: {}",
         observed.orders.len() - before,
         if failures.iter().any(|f| f.starts_with("order ")) {
             "no"

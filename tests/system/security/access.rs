@@ -27,7 +27,12 @@ async fn another_clients_orders_addresses_and_profile_stay_out_of_reach() {
     let gift = sys
         .create_order(
             SARA,
-            &json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "checkout", "point_occasion_id": OCCASION}),
+            &json!({
+                "point_offer_id": OFFER_100,
+                "to_client_id": 1002,
+                "payment_type": "checkout",
+                "point_occasion_id": OCCASION,
+            }),
         )
         .await;
     let (_, own_before) = sys.read_order(SARA, &own).await;
@@ -71,9 +76,12 @@ async fn another_clients_orders_addresses_and_profile_stay_out_of_reach() {
     assert_eq!(sys.read_order(SARA, &own).await, (200, own_before));
     assert_eq!(sys.read_order(SARA, &gift).await, (200, gift_before));
     assert_eq!(
-        sys.points_db.count("SELECT count(*) AS n FROM point_orders WHERE payment_provider IS NOT NULL OR payment_reference IS NOT NULL"
-        )
-        .await,
+        sys.points_db
+            .count(
+                "SELECT count(*) AS n FROM point_orders \
+             WHERE payment_provider IS NOT NULL OR payment_reference IS NOT NULL"
+            )
+            .await,
         0
     );
 

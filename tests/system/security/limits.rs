@@ -249,7 +249,8 @@ async fn slow_clients_and_connections_past_the_bound_are_cut_by_the_http_variabl
     let started = Instant::now();
     stalled
         .write_all(
-            b"POST /api/v1/operator/services HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{\"title\": ",
+            b"POST /api/v1/operator/services HTTP/1.1\r\nHost: x\r\n\
+              Content-Type: application/json\r\nContent-Length: 50\r\n\r\n{\"title\": ",
         )
         .await
         .unwrap();
@@ -265,7 +266,11 @@ async fn slow_clients_and_connections_past_the_bound_are_cut_by_the_http_variabl
     assert!(head.starts_with("HTTP/1.1 408"), "{head}");
     assert_eq!(
         serde_json::from_str::<Value>(body).unwrap(),
-        json!({"statusCode": 408, "message": "Request Timeout: the request body did not arrive in time", "error": "Request Timeout"})
+        json!({
+            "statusCode": 408,
+            "message": "Request Timeout: the request body did not arrive in time",
+            "error": "Request Timeout",
+        })
     );
 
     // An idle keep-alive connection is closed after 1 s.

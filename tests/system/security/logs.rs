@@ -220,7 +220,8 @@ async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>
         .await;
     assert_eq!(status, 200, "{session}");
     let event = json!({"id": "evt_logs_1", "type": "payment_captured",
-        "data": {"reference": second, "payment_id": "pay_logs", "provider": "sandbox", "amount_minor": 1500, "currency": "SAR"}})
+        "data": {"reference": second, "payment_id": "pay_logs", "provider": "sandbox",
+                 "amount_minor": 1500, "currency": "SAR"}})
     .to_string();
     let signed = webhook_signature(webhook_secret(), now(), &event);
     assert_eq!(sys.webhook(&event, Some(&signed)).await.0, 200);

@@ -125,7 +125,13 @@ fn odd_input_probes(sys: &System, base: &Baseline, inputs: &[String]) -> Vec<Pro
                 expect,
             ));
         };
-    let operator_error = |status: u16, message: &str, error: &str| json!({"statusCode": status, "message": message, "error": error});
+    let operator_error = |status: u16, message: &str, error: &str| {
+        json!({
+            "statusCode": status,
+            "message": message,
+            "error": error,
+        })
+    };
     for raw in inputs {
         let e = enc(raw);
         let blank = raw.trim().is_empty();

@@ -672,7 +672,12 @@ async fn every_bad_token_gets_the_exact_401_of_its_routes() {
         0
     );
     assert_eq!(
-        sys.auth_db.count("SELECT count(*) AS n FROM clients WHERE first_name = 'Mallory' OR push_enabled = 0 AND client_id = 1001").await,
+        sys.auth_db
+            .count(
+                "SELECT count(*) AS n FROM clients \
+                 WHERE first_name = 'Mallory' OR push_enabled = 0 AND client_id = 1001"
+            )
+            .await,
         0
     );
     assert_eq!(

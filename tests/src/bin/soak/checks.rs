@@ -94,11 +94,14 @@ pub(crate) async fn verify(soak: &Soak, databases: &Databases) -> (Vec<String>, 
             .await
             .unwrap();
         for code in &redeemed {
-            let n: N = diesel::sql_query("SELECT count(*) AS n FROM gift_card_redemptions WHERE code = $1 AND status = 'credited'")
-                .bind::<Text, _>(code)
-                .get_result(&mut catalog)
-                .await
-                .unwrap();
+            let n: N = diesel::sql_query(
+                "SELECT count(*) AS n FROM gift_card_redemptions \
+                 WHERE code = $1 AND status = 'credited'",
+            )
+            .bind::<Text, _>(code)
+            .get_result(&mut catalog)
+            .await
+            .unwrap();
             if n.n != 1 {
                 failures.push(format!(
                     "gift code {code} was answered redeemed but is not credited"
@@ -490,11 +493,17 @@ pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<S
         .await
         .unwrap();
         failures.push(format!(
-            "{} orders whose payment the sandbox captured are still initial_order after {} s of waiting: {}; their payment_syncs rows: {}",
+            "{} orders whose payment the sandbox captured are still initial_order after {} s of \
+             waiting: {}; their payment_syncs rows: {}",
             open.len(),
             SETTLE_WITHIN.as_secs(),
             open.iter().take(20).cloned().collect::<Vec<_>>().join(", "),
-            syncs.iter().take(20).map(|t| t.text.as_str()).collect::<Vec<_>>().join("; ")
+            syncs
+                .iter()
+                .take(20)
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
         ));
     }
 

@@ -156,7 +156,8 @@ async fn main() -> std::process::ExitCode {
     };
     if replicas > 1 {
         eprintln!(
-            "soak: {workers} clients for {seconds} s, {replicas} replicas of each service, a rolling restart step every 10 s"
+            "soak: {workers} clients for {seconds} s, {replicas} replicas of each service, \
+             a rolling restart step every 10 s"
         );
     } else {
         eprintln!("soak: {workers} clients for {seconds} s, with a kill every 15 s");
@@ -298,7 +299,8 @@ fn report(
         Disruptions::Restarts(restarts) => {
             let longest = restarts.iter().map(|(_, d)| *d).max().unwrap_or_default();
             println!(
-                "- rolling restart steps (out of the balancer, {} s preStop, SIGTERM, exit, start, ready): {}; longest SIGTERM to exit: {} ms",
+                "- rolling restart steps (out of the balancer, {} s preStop, SIGTERM, exit, start, \
+                 ready): {}; longest SIGTERM to exit: {} ms",
                 PRE_STOP.as_secs(),
                 restarts.len(),
                 longest.as_millis()
@@ -329,7 +331,8 @@ fn report(
     println!("- card orders approved: {}", observed.approved.len());
     println!("- gift codes redeemed: {}", observed.redeemed.len());
     println!(
-        "- rush codes (every client at once): {}, answered 200 once: {}, never (credited by the retry task or a 5xx retry): {}",
+        "- rush codes (every client at once): {}, answered 200 once: {}, never (credited by the \
+         retry task or a 5xx retry): {}",
         observed.rush.len(),
         observed.rush.values().filter(|w| **w == 1).count(),
         observed.rush.values().filter(|w| **w == 0).count()
@@ -343,7 +346,8 @@ fn report(
         observed.unapplied.len()
     );
     println!(
-        "- silent cards (captured, webhook lost), pay answered 200: {}; lost cards (captured, answer lost), pay answered 500: {}; unknown-type events answered unknown_type: {}",
+        "- silent cards (captured, webhook lost), pay answered 200: {}; lost cards (captured, \
+         answer lost), pay answered 500: {}; unknown-type events answered unknown_type: {}",
         observed.silent.len(),
         observed.lost.len(),
         observed.unknown_type.len()

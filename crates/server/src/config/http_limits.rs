@@ -1,0 +1,157 @@
+//! The `HTTP_*` limits: how many connections a service holds and how long a slow client may
+//! hold one.
+
+use std::time::Duration;
+
+use super::Env;
+
+/// How many connections a service holds and how long a slow client may hold one
+/// (`docs/decisions.md`, "Abuse limits"). Applied by [`crate::run`] to actix's server and by
+/// the app's body middleware. Each variable, with its default and bounds:
+///
+/// - `HTTP_MAX_CONNECTIONS` (512; 1 to 100 000): open connections per process, split evenly
+///   over the workers (at least one each); past it, new connections wait in the listen
+///   backlog;
+/// - `HTTP_BACKLOG` (1024; 16 to 65 535): connections the kernel queues while the process
+///   accepts none (capped by `net.core.somaxconn`);
+/// - `HTTP_HEAD_TIMEOUT_MS` (5000; 100 to 60 000): a new connection's first request head must
+///   arrive whole within this, else 408 and close;
+/// - `HTTP_BODY_TIMEOUT_MS` (10000; 100 to 120 000): a request body must arrive whole within
+///   this from its head, else 408 in the route's envelope and close;
+/// - `HTTP_KEEP_ALIVE_SECS` (75; 0 to 3600): an idle keep-alive connection is closed after
+///   this (0: no keep-alive);
+/// - `HTTP_DISCONNECT_TIMEOUT_MS` (1000; 0 to 30 000): how long a closing connection waits
+///   for the client's side of the shutdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    pub max_connections: usize,
+    pub backlog: u32,
+    /// actix's `client_request_timeout`.
+    pub head_timeout: Duration,
+    /// The body middleware's read deadline (`envelope::body_limits`).
+    pub body_timeout: Duration,
+    /// actix's `keep_alive`; zero turns keep-alive off.
+    pub keep_alive: Duration,
+    /// actix's `client_disconnect_timeout`.
+    pub disconnect_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 512,
+            backlog: 1024,
+            head_timeout: Duration::from_millis(5000),
+            body_timeout: Duration::from_millis(10_000),
+            keep_alive: Duration::from_secs(75),
+            disconnect_timeout: Duration::from_millis(1000),
+        }
+    }
+}
+
+impl HttpLimits {
+    /// `HTTP_MAX_CONNECTIONS`, `HTTP_BACKLOG`, `HTTP_HEAD_TIMEOUT_MS`, `HTTP_BODY_TIMEOUT_MS`,
+    /// `HTTP_KEEP_ALIVE_SECS`, `HTTP_DISCONNECT_TIMEOUT_MS`.
+    pub fn from_env(env: &mut Env) -> Self {
+        let d = Self::default();
+        let ms = |d: Duration| d.as_millis() as u64;
+        Self {
+            max_connections: env.int_or(
+                "HTTP_MAX_CONNECTIONS",
+                d.max_connections as u64,
+                1..=100_000,
+            ) as usize,
+            backlog: env.int_or("HTTP_BACKLOG", u64::from(d.backlog), 16..=65_535) as u32,
+            head_timeout: Duration::from_millis(env.int_or(
+                "HTTP_HEAD_TIMEOUT_MS",
+                ms(d.head_timeout),
+                100..=60_000,
+            )),
+            body_timeout: Duration::from_millis(env.int_or(
+                "HTTP_BODY_TIMEOUT_MS",
+                ms(d.body_timeout),
+                100..=120_000,
+            )),
+            keep_alive: Duration::from_secs(env.int_or(
+                "HTTP_KEEP_ALIVE_SECS",
+                d.keep_alive.as_secs(),
+                0..=3600,
+            )),
+            disconnect_timeout: Duration::from_millis(env.int_or(
+                "HTTP_DISCONNECT_TIMEOUT_MS",
+                ms(d.disconnect_timeout),
+                0..=30_000,
+            )),
+        }
+    }
+
+    /// actix's limit is per worker: `max_connections` split evenly, at least one each.
+    pub fn connections_per_worker(&self, workers: usize) -> usize {
+        (self.max_connections / workers.max(1)).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{CommonConfig, env};
+    use super::*;
+
+    #[test]
+    fn http_limits_have_defaults_bounds_and_names() {
+        let mut e = env(&[]);
+        let common = CommonConfig::from_env(&mut e, "test", 1);
+        assert_eq!(common.http, HttpLimits::default());
+        assert_eq!(common.http.max_connections, 512);
+        assert_eq!(common.http.keep_alive, Duration::from_secs(75));
+
+        let mut e = env(&[
+            ("HTTP_MAX_CONNECTIONS", "2"),
+            ("HTTP_BACKLOG", "64"),
+            ("HTTP_HEAD_TIMEOUT_MS", "250"),
+            ("HTTP_BODY_TIMEOUT_MS", "300"),
+            ("HTTP_KEEP_ALIVE_SECS", "0"),
+            ("HTTP_DISCONNECT_TIMEOUT_MS", "0"),
+        ]);
+        let http = HttpLimits::from_env(&mut e);
+        assert!(e.finish(()).is_ok());
+        assert_eq!(
+            http,
+            HttpLimits {
+                max_connections: 2,
+                backlog: 64,
+                head_timeout: Duration::from_millis(250),
+                body_timeout: Duration::from_millis(300),
+                keep_alive: Duration::ZERO,
+                disconnect_timeout: Duration::ZERO,
+            }
+        );
+
+        // No limit can be switched off or made unbounded.
+        let mut e = env(&[
+            ("HTTP_MAX_CONNECTIONS", "0"),
+            ("HTTP_BACKLOG", "1"),
+            ("HTTP_HEAD_TIMEOUT_MS", "0"),
+            ("HTTP_BODY_TIMEOUT_MS", "1000000"),
+            ("HTTP_KEEP_ALIVE_SECS", "-1"),
+            ("HTTP_DISCONNECT_TIMEOUT_MS", "x"),
+        ]);
+        HttpLimits::from_env(&mut e);
+        let err = e.finish(()).unwrap_err();
+        assert_eq!(err.0.len(), 6, "{err}");
+        assert_eq!(
+            err.0[0],
+            r#"HTTP_MAX_CONNECTIONS="0" is invalid: expected an integer from 1 to 100000"#
+        );
+    }
+
+    #[test]
+    fn connections_are_split_over_the_workers() {
+        let limits = |max_connections| HttpLimits {
+            max_connections,
+            ..HttpLimits::default()
+        };
+        assert_eq!(limits(512).connections_per_worker(1), 512);
+        assert_eq!(limits(512).connections_per_worker(3), 170);
+        assert_eq!(limits(2).connections_per_worker(4), 1);
+    }
+}
