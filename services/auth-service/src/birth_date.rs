@@ -13,7 +13,8 @@ use std::panic;
 use chrono::{DateTime, Datelike, NaiveDate, NaiveTime, Utc};
 use serde_json::Value;
 
-/// A value no date parser reads: the answer is `birth_date is invalid`.
+/// A value no date parser reads: the profile route answers
+/// [`crate::profile_update::ProfileRefusal::InvalidBirthDate`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unreadable;
 

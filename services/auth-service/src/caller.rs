@@ -13,6 +13,15 @@ use crate::profile::Profile;
 use crate::state::AppState;
 use crate::tokens::{bearer, legacy_hash};
 
+envelope::refusals! {
+    /// Why a caller is not let in.
+    pub enum AccessRefusal in A {
+        /// No token, a token of the wrong kind, an unknown token, an inactive client, or a
+        /// missing or wrong internal token: the spec's one 401 of the auth routes.
+        Unauthorized => 401, "Unauthorization";
+    }
+}
+
 /// A client holding a valid primary token (a JWT). Legacy tokens get 401.
 pub struct PrimaryCaller(pub Profile);
 
@@ -39,13 +48,13 @@ enum Kind {
 /// The active client a token of `kind` belongs to, or 401.
 async fn resolve(req: &HttpRequest, kind: Kind) -> Result<Profile, AuthError> {
     let state = state(req)?;
-    let token = token(req).ok_or(Fault::Unauthorized)?;
+    let token = token(req).ok_or(AccessRefusal::Unauthorized)?;
     let profile = match kind {
         Kind::Primary => {
             let client_id = state
                 .tokens
                 .verify_primary(&token)
-                .ok_or(Fault::Unauthorized)?;
+                .ok_or(AccessRefusal::Unauthorized)?;
             let mut conn = state.pool.get().await?;
             clients::table
                 .find(client_id)
@@ -98,5 +107,5 @@ pub async fn find_by_legacy_token(
 pub fn active(profile: Option<Profile>) -> Result<Profile, AuthError> {
     profile
         .filter(Profile::is_active)
-        .ok_or_else(|| Fault::Unauthorized.into())
+        .ok_or_else(|| AccessRefusal::Unauthorized.into())
 }

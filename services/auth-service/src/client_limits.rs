@@ -11,9 +11,25 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use envelope::RetryAfter;
 
 use crate::db::schema::client_events;
-use crate::error::{AuthError, Fault};
+use crate::error::AuthError;
 
 const WINDOW: &str = "1 hour";
+
+envelope::refusals! {
+    /// Why the client lookup by phone refuses a caller at its limit.
+    pub enum LookupLimit in A {
+        /// `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour, found or not.
+        TooManyLookups => 429, "Too many client lookups, try again later";
+    }
+}
+
+envelope::refusals! {
+    /// Why exchange-token refuses to mint a legacy token for a client at its limit.
+    pub enum TokenLimit in A {
+        /// `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` legacy tokens minted in the last hour.
+        TooManyTokens => 429, "Too many tokens requested, try again later";
+    }
+}
 
 /// The limits, per client and rolling hour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,14 +65,10 @@ impl Counted {
     /// Made where the limit refuses.
     #[track_caller]
     fn refusal(self, wait: RetryAfter) -> AuthError {
-        Fault::Limited(
-            match self {
-                Self::Lookup => "Too many client lookups, try again later",
-                Self::LegacyToken => "Too many tokens requested, try again later",
-            },
-            wait,
-        )
-        .into()
+        match self {
+            Self::Lookup => AuthError::limited(LookupLimit::TooManyLookups, wait),
+            Self::LegacyToken => AuthError::limited(TokenLimit::TooManyTokens, wait),
+        }
     }
 }
 

@@ -5,22 +5,32 @@
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`) and:
 //!
-//! | Variable | Default | Meaning |
-//! |---|---|---|
-//! | `AUTH_JWT_SECRET` | required | HS256 key of primary tokens; also keys the OTP hashes |
-//! | `INTERNAL_API_TOKEN` | required | `X-Internal-Token` of `/internal/v1/...` |
-//! | `OTP_TEST_CODE` | `1234` outside production; none in production | the fixed code of test-mode accounts (4 digits). In production it comes from a Secret; unset, test-mode accounts get no code and cannot log in; `1234` (the development value) refuses to start |
-//! | `SMS_PROVIDER` | required | `log` (writes the code to the log; refused in production) or `http` |
-//! | `SMS_HTTP_URL` | required for `http` | where the `http` provider posts `{to, message}` |
-//! | `SMS_HTTP_TIMEOUT_MS` | `5000` | its timeout |
-//! | `OTP_SMS_PER_PHONE_PER_HOUR` | `5` | SMS actually sent to one phone |
-//! | `OTP_SMS_PER_IP_PER_HOUR` | `20` | SMS actually sent for one client address |
-//! | `OTP_TRIES_PER_PHONE_PER_HOUR` | `10` | codes tried for one phone |
-//! | `OTP_TRIES_PER_IP_PER_HOUR` | `50` | codes tried from one client address |
-//! | `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` | `1000` | phones with no account asked for (reset-otp's `Last Name cannot be blank.`, verify-otp's `Invalid or expired code`) from one client address; past it that address gets the OTP 429 for every phone, known ones too, so the routes cannot be used to list who is a client. Generous: an honest app mistypes a phone a few times, many users may share one address, and an unknown phone costs no SMS; at 1000 an hour, one address needs years to try a country's mobile numbers |
-//! | `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` | `30` | client lookups by phone (`GET /api/v1/clients`) one caller may make, found or not |
-//! | `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` | `20` | legacy tokens exchange-token may mint (and store) for one client |
-//! | `TRUST_X_FORWARDED_FOR` | off | `true`: the client address is the first `X-Forwarded-For` hop (only behind a proxy that sets it) |
+//! - `AUTH_JWT_SECRET` (required): HS256 key of primary tokens; also keys the OTP hashes.
+//! - `INTERNAL_API_TOKEN` (required): `X-Internal-Token` of `/internal/v1/...`.
+//! - `OTP_TEST_CODE` (`1234` outside production; none in production): the fixed code of
+//!   test-mode accounts (4 digits). In production it comes from a Secret; unset, test-mode
+//!   accounts get no code and cannot log in; `1234` (the development value) refuses to start.
+//! - `SMS_PROVIDER` (required): `log` (writes the code to the log; refused in production) or
+//!   `http`.
+//! - `SMS_HTTP_URL` (required for `http`): where the `http` provider posts `{to, message}`.
+//! - `SMS_HTTP_TIMEOUT_MS` (`5000`): its timeout.
+//! - `OTP_SMS_PER_PHONE_PER_HOUR` (`5`): SMS actually sent to one phone.
+//! - `OTP_SMS_PER_IP_PER_HOUR` (`20`): SMS actually sent for one client address.
+//! - `OTP_TRIES_PER_PHONE_PER_HOUR` (`10`): codes tried for one phone.
+//! - `OTP_TRIES_PER_IP_PER_HOUR` (`50`): codes tried from one client address.
+//! - `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (`1000`): phones with no account asked for
+//!   (reset-otp's [`crate::otp::ResetRefusal::UnknownPhone`], verify-otp's
+//!   [`crate::otp::VerifyRefusal::WrongCode`]) from one client address; past it that address
+//!   gets the OTP 429 for every phone, known ones too, so the routes cannot be used to list
+//!   who is a client. Generous: an honest app mistypes a phone a few times, many users may
+//!   share one address, and an unknown phone costs no SMS; at 1000 an hour, one address
+//!   needs years to try a country's mobile numbers.
+//! - `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` (`30`): client lookups by phone
+//!   (`GET /api/v1/clients`) one caller may make, found or not.
+//! - `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` (`20`): legacy tokens exchange-token may mint (and
+//!   store) for one client.
+//! - `TRUST_X_FORWARDED_FOR` (off): `true`: the client address is the first
+//!   `X-Forwarded-For` hop (only behind a proxy that sets it).
 
 use std::time::Duration;
 

@@ -1,22 +1,39 @@
 //! The service's errors: each [`Fault`] is one status and one message of envelope A; an
-//! [`AuthError`] is a fault and the line that made it.
+//! [`AuthError`] is a fault and the line that made it. The refusals themselves are types
+//! declared next to the rules that decide them (`envelope::refusals!`), made into a
+//! [`Refused`] here.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use envelope::exposure::Origin;
-use envelope::{ErrorA, RetryAfter};
+use envelope::{ErrorA, Refused, RetryAfter};
+use utoipa::IntoResponses;
+use utoipa::openapi::{RefOr, Response};
 
-/// The spec's 401 message on the auth routes.
-pub const UNAUTHORIZED: &str = "Unauthorization";
-/// The spec's answer to reset-otp for a phone with no account (the legacy system's
-/// sign-up validation leaking through; clients depend on it).
-pub const UNKNOWN_PHONE: &str = "Last Name cannot be blank.";
+use crate::caller::AccessRefusal;
 
-/// A 401 of a route that takes a token, as the document describes it (`crate::caller`).
-pub const TOKEN_401: &str = "no token, a token of the wrong kind, or an inactive client";
 /// A 500 as the document describes it ([`ErrorA::internal`]).
 pub const INTERNAL_500: &str =
     "raw error text and stack outside production; `Internal server error` in production";
+
+/// A 401 of a route that takes a token, as the document describes it (`crate::caller`).
+pub fn token_401() -> String {
+    format!(
+        "`{}`: no token, a token of the wrong kind, or an inactive client",
+        AccessRefusal::Unauthorized
+    )
+}
+
+/// The 502 of reset-otp as the document describes it ([`Fault::SmsFailed`]).
+pub fn sms_502() -> String {
+    format!(
+        "`{}`: the SMS gateway failed; nothing was kept",
+        Fault::SmsFailed
+    )
+}
 
 envelope::answer_set! {
     /// What a route that reads the database answers besides its own answers: 500, and 503
@@ -31,15 +48,72 @@ envelope::answer_set! {
     /// What a route that takes a token answers besides its own answers: the token (401) and
     /// the database (500, and 503 when busy).
     pub TokenAnswers, envelope::Envelope::A, {
-        "401" => TOKEN_401,
+        "401" => token_401(),
         "500" => INTERNAL_500,
         "503" => db::BUSY_ANSWER,
     }
 }
 
+envelope::answer_set! {
+    /// What a route that sends an SMS answers when the gateway fails ([`Fault::SmsFailed`]).
+    pub SmsAnswers, envelope::Envelope::A, {
+        "502" => sms_502(),
+    }
+}
+
+/// The answers of refusals `R` (a type of `envelope::refusals!`, or `envelope::Refuses<(..)>`)
+/// with the `Retry-After` header documented on a 429: every limit of this service sets it
+/// ([`Fault::Limited`]).
+pub struct Refusals<R>(PhantomData<R>);
+
+/// [`Refusals`] of a route that reads a query string: its 400 also names what the shared
+/// query reader answers, before the handler runs, to a query it cannot read (a key sent
+/// twice; `envelope::error_handlers::query_config`).
+pub struct QueryRefusals<R>(PhantomData<R>);
+
+/// The query reader's answer as a document shows it: its text depends on the query.
+const UNREADABLE_QUERY: &str = "`Invalid query: …` when a key is sent twice";
+
+impl<R: IntoResponses> IntoResponses for Refusals<R> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut answers = R::responses();
+        if let Some(RefOr::T(limited)) = answers.get_mut("429") {
+            let seconds = <u64 as utoipa::PartialSchema>::schema();
+            let header = utoipa::openapi::header::HeaderBuilder::new()
+                .schema(Some(seconds))
+                .description(Some(
+                    "Whole seconds until the limit that refused the request would let it \
+                     through (at least 1)",
+                ))
+                .build();
+            limited
+                .headers
+                .insert("Retry-After".to_owned(), RefOr::T(header));
+        }
+        answers
+    }
+}
+
+impl<R: IntoResponses> IntoResponses for QueryRefusals<R> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut answers = Refusals::<R>::responses();
+        match answers.get_mut("400") {
+            Some(RefOr::T(bad)) => {
+                bad.description = format!("{}; {UNREADABLE_QUERY}", bad.description);
+            }
+            _ => {
+                let schema = envelope::openapi::schema_name(envelope::Envelope::A);
+                let answer = envelope::openapi::answer(UNREADABLE_QUERY, schema);
+                answers.insert("400".to_owned(), RefOr::T(answer));
+            }
+        }
+        answers
+    }
+}
+
 /// A failure of the service: what went wrong, and where it was made (envelope A's `stack`
-/// outside production). Made by `?` or `.into()` on a [`Fault`] or a database failure, which
-/// record their own line, or by [`AuthError::invalid`].
+/// outside production). Made by `?` or `.into()` on a refusal, a [`Fault`] or a database
+/// failure, which record their own line, or by [`AuthError::limited`].
 #[derive(Debug, thiserror::Error)]
 #[error("{fault}")]
 pub struct AuthError {
@@ -47,27 +121,15 @@ pub struct AuthError {
     origin: Origin,
 }
 
-/// What went wrong: each variant is one status and one message.
+/// What went wrong: a refusal, or one status and one message.
 #[derive(Debug, thiserror::Error)]
 pub enum Fault {
-    /// No token, a token of the wrong kind, an unknown token or an inactive client.
-    #[error("{UNAUTHORIZED}")]
-    Unauthorized,
-    /// A request that breaks a rule; the message is the spec's.
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{UNKNOWN_PHONE}")]
-    UnknownPhone,
-    #[error("Invalid or expired code")]
-    WrongCode,
-    /// An OTP limit (`otp`), with when it would let the request through.
-    #[error("Too many attempts, try again later")]
-    TooManyRequests(RetryAfter),
-    /// A per-client limit (`client_limits`); the message names what was limited.
-    #[error("{0}")]
-    Limited(&'static str, RetryAfter),
-    #[error("{0} not found")]
-    NotFound(&'static str),
+    /// A request the rules refuse; the refusal gives the status and the message.
+    #[error("{}", .0.message)]
+    Refused(Refused),
+    /// A limit's refusal (429), with when it would let the request through.
+    #[error("{}", .0.message)]
+    Limited(Refused, RetryAfter),
     /// The SMS gateway refused or could not be reached; nothing was kept.
     #[error("The code could not be sent, try again later")]
     SmsFailed,
@@ -79,10 +141,10 @@ pub enum Fault {
 }
 
 impl AuthError {
-    /// [`Fault::Invalid`], made where this is called.
+    /// A limit's refusal with its wait ([`Fault::Limited`]), made where this is called.
     #[track_caller]
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Fault::Invalid(message.into()).into()
+    pub fn limited(refusal: impl Into<Refused>, wait: RetryAfter) -> Self {
+        Fault::Limited(refusal.into(), wait).into()
     }
 }
 
@@ -106,13 +168,44 @@ macro_rules! made_where_converted {
 
 made_where_converted!(Fault, db::Failure, db::DieselError, db::PoolError);
 
+/// `From` for each refusal type of the service, through the [`Refused`] it makes, recording
+/// the line of the `?` (or `.into()`) that converts.
+macro_rules! refused_where_converted {
+    ($($from:ty),+) => {$(
+        impl From<$from> for AuthError {
+            #[track_caller]
+            fn from(from: $from) -> Self {
+                Self {
+                    fault: Fault::Refused(from.into()),
+                    origin: Origin::here(),
+                }
+            }
+        }
+    )+};
+}
+
+refused_where_converted!(
+    Refused,
+    AccessRefusal,
+    crate::phone::PhoneRefusal,
+    crate::profile::ClientRefusal,
+    crate::profile_update::BodyRefusal,
+    crate::profile_update::ProfileRefusal,
+    crate::profile_update::SettingRefusal,
+    crate::otp::ResetRefusal,
+    crate::otp::VerifyRefusal,
+    crate::address_book::FieldRefusal,
+    crate::address_book::BookRefusal,
+    crate::address_book::AddressRefusal,
+    crate::handlers::tokens::ExchangeRefusal
+);
+
 impl Fault {
     fn status(&self) -> StatusCode {
         match self {
-            Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Invalid(_) | Self::UnknownPhone | Self::WrongCode => StatusCode::BAD_REQUEST,
-            Self::TooManyRequests(_) | Self::Limited(..) => StatusCode::TOO_MANY_REQUESTS,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Refused(refused) | Self::Limited(refused, _) => {
+                StatusCode::from_u16(refused.status).unwrap_or(StatusCode::BAD_REQUEST)
+            }
             Self::SmsFailed => StatusCode::BAD_GATEWAY,
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -127,18 +220,58 @@ impl ResponseError for AuthError {
 
     fn error_response(&self) -> HttpResponse {
         let origin = &self.origin;
-        let body = match &self.fault {
-            Fault::Internal(raw) => ErrorA::internal_made_at(origin, raw),
+        match &self.fault {
+            Fault::Refused(refused) => refused.error(origin).error_response(),
+            Fault::Limited(refused, wait) => {
+                let mut response = refused.error(origin).error_response();
+                wait.set_on(&mut response);
+                response
+            }
+            Fault::Internal(raw) => ErrorA::internal_made_at(origin, raw).error_response(),
             Fault::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "database busy");
                 ErrorA::made_at(origin, self.fault.status(), self.fault.to_string())
+                    .error_response()
             }
-            fault => ErrorA::made_at(origin, fault.status(), fault.to_string()),
-        };
-        let mut response = body.error_response();
-        if let Fault::TooManyRequests(wait) | Fault::Limited(_, wait) = &self.fault {
-            wait.set_on(&mut response);
+            fault @ Fault::SmsFailed => {
+                ErrorA::made_at(origin, fault.status(), fault.to_string()).error_response()
+            }
         }
-        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::otp::OtpLimit;
+    use crate::phone::PhoneRefusal;
+    use envelope::Refuses;
+
+    fn described(answers: &BTreeMap<String, RefOr<Response>>, status: &str) -> Response {
+        match &answers[status] {
+            RefOr::T(answer) => answer.clone(),
+            RefOr::Ref(_) => panic!("{status} is a reference"),
+        }
+    }
+
+    #[test]
+    fn a_query_route_names_the_query_readers_400_and_a_limits_wait() {
+        let answers = QueryRefusals::<Refuses<(PhoneRefusal, OtpLimit)>>::responses();
+        assert_eq!(
+            described(&answers, "400").description,
+            format!("`{}`; {UNREADABLE_QUERY}", PhoneRefusal::Missing)
+        );
+        let limited = described(&answers, "429");
+        assert_eq!(
+            limited.description,
+            format!("`{}`", OtpLimit::TooManyAttempts)
+        );
+        assert!(limited.headers.contains_key("Retry-After"));
+    }
+
+    #[test]
+    fn a_route_without_refusals_of_its_own_still_names_the_query_readers_400() {
+        let answers = QueryRefusals::<OtpLimit>::responses();
+        assert_eq!(described(&answers, "400").description, UNREADABLE_QUERY);
     }
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod handlers;
 pub mod housekeeping;
 pub mod otp;
+pub mod phone;
 pub mod profile;
 pub mod profile_update;
 pub mod routes;

@@ -6,6 +6,14 @@ use serde::Serialize;
 
 use crate::db::schema::clients;
 
+envelope::refusals! {
+    /// Why a client asked for by id or by phone is not answered.
+    pub enum ClientRefusal in A {
+        /// No client has this id (the internal route) or this phone (the lookup).
+        Unknown => 404, "client not found";
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Queryable, Selectable, utoipa::ToSchema)]
 #[diesel(table_name = clients)]
 pub struct Profile {
@@ -31,6 +39,12 @@ impl Profile {
         self.status == "active"
     }
 }
+
+/// The answer of a route that gives the bare profile, as the document shows it.
+#[derive(utoipa::IntoResponses)]
+#[response(status = 200, description = "the bare 13-field profile")]
+#[allow(dead_code)]
+pub struct ProfileAnswer(Profile);
 
 /// What the client lookup by phone shows of another client: enough to address a gift,
 /// never its contact details, birth date or settings. Keys in this order.

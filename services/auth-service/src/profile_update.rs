@@ -9,9 +9,44 @@ use crate::birth_date;
 use crate::db::schema::clients;
 use crate::profile::Profile;
 
-pub const CLIENT_MISMATCH: &str = "client_id does not match the authenticated client";
-pub const PHONE_CHANGED: &str = "contact_phone cannot be changed";
-pub const PUSH_REQUIRED: &str = "push_enabled is required";
+/// Both routes' answer to a client_id that is not the caller's.
+const NOT_THE_CALLER: &str = "client_id does not match the authenticated client";
+
+envelope::refusals! {
+    /// A body that is not JSON at all (no body, or JSON that is not an object, reads as
+    /// `{}`: [`body_object`]).
+    pub enum BodyRefusal in A {
+        NotJson(reason: String) => 400, "Invalid JSON body: {reason}";
+    }
+}
+
+envelope::refusals! {
+    /// Why a profile update is refused: the first rule the body breaks, in the spec's order
+    /// ([`profile_changes`]).
+    pub enum ProfileRefusal in A {
+        /// The path's client_id, or the body's, is not the caller's.
+        NotTheCaller => 400, [NOT_THE_CALLER];
+        /// contact_phone differs from the stored phone, whitespace aside.
+        PhoneChanged => 400, "contact_phone cannot be changed";
+        /// Not text of at most 100 characters after trimming, nor null.
+        InvalidFirstName => 400, "first_name is invalid";
+        InvalidLastName => 400, "last_name is invalid";
+        /// Not text, nor null.
+        InvalidEmail => 400, "email_address is invalid";
+        /// Not a date ([`birth_date::parse`]), nor null.
+        InvalidBirthDate => 400, "birth_date is invalid";
+    }
+}
+
+envelope::refusals! {
+    /// Why a push setting is refused ([`push_setting`]).
+    pub enum SettingRefusal in A {
+        /// client_id missing, or not the caller's (checked first).
+        NotTheCaller => 400, [NOT_THE_CALLER];
+        PushMissing => 400, "push_enabled is required";
+    }
+}
+
 const NAME_MAX_CHARS: usize = 100;
 
 /// The columns a profile update writes; `None` leaves a column alone, `Some(None)` clears it.
@@ -28,14 +63,14 @@ pub struct ProfileChanges {
 
 /// A request body as the routes read it: no body, or a JSON value that is not an object,
 /// counts as an empty object. Text that is not JSON at all is refused.
-pub fn body_object(body: &[u8]) -> Result<Map<String, Value>, String> {
+pub fn body_object(body: &[u8]) -> Result<Map<String, Value>, BodyRefusal> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Map::new());
     }
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Ok(Map::new()),
-        Err(e) => Err(format!("Invalid JSON body: {e}")),
+        Err(e) => Err(BodyRefusal::NotJson(e.to_string())),
     }
 }
 
@@ -61,14 +96,19 @@ pub fn switch(value: &Value) -> i16 {
     i16::from(on)
 }
 
-fn name(body: &Map<String, Value>, key: &str) -> Result<Option<Option<String>>, String> {
+/// A name: `None` absent, `Some(None)` cleared, else the trimmed text; `invalid` otherwise.
+fn name(
+    body: &Map<String, Value>,
+    key: &str,
+    invalid: ProfileRefusal,
+) -> Result<Option<Option<String>>, ProfileRefusal> {
     match body.get(key) {
         None => Ok(None),
         Some(Value::Null) => Ok(Some(None)),
         Some(Value::String(s)) if s.trim().chars().count() <= NAME_MAX_CHARS => {
             Ok(Some(Some(s.trim().to_owned())))
         }
-        Some(_) => Err(format!("{key} is invalid")),
+        Some(_) => Err(invalid),
     }
 }
 
@@ -96,36 +136,36 @@ pub fn profile_changes(
     path_client_id: &str,
     body: &Map<String, Value>,
     caller: &Profile,
-) -> Result<ProfileChanges, String> {
+) -> Result<ProfileChanges, ProfileRefusal> {
     if path_client_id.trim().parse::<i64>().ok() != Some(caller.client_id) {
-        return Err(CLIENT_MISMATCH.to_owned());
+        return Err(ProfileRefusal::NotTheCaller);
     }
     if body
         .get("client_id")
         .is_some_and(|value| !names_client(value, caller.client_id))
     {
-        return Err(CLIENT_MISMATCH.to_owned());
+        return Err(ProfileRefusal::NotTheCaller);
     }
     if let Some(value) = body.get("contact_phone") {
         let same = value
             .as_str()
             .is_some_and(|s| domain::Phone::strip_whitespace(s) == caller.contact_phone);
         if !same {
-            return Err(PHONE_CHANGED.to_owned());
+            return Err(ProfileRefusal::PhoneChanged);
         }
     }
-    let first_name = name(body, "first_name")?;
-    let last_name = name(body, "last_name")?;
+    let first_name = name(body, "first_name", ProfileRefusal::InvalidFirstName)?;
+    let last_name = name(body, "last_name", ProfileRefusal::InvalidLastName)?;
     let email_address = match body.get("email_address") {
         None => None,
         Some(Value::Null) => Some(None),
         Some(Value::String(s)) => Some(Some(s.trim().to_owned())),
-        Some(_) => return Err("email_address is invalid".to_owned()),
+        Some(_) => return Err(ProfileRefusal::InvalidEmail),
     };
     let birth_date = match body.get("birth_date") {
         None => None,
         Some(value) => {
-            Some(birth_date::parse(value).map_err(|_| "birth_date is invalid".to_owned())?)
+            Some(birth_date::parse(value).map_err(|_| ProfileRefusal::InvalidBirthDate)?)
         }
     };
     Ok(ProfileChanges {
@@ -139,16 +179,16 @@ pub fn profile_changes(
 }
 
 /// `PUT /api/v1/clients/setting`: client_id (required, first), then push_enabled.
-pub fn push_setting(body: &Map<String, Value>, caller: &Profile) -> Result<i16, String> {
+pub fn push_setting(body: &Map<String, Value>, caller: &Profile) -> Result<i16, SettingRefusal> {
     if !body
         .get("client_id")
         .is_some_and(|v| names_client(v, caller.client_id))
     {
-        return Err(CLIENT_MISMATCH.to_owned());
+        return Err(SettingRefusal::NotTheCaller);
     }
     body.get("push_enabled")
         .map(switch)
-        .ok_or_else(|| PUSH_REQUIRED.to_owned())
+        .ok_or(SettingRefusal::PushMissing)
 }
 
 #[cfg(test)]

@@ -37,7 +37,8 @@ pub fn export_counters() {
     metrics::describe_counter!(
         SENDS,
         metrics::Unit::Count,
-        "Login-code SMS handed to the provider, by outcome: sent, unreachable (the gateway could not be reached) or refused (it answered an error)."
+        "Login-code SMS handed to the provider, by outcome: sent, unreachable (the gateway could \
+         not be reached) or refused (it answered an error)."
     );
 }
 

@@ -2,14 +2,17 @@
 //! /api/v1/clients/address-book/{id}`. Answers are `{status, data}`.
 
 use actix_web::{HttpResponse, web};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::address_book::{self, AddressKey, Target};
+use crate::address_book::{
+    self, Address, AddressKey, AddressRefusal, BookRefusal, FieldRefusal, Target,
+};
 use crate::caller::PrimaryCaller;
-use crate::error::{AuthError, Fault, TokenAnswers};
+use crate::error::{AuthError, TokenAnswers};
 use crate::profile::Wrapped;
-use crate::profile_update::body_object;
+use crate::profile_update::{BodyRefusal, body_object};
 use crate::state::AppState;
+use envelope::Refuses;
 
 /// What a delete answers.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -44,21 +47,41 @@ pub struct AddressBody {
     is_default: Option<bool>,
 }
 
-const BAD_ID: &str = "id must be a 24-character hex ObjectId";
+/// The path of a route that names an address.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct AddressId {
+    /// 24 hex characters; on PUT, the address's legacy numeric id too.
+    id: String,
+}
+
+/// create's refusals: its body, its fields, a full book.
+type CreateRefusals = Refuses<(BodyRefusal, FieldRefusal, BookRefusal)>;
+
+/// update's refusals: its body, its fields, the address's id, or no such address.
+type UpdateRefusals = Refuses<(BodyRefusal, FieldRefusal, AddressRefusal)>;
+
+/// The refusals of get and delete: the address's id, or no such address of the caller's.
+/// The field rules are listed too, as the document always has.
+type ByIdRefusals = Refuses<(FieldRefusal, AddressRefusal)>;
 
 fn key(raw: &str, legacy_allowed: bool) -> Result<AddressKey, AuthError> {
-    AddressKey::parse(raw, legacy_allowed).ok_or_else(|| AuthError::invalid(BAD_ID))
+    Ok(AddressKey::parse(raw, legacy_allowed).ok_or(AddressRefusal::BadId)?)
 }
 
 fn hex_id(raw: &str) -> Result<String, AuthError> {
     match key(raw, false)? {
         AddressKey::Id(id) => Ok(id),
-        AddressKey::Legacy(_) => Err(AuthError::invalid(BAD_ID)),
+        AddressKey::Legacy(_) => Err(AddressRefusal::BadId.into()),
     }
 }
 
+/// The caller's addresses, the default first.
+///
+/// At most 50 (a client saves no more), so no pages.
 #[utoipa::path(get, path = "/clients/address-book", tag = "address book", security(("primary" = [])),
-    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: [address]}`, the default first; at most 50 (a client saves no more), so no pages", body = Wrapped<Vec<crate::address_book::Address>>)))]
+    responses(TokenAnswers,
+        (status = 200, description = "`{status: 200, data: [address]}`", body = Wrapped<Vec<Address>>)))]
 pub async fn list(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -68,16 +91,19 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(Wrapped::ok(addresses)))
 }
 
+/// Saves a new address.
+///
+/// is_default true clears the other defaults. A client saves at most 50 addresses.
 #[utoipa::path(post, path = "/clients/address-book", tag = "address book", security(("primary" = [])),
-    request_body = AddressBody,
-    responses(TokenAnswers, (status = 201, description = "`{status: 201, data: address}`; is_default true clears the other defaults", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or `address book is full: at most 50 addresses` (a client saves at most 50)", body = envelope::ErrorA)))]
+    request_body = AddressBody, responses(TokenAnswers, CreateRefusals,
+        (status = 201, description = "`{status: 201, data: address}`", body = Wrapped<Address>)))]
 pub async fn create(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(Fault::Invalid)?;
-    let fields = address_book::fields(&body, true).map_err(Fault::Invalid)?;
+    let body = body_object(&body)?;
+    let fields = address_book::fields(&body, true)?;
     let mut conn = state.pool.get().await?;
     let address = address_book::save(&mut conn, caller.client_id, Target::New, fields).await?;
     Ok(HttpResponse::Created().json(Wrapped {
@@ -86,48 +112,53 @@ pub async fn create(
     }))
 }
 
+/// One of the caller's addresses; another client's is not found.
 #[utoipa::path(get, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
-    params(("id" = String, Path, description = "24 hex characters")),
-    responses(TokenAnswers, (status = 200, description = "the caller's address", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
+    params(AddressId),
+    responses(TokenAnswers, ByIdRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
 pub async fn get(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<AddressId>,
 ) -> Result<HttpResponse, AuthError> {
-    let id = hex_id(&path)?;
+    let id = hex_id(&path.id)?;
     let mut conn = state.pool.get().await?;
     let address = address_book::get(&mut conn, caller.client_id, &id).await?;
     Ok(HttpResponse::Ok().json(Wrapped::ok(address)))
 }
 
+/// Changes one of the caller's addresses: only the fields present.
+///
+/// The id is the 24 hex characters, or the address's legacy numeric id; another client's
+/// address is not found.
 #[utoipa::path(put, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
-    params(("id" = String, Path, description = "24 hex characters, or the address's legacy numeric id")),
-    request_body = AddressBody,
-    responses(TokenAnswers, (status = 200, description = "partial update", body = Wrapped<crate::address_book::Address>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
+    params(AddressId), request_body = AddressBody,
+    responses(TokenAnswers, UpdateRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
 pub async fn update(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<AddressId>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let key = key(&path, true)?;
-    let body = body_object(&body).map_err(Fault::Invalid)?;
-    let fields = address_book::fields(&body, false).map_err(Fault::Invalid)?;
+    let key = key(&path.id, true)?;
+    let body = body_object(&body)?;
+    let fields = address_book::fields(&body, false)?;
     let mut conn = state.pool.get().await?;
     let address =
         address_book::save(&mut conn, caller.client_id, Target::Existing(&key), fields).await?;
     Ok(HttpResponse::Ok().json(Wrapped::ok(address)))
 }
 
+/// Deletes one of the caller's addresses; another client's is not found.
 #[utoipa::path(delete, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
-    params(("id" = String, Path, description = "24 hex characters")),
-    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>), (status = 400, description = "a field is missing or invalid (`<field> is required`, `<field> is invalid`), or the id is not 24 hex characters", body = envelope::ErrorA), (status = 404, description = "`address not found`: unknown, or another client's", body = envelope::ErrorA)))]
+    params(AddressId), responses(TokenAnswers, ByIdRefusals,
+        (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>)))]
 pub async fn delete(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<AddressId>,
 ) -> Result<HttpResponse, AuthError> {
-    let id = hex_id(&path)?;
+    let id = hex_id(&path.id)?;
     let mut conn = state.pool.get().await?;
     address_book::delete(&mut conn, caller.client_id, &id).await?;
     Ok(HttpResponse::Ok().json(Wrapped::ok(Deleted { id })))

@@ -3,21 +3,31 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{AuthError, DatabaseAnswers, Fault};
-use crate::otp::{self, Pending, Reset, normalize_phone};
+use crate::caller::AccessRefusal;
+use crate::error::{AuthError, DatabaseAnswers, Fault, QueryRefusals, SmsAnswers};
+use crate::otp::{self, OtpLimit, Pending, Reset, ResetRefusal, VerifyRefusal};
+use crate::phone::{PhoneRefusal, normalize_phone, required_phone};
 use crate::profile::{Profile, Wrapped};
 use crate::sms::code_message;
 use crate::state::AppState;
+use envelope::Refuses;
 use server::client_ip;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ResetQuery {
+    /// With its leading + (a + lost in the query string is restored).
+    #[param(required = true, value_type = String, example = "+966500000001")]
     contact_phone: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct VerifyQuery {
+    #[param(required = true, value_type = String, example = "+966500000001")]
     contact_phone: Option<String>,
+    /// The 4-digit code.
+    #[param(required = true, value_type = String, example = "1234")]
     code: Option<String>,
 }
 
@@ -27,6 +37,14 @@ pub struct Login {
     profile: Profile,
 }
 
+/// reset-otp's refusals: a phone with no account, the OTP limit, an inactive account.
+type ResetRefusals = QueryRefusals<Refuses<(ResetRefusal, OtpLimit, AccessRefusal)>>;
+
+/// verify-otp's refusals: no phone, no code or a wrong one, the OTP limit, an inactive
+/// account.
+type VerifyRefusals =
+    QueryRefusals<Refuses<(PhoneRefusal, VerifyRefusal, OtpLimit, AccessRefusal)>>;
+
 /// The answer to reset-otp.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Sent {
@@ -35,14 +53,15 @@ pub struct Sent {
 }
 
 /// Sends a login code unless one is live. Always `{status: true}` when it succeeds.
-#[utoipa::path(get, path = "/clients/reset-otp", tag = "login",
-    params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)", example = "+966500000001")),
-    responses(DatabaseAnswers,
-        (status = 200, description = "a code was sent, or one is still live (nothing sent)", body = Sent),
-        (status = 400, description = "`Last Name cannot be blank.`: no account has this phone (counted per client address, see 429); `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
-        (status = 401, description = "the account is inactive", body = envelope::ErrorA),
-        (status = 429, description = "`Too many attempts, try again later`: too many SMS for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together); past that limit the address gets this 429 for every phone, known ones too, so the answers cannot be used to list who is a client", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)"))),
-        (status = 502, description = "the SMS gateway failed; nothing was kept", body = envelope::ErrorA)))]
+///
+/// A phone with no account gets the 400, counted per client address: past
+/// `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp
+/// together) the address gets the 429 for every phone, known ones too, so the answers
+/// cannot be used to list who is a client. The 429 also answers too many SMS for this phone
+/// or client address in the last hour; an inactive account gets 401; a failed SMS gateway
+/// 502, with nothing kept.
+#[utoipa::path(get, path = "/clients/reset-otp", tag = "login", params(ResetQuery), responses(DatabaseAnswers,
+    SmsAnswers, ResetRefusals, (status = 200, description = "sent, or a live code kept", body = Sent)))]
 pub async fn reset_otp(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -86,7 +105,11 @@ async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
                 Err(e) => Err(e.to_string()),
             };
             if let Err(e) = confirmed {
-                tracing::warn!(client.id = client_id, error.message = %e, "login code sent but not confirmed");
+                tracing::warn!(
+                    client.id = client_id,
+                    error.message = %e,
+                    "login code sent but not confirmed"
+                );
             }
             Ok(())
         }
@@ -100,25 +123,23 @@ async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
 }
 
 /// Trades a live code for a primary token and the profile.
-#[utoipa::path(get, path = "/clients/verify-otp", tag = "login",
-    params(("contact_phone" = String, Query, example = "+966500000001"), ("code" = String, Query, description = "the 4-digit code", example = "1234")),
-    responses(DatabaseAnswers,
-        (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = Wrapped<Login>),
-        (status = 400, description = "`Invalid or expired code` (also after 5 wrong tries), `contact_phone is required`, `code is required`; `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
-        (status = 401, description = "the account is inactive", body = envelope::ErrorA),
-        (status = 429, description = "`Too many attempts, try again later`: too many codes tried for this phone or client address in the last hour, or this address asked for more phones with no account than `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR` (default 1000, counted on reset-otp and verify-otp together; past it every phone gets this 429)", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)")))))]
+///
+/// A wrong or expired code's 400 also answers a code after 5 wrong tries, and a phone with
+/// no account (counted per client address as on reset-otp). The 429 answers too many codes
+/// tried for this phone or client address in the last hour, or an address past
+/// `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR`; an inactive account gets 401.
+#[utoipa::path(get, path = "/clients/verify-otp", tag = "login", params(VerifyQuery), responses(DatabaseAnswers,
+    VerifyRefusals,
+    (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = Wrapped<Login>)))]
 pub async fn verify_otp(
     state: web::Data<AppState>,
     req: HttpRequest,
     query: web::Query<VerifyQuery>,
 ) -> Result<HttpResponse, AuthError> {
-    let phone = normalize_phone(query.contact_phone.as_deref().unwrap_or_default());
+    let phone = required_phone(query.contact_phone.as_deref())?;
     let code = query.code.as_deref().map(str::trim).unwrap_or_default();
-    if phone.is_empty() {
-        return Err(AuthError::invalid("contact_phone is required"));
-    }
     if code.is_empty() {
-        return Err(AuthError::invalid("code is required"));
+        return Err(VerifyRefusal::CodeMissing.into());
     }
     let ip = client_ip(&req, state.trust_forwarded_for);
     let mut conn = state.pool.get().await?;

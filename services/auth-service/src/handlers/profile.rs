@@ -9,10 +9,13 @@ use serde_json::Value;
 
 use crate::caller::PrimaryCaller;
 use crate::db::schema::clients;
-use crate::error::{AuthError, Fault, TokenAnswers};
-use crate::profile::Profile;
-use crate::profile_update::{body_object, profile_changes, push_setting};
+use crate::error::{AuthError, TokenAnswers};
+use crate::profile::{Profile, ProfileAnswer};
+use crate::profile_update::{
+    BodyRefusal, ProfileRefusal, SettingRefusal, body_object, profile_changes, push_setting,
+};
 use crate::state::AppState;
+use envelope::Refuses;
 
 /// The profile body as the document shows it: every key is optional; only the keys
 /// present change. push_enabled and unknown keys are ignored (`profile_update` reads the
@@ -40,6 +43,22 @@ pub struct ProfileBody {
     receive_offers: Option<Value>,
 }
 
+/// The profile route's path: read as text, so that a client_id that is not the caller's,
+/// a number or not, gets the route's own 400 ([`profile_changes`]).
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct ProfilePath {
+    /// Must be the caller's.
+    #[param(value_type = i64, example = 1001)]
+    client_id: String,
+}
+
+/// The profile route's refusals: its body, then its rules in the spec's order.
+type ProfileRefusals = Refuses<(BodyRefusal, ProfileRefusal)>;
+
+/// The push setting's refusals: its body, then its rules.
+type SettingRefusals = Refuses<(BodyRefusal, SettingRefusal)>;
+
 /// The setting body as the document shows it.
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)]
@@ -50,21 +69,21 @@ pub struct SettingBody {
     push_enabled: Value,
 }
 
+/// Updates the caller's profile.
+///
+/// Only the keys present change, and nothing is written unless every rule passes: the 400
+/// is the first failing rule, checked in this order: client_id, contact_phone, first_name,
+/// last_name, email_address, birth_date.
 #[utoipa::path(put, path = "/clients/{client_id}", tag = "profile", security(("primary" = [])),
-    params(("client_id" = i64, Path, description = "must be the caller's", example = 1001)),
-    request_body = ProfileBody,
-    responses(TokenAnswers, (status = 200, description = "the profile after the update", body = crate::profile::Profile),
-        (status = 400, description = "the first failing rule, checked in this order: client_id, contact_phone, first_name, last_name, email_address, birth_date", body = envelope::ErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA),
-        (status = 500, description = "raw error text and stack outside production; `Internal server error` in production", body = envelope::ErrorA)))]
+    params(ProfilePath), request_body = ProfileBody, responses(TokenAnswers, ProfileRefusals, ProfileAnswer))]
 pub async fn update_profile(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ProfilePath>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(Fault::Invalid)?;
-    let changes = profile_changes(&path, &body, &caller).map_err(Fault::Invalid)?;
+    let body = body_object(&body)?;
+    let changes = profile_changes(&path.client_id, &body, &caller)?;
     let mut conn = state.pool.get().await?;
     let profile = diesel::update(clients::table.find(caller.client_id))
         .set((&changes, clients::updated_at.eq(diesel::dsl::now)))
@@ -74,18 +93,18 @@ pub async fn update_profile(
     Ok(HttpResponse::Ok().json(profile))
 }
 
+/// Switches the caller's push notifications.
+///
+/// client_id is checked first; no body counts as an empty one.
 #[utoipa::path(put, path = "/clients/setting", tag = "profile", security(("primary" = [])),
-    request_body = SettingBody,
-    responses(TokenAnswers, (status = 200, description = "the profile with the new push_enabled", body = crate::profile::Profile),
-        (status = 400, description = "`client_id does not match the authenticated client` (checked first; no body counts as empty) or `push_enabled is required`", body = envelope::ErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA)))]
+    request_body = SettingBody, responses(TokenAnswers, SettingRefusals, ProfileAnswer))]
 pub async fn update_setting(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(Fault::Invalid)?;
-    let push_enabled = push_setting(&body, &caller).map_err(Fault::Invalid)?;
+    let body = body_object(&body)?;
+    let push_enabled = push_setting(&body, &caller)?;
     let mut conn = state.pool.get().await?;
     let profile = diesel::update(clients::table.find(caller.client_id))
         .set((

@@ -6,49 +6,65 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 
-use crate::caller::{LegacyCaller, PrimaryCaller, active, find_by_legacy_token};
-use crate::client_limits::{self, Counted};
+use crate::caller::{AccessRefusal, LegacyCaller, PrimaryCaller, active, find_by_legacy_token};
+use crate::client_limits::{self, Counted, LookupLimit, TokenLimit};
 use crate::db::schema::{clients, legacy_tokens};
-use crate::error::{AuthError, DatabaseAnswers, Fault, TokenAnswers};
-use crate::otp::normalize_phone;
-use crate::profile::{Profile, Recipient, Wrapped};
-use crate::profile_update::body_object;
+use crate::error::{AuthError, DatabaseAnswers, Fault, QueryRefusals, Refusals, TokenAnswers};
+use crate::phone::{PhoneRefusal, required_phone};
+use crate::profile::{ClientRefusal, Profile, ProfileAnswer, Recipient, Wrapped};
+use crate::profile_update::{BodyRefusal, body_object};
 use crate::state::AppState;
 use crate::tokens::{legacy_hash, new_legacy_token};
+use envelope::Refuses;
+
+envelope::refusals! {
+    /// Why exchange-token refuses a body, besides JSON it cannot read.
+    pub enum ExchangeRefusal in A {
+        /// `token` missing, not text, or blank.
+        TokenMissing => 400, "token is required";
+        /// `target_platform` neither `primary` nor `legacy`.
+        UnknownPlatform => 400, "target_platform must be primary or legacy";
+    }
+}
+
+/// The lookup's refusals: no phone, no client with it, the caller's limit.
+type LookupRefusals = QueryRefusals<Refuses<(PhoneRefusal, ClientRefusal, LookupLimit)>>;
+
+/// exchange-token's refusals: its body, the token, the legacy tokens' limit.
+type ExchangeRefusals =
+    Refusals<Refuses<(BodyRefusal, ExchangeRefusal, AccessRefusal, TokenLimit)>>;
 
 /// The bare 13-field profile of the primary token's client.
 #[utoipa::path(get, path = "/clients/verify-token", tag = "tokens", security(("primary" = [])),
-    responses(TokenAnswers, (status = 200, description = "the bare 13-field profile", body = crate::profile::Profile)))]
+    responses(TokenAnswers, ProfileAnswer))]
 pub async fn verify_token(PrimaryCaller(caller): PrimaryCaller) -> HttpResponse {
     HttpResponse::Ok().json(caller)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct FindQuery {
+    /// With its leading + (a + lost in the query string is restored).
+    #[param(required = true, value_type = String, example = "+966500000002")]
     contact_phone: Option<String>,
 }
 
-/// `GET /api/v1/clients?contact_phone=`: the id and name of the client with this phone, for
-/// the app to address a gift; never the rest of the profile. Each lookup, found or not,
-/// counts against the caller's hourly limit, so the route cannot list who is a client.
-#[utoipa::path(get, path = "/clients", tag = "tokens", security(("primary" = [])),
-    params(("contact_phone" = String, Query, description = "with its leading + (a + lost in the query string is restored)", example = "+966500000002")),
-    description = "Finds a gift's recipient by phone. Answers only `{status: 200, data: {client_id, first_name, last_name}}`, never email, birth date or settings. \
-                   Checks in this order: token (401), contact_phone (400), the caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour, default 30, found or not), then 404 or 200.",
-    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`", body = Wrapped<Recipient>),
-        (status = 400, description = "`contact_phone is required`: missing or empty; `Invalid query: …` when a key is sent twice", body = envelope::ErrorA),
-        (status = 401, description = "no token, a token of the wrong kind, or an inactive client", body = envelope::ErrorA),
-        (status = 404, description = "`client not found`", body = envelope::ErrorA),
-        (status = 429, description = "`Too many client lookups, try again later`: the caller made `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups in the last hour", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)")))))]
+/// Finds a gift's recipient by phone.
+///
+/// Answers only `{status: 200, data: {client_id, first_name, last_name}}`, never email,
+/// birth date or settings. Checks in this order: token (401), contact_phone (400), the
+/// caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour,
+/// default 30, found or not, so the route cannot list who is a client), then 404 or 200.
+#[utoipa::path(get, path = "/clients", tag = "tokens", security(("primary" = [])), params(FindQuery),
+    responses(TokenAnswers, LookupRefusals,
+        (status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`",
+            body = Wrapped<Recipient>)))]
 pub async fn find_by_phone(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     query: web::Query<FindQuery>,
 ) -> Result<HttpResponse, AuthError> {
-    let phone = normalize_phone(query.contact_phone.as_deref().unwrap_or_default());
-    if phone.is_empty() {
-        return Err(AuthError::invalid("contact_phone is required"));
-    }
+    let phone = required_phone(query.contact_phone.as_deref())?;
     let mut conn = state.pool.get().await?;
     let recipient = conn
         .transaction::<_, AuthError, _>(async |conn| {
@@ -67,13 +83,15 @@ pub async fn find_by_phone(
                 .optional()?)
         })
         .await?
-        .ok_or(Fault::NotFound("client"))?;
+        .ok_or(ClientRefusal::Unknown)?;
     Ok(HttpResponse::Ok().json(Wrapped::ok(recipient)))
 }
 
-/// `GET /api/v1/users`: the legacy token's client as `{status: 200, data: profile}`.
+/// The legacy token's client as `{status: 200, data: profile}`.
+///
+/// The caller lookup of the point and order services: legacy tokens only; a primary token
+/// gets 401.
 #[utoipa::path(get, path = "/users", tag = "tokens", security(("legacy" = [])),
-    description = "The caller lookup of the point and order services: legacy tokens only; a primary token gets 401.",
     responses(TokenAnswers, (status = 200, description = "`{status: 200, data: profile}`", body = Wrapped<Profile>)))]
 pub async fn users(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
     HttpResponse::Ok().json(Wrapped::ok(caller))
@@ -95,35 +113,33 @@ pub struct ExchangeBody {
     target_platform: String,
 }
 
-/// `POST /api/v1/clients/exchange-token` with `{token, target_platform}`: `primary` trades
-/// any valid token for a primary token, `legacy` mints a new legacy token (older ones stay
-/// valid; minting is limited per client). The token is first tried as a primary JWT, then
-/// as a legacy token.
-#[utoipa::path(post, path = "/clients/exchange-token", tag = "tokens",
-    request_body = ExchangeBody,
-    responses(DatabaseAnswers, (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>),
-        (status = 400, description = "`token is required` or `target_platform must be primary or legacy`", body = envelope::ErrorA),
-        (status = 401, description = "the token is neither a valid primary token nor a known legacy token, or the client is inactive", body = envelope::ErrorA),
-        (status = 429, description = "`Too many tokens requested, try again later`: `legacy` only (each call stores a token); `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per client and rolling hour, default 20", body = envelope::ErrorA, headers(("Retry-After" = u64, description = "Whole seconds until the limit that refused the request would let it through (at least 1)")))))]
+/// Trades a token for a primary token or a new legacy token.
+///
+/// With `{token, target_platform}`: `primary` trades any valid token for a primary token,
+/// `legacy` mints a new legacy token (older ones stay valid). The token is first tried as a
+/// primary JWT, then as a legacy token; neither, or an inactive client, gets 401. Minting
+/// is limited per client (429, `legacy` only, since each call stores a token:
+/// `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per rolling hour, default 20).
+#[utoipa::path(post, path = "/clients/exchange-token", tag = "tokens", request_body = ExchangeBody,
+    responses(DatabaseAnswers, ExchangeRefusals,
+        (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>)))]
 pub async fn exchange_token(
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, AuthError> {
-    let body = body_object(&body).map_err(Fault::Invalid)?;
+    let body = body_object(&body)?;
     let token = body
         .get("token")
         .and_then(|v| v.as_str())
         .map(str::trim)
         .filter(|t| !t.is_empty());
-    let token = token.ok_or_else(|| AuthError::invalid("token is required"))?;
+    let token = token.ok_or(ExchangeRefusal::TokenMissing)?;
     let target = body
         .get("target_platform")
         .and_then(|v| v.as_str())
         .unwrap_or_default();
     if !matches!(target, "primary" | "legacy") {
-        return Err(AuthError::invalid(
-            "target_platform must be primary or legacy",
-        ));
+        return Err(ExchangeRefusal::UnknownPlatform.into());
     }
     let mut conn = state.pool.get().await?;
     let profile = match state.tokens.verify_primary(token) {

@@ -50,7 +50,8 @@ fn client_events(n: usize, age: &str) -> String {
 fn code(client: i64, offset: &str) -> String {
     format!(
         "INSERT INTO otp_codes (client_id, code_hash, expires_at, created_at, sent_at) \
-         VALUES ({client}, '\\x00', now() + interval '{offset}', now() + interval '{offset}' - interval '3 minutes', now())"
+         VALUES ({client}, '\\x00', now() + interval '{offset}', \
+         now() + interval '{offset}' - interval '3 minutes', now())"
     )
 }
 

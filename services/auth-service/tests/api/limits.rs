@@ -104,7 +104,14 @@ async fn minting_legacy_tokens_is_limited_per_client_even_in_a_burst() {
         json!({"status": 429, "message": "Too many tokens requested, try again later"})
     );
     assert_eq!(
-        count(&app, &format!("SELECT count(*) AS n FROM legacy_tokens WHERE client_id = {SARA} AND source = 'exchange'")).await,
+        count(
+            &app,
+            &format!(
+                "SELECT count(*) AS n FROM legacy_tokens \
+                 WHERE client_id = {SARA} AND source = 'exchange'"
+            )
+        )
+        .await,
         3
     );
     // Trading for a primary token stores nothing and is not limited.

@@ -577,7 +577,11 @@ async fn a_failing_gateway_gives_502_and_keeps_nothing() {
     )
     .await
     .unwrap();
-    conn.batch_execute("DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_events) THEN RAISE 'send counted'; END IF; END $$").await.unwrap();
+    conn.batch_execute(
+        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_events) THEN RAISE 'send counted'; END IF; END $$",
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]

@@ -97,7 +97,8 @@ async fn slow_sms_sends_hold_no_connection_so_other_routes_still_answer() {
     let mut conn = app.database.connect().await;
     use diesel_async::SimpleAsyncConnection;
     conn.batch_execute(
-        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_codes WHERE sent_at IS NULL) THEN RAISE 'unconfirmed'; END IF; END $$",
+        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_codes WHERE sent_at IS NULL) \
+         THEN RAISE 'unconfirmed'; END IF; END $$",
     )
     .await
     .unwrap();
@@ -118,7 +119,8 @@ async fn a_failed_send_lets_the_client_ask_again_at_once() {
     let mut conn = app.database.connect().await;
     use diesel_async::SimpleAsyncConnection;
     conn.batch_execute(
-        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_codes) OR EXISTS (SELECT 1 FROM otp_events) THEN RAISE 'kept'; END IF; END $$",
+        "DO $$ BEGIN IF EXISTS (SELECT 1 FROM otp_codes) OR EXISTS (SELECT 1 FROM otp_events) \
+         THEN RAISE 'kept'; END IF; END $$",
     )
     .await
     .unwrap();

@@ -62,7 +62,7 @@ async fn an_error_returned_by_a_handler_points_to_its_line() {
         &stack,
         &made_at(
             "handlers/tokens.rs",
-            r#"return Err(AuthError::invalid("contact_phone is required"))"#,
+            "let phone = required_phone(query.contact_phone.as_deref())?;",
         ),
     );
     // The backtrace's own frames follow, the handler's among them; no framework frames.

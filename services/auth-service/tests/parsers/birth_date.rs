@@ -71,7 +71,11 @@ proptest! {
 
     #[test]
     fn date_like_text_never_panics(
-        s in "[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2})?)?( ?[+-][0-9]{2}:?[0-9]{2}| [A-Za-z]{3})?"
+        s in concat!(
+            "[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}",
+            "([ T][0-9]{2}:[0-9]{2}(:[0-9]{2})?)?",
+            "( ?[+-][0-9]{2}:?[0-9]{2}| [A-Za-z]{3})?",
+        )
     ) {
         let _ = check_value(&text(s)).map_err(fail)?;
     }
@@ -89,7 +93,11 @@ proptest! {
         space in any::<bool>(),
     ) {
         let at = time.map(|t| format!(" {}", t.format("%H:%M:%S"))).unwrap_or_default();
-        let zone = if colon { format!("{sign}{hours:02}:{minutes:02}") } else { format!("{sign}{hours:02}{minutes:02}") };
+        let zone = if colon {
+            format!("{sign}{hours:02}:{minutes:02}")
+        } else {
+            format!("{sign}{hours:02}{minutes:02}")
+        };
         let input = format!("{}{at}{}{zone}", day.format("%Y-%m-%d"), if space { " " } else { "" });
         let read = check_value(&text(input.clone())).map_err(fail)?;
         prop_assert_eq!(read, Err(Unreadable), "{}", input);
@@ -103,7 +111,10 @@ proptest! {
     }
 
     #[test]
-    fn other_date_forms_read_as_that_date(day in date(), form in select(vec!["%Y/%m/%d", "%B %-d, %Y", "%b %-d, %Y", "%-d %B %Y"])) {
+    fn other_date_forms_read_as_that_date(
+        day in date(),
+        form in select(vec!["%Y/%m/%d", "%B %-d, %Y", "%b %-d, %Y", "%-d %B %Y"]),
+    ) {
         let input = day.format(form).to_string();
         prop_assert_eq!(birth_date::parse(&text(input.clone())), Ok(Some(day)), "{}", input);
     }
@@ -133,8 +144,15 @@ proptest! {
     fn a_date_with_a_zone_and_no_time_is_that_zones_midnight(
         day in date(), minutes in offset(), colon in any::<bool>(), space in any::<bool>(),
     ) {
-        let input = format!("{}{}{}", day.format("%Y-%m-%d"), if space { " " } else { "" }, offset_text(minutes, colon));
-        prop_assert_eq!(birth_date::parse(&text(input.clone())), utc_date(day.and_time(NaiveTime::MIN), minutes), "{}", input);
+        let separator = if space { " " } else { "" };
+        let input = format!("{}{separator}{}", day.format("%Y-%m-%d"), offset_text(minutes, colon));
+        let midnight = day.and_time(NaiveTime::MIN);
+        prop_assert_eq!(
+            birth_date::parse(&text(input.clone())),
+            utc_date(midnight, minutes),
+            "{}",
+            input
+        );
     }
 
     #[test]
@@ -156,7 +174,10 @@ proptest! {
     }
 
     #[test]
-    fn unix_timestamp_text_is_seconds_or_milliseconds(seconds in 1_000_000_000i64..=9_999_999_999, millis in 0i64..1000) {
+    fn unix_timestamp_text_is_seconds_or_milliseconds(
+        seconds in 1_000_000_000i64..=9_999_999_999,
+        millis in 0i64..1000,
+    ) {
         prop_assert_eq!(birth_date::parse(&text(seconds.to_string())), Ok(epoch_date(seconds * 1000)));
         let ms = seconds * 1000 + millis;
         if ms <= 9_999_999_999_999 {

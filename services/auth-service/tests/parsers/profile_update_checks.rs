@@ -3,9 +3,7 @@
 
 use auth_service::birth_date;
 use auth_service::profile::Profile;
-use auth_service::profile_update::{
-    self, CLIENT_MISMATCH, PHONE_CHANGED, PUSH_REQUIRED, ProfileChanges,
-};
+use auth_service::profile_update::{self, ProfileChanges, ProfileRefusal, SettingRefusal};
 use serde_json::{Map, Value};
 
 pub const CLIENT_ID: i64 = 1001;
@@ -85,14 +83,14 @@ pub fn first_error(path: &str, body: &Map<String, Value>) -> Option<String> {
     let path_ok = path.trim().parse::<i64>() == Ok(CLIENT_ID);
     let broken = |key: &str, ok: &dyn Fn(&Value) -> bool| body.get(key).is_some_and(|v| !ok(v));
     if !path_ok || broken("client_id", &names_caller) {
-        return Some(CLIENT_MISMATCH.to_owned());
+        return Some(ProfileRefusal::NotTheCaller.to_string());
     }
     let same_phone = |v: &Value| {
         v.as_str()
             .is_some_and(|s| s.chars().filter(|c| !c.is_whitespace()).collect::<String>() == PHONE)
     };
     if broken("contact_phone", &same_phone) {
-        return Some(PHONE_CHANGED.to_owned());
+        return Some(ProfileRefusal::PhoneChanged.to_string());
     }
     for key in ["first_name", "last_name"] {
         if broken(key, &name_ok) {
@@ -130,7 +128,7 @@ pub fn expected_changes(body: &Map<String, Value>) -> ProfileChanges {
 /// changes the body asks for (names and email trimmed, null clears, switches 0 or 1, sex 0
 /// to 2, an absent key left alone).
 pub fn check_profile(path: &str, body: &Map<String, Value>) -> Result<(), String> {
-    let answer = profile_update::profile_changes(path, body, &caller());
+    let answer = profile_update::profile_changes(path, body, &caller()).map_err(|r| r.to_string());
     let expected = match first_error(path, body) {
         Some(message) => Err(message),
         None => Ok(expected_changes(body)),
@@ -157,13 +155,13 @@ pub fn check_profile(path: &str, body: &Map<String, Value>) -> Result<(), String
 
 /// `PUT /clients/setting` with `body`: client_id first, then push_enabled.
 pub fn check_push(body: &Map<String, Value>) -> Result<(), String> {
-    let answer = profile_update::push_setting(body, &caller());
+    let answer = profile_update::push_setting(body, &caller()).map_err(|r| r.to_string());
     let expected = if !body.get("client_id").is_some_and(names_caller) {
-        Err(CLIENT_MISMATCH.to_owned())
+        Err(SettingRefusal::NotTheCaller.to_string())
     } else {
         body.get("push_enabled")
             .map(switch_model)
-            .ok_or_else(|| PUSH_REQUIRED.to_owned())
+            .ok_or_else(|| SettingRefusal::PushMissing.to_string())
     };
     if answer == expected {
         Ok(())
@@ -178,7 +176,7 @@ pub fn check_push(body: &Map<String, Value>) -> Result<(), String> {
 /// The raw body as the routes read it: blank is `{}`, JSON that is not an object is `{}`,
 /// text that is not JSON is refused with `Invalid JSON body: …`. Then both routes' checks.
 pub fn check_raw(path: &str, raw: &[u8]) -> Result<(), String> {
-    let read = profile_update::body_object(raw);
+    let read = profile_update::body_object(raw).map_err(|r| r.to_string());
     let json = serde_json::from_slice::<Value>(raw);
     let expected = if raw.iter().all(u8::is_ascii_whitespace) {
         Some(Map::new())

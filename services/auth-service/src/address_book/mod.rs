@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::db::schema::{addresses, clients};
-use crate::error::{AuthError, Fault};
+use crate::error::AuthError;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Queryable, Selectable, utoipa::ToSchema)]
 #[diesel(table_name = addresses)]
@@ -54,29 +54,51 @@ pub struct AddressFields {
 /// what one account can store (and on the list's answer, which has no pages).
 pub const MAX_ADDRESSES: i64 = 50;
 
-/// The 400 when the address book is full.
-pub fn full_message() -> String {
-    format!("address book is full: at most {MAX_ADDRESSES} addresses")
+envelope::refusals! {
+    /// Why a body's fields are refused ([`fields`]): the first field that breaks its rule.
+    pub enum FieldRefusal in A {
+        /// A field a new address needs is absent.
+        Missing(field: &'static str) => 400, "{field} is required";
+        /// A field's value breaks its rule (type, length, range).
+        Invalid(field: &'static str) => 400, "{field} is invalid";
+    }
+}
+
+envelope::refusals! {
+    /// Why a new address is refused.
+    pub enum BookRefusal in A {
+        /// The client already holds [`MAX_ADDRESSES`] addresses (the test
+        /// `the_full_book_names_its_limit` holds the two together).
+        Full => 400, "address book is full: at most 50 addresses";
+    }
+}
+
+envelope::refusals! {
+    /// Why a path's address is refused.
+    pub enum AddressRefusal in A {
+        /// The id is not 24 hex characters (nor, on PUT, a legacy number).
+        BadId => 400, "id must be a 24-character hex ObjectId";
+        /// No address of the caller's has this id: unknown, or another client's.
+        NotFound => 404, "address not found";
+    }
 }
 
 /// (field, maximum characters) of the required text fields, then of the optional ones.
 const REQUIRED_TEXT: [(&str, usize); 3] = [("label", 50), ("address_line", 255), ("city", 100)];
 const OPTIONAL_TEXT: [(&str, usize); 3] = [("district", 100), ("building", 50), ("notes", 500)];
 
-/// The value of `key` as `read` takes it (`None` from `read`: `<key> is invalid`); an absent
-/// key is `<key> is required` when `required`, else `None`.
+/// The value of `key` as `read` takes it (`None` from `read`: [`FieldRefusal::Invalid`]);
+/// an absent key is [`FieldRefusal::Missing`] when `required`, else `None`.
 fn field<T>(
     body: &Map<String, Value>,
-    key: &str,
+    key: &'static str,
     required: bool,
     read: impl FnOnce(&Value) -> Option<T>,
-) -> Result<Option<T>, String> {
+) -> Result<Option<T>, FieldRefusal> {
     match body.get(key) {
-        None if required => Err(format!("{key} is required")),
+        None if required => Err(FieldRefusal::Missing(key)),
         None => Ok(None),
-        Some(value) => read(value)
-            .map(Some)
-            .ok_or_else(|| format!("{key} is invalid")),
+        Some(value) => read(value).map(Some).ok_or(FieldRefusal::Invalid(key)),
     }
 }
 
@@ -99,9 +121,9 @@ fn coordinate(limit: f64) -> impl Fn(&Value) -> Option<f64> {
 /// An optional text field: `Some(None)` clears it (null or blank), `None` leaves it.
 fn optional_text(
     body: &Map<String, Value>,
-    key: &str,
+    key: &'static str,
     max: usize,
-) -> Result<Option<Option<String>>, String> {
+) -> Result<Option<Option<String>>, FieldRefusal> {
     match body.get(key) {
         None => Ok(None),
         Some(Value::Null) => Ok(Some(None)),
@@ -112,7 +134,7 @@ fn optional_text(
 
 /// Reads a body, field by field in a fixed order (the first problem is the answer). For a
 /// new address `label`, `address_line`, `city`, `latitude` and `longitude` are required.
-pub fn fields(body: &Map<String, Value>, creating: bool) -> Result<AddressFields, String> {
+pub fn fields(body: &Map<String, Value>, creating: bool) -> Result<AddressFields, FieldRefusal> {
     let [label, address_line, city] =
         REQUIRED_TEXT.map(|(key, max)| field(body, key, creating, text(max)));
     let (label, address_line, city) = (label?, address_line?, city?);
@@ -229,7 +251,7 @@ pub async fn get(
         .first(conn)
         .await
         .optional()?
-        .ok_or_else(|| Fault::NotFound("address").into())
+        .ok_or_else(|| AddressRefusal::NotFound.into())
 }
 
 /// Where a write goes.
@@ -272,7 +294,7 @@ async fn insert(
         .get_result(conn)
         .await?;
     if saved >= MAX_ADDRESSES {
-        return Err(AuthError::invalid(full_message()));
+        return Err(BookRefusal::Full.into());
     }
     let id = new_id();
     diesel::insert_into(addresses::table)
@@ -307,7 +329,7 @@ async fn own_id(
     own.first(conn)
         .await
         .optional()?
-        .ok_or_else(|| Fault::NotFound("address").into())
+        .ok_or_else(|| AddressRefusal::NotFound.into())
 }
 
 pub async fn delete(
@@ -323,82 +345,11 @@ pub async fn delete(
     .execute(conn)
     .await?;
     if deleted == 0 {
-        Err(Fault::NotFound("address").into())
+        Err(AddressRefusal::NotFound.into())
     } else {
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn body(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap()
-    }
-
-    #[test]
-    fn new_addresses_need_the_five_fields_in_order() {
-        assert_eq!(
-            fields(&body(json!({})), true).unwrap_err(),
-            "label is required"
-        );
-        assert_eq!(
-            fields(&body(json!({"label": "Home"})), true).unwrap_err(),
-            "address_line is required"
-        );
-        let ok = fields(
-            &body(
-                json!({"label": " Home ", "address_line": "1 King Fahd Rd", "city": "Riyadh",
-                                     "latitude": 24.7, "longitude": 46.6}),
-            ),
-            true,
-        )
-        .unwrap();
-        assert_eq!(ok.label.as_deref(), Some("Home"));
-        assert!(
-            fields(&body(json!({})), false).is_ok(),
-            "updates are partial"
-        );
-    }
-
-    #[test]
-    fn values_out_of_range_are_invalid() {
-        assert_eq!(
-            fields(&body(json!({"latitude": 91})), false).unwrap_err(),
-            "latitude is invalid"
-        );
-        assert_eq!(
-            fields(&body(json!({"longitude": "46"})), false).unwrap_err(),
-            "longitude is invalid"
-        );
-        assert_eq!(
-            fields(&body(json!({"label": ""})), false).unwrap_err(),
-            "label is invalid"
-        );
-        assert_eq!(
-            fields(&body(json!({"is_default": "yes"})), false).unwrap_err(),
-            "is_default is invalid"
-        );
-        assert_eq!(
-            fields(&body(json!({"notes": "x".repeat(501)})), false).unwrap_err(),
-            "notes is invalid"
-        );
-    }
-
-    #[test]
-    fn ids_are_24_hex_and_legacy_numbers_only_where_allowed() {
-        assert_eq!(new_id().len(), 24);
-        assert!(domain::ObjectId::is_valid(&new_id()));
-        assert_eq!(
-            AddressKey::parse("123", true),
-            Some(AddressKey::Legacy(123))
-        );
-        assert_eq!(AddressKey::parse("123", false), None);
-        assert_eq!(
-            AddressKey::parse("64B7F0C2A1B2C3D4E5F60718", false),
-            Some(AddressKey::Id("64b7f0c2a1b2c3d4e5f60718".into()))
-        );
-    }
-}
+mod tests;
