@@ -5,22 +5,33 @@
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`) and:
 //!
-//! | Variable | Default | Meaning |
-//! |---|---|---|
-//! | `POINT_SERVICE_URL` | required | where the point routes are relayed: `http://host[:port]` (no path, no https) |
-//! | `POINT_SERVICE_TIMEOUT_MS` | `10000` | relay wait; on expiry 504 |
-//! | `POINT_SERVICE_PAY_TIMEOUT_MS` | `20000` | relay wait on the two pay routes |
-//! | `AUTH_SERVICE_URL` | unset | caller lookup of the gift-card route; unset, that route answers 500 |
-//! | `INTERNAL_API_TOKEN` | required | sent to the point service's `/internal/v1/credits` |
-//! | `USE_POINT_SERVICE` | `true` | where new gift-card redemptions are credited: the point service, or with `false` the legacy system; a redemption keeps the target it was made with |
-//! | `LEGACY_URL` | required when `USE_POINT_SERVICE=false` | the legacy add-point call, `POST {LEGACY_URL}/api/v1/points/add`; used with `USE_POINT_SERVICE=true` too, for the legacy redemptions still pending after a switch (without it they stay pending and are logged at error level) |
-//! | `GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR` | `10` | wrong gift-card codes per client |
-//! | `GIFT_CODE_TRIES_PER_IP_PER_HOUR` | `30` | wrong gift-card codes per client address |
-//! | `GIFT_CARD_RETRY_INTERVAL_MS` | `5000` | how often each replica's retry task looks for gift-card credits that failed; also the first retry's delay |
-//! | `GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS` | `600` | the longest wait between two tries of one credit (the wait doubles from the interval up to this) |
-//! | `GIFT_CARD_CREDIT_LEASE_SECONDS` | `60` | how long a request or a retry task holds a credit it is sending; another may take it over only after that (15 to 3600: above the credit call's 10 s wait) |
-//! | `TRUST_X_FORWARDED_FOR` | off | `true`: the client address is the first `X-Forwarded-For` hop |
-//! | `NEAREST_STORE_CACHE_SECONDS` | `10` | how long a replica keeps a brand's branches for the nearest store; `0`: read them per request |
+//! - `POINT_SERVICE_URL` (required): where the point routes are relayed:
+//!   `http://host[:port]` (no path, no https).
+//! - `POINT_SERVICE_TIMEOUT_MS` (`10000`): relay wait; on expiry 504.
+//! - `POINT_SERVICE_PAY_TIMEOUT_MS` (`20000`): relay wait on the two pay routes.
+//! - `AUTH_SERVICE_URL` (unset): caller lookup of the gift-card route; unset, that route
+//!   answers 500.
+//! - `INTERNAL_API_TOKEN` (required): sent to the point service's `/internal/v1/credits`.
+//! - `USE_POINT_SERVICE` (`true`): where new gift-card redemptions are credited: the point
+//!   service, or with `false` the legacy system; a redemption keeps the target it was made
+//!   with.
+//! - `LEGACY_URL` (required when `USE_POINT_SERVICE=false`): the legacy add-point call,
+//!   `POST {LEGACY_URL}/api/v1/points/add`; used with `USE_POINT_SERVICE=true` too, for the
+//!   legacy redemptions still pending after a switch (without it they stay pending and are
+//!   logged at error level).
+//! - `GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR` (`10`): wrong gift-card codes per client.
+//! - `GIFT_CODE_TRIES_PER_IP_PER_HOUR` (`30`): wrong gift-card codes per client address.
+//! - `GIFT_CARD_RETRY_INTERVAL_MS` (`5000`): how often each replica's retry task looks for
+//!   gift-card credits that failed; also the first retry's delay.
+//! - `GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS` (`600`): the longest wait between two tries of one
+//!   credit (the wait doubles from the interval up to this).
+//! - `GIFT_CARD_CREDIT_LEASE_SECONDS` (`60`): how long a request or a retry task holds a
+//!   credit it is sending; another may take it over only after that (15 to 3600: above the
+//!   credit call's 10 s wait).
+//! - `TRUST_X_FORWARDED_FOR` (off): `true`: the client address is the first
+//!   `X-Forwarded-For` hop.
+//! - `NEAREST_STORE_CACHE_SECONDS` (`10`): how long a replica keeps a brand's branches for the
+//!   nearest store; `0`: read them per request.
 
 use std::time::Duration;
 

@@ -3,10 +3,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use envelope::{ErrorB, ErrorC, RetryAfter};
+use envelope::{ErrorB, ErrorC, Refused, RetryAfter};
+use server::caller::CallerError;
 
 /// The 500 of a route that reads the database ([`OrderError::Internal`]).
-pub const INTERNAL_500: &str = "an unexpected failure: the raw error text outside production, `Internal server error` in production";
+pub const INTERNAL_500: &str = "an unexpected failure: the raw error text outside production, \
+                                `Internal server error` in production";
 
 envelope::answer_set! {
     /// What a route that reads the database answers besides its own answers: 500 (its raw
@@ -24,16 +26,40 @@ envelope::answer_set! {
     }
 }
 
+envelope::answer_set! {
+    /// What the gift-card route answers besides its own answers: its caller, resolved through
+    /// the auth service ([`OrderError::Caller`]: 401, or 500 when the lookup is not
+    /// configured), and the database (500; 503 when busy).
+    pub CallerAnswers, envelope::Envelope::C, {
+        "401" => server::caller::unauthorized_answer(),
+        "500" => format!(
+            "{}; outside production, an unexpected failure shows its raw text",
+            server::caller::internal_answer()
+        ),
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
+envelope::refusals! {
+    /// A query the route cannot read into its query type: a key sent twice. The app's query
+    /// handler (`envelope::error_handlers`) answers it before the handler runs, in the
+    /// parser's words and with the key's name; declared here so that the routes that read a
+    /// query name it beside their own 400s.
+    pub enum QueryRefusal in C {
+        KeySentTwice => 400, "Invalid query: Query deserialize error: duplicate field ...";
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OrderError {
+    /// Refused by the rules: a refusal type's answer (`gift_cards::RedeemRefusal`,
+    /// `stores::StoreRefusal`, ...).
     #[error("{0}")]
-    Invalid(String),
+    Refused(Refused),
+    /// The caller could not be resolved: 401, or a 500 shown in every environment (unlike
+    /// [`OrderError::Internal`]'s raw text) when the lookup is not configured.
     #[error("{0}")]
-    Unauthorized(String),
-    #[error("{0}")]
-    NotFound(&'static str),
-    #[error("{0}")]
-    Conflict(&'static str),
+    Caller(CallerError),
     /// A wrong-code limit (`gift_cards::tries`), with when it would let the request through.
     #[error("Too many attempts, try again later")]
     TooManyRequests(RetryAfter),
@@ -45,14 +71,11 @@ pub enum OrderError {
     Busy(String),
     #[error("{0}")]
     Internal(String),
-    /// A 500 whose message the spec gives (`AUTH_SERVICE_URL not set`): shown in every
-    /// environment, unlike [`OrderError::Internal`]'s raw text.
-    #[error("{0}")]
-    Misconfigured(&'static str),
     /// 504 `POINT_SERVICE_TIMEOUT` (envelope B).
     #[error("Point service did not respond in time; the request outcome is unknown")]
     RelayTimeout,
-    /// 502 `POINT_SERVICE_UNAVAILABLE` (envelope B).
+    /// 502 `POINT_SERVICE_UNAVAILABLE` (envelope B), with the error text: the one place its
+    /// message is written (a document shows it as `RelayUnavailable("<error text>")`).
     #[error("Point service unavailable: {0}")]
     RelayUnavailable(String),
     /// 400 `VALIDATION_ERROR` (envelope B): the request target cannot be sent to the point
@@ -63,17 +86,46 @@ pub enum OrderError {
 
 db::from_failure!(OrderError);
 
+impl From<Refused> for OrderError {
+    fn from(refused: Refused) -> Self {
+        Self::Refused(refused)
+    }
+}
+
+/// `?` on a refusal of the service's rules: it answers through [`OrderError::Refused`].
+macro_rules! refused_from {
+    ($($refusal:ty),+ $(,)?) => {
+        $(
+            impl From<$refusal> for OrderError {
+                fn from(refusal: $refusal) -> Self {
+                    Self::Refused(refusal.into())
+                }
+            }
+        )+
+    };
+}
+
+refused_from!(
+    QueryRefusal,
+    crate::gift_cards::RedeemRefusal,
+    crate::stores::StoreRefusal,
+    crate::stores::BranchesRefusal,
+    crate::system_categories::ServiceRefusal,
+);
+
 impl OrderError {
     fn status(&self) -> StatusCode {
         match self {
-            Self::Invalid(_) | Self::RelayTarget => StatusCode::BAD_REQUEST,
-            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::Refused(refused) => {
+                StatusCode::from_u16(refused.status).unwrap_or(StatusCode::BAD_REQUEST)
+            }
+            Self::Caller(CallerError::NotConfigured) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Caller(_) => StatusCode::UNAUTHORIZED,
+            Self::RelayTarget => StatusCode::BAD_REQUEST,
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::CreditPending(_) | Self::RelayUnavailable(_) => StatusCode::BAD_GATEWAY,
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Internal(_) | Self::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::RelayTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
@@ -86,6 +138,7 @@ impl ResponseError for OrderError {
 
     fn error_response(&self) -> HttpResponse {
         match self {
+            Self::Refused(refused) => refused.response(),
             Self::RelayTimeout => {
                 ErrorB::new(self.status(), "POINT_SERVICE_TIMEOUT", self.to_string())
                     .error_response()
@@ -98,8 +151,8 @@ impl ResponseError for OrderError {
                 ErrorB::new(self.status(), "VALIDATION_ERROR", self.to_string()).error_response()
             }
             Self::Internal(raw) => ErrorC::internal(raw).error_response(),
-            Self::Misconfigured(what) => {
-                tracing::error!(error.message = %what, "misconfigured");
+            Self::Caller(CallerError::NotConfigured) => {
+                tracing::error!(error.message = %self, "misconfigured");
                 ErrorC::new(self.status(), self.to_string()).error_response()
             }
             Self::Busy(raw) => {
@@ -112,8 +165,9 @@ impl ResponseError for OrderError {
                 response
             }
             // Logged where it happened, with the redemption (`gift_cards::credit::report`).
-            Self::CreditPending(_) => ErrorC::new(self.status(), self.to_string()).error_response(),
-            _ => ErrorC::new(self.status(), self.to_string()).error_response(),
+            Self::CreditPending(_) | Self::Caller(_) => {
+                ErrorC::new(self.status(), self.to_string()).error_response()
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
-//! Gift-card codes (no HTTP answers in here): a code is redeemed once, ever; wrong codes are
-//! limited per client and per client address so codes cannot be guessed; the credit goes to
-//! the point service or to the legacy add-point call, and is retried until it lands.
+//! Gift-card codes (no HTTP in here: a refusal is a [`RedeemRefusal`]): a code is redeemed
+//! once, ever; wrong codes are limited per client and per client address so codes cannot be
+//! guessed; the credit goes to the point service or to the legacy add-point call, and is
+//! retried until it lands.
 //!
 //! A redemption records where it is credited (the point service or the legacy system, from
 //! `USE_POINT_SERVICE` of the replica that makes it) and its reference (`gift-card:<code>`)
@@ -24,6 +25,7 @@ use diesel::sql_types::{BigInt, Bool, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Points;
 use serde::Serialize;
+use serde_json::Value;
 
 use catalog_db::schema::{gift_card_codes, gift_card_redemptions};
 
@@ -36,7 +38,7 @@ use crate::state::Credit;
 /// The answer to a redemption, in this key order.
 #[derive(Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Redeemed {
-    /// Always `The code was redeemed`.
+    /// The same text on every redemption ([`REDEEMED`]).
     pub message: &'static str,
     /// The code as redeemed (trimmed).
     pub code: String,
@@ -44,10 +46,51 @@ pub struct Redeemed {
     pub points: String,
 }
 
-/// 409 for a code that is someone else's, or whose 200 was given.
-const USED: &str = "The code has already been used";
-/// 409 for the owner's request while another request or a retry task is crediting it.
-const IN_PROGRESS: &str = "The code is being redeemed, try again shortly";
+/// [`Redeemed`]'s message.
+pub const REDEEMED: &str = "The code was redeemed";
+
+/// The 200 as the document describes it.
+pub fn redeemed_answer() -> String {
+    format!("`{{message: \"{REDEEMED}\", code, points}}`: the code was redeemed and credited")
+}
+
+/// The 502 as the document describes it ([`OrderError::CreditPending`]).
+pub fn pending_answer() -> String {
+    let pending = OrderError::CreditPending(String::new());
+    format!(
+        "`{pending}`: the credit call failed, timed out or did not answer 2xx; the redemption \
+         stays the caller's, pending: the service retries it on its own, and the caller's retry \
+         resumes it (200 once credited, if no 200 was given for it yet)"
+    )
+}
+
+envelope::refusals! {
+    /// Why a redemption is refused.
+    pub enum RedeemRefusal in C {
+        /// The body has no code: missing, not a string, empty once trimmed or longer than
+        /// [`MAX_CODE_LENGTH`] (a body that is not JSON counts as none).
+        NoCode => 400, "code is required";
+        /// No such code, or an inactive code with no redemption (counted as a wrong try).
+        UnknownCode => 404, "The code not exist";
+        /// Redeemed by another client, or credited and its 200 already given.
+        Used => 409, "The code has already been used";
+        /// The caller's own redemption of it is being credited right now (by another of the
+        /// caller's requests or by the service's retry), so the retry tells the outcome.
+        InProgress => 409, "The code is being redeemed, try again shortly";
+    }
+}
+
+/// The longest code once trimmed, in bytes (UTF-8).
+pub const MAX_CODE_LENGTH: usize = 100;
+
+/// The code a redemption's body names: its `code`, trimmed.
+pub fn code_in(body: &Value) -> Result<&str, RedeemRefusal> {
+    body.get("code")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && c.len() <= MAX_CODE_LENGTH)
+        .ok_or(RedeemRefusal::NoCode)
+}
 
 /// What a claim leaves the request to do.
 enum Claimed {
@@ -124,14 +167,14 @@ async fn claim(
         let Some(existing) = existing else {
             tries::record_wrong(conn, client_id, ip).await?;
             // The try is committed with the 404 (an error would roll it back).
-            return Ok(Err(OrderError::NotFound("The code not exist")));
+            return Ok(Err(RedeemRefusal::UnknownCode.into()));
         };
         if existing.client_id != client_id {
-            return Ok(Err(OrderError::Conflict(USED)));
+            return Ok(Err(RedeemRefusal::Used.into()));
         }
         if existing.status == "credited" {
             if existing.answered {
-                return Ok(Err(OrderError::Conflict(USED)));
+                return Ok(Err(RedeemRefusal::Used.into()));
             }
             diesel::update(gift_card_redemptions::table.find(existing.id))
                 .set(gift_card_redemptions::answered_at.eq(diesel::dsl::now))
@@ -140,7 +183,7 @@ async fn claim(
             return Ok(Ok(Claimed::Answer(existing.points)));
         }
         if existing.held {
-            return Ok(Err(OrderError::Conflict(IN_PROGRESS)));
+            return Ok(Err(RedeemRefusal::InProgress.into()));
         }
         Ok(Ok(Claimed::Credit(
             credit::take_locked(conn, existing.id, target, lease).await?,
@@ -187,7 +230,7 @@ pub async fn redeem(
             } else {
                 // A retry task took over after this request's lease ran out, and the owner's
                 // other request was given the 200.
-                Err(OrderError::Conflict(USED))
+                Err(RedeemRefusal::Used.into())
             }
         }
         Err(error) => {
@@ -216,7 +259,7 @@ pub async fn redeem(
 
 fn redeemed(code: &str, points: BigDecimal) -> Redeemed {
     Redeemed {
-        message: "The code was redeemed",
+        message: REDEEMED,
         code: code.to_owned(),
         points: Points::new(points).to_text(),
     }

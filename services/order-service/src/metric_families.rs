@@ -11,7 +11,8 @@ pub fn describe() {
     describe_counter!(
         "relay_upstream_total",
         Unit::Count,
-        "Point routes relayed to the point service, by route and outcome: answered (whatever its status), unavailable (502: not reached) or timeout (504)."
+        "Point routes relayed to the point service, by route and outcome: answered (whatever \
+         its status), unavailable (502: not reached) or timeout (504)."
     );
     describe_histogram!(
         "relay_upstream_duration_seconds",
@@ -21,7 +22,8 @@ pub fn describe() {
     describe_counter!(
         "gift_card_credit_attempts_total",
         Unit::Count,
-        "Tries to credit a redeemed gift-card code's points, by who tried (request, retry) and outcome (credited, refused, failed, unconfigured)."
+        "Tries to credit a redeemed gift-card code's points, by who tried (request, retry) and \
+         outcome (credited, refused, failed, unconfigured)."
     );
     describe_gauge!(
         "gift_card_credits_pending",

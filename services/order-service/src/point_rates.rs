@@ -25,6 +25,21 @@ pub struct Rate {
     pub point_earn: Value,
 }
 
+/// The stored option is not a list (a 500: its text outside production).
+pub const NOT_A_LIST: &str = "the point_rates option is not a list";
+/// A stored row is not an object (a 500: its text outside production).
+pub const ROW_NOT_AN_OBJECT: &str = "a point_rates row is not an object";
+
+/// The 500 as the document describes it: the stored option's faults, or any other failure.
+pub fn internal_answer() -> String {
+    format!(
+        "the stored option is not a list (`{NOT_A_LIST}`) or a row is not an object \
+         (`{ROW_NOT_AN_OBJECT}`): that text outside production, `{}` in production; any other \
+         unexpected failure likewise with its raw text",
+        envelope::INTERNAL_MESSAGE
+    )
+}
+
 /// The rows; `[]` when the option is unset; an error when it is not a list of objects.
 pub async fn rates(conn: &mut AsyncPgConnection) -> Result<Vec<Rate>, OrderError> {
     let stored: Option<Value> = system_configs::table
@@ -37,9 +52,7 @@ pub async fn rates(conn: &mut AsyncPgConnection) -> Result<Vec<Rate>, OrderError
         return Ok(Vec::new());
     };
     let Value::Array(rows) = stored else {
-        return Err(OrderError::Internal(
-            "the point_rates option is not a list".into(),
-        ));
+        return Err(OrderError::Internal(NOT_A_LIST.into()));
     };
     let mut rates = rows
         .into_iter()
@@ -49,9 +62,7 @@ pub async fn rates(conn: &mut AsyncPgConnection) -> Result<Vec<Rate>, OrderError
                 amount_to: row.remove("amount_to").unwrap_or(Value::Null),
                 point_earn: row.remove("point_earn").unwrap_or(Value::Null),
             }),
-            _ => Err(OrderError::Internal(
-                "a point_rates row is not an object".into(),
-            )),
+            _ => Err(OrderError::Internal(ROW_NOT_AN_OBJECT.into())),
         })
         .collect::<Result<Vec<_>, _>>()?;
     // Compared as the exact decimals they were written as (two starts that differ past a

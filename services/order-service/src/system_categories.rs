@@ -12,6 +12,23 @@ use serde::Serialize;
 use catalog_db::ServiceRow;
 use catalog_db::schema::services;
 
+envelope::refusals! {
+    /// Why a service's detail or children are refused (the operator service sends the same
+    /// message in its own envelope).
+    pub enum ServiceRefusal in C {
+        /// No such service, or an id that is not a positive integer.
+        UnknownService => 404, [catalog_db::SERVICE_NOT_FOUND];
+    }
+}
+
+/// A service id from the path: a positive integer, else no service has it.
+pub fn service_id(raw: &str) -> Result<i64, ServiceRefusal> {
+    raw.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or(ServiceRefusal::UnknownService)
+}
+
 /// How long a children list is served from memory.
 pub const CHILDREN_TTL: Duration = Duration::from_secs(30);
 

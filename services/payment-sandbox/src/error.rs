@@ -6,8 +6,11 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::{ErrorHandlerResponse, ErrorHandlers};
+use std::collections::BTreeMap;
+
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use serde::Serialize;
+use utoipa::openapi::{Content, Ref, RefOr, Response};
 
 use crate::settlements::Unreadable;
 
@@ -77,6 +80,56 @@ impl ResponseError for Refusal {
     fn error_response(&self) -> HttpResponse {
         HttpResponse::build(self.status_code()).json(self.body())
     }
+}
+
+/// The refusals a route lists in its document (see [`crate::refusal_answers!`]): one answer
+/// per status in [`ErrorBody`], whose description names each refusal's `code` and message (a
+/// variable part as the placeholder the list gives it) and when it is given.
+pub fn answers(list: &[(Refusal, &str)]) -> BTreeMap<String, RefOr<Response>> {
+    let mut by_status: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (refusal, when) in list {
+        by_status
+            .entry(refusal.status_code().as_str().to_owned())
+            .or_default()
+            .push(format!("`{}` `{refusal}`: {when}", refusal.code()));
+    }
+    by_status
+        .into_iter()
+        .map(|(status, lines)| {
+            let body = Content::new(Some(Ref::from_schema_name("ErrorBody")));
+            let answer = Response::builder()
+                .description(lines.join("; "))
+                .content("application/json", body)
+                .build();
+            (status, RefOr::T(answer))
+        })
+        .collect()
+}
+
+/// Declares the refusals of a route for its `responses(...)`: a type whose answers are
+/// [`answers`] of the listed refusals, each with when it is given.
+///
+/// ```ignore
+/// refusal_answers! {
+///     /// What reading a payment back refuses.
+///     pub UnknownPayment { Refusal::UnknownPayment => "no payment or session has this id" }
+/// }
+/// ```
+#[macro_export]
+macro_rules! refusal_answers {
+    ($(#[$meta:meta])* $vis:vis $name:ident { $($refusal:expr => $when:expr),+ $(,)? }) => {
+        $(#[$meta])*
+        $vis struct $name;
+
+        impl utoipa::IntoResponses for $name {
+            fn responses() -> std::collections::BTreeMap<
+                String,
+                utoipa::openapi::RefOr<utoipa::openapi::Response>,
+            > {
+                $crate::error::answers(&[$(($refusal, $when)),+])
+            }
+        }
+    };
 }
 
 /// Every error answer of the sandbox.

@@ -1,14 +1,17 @@
 //! The payment sandbox: plays the payment service of docs/design.md for development and tests,
 //! never in production. Card ids decide what happens:
 //!
-//! | card id starts with | `POST /v1/payments` answers | the payment | webhook |
-//! |---|---|---|---|
-//! | `decline` | 200 `{id, status: "declined", redirect_url: null}` | declined at once | `payment_declined` |
-//! | `fail4xx` | 402 `{"error": {"code": "card_declined", …}}` | none | none |
-//! | `fail5xx` | 500 `{"error": {"code": "gateway_error", …}}` | none | none |
-//! | `silent` | 200 `{id, status: "pending", redirect_url}`, like any 3-D Secure payment | captured at once | never (a lost webhook) |
-//! | `lost` | 502 `{"error": {"code": "answer_lost", …}}`: the caller never learns the id | captured at once | never; find it by reference |
-//! | anything else | 200 `{id, status: "pending", redirect_url}` | pending on its 3-D Secure page, whose buttons capture or decline it; captured at once with `SANDBOX_AUTO_CAPTURE=true` | `payment_captured` or `payment_declined` |
+//! - `decline…`: `POST /v1/payments` answers 200 `{id, status: "declined", redirect_url:
+//!   null}`; the payment is declined at once; webhook `payment_declined`.
+//! - `fail4xx…`: 402 `{"error": {"code": "card_declined", …}}`; no payment, no webhook.
+//! - `fail5xx…`: 500 `{"error": {"code": "gateway_error", …}}`; no payment, no webhook.
+//! - `silent…`: 200 `{id, status: "pending", redirect_url}`, like any 3-D Secure payment; the
+//!   payment is captured at once; its webhook is never sent (a lost webhook).
+//! - `lost…`: 502 `{"error": {"code": "answer_lost", …}}`: the caller never learns the id; the
+//!   payment is captured at once; no webhook ever: find it by its reference.
+//! - anything else: 200 `{id, status: "pending", redirect_url}`; the payment is pending on its
+//!   3-D Secure page, whose buttons capture or decline it (captured at once with
+//!   `SANDBOX_AUTO_CAPTURE=true`); webhook `payment_captured` or `payment_declined`.
 //!
 //! Payment sessions have no card: they always wait on the 3-D Secure page (or auto-capture).
 //! A capture or decline moves the payment's status (and `updated_at`, and `captured_at`) when

@@ -11,7 +11,8 @@ fn main() -> ExitCode {
         .is_some_and(|a| a == "--help" || a == "-h")
     {
         println!(
-            "{SERVICE}: the payment service stand-in (dev and tests only); configured by environment variables, see services/payment-sandbox/src/config.rs"
+            "{SERVICE}: the payment service stand-in (dev and tests only); configured by \
+             environment variables, see services/payment-sandbox/src/config.rs"
         );
         return ExitCode::SUCCESS;
     }
@@ -36,9 +37,17 @@ fn main() -> ExitCode {
     };
     let outcome = actix_web::rt::System::new().block_on(async move {
         let addr = config.common.bind_addr;
-        let listener = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        tracing::info!(http.addr = %addr, auto_capture = config.auto_capture, webhook.url = %config.webhook_url, "listening");
-        build(config, listener)?.await.map_err(|e| format!("server failed: {e}"))
+        let listener =
+            TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        tracing::info!(
+            http.addr = %addr,
+            auto_capture = config.auto_capture,
+            webhook.url = %config.webhook_url,
+            "listening"
+        );
+        build(config, listener)?
+            .await
+            .map_err(|e| format!("server failed: {e}"))
     });
     guard.shutdown();
     match outcome {

@@ -8,19 +8,24 @@ use utoipa::OpenApi;
 use crate::answers::Health;
 
 /// The process is alive.
-#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health, description = "the process is alive")))]
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, body = Health, description = "alive")))]
 pub async fn healthz() -> web::Json<Health> {
     web::Json(Health { status: "ok" })
 }
 
 /// The sandbox depends on nothing, so alive is ready.
-#[utoipa::path(get, path = "/readyz", tag = "operations", responses((status = 200, body = Health, description = "always ready")))]
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, body = Health, description = "ready")))]
 pub async fn readyz() -> web::Json<Health> {
     web::Json(Health { status: "ok" })
 }
 
-/// Prometheus text.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, content_type = "text/plain", body = String, description = "Prometheus text format: request counts and latencies by route and status")))]
+/// Prometheus text
+///
+/// Request counts and latencies by route and status, in Prometheus text format.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, body = String, description = "the metrics")))]
 pub async fn metrics() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
@@ -28,7 +33,10 @@ pub async fn metrics() -> HttpResponse {
 }
 
 #[derive(OpenApi)]
-#[openapi(paths(healthz, readyz, metrics), tags((name = "operations", description = "Probes and metrics for the platform")))]
+#[openapi(
+    paths(healthz, readyz, metrics),
+    tags((name = "operations", description = "Probes and metrics for the platform"))
+)]
 struct OpsDoc;
 
 /// The operational routes' part of the document.

@@ -23,10 +23,15 @@ use crate::ops;
                        captured at once with SANDBOX_AUTO_CAPTURE=true). Errors are \
                        {\"error\": {\"code\", \"message\"}}."
     ),
+    // The routes' refusals name it from their answer types (`crate::error::answers`).
+    components(schemas(crate::error::ErrorBody)),
     tags(
         (name = "payments", description = "Card payments"),
         (name = "sessions", description = "Payment sessions"),
-        (name = "read-back", description = "What the gateway took, whatever became of its webhooks"),
+        (
+            name = "read-back",
+            description = "What the gateway took, whatever became of its webhooks"
+        ),
         (name = "3-D Secure", description = "The page the client opens and its buttons (HTML)"),
     )
 )]
@@ -37,20 +42,20 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             "/v1",
             [
-                route!(payments::create),
-                route!(payments::by_reference),
-                route!(payments::show),
-                route!(sessions::create),
-                route!(sessions::show),
-                route!(settlements::day),
+                route!(payments::create_payment),
+                route!(payments::list_payments_by_reference),
+                route!(payments::get_payment),
+                route!(sessions::create_payment_session),
+                route!(sessions::get_payment_session),
+                route!(settlements::get_settlement),
             ],
         ),
         scope(
             "/3ds",
             [
-                route!(three_ds::challenge),
-                route!(three_ds::approve),
-                route!(three_ds::decline),
+                route!(three_ds::show_3ds_page),
+                route!(three_ds::approve_3ds),
+                route!(three_ds::decline_3ds),
             ],
         ),
     ])

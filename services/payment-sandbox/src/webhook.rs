@@ -95,7 +95,12 @@ impl Sender {
             .map_err(|e| DeliveryError::Unreachable(e.to_string()))?;
         let status = response.status().as_u16();
         let body = response.text().await.unwrap_or_default();
-        tracing::info!(payment.id = %payment.id, webhook.status = status, outcome = ?payment.status, "webhook delivered");
+        tracing::info!(
+            payment.id = %payment.id,
+            webhook.status = status,
+            outcome = ?payment.status,
+            "webhook delivered"
+        );
         Ok(Delivered { status, body })
     }
 
@@ -108,16 +113,30 @@ impl Sender {
             match self.send(payment).await {
                 Ok(delivered) if delivered.status < 500 => return delivered.taken(),
                 Ok(delivered) => {
-                    tracing::warn!(payment.id = %payment.id, attempt, webhook.status = delivered.status, "webhook refused; retrying")
+                    tracing::warn!(
+                        payment.id = %payment.id,
+                        attempt,
+                        webhook.status = delivered.status,
+                        "webhook refused; retrying"
+                    )
                 }
                 Err(e) => {
-                    tracing::warn!(payment.id = %payment.id, attempt, error.message = %e, "webhook failed; retrying")
+                    tracing::warn!(
+                        payment.id = %payment.id,
+                        attempt,
+                        error.message = %e,
+                        "webhook failed; retrying"
+                    )
                 }
             }
             tokio::time::sleep(wait).await;
             wait *= 2;
         }
-        tracing::error!(payment.id = %payment.id, "webhook not delivered after 5 attempts; the payment stays settled; its 3-D Secure page's button sends the webhook again");
+        tracing::error!(
+            payment.id = %payment.id,
+            "webhook not delivered after 5 attempts; the payment stays settled; its 3-D Secure \
+             page's button sends the webhook again"
+        );
         false
     }
 }

@@ -6,10 +6,15 @@
 //! hidden among wrong ones gets no extra chances). This serialises one client's, and one
 //! address's, redemptions; the locks are never held across the credit call.
 
+use std::collections::BTreeMap;
+
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use envelope::RetryAfter;
+use envelope::{Envelope, RetryAfter};
+use utoipa::PartialSchema;
+use utoipa::openapi::header::Header;
+use utoipa::openapi::{RefOr, Response};
 
 use catalog_db::schema::gift_card_tries;
 
@@ -20,6 +25,34 @@ use crate::error::OrderError;
 pub struct Limits {
     pub per_client: i64,
     pub per_ip: i64,
+}
+
+/// The 429 of the limits ([`OrderError::TooManyRequests`]) as a document shows it, with its
+/// `Retry-After`: a route that checks them lists it in its `responses(...)`.
+pub struct LimitAnswer;
+
+impl utoipa::IntoResponses for LimitAnswer {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let limited = OrderError::TooManyRequests(RetryAfter::seconds(None));
+        let description = format!(
+            "`{limited}`: this client (`GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR`, default 10) or this \
+             client address (`GIFT_CODE_TRIES_PER_IP_PER_HOUR`, default 30) tried that many wrong \
+             codes in the last hour; checked before the code"
+        );
+        let wait = Header::builder()
+            .schema(Some(u64::schema()))
+            .description(Some(
+                "Whole seconds until the limit that refused the request would let it through (at \
+                 least 1); with both limits reached, the later of the two",
+            ))
+            .build();
+        let mut answer =
+            envelope::openapi::answer(&description, envelope::openapi::schema_name(Envelope::C));
+        answer
+            .headers
+            .insert("Retry-After".to_owned(), RefOr::T(wait));
+        BTreeMap::from([("429".to_owned(), RefOr::T(answer))])
+    }
 }
 
 /// The advisory lock classes (the two-key form, a space apart from the one-key locks that

@@ -2,12 +2,14 @@
 //! `GET /banners/merchant/{merchantId}/nearest-store?latitude=&longitude=`. No token.
 
 use actix_web::{HttpResponse, web};
+use envelope::Refuses;
 use serde::Deserialize;
 
 use super::Listed;
 
-use crate::error::{DatabaseAnswers, OrderError};
+use crate::error::{DatabaseAnswers, OrderError, QueryRefusal};
 use crate::state::AppState;
+use crate::stores::{BranchesAsked, BranchesRefusal, Store, StoreRefusal};
 use crate::{nearest, stores};
 
 /// `{"store_id": 10}` or `{"store_id": null}`.
@@ -17,17 +19,25 @@ pub struct NearestStore {
     store_id: Option<i64>,
 }
 
-#[utoipa::path(get, path = "/stores/{id}", tag = "stores",
-    summary = "One store's detail",
-    description = "One store's detail. No token.",
-    params(("id" = i64, Path, description = "a store id (a store banner's `merchant_id`, or nearest store's `store_id`)")),
-    responses(DatabaseAnswers, (status = 200, description = "the store; `merchant_id` is its collection (brand) id", body = crate::stores::Store),
-        (status = 404, description = "`Store not found`: unknown or inactive store, or an id that is not an integer", body = envelope::ErrorC)))]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct StorePath {
+    /// A store id (a store banner's `merchant_id`, or nearest store's `store_id`).
+    #[param(value_type = i64)]
+    id: String,
+}
+
+/// One store's detail
+///
+/// No token. An id that is not an integer is answered like an unknown store, without asking
+/// the database.
+#[utoipa::path(get, path = "/stores/{id}", tag = "stores", params(StorePath),
+    responses(DatabaseAnswers, StoreRefusal, (status = 200, description = "the store", body = Store)))]
 pub async fn store(
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<StorePath>,
 ) -> Result<HttpResponse, OrderError> {
-    let store = match path.parse::<i64>() {
+    let store = match path.id.parse::<i64>() {
         Ok(id) => {
             let mut conn = state.pool.get().await?;
             stores::find_active(&mut conn, id).await?
@@ -35,79 +45,69 @@ pub async fn store(
         // Not an integer: no store has that id, and the database is not asked.
         Err(_) => None,
     };
-    let store = store.ok_or(OrderError::NotFound("Store not found"))?;
+    let store = store.ok_or(StoreRefusal::UnknownStore)?;
     Ok(HttpResponse::Ok().json(store))
 }
 
-#[derive(Deserialize)]
+/// The query as sent: each value is read by its rule (`BranchesAsked::read`).
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct BranchesQuery {
+    /// The brand (collection) id, as store detail's `merchant_id`; trimmed.
     #[serde(rename = "merchantId")]
+    #[param(value_type = i64, required)]
     merchant_id: Option<String>,
+    /// The page, from 1 (default 1).
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 1000)]
     page: Option<String>,
+    /// Stores per page (default and at most 100).
+    #[param(value_type = Option<i64>, minimum = 1, maximum = 100)]
     limit: Option<String>,
 }
 
-/// A query number in `range`, `default` when absent, else the 400 `message`.
-fn number_in(
-    raw: Option<&str>,
-    default: i64,
-    range: std::ops::RangeInclusive<i64>,
-    message: &str,
-) -> Result<i64, OrderError> {
-    match raw {
-        None => Ok(default),
-        Some(raw) => raw
-            .trim()
-            .parse::<i64>()
-            .ok()
-            .filter(|n| range.contains(n))
-            .ok_or_else(|| OrderError::Invalid(message.into())),
-    }
-}
-
-#[utoipa::path(get, path = "/stores", tag = "stores",
-    summary = "A brand's branches",
-    description = "A brand's branches, one page at a time (a brand may have thousands): `limit` stores (default and at most 100) from page `page` (default 1, at most 1000), by id. A page shorter than `limit` is the last. No token.",
-    params(("merchantId" = i64, Query, description = "the brand (collection) id, as store detail's `merchant_id`; trimmed"),
-        ("page" = Option<i64>, Query, minimum = 1, maximum = 1000, description = "the page, from 1 (default 1)"),
-        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "stores per page (default and at most 100)")),
-    responses(DatabaseAnswers, (status = 200, description = "`{data: [stores]}`: one page of the brand's active stores by id, possibly empty", body = Listed<crate::stores::Store>),
-        (status = 400, description = "`merchantId must be an integer`: missing or not an integer; `page must be an integer from 1 to 1000`; `limit must be an integer from 1 to 100`; `Invalid query: Query deserialize error: duplicate field ...` when a key is sent twice", body = envelope::ErrorC)))]
+/// A brand's branches
+///
+/// One page at a time (a brand may have thousands): `limit` stores (default and at most 100)
+/// from page `page` (default 1, at most 1000), by id. A page shorter than `limit` is the last.
+/// No token. The 200 is `{data: [stores]}`: one page of the brand's active stores by id,
+/// possibly empty.
+#[utoipa::path(get, path = "/stores", tag = "stores", params(BranchesQuery),
+    responses(DatabaseAnswers, Refuses<(BranchesRefusal, QueryRefusal)>,
+        (status = 200, description = "`{data: [stores]}`", body = Listed<Store>)))]
 pub async fn branches(
     state: web::Data<AppState>,
     query: web::Query<BranchesQuery>,
 ) -> Result<HttpResponse, OrderError> {
-    let merchant_id = query
-        .merchant_id
-        .as_deref()
-        .and_then(|m| m.trim().parse::<i64>().ok())
-        .ok_or_else(|| OrderError::Invalid("merchantId must be an integer".into()))?;
-    let page = number_in(
+    let asked = BranchesAsked::read(
+        query.merchant_id.as_deref(),
         query.page.as_deref(),
-        1,
-        1..=stores::MAX_PAGE,
-        "page must be an integer from 1 to 1000",
-    )?;
-    let limit = number_in(
         query.limit.as_deref(),
-        stores::PAGE_SIZE,
-        1..=stores::PAGE_SIZE,
-        "limit must be an integer from 1 to 100",
     )?;
     let mut conn = state.pool.get().await?;
-    let page = stores::branches(&mut conn, merchant_id, page, limit).await?;
+    let page = stores::branches(&mut conn, asked).await?;
     Ok(HttpResponse::Ok().json(Listed { data: page }))
 }
 
-/// Always 200: `{"store_id": <id>}` or `{"store_id": null}` — unknown merchant, no
-/// candidate, unreadable coordinates and internal failures all look the same on purpose.
+/// The nearest branch of a brand
+///
+/// Which branch of a brand a customer should land on. No token. Candidates are the brand's
+/// stores with management status `active` and a real location ((0, 0) counts as none). A
+/// store is operational when `is_online` is true (null is offline) and
+/// `store_disabled_ordering` is false. The nearest operational candidate within 12 km wins,
+/// even over a closer non-operational one; otherwise the nearest candidate at any distance,
+/// online or not; ties go to the lower store id. Clients: call when a banner becomes visible,
+/// with a timeout of about 1.5 s, and treat a timeout as null.
+///
+/// `merchant_id` is the banner's `nearest_branch_merchant_id` (the real merchant id; the spec
+/// calls it merchantId); `latitude` and `longitude` are the customer's, in decimal degrees.
+/// Always 200: `{"store_id": <id>}`, or `{"store_id": null}` for an unknown or unreadable
+/// merchant, no candidate, missing or unreadable coordinates or an internal failure (logged
+/// at error level), identical on purpose; the client treats null as a no-op tap.
 #[utoipa::path(get, path = "/banners/merchant/{merchant_id}/nearest-store", tag = "stores",
-    summary = "The nearest branch of a brand",
-    description = "Which branch of a brand a customer should land on. No token. Candidates are the brand's stores with management status `active` and a real location ((0, 0) counts as none). A store is operational when `is_online` is true (null is offline) and `store_disabled_ordering` is false. The nearest operational candidate within 12 km wins, even over a closer non-operational one; otherwise the nearest candidate at any distance, online or not; ties go to the lower store id. Clients: call when a banner becomes visible, with a timeout of about 1.5 s, and treat a timeout as null.",
-    params(("merchant_id" = String, Path, description = "the banner's `nearest_branch_merchant_id` (the real merchant id; the spec calls it merchantId); an unreadable one answers null"),
-        ("latitude" = Option<f64>, Query, description = "the customer's latitude in decimal degrees, -90 to 90; missing or unreadable answers null"),
-        ("longitude" = Option<f64>, Query, description = "the customer's longitude in decimal degrees, -180 to 180; missing or unreadable answers null")),
-    responses((status = 200, description = "`{\"store_id\": <id>}`, or `{\"store_id\": null}` for an unknown merchant, no candidate, missing or unreadable coordinates or an internal failure (logged at error level) — identical on purpose; the client treats null as a no-op tap", body = NearestStore)))]
+    params(("merchant_id" = String, Path, description = "the banner's `nearest_branch_merchant_id`"),
+        ("latitude" = Option<f64>, Query, description = "-90 to 90; else null"),
+        ("longitude" = Option<f64>, Query, description = "-180 to 180; else null")),
+    responses((status = 200, description = "the nearest store's id, or null", body = NearestStore)))]
 pub async fn nearest(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -127,7 +127,11 @@ pub async fn nearest(
         match state.branches.get(&state.pool, merchant_id).await {
             Ok(index) => index.nearest(latitude, longitude),
             Err(e) => {
-                tracing::error!(error.message = %e, merchant.id = merchant_id, "nearest store failed; answering null");
+                tracing::error!(
+                    error.message = %e,
+                    merchant.id = merchant_id,
+                    "nearest store failed; answering null"
+                );
                 None
             }
         }

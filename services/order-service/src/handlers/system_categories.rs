@@ -1,5 +1,5 @@
-//! `GET /system-categories`, `GET /system-categories/{id}`, `GET /system-categories/{id}/children`.
-//! No token.
+//! `GET /system-categories`, `GET /system-categories/{id}`,
+//! `GET /system-categories/{id}/children`. No token.
 
 use std::sync::Arc;
 
@@ -10,40 +10,46 @@ use catalog_db::ServiceRow;
 
 use super::Listed;
 
-use crate::error::{INTERNAL_500, OrderError};
+use crate::error::{INTERNAL_500, OrderError, QueryRefusal};
 use crate::state::AppState;
-use crate::system_categories::{self, ServiceDetail, ServiceItem};
+use crate::system_categories::{self, ServiceDetail, ServiceItem, ServiceRefusal, service_id};
 
-const NOT_FOUND: &str = "Service is not found";
-
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LanguageQuery {
+    /// Exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or
+    /// none) the Arabic artwork.
     language: Option<String>,
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct ServicePath {
+    /// The service id: a positive integer; anything else is 404.
+    #[param(example = "1")]
+    id: String,
 }
 
 envelope::answer_set! {
     /// What the three routes answer besides their own answers: the database's 500 and 503 (as
     /// [`crate::error::DatabaseAnswers`]), and the 400 of a query that cannot be read into a
-    /// [`LanguageQuery`].
+    /// [`LanguageQuery`] ([`QueryRefusal`]).
     pub LanguageAnswers, envelope::Envelope::C, {
-        "400" => "`Invalid query: Query deserialize error: duplicate field ...` when `language` is sent twice (the query cannot be read)",
+        "400" => format!(
+            "`{}` when `language` is sent twice (the query cannot be read)",
+            QueryRefusal::KeySentTwice
+        ),
         "500" => INTERNAL_500,
         "503" => db::BUSY_ANSWER,
     }
 }
 
-fn service_id(raw: &str) -> Result<i64, OrderError> {
-    raw.parse::<i64>()
-        .ok()
-        .filter(|id| *id > 0)
-        .ok_or(OrderError::NotFound(NOT_FOUND))
-}
-
-#[utoipa::path(get, path = "/system-categories", tag = "services",
-    summary = "The home list of services",
-    description = "The home list: active services that are not children, by `ordering`, then id. No token.",
-    params(("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses(LanguageAnswers, (status = 200, description = "`{data: [client service items]}`", body = Listed<crate::system_categories::ServiceItem>)))]
+/// The home list of services
+///
+/// Active services that are not children, by `ordering`, then id. No token.
+#[utoipa::path(get, path = "/system-categories", tag = "services", params(LanguageQuery),
+    responses(LanguageAnswers,
+        (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
 pub async fn home(
     state: web::Data<AppState>,
     query: web::Query<LanguageQuery>,
@@ -54,41 +60,46 @@ pub async fn home(
     Ok(HttpResponse::Ok().json(Listed { data }))
 }
 
-#[utoipa::path(get, path = "/system-categories/{id}", tag = "services",
-    summary = "One service's detail",
-    description = "One service's detail, whatever its status or role. No token.",
-    params(("id" = String, Path, description = "the service id: a positive integer; anything else is 404", example = "1"), ("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses(LanguageAnswers, (status = 200, description = "the ten fields of a client service item, then `logo`", body = ServiceDetail),
-        (status = 404, description = "`Service is not found`: unknown id, or an id that is not a positive integer", body = envelope::ErrorC)))]
+/// One service's detail
+///
+/// Whatever its status or role: the ten fields of a client service item, then `logo`. No
+/// token.
+#[utoipa::path(get, path = "/system-categories/{id}", tag = "services", params(ServicePath, LanguageQuery),
+    responses(LanguageAnswers, ServiceRefusal, (status = 200, description = "the detail", body = ServiceDetail)))]
 pub async fn detail(
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ServicePath>,
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
-    let id = service_id(&path)?;
+    let id = service_id(&path.id)?;
     let english = system_categories::wants_english(query.language.as_deref());
     let mut conn = state.pool.get().await?;
     let row = ServiceRow::find(&mut conn, id)
         .await?
-        .ok_or(OrderError::NotFound(NOT_FOUND))?;
+        .ok_or(ServiceRefusal::UnknownService)?;
     Ok(HttpResponse::Ok().json(ServiceDetail {
         item: ServiceItem::of(&row, english),
         logo: row.logo.clone(),
     }))
 }
 
+/// A service's children
+///
+/// For the client's choice between a child list and the store screen: show the children when
+/// `data` is non-empty. The 200 is `{data: [client service items]}`: the service's active
+/// children in display order (`ordering`, then id); `[]` when it has none; never paginated,
+/// no metadata block. No token. Each replica keeps an answer (a list, or the 404) for 30
+/// seconds per service id and language choice, so it may lag an operator's change by that
+/// long.
 #[utoipa::path(get, path = "/system-categories/{id}/children", tag = "services",
-    summary = "A service's children",
-    description = "A service's children, for the client's choice between a child list and the store screen: show the children when `data` is non-empty. No token. Each replica keeps an answer (a list, or the 404) for 30 seconds per service id and language choice, so it may lag an operator's change by that long.",
-    params(("id" = String, Path, description = "the service id: a positive integer; anything else is 404", example = "1"), ("language" = Option<String>, Query, description = "exactly `en-GB` serves `image_en`/`thumbnail_en` when they are set; anything else (or none) the Arabic artwork")),
-    responses(LanguageAnswers, (status = 200, description = "`{data: [client service items]}`: the service's active children in display order (`ordering`, then id); `[]` when it has none; never paginated, no metadata block", body = Listed<crate::system_categories::ServiceItem>),
-        (status = 404, description = "`Service is not found`: the service does not exist, or the id is not a positive integer", body = envelope::ErrorC)))]
+    params(ServicePath, LanguageQuery), responses(LanguageAnswers, ServiceRefusal,
+        (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
 pub async fn children(
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<ServicePath>,
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
-    let id = service_id(&path)?;
+    let id = service_id(&path.id)?;
     let english = system_categories::wants_english(query.language.as_deref());
     let key = (id, english);
     let cached = match state.children.get(&key).await {
@@ -104,6 +115,6 @@ pub async fn children(
         Some(items) => Ok(HttpResponse::Ok().json(Listed {
             data: items.clone(),
         })),
-        None => Err(OrderError::NotFound(NOT_FOUND)),
+        None => Err(ServiceRefusal::UnknownService.into()),
     }
 }

@@ -21,8 +21,9 @@ async fn store(
     });
     let online = online.map_or("NULL".to_owned(), |o| o.to_string());
     app.sql(&format!(
-        "INSERT INTO stores (id, merchant_id, real_merchant_id, name, latitude, longitude, management_status, is_online, \
-         store_disabled_ordering) VALUES ({id}, 5, {real}, 'Branch {id}', {lat}, {lon}, '{status}', {online}, {disabled})"
+        "INSERT INTO stores (id, merchant_id, real_merchant_id, name, latitude, longitude, \
+         management_status, is_online, store_disabled_ordering) \
+         VALUES ({id}, 5, {real}, 'Branch {id}', {lat}, {lon}, '{status}', {online}, {disabled})"
     ))
     .await;
 }

@@ -6,8 +6,8 @@ use crate::helpers::*;
 
 async fn services(app: &TestApp) {
     app.sql(
-        "INSERT INTO services (id, title, title_translated, status, ordering, hierarchy_role, image, image_en, thumbnail, \
-         thumbnail_en, url, background_image_url, logo) VALUES \
+        "INSERT INTO services (id, title, title_translated, status, ordering, hierarchy_role, \
+         image, image_en, thumbnail, thumbnail_en, url, background_image_url, logo) VALUES \
          (1, 'مطاعم', 'Restaurants', 'active', 2, 'parent', 'i1', 'i1en', 't1', NULL, 'u1', 'b1', 'l1'), \
          (2, 'صيدلية', 'Pharmacy', 'active', 1, 'standalone', 'i2', NULL, 't2', NULL, 'u2', 'b2', 'l2'), \
          (3, 'مخفي', 'Hidden', 'hidden', 0, 'parent', 'i3', NULL, 't3', NULL, 'u3', 'b3', 'l3'), \

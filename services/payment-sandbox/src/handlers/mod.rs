@@ -1,6 +1,6 @@
-//! One module per resource, one function per route; each reads the request, asks the
-//! gateway (`crate::gateway`) and answers. Paths are relative to their scope in
-//! `crate::routes`.
+//! One module per resource, one function per route, named as the document's `operationId`;
+//! each reads the request, asks the gateway (`crate::gateway`) and answers. Paths are
+//! relative to their scope in `crate::routes`.
 
 pub mod payments;
 pub mod sessions;

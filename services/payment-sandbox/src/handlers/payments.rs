@@ -5,31 +5,46 @@ use actix_web::web;
 use serde::Deserialize;
 
 use crate::answers::{PaymentList, PaymentStarted, PaymentView};
-use crate::error::{ErrorBody, Refusal};
+use crate::error::Refusal;
 use crate::gateway::Gateway;
 use crate::payments::PaymentRequest;
+use crate::refusal_answers;
 
-/// A card payment. The card id's prefix decides what happens: `decline` is declined at once
-/// (`status: declined`, then the `payment_declined` webhook), `fail4xx` is refused with
-/// 402, `fail5xx` fails with 500, `silent` is captured at once and answered like any 3-D
-/// Secure payment but its webhook is never sent, `lost` is captured at once with no webhook
-/// and its answer is lost (502), anything else waits on its 3-D Secure page (or is captured
-/// at once, webhook sent, with `SANDBOX_AUTO_CAPTURE=true`).
-#[utoipa::path(
-    post,
-    path = "/payments",
-    operation_id = "create_payment",
-    tag = "payments",
-    request_body = PaymentRequest,
-    responses(
-        (status = 200, body = PaymentStarted, description = "`pending` with the 3-D Secure page (`silent` cards too), or `declined` with `redirect_url: null` (`decline` cards)"),
-        (status = 402, body = ErrorBody, description = "a `fail4xx` card: `card_declined`"),
-        (status = 422, body = ErrorBody, description = "`invalid_request`: the body is not a valid payment (the message says why)"),
-        (status = 500, body = ErrorBody, description = "a `fail5xx` card: `gateway_error`; nothing is made"),
-        (status = 502, body = ErrorBody, description = "a `lost` card: `answer_lost`; the payment was made and captured (no webhook), find it by its reference"),
-    )
-)]
-pub async fn create(
+refusal_answers! {
+    /// What a card payment refuses: a body that is not a payment, and the cards that play a
+    /// failure.
+    pub PaymentRefusals {
+        Refusal::InvalidRequest("<why>".into()) => "the body is not a valid payment",
+        Refusal::CardDeclined => "a `fail4xx` card",
+        Refusal::GatewayFailed => "a `fail5xx` card; nothing is made",
+        Refusal::AnswerLost => "a `lost` card: the payment was made and captured (no webhook); \
+                                find it by its reference",
+    }
+}
+
+refusal_answers! {
+    /// What reading a payment or a session back refuses.
+    pub UnknownPayment { Refusal::UnknownPayment => "no payment or session has this id" }
+}
+
+refusal_answers! {
+    /// What listing a reference's payments refuses: a query the route cannot read.
+    pub ReferenceRefusals {
+        Refusal::InvalidRequest("<why>".into()) => "no `reference`",
+    }
+}
+
+/// A card payment
+///
+/// The card id's prefix decides what happens: `decline` is declined at once (`status:
+/// declined`, `redirect_url: null`, then the `payment_declined` webhook), `fail4xx` is
+/// refused with 402, `fail5xx` fails with 500, `silent` is captured at once and answered like
+/// any 3-D Secure payment but its webhook is never sent, `lost` is captured at once with no
+/// webhook and its answer is lost (502), anything else waits on its 3-D Secure page (or is
+/// captured at once, webhook sent, with `SANDBOX_AUTO_CAPTURE=true`).
+#[utoipa::path(post, path = "/payments", tag = "payments", request_body = PaymentRequest,
+    responses((status = 200, body = PaymentStarted, description = "started"), PaymentRefusals))]
+pub async fn create_payment(
     gateway: web::Data<Gateway>,
     body: web::Bytes,
 ) -> Result<web::Json<PaymentStarted>, Refusal> {
@@ -37,20 +52,14 @@ pub async fn create(
     gateway.pay(request).map(web::Json)
 }
 
-/// A payment or a session (a session's capture webhook names its `ses_…` id as the
-/// `payment_id`) as the gateway has it now, whether or not its webhook was delivered.
-#[utoipa::path(
-    get,
-    path = "/payments/{id}",
-    operation_id = "get_payment",
-    tag = "read-back",
-    params(("id" = String, Path, description = "a payment's `pay_…` or a session's `ses_…` id")),
-    responses(
-        (status = 200, body = PaymentView, description = "the payment"),
-        (status = 404, body = ErrorBody, description = "`not_found`: `no such payment`"),
-    )
-)]
-pub async fn show(
+/// A payment or a session as the gateway has it now
+///
+/// `{id}` is a payment's `pay_…` or a session's `ses_…` id. The answer is the gateway's
+/// truth, whether or not its webhook was delivered; a session's capture webhook names its
+/// `ses_…` id as the `payment_id`.
+#[utoipa::path(get, path = "/payments/{id}", tag = "read-back",
+    responses((status = 200, body = PaymentView, description = "the payment"), UnknownPayment))]
+pub async fn get_payment(
     gateway: web::Data<Gateway>,
     id: web::Path<String>,
 ) -> Result<web::Json<PaymentView>, Refusal> {
@@ -68,20 +77,13 @@ pub struct ByReference {
     pub reference: String,
 }
 
-/// Every payment and session made for a reference, oldest first (an empty list when none):
-/// how a caller whose pay call was lost finds its payment.
-#[utoipa::path(
-    get,
-    path = "/payments",
-    operation_id = "list_payments_by_reference",
-    tag = "read-back",
-    params(ByReference),
-    responses(
-        (status = 200, body = PaymentList, description = "the payments, oldest first"),
-        (status = 422, body = ErrorBody, description = "`invalid_request`: no `reference`"),
-    )
-)]
-pub async fn by_reference(
+/// Every payment and session made for a reference
+///
+/// Oldest first, an empty list when none: how a caller whose pay call was lost finds its
+/// payment.
+#[utoipa::path(get, path = "/payments", tag = "read-back", params(ByReference),
+    responses((status = 200, body = PaymentList, description = "oldest first"), ReferenceRefusals))]
+pub async fn list_payments_by_reference(
     gateway: web::Data<Gateway>,
     query: web::Query<ByReference>,
 ) -> web::Json<PaymentList> {

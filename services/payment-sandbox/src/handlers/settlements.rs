@@ -4,8 +4,18 @@ use actix_web::web;
 use serde::Deserialize;
 
 use crate::answers::{SettlementEntry, SettlementPage};
-use crate::error::{ErrorBody, Refusal};
+use crate::error::Refusal;
 use crate::gateway::Gateway;
+use crate::refusal_answers;
+use crate::settlements::Unreadable;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct SettlementDay {
+    /// The UTC day, `YYYY-MM-DD`.
+    #[param(example = "2026-03-01")]
+    pub date: String,
+}
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -14,25 +24,26 @@ pub struct Paging {
     pub cursor: Option<String>,
 }
 
-/// The payments captured on a UTC day, by capture time then id, in pages of
-/// `SANDBOX_SETTLEMENT_PAGE_SIZE` (default 100).
-#[utoipa::path(
-    get,
-    path = "/settlements/{date}",
-    operation_id = "get_settlement",
-    tag = "read-back",
-    params(("date" = String, Path, description = "the UTC day, `YYYY-MM-DD`", example = "2026-03-01"), Paging),
-    responses(
-        (status = 200, body = SettlementPage, description = "a page of the day's captures; `next: null` on the last"),
-        (status = 422, body = ErrorBody, description = "`invalid_date`: not a `YYYY-MM-DD` day; `invalid_cursor`: not a cursor this sandbox gave for this day"),
-    )
-)]
-pub async fn day(
+refusal_answers! {
+    /// What a settlement refuses: a day or a cursor it cannot read.
+    pub SettlementRefusals {
+        Refusal::Unreadable(Unreadable::Date("<date>".into())) => "`{date}` is not a day",
+        Refusal::Unreadable(Unreadable::Cursor) => "`cursor` is not this day's",
+    }
+}
+
+/// The payments captured on a UTC day
+///
+/// By capture time then id, in pages of `SANDBOX_SETTLEMENT_PAGE_SIZE` (default 100); the
+/// last page's `next` is `null`.
+#[utoipa::path(get, path = "/settlements/{date}", tag = "read-back", params(SettlementDay, Paging),
+    responses((status = 200, body = SettlementPage, description = "a page"), SettlementRefusals))]
+pub async fn get_settlement(
     gateway: web::Data<Gateway>,
-    date: web::Path<String>,
+    path: web::Path<SettlementDay>,
     paging: web::Query<Paging>,
 ) -> Result<web::Json<SettlementPage>, Refusal> {
-    let page = gateway.settlement(&date, paging.cursor.as_deref())?;
+    let page = gateway.settlement(&path.date, paging.cursor.as_deref())?;
     Ok(web::Json(SettlementPage {
         data: page
             .payments
