@@ -21,6 +21,7 @@ mod point_service_crash;
 mod points;
 mod relay;
 mod relay_climb;
+mod relayed_documents;
 mod replicas;
 mod sandbox_payments;
 mod security;

@@ -1,8 +1,8 @@
 //! The relay: the point routes go to the point service with the same method, request target
 //! (path and query, byte for byte), body and a fixed list of headers, and its status, body
 //! and content type come back unchanged (the body streamed, never parsed). Only the routes of
-//! `relayed_routes` (the point service's own /api/v2/client routes) are relayed, and the
-//! target goes out exactly as it matched one of them, so nothing under `/internal` or
+//! `relayed_routes` (the point routes' contract, which the point service serves) are relayed,
+//! and the target goes out exactly as it matched one of them, so nothing under `/internal` or
 //! `/webhooks`, and no operational route, can be reached through it: no URL library sees
 //! the target on the way (`upstream`).
 
@@ -54,13 +54,8 @@ const fn named(name: &'static str) -> (ReadName, http::HeaderName) {
     )
 }
 
-/// The two pay routes wait longer (also what the OpenAPI document says of each route).
-pub(crate) fn is_pay_route(path: &str) -> bool {
-    path.ends_with("/pay/card") || path.ends_with("/pay/session")
-}
-
 /// One relayed route, fixed when the route table is built: its pattern (the metrics' label),
-/// its method and which wait applies.
+/// its method and which wait applies (the pay routes wait longer).
 #[derive(Clone, Copy)]
 pub struct Route {
     pattern: &'static str,
@@ -69,20 +64,8 @@ pub struct Route {
 }
 
 impl Route {
-    pub const fn get(pattern: &'static str, pay: bool) -> Self {
-        Self {
-            pattern,
-            post: false,
-            pay,
-        }
-    }
-
-    pub const fn post(pattern: &'static str, pay: bool) -> Self {
-        Self {
-            pattern,
-            post: true,
-            pay,
-        }
+    pub const fn new(pattern: &'static str, post: bool, pay: bool) -> Self {
+        Self { pattern, post, pay }
     }
 
     fn method(&self) -> http::Method {
@@ -171,7 +154,11 @@ pub async fn relay(
             let text = telemetry::client::error_chain(&e);
             span.record("otel.status_code", "ERROR");
             span.in_scope(|| {
-                tracing::error!(upstream = "point-service", error.message = %text, "relay could not reach the point service");
+                tracing::error!(
+                    upstream = "point-service",
+                    error.message = %text,
+                    "relay could not reach the point service"
+                );
             });
             return Err(OrderError::RelayUnavailable(text));
         }
@@ -202,18 +189,4 @@ fn record_metrics(route: &'static str, outcome: &'static str, seconds: f64) {
         )
     };
     count_and_time(&SERIES, (route, outcome), register, seconds);
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn pay_routes_get_the_longer_wait() {
-        assert!(super::is_pay_route(
-            "/api/v2/client/point-orders/x/pay/card"
-        ));
-        assert!(super::is_pay_route(
-            "/api/v2/client/point-orders/x/pay/session"
-        ));
-        assert!(!super::is_pay_route("/api/v2/client/point-orders"));
-    }
 }

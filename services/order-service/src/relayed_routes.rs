@@ -1,72 +1,63 @@
-//! The relayed point routes: exactly the point service's own /api/v2/client routes
-//! (`point_service::routes::routes()`), each served here by the relay and documented with
-//! the point service's operation (its parameters, body, answers and schemas, from the one
-//! definition on its handler) plus what the relay itself answers (400, 413, 502, 504). So a
-//! client generated from this document alone types the balance, offers and orders, and a
-//! route the point service adds is relayed and documented here with no second list to keep.
-//!
-//! The order service links the point service's library for this (its route list and answer
-//! types, never its handlers' work): the answer types carry their diesel mapping, so they
-//! cannot move into a crate of their own without the point service's schema.
+//! The relayed point routes: exactly the routes of the point routes' contract
+//! (`relayed_routes`, which the point service serves), each served here by the relay and
+//! documented with the contract's operation (its parameters, body, answers and schemas, the
+//! same definition the point service's document shows) plus what the relay itself answers
+//! (400, 413, 502, 504). So a client generated from this document alone types the balance,
+//! offers and orders, and a route the contract adds is relayed and documented here with no
+//! second list to keep.
 
 use actix_web::{HttpRequest, web};
 use utoipa::openapi::path::{HttpMethod, Operation};
 use utoipa::openapi::schema::{AnyOf, Schema};
 use utoipa::openapi::{Content, Ref, RefOr, Response};
 
-use crate::relay::{self, FORWARDED_HEADERS, is_pay_route};
+use crate::error::OrderError;
+use crate::relay::{self, FORWARDED_HEADERS};
 use crate::state::AppState;
 
 /// The tag of the relayed routes in this document.
 pub const TAG: &str = "relayed point routes";
 
 /// The prefix both services serve the app's routes under.
-pub const PREFIX: &str = point_service::routes::CLIENT;
+pub const PREFIX: &str = relayed_routes::PREFIX;
 
-/// One route per point-service route under [`PREFIX`], relative to it, with the relay as
-/// its handler.
+/// One route per route of the contract, relative to [`PREFIX`], with the relay as its
+/// handler.
 pub fn routes() -> impl Iterator<Item = server::Route> {
-    point_service::routes::routes()
-        .iter()
-        .filter(|route| route.pattern().starts_with(&format!("{PREFIX}/")))
-        .map(relayed)
+    relayed_routes::Route::ALL.into_iter().map(relayed)
 }
 
-fn relayed(point: &'static server::Route) -> server::Route {
-    let pattern: &'static str = point.pattern();
-    let pay = is_pay_route(pattern);
-    let post = *point.method() == HttpMethod::Post;
-    let target = if post {
-        relay::Route::post(pattern, pay)
-    } else {
-        relay::Route::get(pattern, pay)
-    };
+fn relayed(route: relayed_routes::Route) -> server::Route {
+    let contract = route.contract();
+    let pay = route.is_pay();
+    let post = contract.method == HttpMethod::Post;
+    let target = relay::Route::new(&contract.pattern, post, pay);
     let handler = move |state: web::Data<AppState>, req: HttpRequest, body: web::Bytes| {
         relay::relay(state, req, body, target)
     };
     server::Route::new(
-        point.method().clone(),
-        &pattern[PREFIX.len()..],
-        operation(point, post, pay),
+        contract.method.clone(),
+        contract.path.as_str(),
+        operation(contract, post, pay),
         move || web::route().to(handler),
     )
-    .with_schemas(point.schemas().iter().cloned())
+    .with_schemas(contract.schemas.iter().cloned())
 }
 
-/// The point service's operation with the relay's own answers.
-fn operation(point: &server::Route, post: bool, pay: bool) -> Operation {
-    let mut operation = point.operation().clone();
+/// The contract's operation with the relay's own answers.
+fn operation(contract: &relayed_routes::Contract, post: bool, pay: bool) -> Operation {
+    let mut operation = contract.operation.clone();
     let wait = if pay {
         "20 s (POINT_SERVICE_PAY_TIMEOUT_MS)"
     } else {
         "10 s (POINT_SERVICE_TIMEOUT_MS)"
     };
-    let path = point.documented_path();
     operation.tags = Some(vec![TAG.to_owned()]);
     operation.operation_id = Some(format!(
         "relay_{}{}",
         if post { "post" } else { "get" },
-        path.trim_start_matches(PREFIX)
+        contract
+            .path
             .replace(['/', '-'], "_")
             .replace(['{', '}'], "")
     ));
@@ -103,12 +94,15 @@ fn operation(point: &server::Route, post: bool, pay: bool) -> Operation {
             "ErrorC",
         )),
     );
+    let unavailable = OrderError::RelayUnavailable("<error text>".to_owned());
     answers.insert(
         "502".into(),
         RefOr::T(envelope::openapi::answer(
-            "`POINT_SERVICE_UNAVAILABLE` `Point service unavailable: <error text>` (the error and \
-             its causes on one line): the point service could not be reached (refused, reset, \
-             DNS); made by the order service",
+            &format!(
+                "`POINT_SERVICE_UNAVAILABLE` `{unavailable}` (the error and its causes on one \
+                 line): the point service could not be reached (refused, reset, DNS); made by \
+                 the order service"
+            ),
             "ErrorB",
         )),
     );
@@ -116,10 +110,11 @@ fn operation(point: &server::Route, post: bool, pay: bool) -> Operation {
         "504".into(),
         RefOr::T(envelope::openapi::answer(
             &format!(
-                "`POINT_SERVICE_TIMEOUT` `Point service did not respond in time; the request outcome \
-                 is unknown`: no answer within {wait}; made by the order service. The outcome is \
-                 unknown: reads, description and pay/session are safe to retry; after a create or \
-                 pay/card 504, read the balance, history or order before trying again"
+                "`POINT_SERVICE_TIMEOUT` `{}`: no answer within {wait}; made by the order \
+                 service. The outcome is unknown: reads, description and pay/session are safe to \
+                 retry; after a create or pay/card 504, read the balance, history or order before \
+                 trying again",
+                OrderError::RelayTimeout
             ),
             "ErrorB",
         )),
@@ -136,8 +131,9 @@ fn bad_request(point: Option<&str>) -> Response {
     Response::builder()
         .description(format!(
             "{point}made by the order service before anything is relayed: `VALIDATION_ERROR` \
-             `Request target cannot be relayed unchanged` (envelope B) for a request target that \
-             cannot go to the point service byte for byte, or {} (envelope C)",
+             `{}` (envelope B) for a request target that cannot go to the point service byte for \
+             byte, or {} (envelope C)",
+            OrderError::RelayTarget,
             envelope::openapi::door_400_description()
         ))
         .content(

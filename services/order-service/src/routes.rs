@@ -25,10 +25,10 @@ use crate::relayed_routes;
                        `{success: false, error: {code, message, details?}}`. The request target (path and query) \
                        goes to the point service byte for byte as sent: no dot-segment removal, no `\\` read as \
                        `/`, no decoding or re-encoding; a target that cannot be sent so is not relayed (400 \
-                       `VALIDATION_ERROR` `Request target cannot be relayed unchanged`, envelope B). The relay itself answers 504 \
-                       `POINT_SERVICE_TIMEOUT` after 10 s (20 s on the pay routes) and 502 `POINT_SERVICE_UNAVAILABLE` \
-                       when the point service cannot be reached, both in envelope B. Nothing else is relayed (nothing \
-                       under /internal or /webhooks).\n\n\
+                       `VALIDATION_ERROR`, envelope B). The relay itself answers 504 `POINT_SERVICE_TIMEOUT` after \
+                       10 s (20 s on the pay routes) and 502 `POINT_SERVICE_UNAVAILABLE` when the point service \
+                       cannot be reached, both in envelope B. Nothing else is relayed (nothing under /internal or \
+                       /webhooks).\n\n\
                        **The service's own routes** (earn rates, gift-card code, system categories, stores, nearest \
                        store) answer errors in envelope C `{message, statusCode}`; only the gift-card route takes a \
                        token (a legacy token on dev, resolved through the auth service).\n\n\
@@ -42,7 +42,8 @@ use crate::relayed_routes;
     components(schemas(envelope::ErrorB, envelope::ErrorC)),
     modifiers(&LEGACY),
     tags(
-        (name = "relayed point routes", description = "Relayed to the point service unchanged; each with the point service's own answers and schemas."),
+        (name = "relayed point routes",
+            description = "Relayed to the point service unchanged, with the point service's own answers and schemas."),
         (name = "earn rates", description = "Served by the order service; no token."),
         (name = "gift cards", description = "Served by the order service; legacy token."),
         (name = "services", description = "System categories as the app sees them; no token."),
@@ -54,9 +55,9 @@ struct ApiDoc;
 /// The legacy bearer token of the gift-card route (and of the relayed point routes, which
 /// the point service checks).
 const LEGACY: BearerScheme = BearerScheme::opaque(
-    "legacy",
-    "A legacy token (dev): what the auth service's /api/v1/users accepts; a primary token gets 401 \
-     `Invalid or expired token`.",
+    ::relayed_routes::SECURITY_SCHEME,
+    "A legacy token (dev): what the auth service's /api/v1/users accepts; a primary token is refused \
+     with 401.",
 );
 
 /// The service as the shared app serves it: its routes and the document built from them.

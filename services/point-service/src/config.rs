@@ -5,24 +5,38 @@
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`) and:
 //!
-//! | Variable | Default | Meaning |
-//! |---|---|---|
-//! | `AUTH_SERVICE_URL` | unset | the auth service; unset, the point routes answer 500 `AUTH_SERVICE_URL not set` |
-//! | `AUTH_SERVICE_TIMEOUT_MS` | `5000` | wait for the auth service |
-//! | `AUTH_CALLER_CACHE_SECONDS` | `5` | how long a replica keeps a token's successful caller lookup (`server::caller`); `0`: look up every request |
-//! | `INTERNAL_API_TOKEN` | required | sent to the auth service's internal route; guards `/internal/v1/credits` |
-//! | `PAYMENT_SERVICE_URL` | unset | the payment service; unset, the pay routes answer 500 |
-//! | `PAYMENT_SERVICE_TIMEOUT_MS` | `10000` | wait for the payment service |
-//! | `PAYMENT_WEBHOOK_SECRET` | required | HMAC key of the payment webhook's `X-Signature` |
-//! | `POINT_ORDER_POINT_ENABLED` | off | on only for the exact text `true`: create with `payment_type=point` |
-//! | `POINT_ORDER_CARD_ENABLED` | off | on only for the exact text `true`: the two pay routes |
-//! | `UNPAID_ORDERS_PER_CLIENT_PER_DAY` | `1000` | unpaid `checkout` orders a payer may have created in the last 24 hours; the next create answers 429 (a checkout order costs nothing until paid, so without a bound one client could grow the table without limit) |
-//! | `PAYMENT_ATTEMPTS_PER_ORDER` | `20` | pay calls (card or session) one order may make; the next answers 429 (each asks the payment service and is recorded) |
-//! | `PAYMENT_SYNC_AFTER_SECONDS` | `120` | how old an open order's latest pay attempt is before its payments are read back from the payment service (`payment_sync`) |
-//! | `PAYMENT_SYNC_INTERVAL_SECONDS` | `30` | how often `serve` looks for orders to sync (and refreshes the payment gauges) |
-//! | `PAYMENT_SYNC_READS_PER_SECOND` | `10` | the most read-back calls the sync makes per second, across all replicas (one worker at a time holds the sync), so a backlog after an outage cannot flood the payment service |
-//! | `HOSTNAME` | unset | the pod's name (Kubernetes sets it): the payment sync's lease is held under it and the listen address, so a container restarted in its pod takes the lease back at once instead of waiting for it to run out |
-//! | `PAYMENT_SYNC_HORIZON_DAYS` | `3` | past this many days after its latest pay attempt, an order still open with its payment undecided is listed for a person (`point-service unsynced-orders`) instead of read back again |
+//! - `AUTH_SERVICE_URL` (unset): the auth service; unset, the point routes answer 500
+//!   (`server::caller::CallerError::NotConfigured`).
+//! - `AUTH_SERVICE_TIMEOUT_MS` (default `5000`): wait for the auth service.
+//! - `AUTH_CALLER_CACHE_SECONDS` (default `5`): how long a replica keeps a token's successful
+//!   caller lookup (`server::caller`); `0`: look up every request.
+//! - `INTERNAL_API_TOKEN` (required): sent to the auth service's internal route; guards
+//!   `/internal/v1/credits`.
+//! - `PAYMENT_SERVICE_URL` (unset): the payment service; unset, the pay routes answer 500.
+//! - `PAYMENT_SERVICE_TIMEOUT_MS` (default `10000`): wait for the payment service.
+//! - `PAYMENT_WEBHOOK_SECRET` (required): HMAC key of the payment webhook's `X-Signature`.
+//! - `POINT_ORDER_POINT_ENABLED` (default off): on only for the exact text `true`: create with
+//!   `payment_type=point`.
+//! - `POINT_ORDER_CARD_ENABLED` (default off): on only for the exact text `true`: the two pay
+//!   routes.
+//! - `UNPAID_ORDERS_PER_CLIENT_PER_DAY` (default `1000`): unpaid `checkout` orders a payer may
+//!   have created in the last 24 hours; the next create answers 429 (a checkout order costs
+//!   nothing until paid, so without a bound one client could grow the table without limit).
+//! - `PAYMENT_ATTEMPTS_PER_ORDER` (default `20`): pay calls (card or session) one order may
+//!   make; the next answers 429 (each asks the payment service and is recorded).
+//! - `PAYMENT_SYNC_AFTER_SECONDS` (default `120`): how old an open order's latest pay attempt
+//!   is before its payments are read back from the payment service (`payments::sync`).
+//! - `PAYMENT_SYNC_INTERVAL_SECONDS` (default `30`): how often `serve` looks for orders to sync
+//!   (and refreshes the payment gauges).
+//! - `PAYMENT_SYNC_READS_PER_SECOND` (default `10`): the most read-back calls the sync makes
+//!   per second, across all replicas (one worker at a time holds the sync), so a backlog after an
+//!   outage cannot flood the payment service.
+//! - `HOSTNAME` (unset): the pod's name (Kubernetes sets it): the payment sync's lease is held
+//!   under it and the listen address, so a container restarted in its pod takes the lease back at
+//!   once instead of waiting for it to run out.
+//! - `PAYMENT_SYNC_HORIZON_DAYS` (default `3`): past this many days after its latest pay
+//!   attempt, an order still open with its payment undecided is listed for a person
+//!   (`point-service unsynced-orders`) instead of read back again.
 
 use std::time::Duration;
 
@@ -46,7 +60,7 @@ pub struct Config {
     pub hostname: Option<String>,
 }
 
-/// The payment sync's pace (`payment_sync`).
+/// The payment sync's pace (`payments::sync`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SyncSettings {
     /// `PAYMENT_SYNC_AFTER_SECONDS`: an order is synced once its latest attempt is this old.

@@ -1,24 +1,24 @@
 //! The service's errors: each variant is one status, code and message of envelope B (the
-//! spec's Errors table).
+//! spec's Errors table). A route's refusals are the types of its contract
+//! (`relayed_routes`, the webhook's), held here as the [`Refused`] they answer.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use envelope::{Details, ErrorB, RetryAfter};
+use envelope::{Details, ErrorB, Refused, RetryAfter};
+use server::caller::CallerError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PointError {
-    #[error("Invalid point-order body")]
-    InvalidBody(Details),
-    #[error("Invalid pay body")]
-    InvalidPayBody(Details),
+    /// A refusal: its status, code and message come from the refusal's type.
+    #[error("{}", .0.message)]
+    Refused(Refused),
+    /// A refusal that says what was wrong with each field of the body.
+    #[error("{}", .0.message)]
+    Detailed(Refused, Details),
     #[error("{0}")]
     Validation(String),
     #[error("{0}")]
     Unauthorized(String),
-    #[error("{0}")]
-    Forbidden(&'static str),
-    #[error("{0}")]
-    NotFound(String),
     #[error("{0}")]
     Conflict(String),
     /// 429: a bound on what one client can make the service store (`config::Limits`), with
@@ -26,8 +26,6 @@ pub enum PointError {
     /// lifts (an order's payment attempts), which then says no time rather than a false one.
     #[error("{0}")]
     TooManyRequests(String, Option<RetryAfter>),
-    #[error("insufficient points for client {0}")]
-    InsufficientPoints(i64),
     /// A 4xx from the payment service, passed through with its own status and body.
     #[error("payment service answered {status}")]
     PaymentRefused {
@@ -41,25 +39,13 @@ pub enum PointError {
     /// answer is recorded; nothing was recorded, so the sender's retry is decided afresh.
     #[error("{0}")]
     RetryLater(&'static str),
-    /// 500 `INTERNAL_ERROR` with a message the spec fixes (`AUTH_SERVICE_URL not set`).
+    /// 500 `INTERNAL_ERROR` with a message the spec fixes (the caller lookup not configured:
+    /// `CallerError::NotConfigured`).
     #[error("{0}")]
-    Misconfigured(&'static str),
+    Misconfigured(String),
     /// 500 `INTERNAL_ERROR` `Internal server error`; the text goes to the log.
     #[error("{0}")]
     Internal(String),
-}
-
-pub const NOT_FOUND_ORDER: &str = "point order not found";
-
-envelope::answer_set! {
-    /// What every /api/v2/client route answers besides its own answers: the caller
-    /// (`server::caller`, 401; 500 when the lookup is not configured) and the database
-    /// (500; 503 when busy).
-    pub CallerAnswers, envelope::Envelope::B, {
-        "401" => server::caller::unauthorized_answer(),
-        "500" => server::caller::internal_answer(),
-        "503" => db::BUSY_ANSWER,
-    }
 }
 
 envelope::answer_set! {
@@ -73,18 +59,48 @@ envelope::answer_set! {
 
 db::from_failure!(PointError);
 
+/// Makes `Err(refusal)?` answer the refusal, for each refusal type of the service's routes.
+macro_rules! refused_from {
+    ($($refusal:ty),+ $(,)?) => {
+        $(impl From<$refusal> for PointError {
+            fn from(refusal: $refusal) -> Self {
+                Self::Refused(refusal.into())
+            }
+        })+
+    };
+}
+
+refused_from!(
+    relayed_routes::offers::OfferRefusal,
+    relayed_routes::offers::OccasionRefusal,
+    relayed_routes::offers::OfferIdRefusal,
+    relayed_routes::orders::OrderRefusal,
+    relayed_routes::orders::PayerRefusal,
+    relayed_routes::orders::DescriptionRefusal,
+    relayed_routes::orders::OrderLookupRefusal,
+    relayed_routes::pay::PayRefusal,
+);
+
+/// The caller lookup's failures: a 500 when it is not configured, else a 401.
+impl From<CallerError> for PointError {
+    fn from(error: CallerError) -> Self {
+        match error {
+            CallerError::NotConfigured => Self::Misconfigured(error.to_string()),
+            other => Self::Unauthorized(other.to_string()),
+        }
+    }
+}
+
 impl PointError {
     fn status(&self) -> StatusCode {
         match self {
-            Self::InvalidBody(_) | Self::InvalidPayBody(_) | Self::Validation(_) => {
-                StatusCode::BAD_REQUEST
+            Self::Refused(refused) | Self::Detailed(refused, _) => {
+                StatusCode::from_u16(refused.status).unwrap_or(StatusCode::BAD_REQUEST)
             }
+            Self::Validation(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
-            Self::InsufficientPoints(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::PaymentRefused { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
             }
@@ -95,10 +111,7 @@ impl PointError {
 
     fn code(&self) -> &'static str {
         match self {
-            Self::InvalidBody(_) | Self::InvalidPayBody(_) | Self::Validation(_) => {
-                "VALIDATION_ERROR"
-            }
-            Self::InsufficientPoints(_) => "INSUFFICIENT_POINTS",
+            Self::Refused(refused) | Self::Detailed(refused, _) => refused.code,
             Self::Misconfigured(_) | Self::Internal(_) => "INTERNAL_ERROR",
             other => ErrorB::code_for(other.status()),
         }
@@ -112,8 +125,9 @@ impl ResponseError for PointError {
 
     fn error_response(&self) -> HttpResponse {
         match self {
-            Self::InvalidBody(details) | Self::InvalidPayBody(details) => {
-                ErrorB::new(self.status(), self.code(), self.to_string())
+            Self::Refused(refused) => refused.response(),
+            Self::Detailed(refused, details) => {
+                ErrorB::new(self.status(), self.code(), refused.message.as_str())
                     .with_details(details.clone())
                     .error_response()
             }
@@ -135,7 +149,7 @@ impl ResponseError for PointError {
             Self::Internal(raw) => ErrorB::internal(raw).error_response(),
             Self::Misconfigured(message) => {
                 tracing::error!(error.message = message, "misconfigured");
-                ErrorB::new(self.status(), self.code(), *message).error_response()
+                ErrorB::new(self.status(), self.code(), message.as_str()).error_response()
             }
             Self::Busy(raw) => {
                 tracing::warn!(error.message = %raw, "database busy");

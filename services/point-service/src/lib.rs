@@ -2,36 +2,27 @@
 //! payments, the payment webhook and the internal credit route. The app never calls it
 //! directly: the order service relays the point routes to it.
 
-pub mod attempts;
-pub mod audit;
 pub mod balance;
 pub mod clients;
 pub mod config;
-pub mod credits;
 pub mod db;
 pub mod error;
-pub mod expire;
-pub mod expiring;
 pub mod expiry;
 pub mod handlers;
 pub mod housekeeping;
 pub mod ledger;
-pub mod liability;
 pub mod metric_families;
 pub mod numbers;
 pub mod offers;
 pub mod order_body;
 pub mod orders;
-pub mod payment_state;
-pub mod payment_sync;
-pub mod reconcile;
+pub mod payments;
+pub mod reports;
 pub mod riyadh;
 pub mod routes;
 pub mod seed;
 pub mod startup;
 pub mod state;
-pub mod unapplied;
-pub mod webhook;
 
 /// The binary's name, used in logs, traces and metrics.
 pub const SERVICE: &str = "point-service";

@@ -2,9 +2,9 @@ use std::process::ExitCode;
 
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand};
+use point_service::reports::{audit, liability, reconcile};
 use point_service::{
-    DEFAULT_PORT, SERVICE, audit, config::Config, db, expire, expiring, housekeeping, liability,
-    payment_sync, reconcile, seed, startup, unapplied,
+    DEFAULT_PORT, SERVICE, config::Config, db, expiry, housekeeping, payments, seed, startup,
 };
 use server::{Binary, Command};
 
@@ -21,8 +21,8 @@ enum PointCommand {
     #[command(flatten)]
     Common(Command),
     /// Check the ledger's invariants (balances, order entries, idempotency keys, credits,
-    /// expiry entries, unapplied captures listed); exit 1 with the first violation. Also reports how many
-    /// unapplied captures are open.
+    /// expiry entries, unapplied captures listed); exit 1 with the first violation. Also
+    /// reports how many unapplied captures are open.
     Audit,
     /// List the open unapplied captures (money taken without points: order already paid or
     /// failed, unknown order, another amount or currency) for refund, tab-separated: event
@@ -73,7 +73,7 @@ enum PointCommand {
         #[arg(long, value_name = "YYYY-MM-DD")]
         today: Option<NaiveDate>,
         /// Clients found per search page (each client still gets its own transaction).
-        #[arg(long, value_name = "N", default_value_t = expire::DEFAULT_BATCH_SIZE,
+        #[arg(long, value_name = "N", default_value_t = expiry::job::DEFAULT_BATCH_SIZE,
               value_parser = clap::value_parser!(i64).range(1..=100_000))]
         batch_size: i64,
     },
@@ -188,20 +188,20 @@ fn main() -> ExitCode {
         }
         PointCommand::UnappliedCaptures { resolve, note } => {
             BINARY.with_database(async |database| {
-                unapplied::command(&database, resolve.as_deref(), note.as_deref()).await
+                payments::unapplied::command(&database, resolve.as_deref(), note.as_deref()).await
             })
         }
         PointCommand::UnsyncedOrders { resolve, note } => BINARY.with_database(async |database| {
-            payment_sync::listed::command(&database, resolve.as_deref(), note.as_deref()).await
+            payments::sync::listed::command(&database, resolve.as_deref(), note.as_deref()).await
         }),
         PointCommand::ExpirePoints {
             dry_run,
             today,
             batch_size,
         } => BINARY.with_database_code(async |database| {
-            expire::command(
+            expiry::job::command(
                 &database,
-                expire::Options {
+                expiry::job::Options {
                     today,
                     batch_size,
                     dry_run,
@@ -209,9 +209,8 @@ fn main() -> ExitCode {
             )
             .await
         }),
-        PointCommand::Expiring { days, today } => {
-            BINARY.with_database(async |database| expiring::command(&database, days, today).await)
-        }
+        PointCommand::Expiring { days, today } => BINARY
+            .with_database(async |database| expiry::report::command(&database, days, today).await),
         PointCommand::Liability { from, to } => BINARY.with_database(async |database| {
             liability::command(&database, liability::Period { from, to }).await
         }),

@@ -5,8 +5,8 @@
 
 use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 
-use crate::clients::payments;
-use crate::{ledger, payment_sync, webhook};
+use crate::ledger;
+use crate::payments::{client, sync, webhook};
 
 /// Describes the families; called once as the server starts, before they are exported.
 pub fn describe() {
@@ -14,50 +14,53 @@ pub fn describe() {
     describe_counter!(
         ledger::LEDGER_ENTRIES,
         Unit::Count,
-        "Points ledger entries appended, by kind (earn, spend, gift_sent, gift_received, purchase, gift_card_credit, adjustment, expiry)."
+        "Points ledger entries appended, by kind (earn, spend, gift_sent, gift_received, \
+         purchase, gift_card_credit, adjustment, expiry)."
     );
     describe_counter!(
         webhook::EVENTS,
         Unit::Count,
-        "Signed payment webhook events received, by the outcome applying them gave (captured, declined, duplicate_event, unknown_order, unknown_type, ...)."
+        "Signed payment webhook events received, by the outcome applying them gave (captured, \
+         declined, duplicate_event, unknown_order, unknown_type, ...)."
     );
     describe_counter!(
-        webhook::SIGNATURE_FAILURES,
+        webhook::signature::SIGNATURE_FAILURES,
         Unit::Count,
         "Payment webhook deliveries refused for their signature, by reason (missing, malformed, stale, mismatch)."
     );
     describe_counter!(
         webhook::UNAPPLIED_CAPTURES,
         Unit::Count,
-        "Captures that took a client's money and could not be applied (no points given), by reason; each waits for a refund in `point-service unapplied-captures`."
+        "Captures that took a client's money and could not be applied (no points given), by \
+         reason; each waits for a refund in `point-service unapplied-captures`."
     );
     describe_counter!(
-        payments::REQUESTS,
+        client::REQUESTS,
         Unit::Count,
         "Calls to the payment service, by route and outcome (2xx, 4xx, 5xx, timeout, unreachable)."
     );
     describe_histogram!(
-        payments::DURATION,
+        client::DURATION,
         Unit::Seconds,
         "How long each call to the payment service took, by route."
     );
     describe_counter!(
-        payment_sync::APPLIED,
+        sync::APPLIED,
         Unit::Count,
         "Payments read back by the payment sync and applied, by the outcome the webhook's rules gave them."
     );
     describe_counter!(
-        payment_sync::ANOMALIES,
+        sync::ANOMALIES,
         Unit::Count,
         "Read-backs not applied because they contradict what was asked, by kind (other_payment, other_reference)."
     );
     describe_counter!(
-        payment_sync::LISTED,
+        sync::LISTED,
         Unit::Count,
         "Orders the payment sync gave up on past its horizon and listed for a person (`point-service unsynced-orders`)."
     );
     describe_counter!(
-        payment_sync::ERRORS,
+        sync::ERRORS,
         Unit::Count,
         "Syncs of an order that failed on our side (the database, a bug); the order is tried again later."
     );

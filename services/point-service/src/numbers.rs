@@ -1,32 +1,13 @@
 //! Decimals in answers and on the way to the payment service. The spec types
 //! `point_amount` as a JSON number: it is written as the exact decimal, in plain notation,
 //! integral values as integers (`100`, also for a fixture's `100.0`), never through an f64
-//! (`domain::decimal`). Money keeps its exact two-decimal text, the balance its points text
-//! (`domain::Points`), and the payment service gets halalas, exactly or not at all.
+//! (`domain::decimal`; the answers' types write theirs so, `relayed_routes`). The payment
+//! service gets halalas, exactly or not at all.
 
 use bigdecimal::BigDecimal;
-use serde::Serializer;
 
 pub fn number(value: &BigDecimal) -> serde_json::Value {
     serde_json::Value::Number(domain::decimal::to_number(value))
-}
-
-pub fn as_number<S: Serializer>(value: &BigDecimal, serializer: S) -> Result<S::Ok, S::Error> {
-    serde::Serialize::serialize(&domain::decimal::to_number(value), serializer)
-}
-
-pub fn as_optional_number<S: Serializer>(
-    value: &Option<BigDecimal>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(v) => as_number(v, serializer),
-        None => serializer.serialize_none(),
-    }
-}
-
-pub fn as_money<S: Serializer>(value: &BigDecimal, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&value.with_scale(2).to_plain_string())
 }
 
 /// An order's SAR amount in halalas (`amount_minor`), exactly: `15.00` → 1500. `None` for an

@@ -3,35 +3,34 @@
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::Serialize;
-use utoipa::ToSchema;
+use relayed_routes::offers::{Occasion, OccasionRefusal, Offer, OfferRefusal};
+use relayed_routes::points::Faq;
 
 use crate::db::schema::{point_occasions, point_offers, points_faq};
 use crate::error::PointError;
-use crate::numbers::{as_money, as_number, as_optional_number};
 
-/// A point offer as the app sees it.
-#[derive(Debug, Clone, Serialize, Queryable, Selectable, ToSchema)]
-#[diesel(table_name = point_offers)]
-pub struct Offer {
-    /// 24 hex characters.
-    pub id: String,
-    /// Points the recipient gets: the exact decimal as a JSON number in plain notation,
-    /// integral values as integers (`7.75`, `100`, never `100.0` or an exponent). It may
-    /// have more digits than a double holds: read it as a decimal.
-    #[serde(serialize_with = "as_number")]
-    #[schema(value_type = f64)]
-    pub point_amount: BigDecimal,
-    /// Points the payer is charged with `point`, exactly; same form as `point_amount`.
-    #[serde(serialize_with = "as_optional_number")]
-    #[schema(value_type = Option<f64>)]
-    pub purchased_point_amount: Option<BigDecimal>,
-    /// SAR, exactly two decimals; a card payment asks for exactly 100 times this in
-    /// halalas (`amount_minor`). Prices in fractions of a halala are refused when loaded,
-    /// never rounded.
-    #[serde(serialize_with = "as_money")]
-    #[schema(value_type = String)]
-    pub amount: BigDecimal,
+/// An offer's columns, in the order of [`Offer`]'s fields.
+const OFFER: (
+    point_offers::id,
+    point_offers::point_amount,
+    point_offers::purchased_point_amount,
+    point_offers::amount,
+) = (
+    point_offers::id,
+    point_offers::point_amount,
+    point_offers::purchased_point_amount,
+    point_offers::amount,
+);
+
+type OfferRow = (String, BigDecimal, Option<BigDecimal>, BigDecimal);
+
+fn offer((id, point_amount, purchased_point_amount, amount): OfferRow) -> Offer {
+    Offer {
+        id,
+        point_amount,
+        purchased_point_amount,
+        amount,
+    }
 }
 
 /// Active, non-deleted offers: by sequence, then legacy id, then id (missing ones last).
@@ -43,22 +42,24 @@ pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Offer>> {
             point_offers::legacy_id.asc().nulls_last(),
             point_offers::id.asc(),
         ))
-        .select(Offer::as_select())
+        .select(OFFER)
         .load(conn)
         .await
+        .map(|rows| rows.into_iter().map(offer).collect())
 }
 
-/// An active, non-deleted offer by its id in either case; else the 404 `point offer <id> not
-/// found or inactive`, with the id as it was sent.
+/// An active, non-deleted offer by its id in either case; else `UnknownOffer`, with the id
+/// as it was sent.
 pub async fn find_active(conn: &mut AsyncPgConnection, id: &str) -> Result<Offer, PointError> {
-    point_offers::table
+    let row = point_offers::table
         .find(id.to_ascii_lowercase())
         .filter(point_offers::active.and(point_offers::deleted.eq(false)))
-        .select(Offer::as_select())
+        .select(OFFER)
         .first(conn)
         .await
-        .optional()?
-        .ok_or_else(|| PointError::NotFound(format!("point offer {id} not found or inactive")))
+        .optional()?;
+    row.map(offer)
+        .ok_or_else(|| OfferRefusal::UnknownOffer(id.to_owned()).into())
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -67,16 +68,6 @@ pub struct OccasionRow {
     pub id: String,
     pub occasion_en: String,
     pub occasion_ar: Option<String>,
-    pub is_custom: i16,
-}
-
-/// An occasion as the app sees it: `occasion` in the asked language, `occasion_en` always.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Occasion {
-    pub id: String,
-    pub occasion: String,
-    pub occasion_en: String,
-    /// 0 or 1.
     pub is_custom: i16,
 }
 
@@ -116,8 +107,8 @@ pub async fn active_occasions(conn: &mut AsyncPgConnection) -> QueryResult<Vec<O
         .await
 }
 
-/// An active occasion by its id in either case; else the 400 `point occasion <id> not found
-/// or inactive` (an order names it in its body), with the id as it was sent.
+/// An active occasion by its id in either case; else `UnknownOccasion` (an order names it in
+/// its body), with the id as it was sent.
 pub async fn find_active_occasion(
     conn: &mut AsyncPgConnection,
     id: &str,
@@ -129,24 +120,29 @@ pub async fn find_active_occasion(
         .first(conn)
         .await
         .optional()?
-        .ok_or_else(|| PointError::Validation(format!("point occasion {id} not found or inactive")))
-}
-
-#[derive(Debug, Serialize, Queryable, Selectable, ToSchema)]
-#[diesel(table_name = points_faq)]
-pub struct Faq {
-    pub question_en: String,
-    pub answer_en: String,
-    pub question_ar: String,
-    pub answer_ar: String,
+        .ok_or_else(|| OccasionRefusal::UnknownOccasion(id.to_owned()).into())
 }
 
 pub async fn faq(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Faq>> {
-    points_faq::table
+    let rows: Vec<(String, String, String, String)> = points_faq::table
         .order(points_faq::position)
-        .select(Faq::as_select())
+        .select((
+            points_faq::question_en,
+            points_faq::answer_en,
+            points_faq::question_ar,
+            points_faq::answer_ar,
+        ))
         .load(conn)
-        .await
+        .await?;
+    let faq = rows
+        .into_iter()
+        .map(|(question_en, answer_en, question_ar, answer_ar)| Faq {
+            question_en,
+            answer_en,
+            question_ar,
+            answer_ar,
+        });
+    Ok(faq.collect())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The body of `POST /point-orders`, read field by field with the spec's coercions. Every
 //! field is checked and every problem reported (`fieldErrors` in schema order); a body that
-//! is not a JSON object is a form error.
+//! is not a JSON object is a form error. The document shows it as
+//! `relayed_routes::orders::OrderBody`, which is never deserialized.
 
 use bigdecimal::{BigDecimal, ToPrimitive};
 use envelope::Details;
@@ -343,28 +344,4 @@ mod tests {
     fn unknown_keys_are_dropped() {
         assert!(parse(&body(json!({"payer_id": 5, "extra": [1]}))).is_ok());
     }
-}
-
-/// The body as the document shows it: the rules [`parse`] applies, field by field. The
-/// handler reads the raw JSON (a numeric string is an id, `0` means no occasion), so this
-/// type is never deserialized.
-#[derive(utoipa::ToSchema)]
-#[schema(as = OrderBody)]
-#[allow(dead_code)]
-pub struct OrderBodySchema {
-    /// 24 hex characters.
-    #[schema(pattern = "^[0-9a-fA-F]{24}$", example = "64b7f0c2a1b2c3d4e5f60719")]
-    point_offer_id: String,
-    /// A positive integer (a numeric string is read as one).
-    #[schema(minimum = 1, example = 1002)]
-    to_client_id: i64,
-    /// `point` or `checkout`.
-    #[schema(pattern = "^(point|checkout)$", example = "checkout")]
-    payment_type: String,
-    /// 24 hex characters; missing, null, 0, "0" and "" mean none.
-    #[schema(example = "64b7f0c2a1b2c3d4e5f60801")]
-    point_occasion_id: Option<String>,
-    /// Free text, 1 to 255 characters after trimming.
-    #[schema(max_length = 255, example = "Happy birthday")]
-    occasion: Option<String>,
 }

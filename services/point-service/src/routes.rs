@@ -1,9 +1,12 @@
 //! The service's route list, from which its router and its OpenAPI document are built
 //! (`server::routes`). The app reaches the /api/v2/client routes only through the order
-//! service's relay, which relays exactly those of [`CLIENT`] and documents them from here.
+//! service's relay: their contract (paths, operations, answers) is `relayed_routes`, which
+//! both services list, each route here served by its handler.
 
 use std::sync::LazyLock;
 
+use actix_web::{FromRequest, Handler, Responder, web};
+use relayed_routes::{PREFIX, Route};
 use server::token_schemes::BearerScheme;
 use server::{Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
@@ -26,36 +29,51 @@ struct ApiDoc;
 
 /// The legacy bearer token of the /api/v2/client routes.
 const LEGACY: BearerScheme = BearerScheme::opaque(
-    "legacy",
+    relayed_routes::SECURITY_SCHEME,
     "A legacy token (dev): what the auth service's /api/v1/users accepts.",
 );
 
-/// The prefix of the app's routes (the ones the order service relays).
-pub const CLIENT: &str = "/api/v2/client";
-
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([
-        // `/point-orders/description` comes before `/point-orders/{correlation_id}`.
-        scope(
-            CLIENT,
-            [
-                route!(points::balance),
-                route!(points::history),
-                route!(points::faq),
-                route!(offers::offers),
-                route!(offers::offer),
-                route!(offers::occasions),
-                route!(orders::create),
-                route!(orders::description),
-                route!(orders::get),
-                route!(pay::card),
-                route!(pay::session),
-            ],
-        ),
+        scope(PREFIX, Route::ALL.map(served)),
         scope("/webhooks/v1", [route!(webhook::payments)]),
         scope("/internal/v1", [route!(internal::credit)]),
     ])
 });
+
+/// A relayed route with its handler; each route of the contract has one.
+fn served(route: Route) -> server::Route {
+    match route {
+        Route::Balance => serve(route, points::balance),
+        Route::History => serve(route, points::history),
+        Route::Faq => serve(route, points::faq),
+        Route::Offers => serve(route, offers::offers),
+        Route::Offer => serve(route, offers::offer),
+        Route::Occasions => serve(route, offers::occasions),
+        Route::CreateOrder => serve(route, orders::create),
+        Route::Description => serve(route, orders::description),
+        Route::Order => serve(route, orders::get),
+        Route::PayCard => serve(route, pay::card),
+        Route::PaySession => serve(route, pay::session),
+    }
+}
+
+/// The route of the contract's operation, answered by `handler`.
+fn serve<F, Args>(route: Route, handler: F) -> server::Route
+where
+    F: Handler<Args> + Send + Sync,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    let contract = route.contract();
+    server::Route::new(
+        contract.method.clone(),
+        contract.path.as_str(),
+        contract.operation.clone(),
+        move || web::route().to(handler.clone()),
+    )
+    .with_schemas(contract.schemas.iter().cloned())
+}
 
 /// Every route of the service, each with its operation.
 pub fn routes() -> &'static Routes {

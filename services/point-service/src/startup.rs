@@ -9,17 +9,17 @@ use actix_web::web;
 use server::StartError;
 
 use crate::clients::auth::AuthClient;
-use crate::clients::payments::PaymentClient;
 use crate::config::Config;
+use crate::payments::client::PaymentClient;
 use crate::routes;
 use crate::state::AppState;
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     crate::metric_families::describe();
-    crate::webhook::export_counters();
-    crate::payment_sync::export_counters();
-    crate::clients::payments::export_counters();
+    crate::payments::webhook::export_counters();
+    crate::payments::sync::export_counters();
+    crate::payments::client::export_counters();
     let client = server::http_client;
     let state = AppState {
         pool: pool.clone(),
@@ -36,13 +36,13 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         flags: config.flags,
         internal_token: config.internal_token.clone(),
         webhook_secret: config.webhook_secret.clone(),
-        attempt_window: crate::attempts::in_flight_window(config.payment_timeout),
+        attempt_window: crate::payments::attempts::in_flight_window(config.payment_timeout),
         limits: config.limits,
         sync: config.sync,
     };
     // The worker runs on the main runtime with a client of its own (see
     // `with_worker_clients` on why clients are not shared across runtimes).
-    let worker = crate::payment_sync::task::Worker {
+    let worker = crate::payments::sync::task::Worker {
         pool: pool.clone(),
         payments: state.payments.with_http(client(config.payment_timeout)?),
         settings: config.sync,
@@ -53,7 +53,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             None => uuid::Uuid::new_v4().to_string(),
         },
     };
-    tokio::spawn(crate::payment_sync::task::run(
+    tokio::spawn(crate::payments::sync::task::run(
         worker,
         server::shutdown_watch(),
     ));

@@ -5,8 +5,8 @@ use std::time::Duration;
 use server::Secret;
 
 use crate::clients::auth::AuthClient;
-use crate::clients::payments::PaymentClient;
 use crate::config::{Flags, Limits, SyncSettings};
+use crate::payments::client::PaymentClient;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -16,9 +16,9 @@ pub struct AppState {
     pub flags: Flags,
     pub internal_token: Secret,
     pub webhook_secret: Secret,
-    /// How long a pay call's attempt counts as in flight (`attempts::in_flight_window`).
+    /// How long a pay call's attempt counts as in flight (`payments::attempts::in_flight_window`).
     pub attempt_window: Duration,
     pub limits: Limits,
-    /// The payment sync's pace (`payment_sync`); pay attempts schedule it.
+    /// The payment sync's pace (`payments::sync`); pay attempts schedule it.
     pub sync: SyncSettings,
 }

@@ -196,47 +196,6 @@ async fn every_registered_route_is_documented() {
     .await;
 }
 
-/// The relayed routes carry the point service's own definitions: each of its client
-/// routes is relayed, with its parameters, body, success answer and every error status of
-/// its own, and the schemas they name are the point service's.
-#[test]
-fn the_relayed_routes_carry_the_point_services_definitions() {
-    let order = serde_json::to_value(order_service::routes::app().openapi).unwrap();
-    let point = serde_json::to_value(point_service::routes::app().openapi).unwrap();
-    let relayed: BTreeSet<(String, String)> = documented(&point)
-        .into_iter()
-        .filter(|(_, path)| path.starts_with("/api/v2/client/"))
-        .collect();
-    assert_eq!(relayed.len(), RELAYED.len());
-    let door = ["400", "408", "413", "415"];
-    for (method, path) in &relayed {
-        let ours = &order["paths"][path][method];
-        let theirs = &point["paths"][path][method];
-        assert_eq!(ours["parameters"], theirs["parameters"], "{method} {path}");
-        assert_eq!(
-            ours["requestBody"], theirs["requestBody"],
-            "{method} {path}"
-        );
-        assert_eq!(ours["security"], theirs["security"], "{method} {path}");
-        for (status, answer) in theirs["responses"].as_object().unwrap() {
-            if door.contains(&status.as_str()) {
-                continue;
-            }
-            assert_eq!(
-                &ours["responses"][status], answer,
-                "{method} {path} {status}"
-            );
-        }
-        if let Some(name) = schema_ref(&theirs["responses"]["200"]) {
-            let name = name.trim_start_matches("#/components/schemas/");
-            assert_eq!(
-                order["components"]["schemas"][name], point["components"]["schemas"][name],
-                "{name}"
-            );
-        }
-    }
-}
-
 #[tokio::test]
 async fn the_own_routes_document_the_messages_they_send() {
     let app = spawn_app().await;

@@ -136,7 +136,8 @@ pub fn raw_request(method: &str, target: &[u8]) -> Vec<u8> {
     let mut request = format!("{method} ").into_bytes();
     request.extend_from_slice(target);
     request.extend_from_slice(
-        b" HTTP/1.1\r\nHost: order\r\nAuthorization: Bearer token-1001\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        b" HTTP/1.1\r\nHost: order\r\nAuthorization: Bearer token-1001\r\n\
+          Content-Length: 0\r\nConnection: close\r\n\r\n",
     );
     request
 }

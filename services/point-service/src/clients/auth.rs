@@ -71,15 +71,12 @@ impl AuthClient {
     fn base(&self) -> Result<&str, PointError> {
         self.base
             .as_deref()
-            .ok_or(PointError::Misconfigured("AUTH_SERVICE_URL not set"))
+            .ok_or_else(|| CallerError::NotConfigured.into())
     }
 
     /// The caller's client id, from the auth service's answer only.
     pub async fn caller(&self, req: &HttpRequest) -> Result<i64, PointError> {
-        self.lookup.of_request(req).await.map_err(|e| match e {
-            CallerError::NotConfigured => PointError::Misconfigured("AUTH_SERVICE_URL not set"),
-            other => PointError::Unauthorized(other.to_string()),
-        })
+        self.lookup.of_request(req).await.map_err(PointError::from)
     }
 
     /// Another client's profile, or `None` when the auth service does not know it.

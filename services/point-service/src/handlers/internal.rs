@@ -2,11 +2,12 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use bigdecimal::BigDecimal;
+use envelope::ErrorB;
 use serde_json::Value;
 
-use crate::credits;
 use crate::error::DatabaseAnswers;
 use crate::error::PointError;
+use crate::ledger::credits::{self, CreditRefusal, Credited};
 use crate::state::AppState;
 
 /// The body as the document shows it (the handler reads the raw JSON: any field missing or
@@ -27,19 +28,25 @@ pub struct CreditBody {
     reason: String,
 }
 
+/// Credit a client once per reference
+///
+/// For the services only (a gift-card code's redemption): `X-Internal-Token` missing or
+/// wrong is `BadToken`; a field missing or of another kind is `BadBody`. The same reference
+/// again answers the first result and credits nothing; with another client or amount it is
+/// `ReferenceUsed`.
 #[utoipa::path(post, path = "/credits", tag = "internal",
     params(("X-Internal-Token" = String, Header)),
     request_body = CreditBody,
-    responses(DatabaseAnswers, (status = 200, description = "the credit; the same reference again answers the first result", body = crate::credits::Credited),
-        (status = 400, description = "`expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}`", body = envelope::ErrorB), (status = 401, description = "`invalid internal token`: `X-Internal-Token` missing or wrong", body = envelope::ErrorB),
-        (status = 409, description = "the reference was used with another client or amount", body = envelope::ErrorB)))]
+    responses(DatabaseAnswers, CreditRefusal,
+        (status = 200, description = "the credit", body = Credited),
+        (status = 400, description = credits::bad_body_answer(), body = ErrorB)))]
 pub async fn credit(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     if !server::internal::token_matches(&req, &state.internal_token) {
-        return Err(PointError::Unauthorized("invalid internal token".into()));
+        return Err(PointError::Refused(CreditRefusal::BadToken.into()));
     }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let client_id = body
@@ -65,9 +72,7 @@ pub async fn credit(
     let (Some(client_id), Some(points), Some(reference), Some("gift_card")) =
         (client_id, points, reference, reason)
     else {
-        return Err(PointError::Validation(
-            "expected {client_id: positive integer, points: positive decimal text, reference: text, reason: \"gift_card\"}".into(),
-        ));
+        return Err(PointError::Refused(CreditRefusal::BadBody.into()));
     };
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(credits::credit(&mut conn, client_id, &points, reference).await?))

@@ -1,17 +1,15 @@
-//! `GET /points` (balance), `GET /point-history`, `GET /points-faq`.
+//! `GET /points` (balance), `GET /point-history`, `GET /points-faq` (`relayed_routes::points`).
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use relayed_routes::points::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 
 use super::{caller, first};
-use crate::balance::{self, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
-use crate::error::CallerAnswers;
+use crate::balance;
 use crate::error::PointError;
 use crate::offers;
 use crate::state::AppState;
 
-#[utoipa::path(get, path = "/points", tag = "points", security(("legacy" = [])),
-    summary = "The caller's point balance",
-    responses(CallerAnswers, (status = 200, description = "the balance, bare", body = crate::balance::Balance)))]
+/// The caller's balance, bare.
 pub async fn balance(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -36,10 +34,7 @@ fn page(query: &[(String, String)]) -> (i64, i64) {
     (page, limit)
 }
 
-#[utoipa::path(get, path = "/point-history", tag = "points", security(("legacy" = [])),
-    summary = "The caller's point history, newest first",
-    params(("page" = Option<i64>, Query, description = "default 1; unreadable or below 1 is 1; sent twice, the first counts"), ("limit" = Option<i64>, Query, description = "default 20, at most 100; unreadable or below 1 is 20; sent twice, the first counts")),
-    responses(CallerAnswers, (status = 200, description = "newest first", body = crate::balance::HistoryPage)))]
+/// A page of the caller's history, newest first.
 pub async fn history(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -51,9 +46,7 @@ pub async fn history(
     Ok(HttpResponse::Ok().json(balance::history(&mut conn, client_id, page, limit).await?))
 }
 
-#[utoipa::path(get, path = "/points-faq", tag = "points", security(("legacy" = [])),
-    summary = "Points questions and answers",
-    responses(CallerAnswers, (status = 200, description = "the questions and answers, in order", body = [crate::offers::Faq])))]
+/// The questions and answers, in order.
 pub async fn faq(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PointError> {
     caller(&state, &req).await?;
     let mut conn = state.pool.get().await?;

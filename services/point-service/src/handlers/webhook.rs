@@ -1,21 +1,37 @@
 //! `POST /webhooks/v1/payments`: public, guarded by its signature alone. What an event does
-//! is `webhook::apply`'s (and the payment state machine's) decision.
+//! is `payments::webhook::apply`'s (and the payment state machine's) decision.
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use envelope::ErrorB;
 use serde_json::json;
 
 use crate::error::DatabaseAnswers;
 use crate::error::PointError;
+use crate::payments::webhook::event::{Event, Source};
+use crate::payments::webhook::{self, WebhookRefusal, signature};
 use crate::state::AppState;
-use crate::webhook::{self, Event};
 
+/// A payment event from the payment service
+///
+/// Public, guarded by `X-Signature` alone: a bad, missing or stale one is `BadSignature` and
+/// changes nothing. Events count once by id. The answer's `outcome` says what the event did:
+/// `captured`, `declined`, `superseded` (a decline of an older attempt; the newer one
+/// decides), `duplicate_event`, `duplicate_capture`, `not_pending`, `unknown_order`,
+/// `unknown_type` (recorded with its body, its order synced with the payment service at
+/// once), or why a capture was not applied and is listed for refund (`already_successful`,
+/// `payment_failed`, `not_payable`, `unknown_order`, `amount_mismatch`, `currency_mismatch`).
+///
+/// A signed body that is not an event (a field missing or of another type, not JSON) is
+/// `UnreadableEvent`, yet recorded with outcome `unreadable` and, unless its `type` is
+/// `payment_declined`, listed for refund with the reason `unreadable` (once, however often it
+/// is delivered). A decline that depends on a pay call whose answer is not recorded yet
+/// records nothing and answers 503 with `Retry-After`: deliver it again.
 #[utoipa::path(post, path = "/payments", tag = "payments",
-    params(("X-Signature" = String, Header, description = "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\">; at most 300 s old")),
-    request_body = crate::webhook::Event,
-    responses(DatabaseAnswers, (status = 200, description = "`{received: true, outcome}`: `captured`, `declined`, `superseded` (a decline of an older attempt; the newer one decides), `duplicate_event`, `duplicate_capture`, `not_pending`, `unknown_order`, `unknown_type` (recorded with its body, its order synced with the payment service at once), or why a capture was not applied and is listed for refund (`already_successful`, `payment_failed`, `not_payable`, `unknown_order`, `amount_mismatch`, `currency_mismatch`)", body = Object),
-        (status = 400, description = "signed, but not an event (a field missing or of another type, not JSON): recorded with outcome `unreadable` and, unless its `type` is `payment_declined`, listed for refund with the reason `unreadable` (once, however often it is delivered)", body = envelope::ErrorB),
-        (status = 401, description = "`invalid signature`: bad, missing or stale; nothing changes", body = envelope::ErrorB),
-        (status = 503, description = "a decline that depends on a pay call whose answer is not recorded yet, or the database is busy: nothing recorded; deliver it again (`Retry-After`)", body = envelope::ErrorB)))]
+    params(("X-Signature" = String, Header, description = signature::header_text())),
+    request_body = Event,
+    responses(DatabaseAnswers, WebhookRefusal,
+        (status = 200, description = "`{received: true, outcome}`", body = Object),
+        (status = 503, description = retry_answer(), body = ErrorB)))]
 pub async fn payments(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -26,18 +42,18 @@ pub async fn payments(
         .get("x-signature")
         .and_then(|v| v.to_str().ok());
     let now = chrono::Utc::now().timestamp();
-    if let Err(refused) = webhook::verify_signature(
+    if let Err(fault) = signature::verify(
         state.webhook_secret.expose().as_bytes(),
         signature,
         &body,
         now,
     ) {
-        refused.count();
+        fault.count();
         tracing::warn!(
-            reason = refused.as_str(),
+            reason = fault.as_str(),
             "payment webhook refused: bad or stale signature"
         );
-        return Err(PointError::Unauthorized("invalid signature".into()));
+        return Err(PointError::Refused(WebhookRefusal::BadSignature.into()));
     }
     let mut conn = state.pool.get().await?;
     let event: Event = match serde_json::from_slice(&body) {
@@ -47,7 +63,10 @@ pub async fn payments(
             // vanish. Recorded (and listed for refund) once; still 400, since the same
             // bytes again cannot be read either.
             webhook::unreadable::record(&mut conn, &body).await?;
-            return Err(PointError::Validation(format!("invalid event: {e}")));
+            let why = e.to_string();
+            return Err(PointError::Refused(
+                WebhookRefusal::UnreadableEvent(why).into(),
+            ));
         }
     };
     let outcome = webhook::apply(
@@ -55,8 +74,17 @@ pub async fn payments(
         &event,
         Some(&body),
         state.attempt_window,
-        webhook::Source::Webhook,
+        Source::Webhook,
     )
     .await?;
     Ok(HttpResponse::Ok().json(json!({"received": true, "outcome": outcome.as_str()})))
+}
+
+/// The route's 503: a decline that must wait for a pay call's answer, or the database busy.
+fn retry_answer() -> String {
+    format!(
+        "`{}` (`Retry-After`); or {}",
+        webhook::ATTEMPT_NOT_RECORDED,
+        db::BUSY_ANSWER
+    )
 }

@@ -1,7 +1,7 @@
 //! `point-service audit`: passes on a ledger that every kind of order and credit went
 //! through, and names the first violation when the ledger is corrupted behind its back.
 
-use point_service::audit::{self, AuditError};
+use point_service::reports::audit::{self, AuditError};
 use serde_json::{Value, json};
 
 use crate::helpers::*;
@@ -83,7 +83,8 @@ async fn a_cached_balance_that_drifted_from_its_entries_is_caught() {
 async fn points_credited_for_an_unpaid_order_are_caught() {
     let (app, open) = busy_ledger().await;
     app.sql(&format!(
-        "INSERT INTO point_entries (client_id, kind, points, order_correlation_id) VALUES (1001, 'purchase', 250, '{open}');
+        "INSERT INTO point_entries (client_id, kind, points, order_correlation_id)
+         VALUES (1001, 'purchase', 250, '{open}');
          UPDATE point_accounts SET balance = balance + 250 WHERE client_id = 1001"
     ))
     .await;
@@ -133,7 +134,8 @@ async fn a_captured_card_order_without_its_credit_is_caught() {
 async fn an_idempotency_key_bound_to_another_clients_order_is_caught() {
     let (app, open) = busy_ledger().await;
     app.sql(&format!(
-        "INSERT INTO idempotency_keys (client_id, key, request_hash, correlation_id) VALUES (1002, 'k', '\\x00', '{open}')"
+        "INSERT INTO idempotency_keys (client_id, key, request_hash, correlation_id) VALUES \
+         (1002, 'k', '\\x00', '{open}')"
     ))
     .await;
     let (check, _) = violated(audit(&app).await);
@@ -168,16 +170,20 @@ async fn a_payment_both_credited_and_listed_for_refund_is_caught() {
 async fn expired_ledger() -> TestApp {
     let (app, _) = busy_ledger().await;
     app.a_year_earlier().await;
-    let options = point_service::expire::Options {
+    let options = point_service::expiry::job::Options {
         today: None,
         batch_size: 10,
         dry_run: false,
     };
     let mut conn = app.database.connect().await;
     let summary =
-        point_service::expire::run(&mut conn, options, |_| std::ops::ControlFlow::Continue(()))
-            .await
-            .unwrap();
+        point_service::expiry::job::run(
+            &mut conn,
+            options,
+            |_| std::ops::ControlFlow::Continue(()),
+        )
+        .await
+        .unwrap();
     assert_eq!(summary.clients_expired, 1);
     app
 }
@@ -206,7 +212,10 @@ async fn an_expiry_that_takes_more_than_the_balance_is_caught() {
     let (check, detail) = violated(audit(&app).await);
     assert_eq!(check, EXPIRY_CHECK);
     assert!(
-        detail.contains("of client 1001 (-250 points, reference expiry:1001:2026-04-01:2026-11-02): it leaves the balance at -250, not 0"),
+        detail.contains(
+            "of client 1001 (-250 points, reference \
+                         expiry:1001:2026-04-01:2026-11-02): it leaves the balance at -250, not 0"
+        ),
         "{detail}"
     );
 }
@@ -218,14 +227,18 @@ async fn an_expiry_named_for_another_client_is_caught() {
     // audit still finds it.
     app.sql(
         "ALTER TABLE point_entries DROP CONSTRAINT point_entries_expiry_reference;
-         INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1002, 'expiry', -1, 'expiry:1001:2026-04-01:2026-04-02');
+         INSERT INTO point_entries (client_id, kind, points, reference)
+         VALUES (1002, 'expiry', -1, 'expiry:1001:2026-04-01:2026-04-02');
          UPDATE point_accounts SET balance = balance - 1 WHERE client_id = 1002",
     )
     .await;
     let (check, detail) = violated(audit(&app).await);
     assert_eq!(check, EXPIRY_CHECK);
     assert!(
-        detail.contains("of client 1002 (-1 points, reference expiry:1001:2026-04-01:2026-04-02): the reference is not expiry:1002:<expiry date>:<run date>"),
+        detail.contains(
+            "of client 1002 (-1 points, reference expiry:1001:2026-04-01:2026-04-02): \
+                         the reference is not expiry:1002:<expiry date>:<run date>"
+        ),
         "{detail}"
     );
 }

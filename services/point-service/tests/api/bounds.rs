@@ -121,9 +121,11 @@ async fn a_refused_checkout_order_says_when_the_oldest_unpaid_one_leaves_the_day
     let aged = std::time::Instant::now();
     app.sql(&format!(
         "UPDATE point_orders SET created_at = now() - interval '23 hours' WHERE correlation_id = \
-         (SELECT correlation_id FROM point_orders WHERE payer_id = {SARA} AND status = 'initial_order' ORDER BY created_at LIMIT 1); \
+         (SELECT correlation_id FROM point_orders WHERE payer_id = {SARA} \
+         AND status = 'initial_order' ORDER BY created_at LIMIT 1); \
          UPDATE point_orders SET created_at = now() - interval '2 hours' WHERE correlation_id = \
-         (SELECT correlation_id FROM point_orders WHERE payer_id = {SARA} AND status = 'initial_order' ORDER BY created_at DESC LIMIT 1)"
+         (SELECT correlation_id FROM point_orders WHERE payer_id = {SARA} \
+         AND status = 'initial_order' ORDER BY created_at DESC LIMIT 1)"
     ))
     .await;
     let response = app

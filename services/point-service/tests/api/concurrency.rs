@@ -31,8 +31,13 @@ async fn fifty_simultaneous_orders_seven_covered_exactly_seven_succeed() {
     assert_eq!(app.balance_of(NOURA).await, "0");
     assert_eq!(app.balance_of(OMAR).await, "700");
     // The cached balance is the sum of the entries, and every entry has its order.
-    assert_eq!(app.count("SELECT count(*) AS n FROM point_accounts a WHERE balance <> (SELECT coalesce(sum(points), 0) FROM point_entries e WHERE e.client_id = a.client_id)").await, 0);
-    assert_eq!(app.count("SELECT count(*) AS n FROM point_entries e WHERE kind IN ('gift_sent', 'gift_received') AND NOT EXISTS (SELECT 1 FROM point_orders o WHERE o.correlation_id = e.order_correlation_id)").await, 0);
+    let unbalanced = "SELECT count(*) AS n FROM point_accounts a WHERE balance <> \
+         (SELECT coalesce(sum(points), 0) FROM point_entries e WHERE e.client_id = a.client_id)";
+    assert_eq!(app.count(unbalanced).await, 0);
+    let orphans = "SELECT count(*) AS n FROM point_entries e \
+         WHERE kind IN ('gift_sent', 'gift_received') AND NOT EXISTS \
+         (SELECT 1 FROM point_orders o WHERE o.correlation_id = e.order_correlation_id)";
+    assert_eq!(app.count(orphans).await, 0);
     assert_eq!(
         app.count("SELECT count(*) AS n FROM point_orders WHERE payer_id = 1003")
             .await,

@@ -15,8 +15,9 @@ use bigdecimal::BigDecimal;
 use chrono::NaiveDate;
 use diesel_async::{AsyncPgConnection, SimpleAsyncConnection};
 use futures_util::future::join_all;
-use point_service::expire::{self, Outcome, Summary};
-use point_service::{audit, ledger};
+use point_service::expiry::job::{self, Outcome, Summary};
+use point_service::ledger;
+use point_service::reports::audit;
 use serde_json::json;
 
 use crate::helpers::*;
@@ -39,26 +40,26 @@ fn decimal(text: &str) -> BigDecimal {
     text.parse().unwrap()
 }
 
-fn options(today: &str) -> expire::Options {
-    expire::Options {
+fn options(today: &str) -> job::Options {
+    job::Options {
         today: Some(day(today)),
         ..today_by_the_database()
     }
 }
 
 /// A real run as of today by the database's clock.
-fn today_by_the_database() -> expire::Options {
-    expire::Options {
+fn today_by_the_database() -> job::Options {
+    job::Options {
         today: None,
-        batch_size: expire::DEFAULT_BATCH_SIZE,
+        batch_size: job::DEFAULT_BATCH_SIZE,
         dry_run: false,
     }
 }
 
 /// One run of the job as of `today` on a connection of its own.
-async fn run(app: &TestApp, options: expire::Options) -> Summary {
+async fn run(app: &TestApp, options: job::Options) -> Summary {
     let mut conn = app.database.connect().await;
-    expire::run(&mut conn, options, |_| ControlFlow::Continue(()))
+    job::run(&mut conn, options, |_| ControlFlow::Continue(()))
         .await
         .unwrap()
 }
@@ -102,7 +103,8 @@ async fn double_or_partial_expiries(app: &TestApp) -> i64 {
              GROUP BY client_id, reference HAVING count(*) > 1
              UNION ALL
              SELECT a.client_id FROM point_accounts a
-             WHERE a.balance <> 0 AND EXISTS (SELECT 1 FROM point_entries e WHERE e.client_id = a.client_id AND e.kind = 'expiry')
+             WHERE a.balance <> 0 AND EXISTS (SELECT 1 FROM point_entries e
+                                              WHERE e.client_id = a.client_id AND e.kind = 'expiry')
          ) bad",
     )
     .await
@@ -220,7 +222,7 @@ async fn the_date_itself_is_the_last_day_and_the_riyadh_day_turns_at_21_utc() {
 async fn two_runs_at_once_expire_each_client_once() {
     let app = spawn().await;
     holders(&app, 3001..=3300, "2025-01-01T10:00:00Z").await;
-    let small_batches = expire::Options {
+    let small_batches = job::Options {
         batch_size: 7,
         ..options(THE_DAY_AFTER)
     };
@@ -289,9 +291,9 @@ async fn a_run_stopped_between_two_clients_is_resumed_by_running_again() {
     holders(&app, 3001..=3030, "2025-01-01T10:00:00Z").await;
     let mut conn = app.database.connect().await;
     let mut seen = 0;
-    let stopped = expire::run(
+    let stopped = job::run(
         &mut conn,
-        expire::Options {
+        job::Options {
             batch_size: 4,
             ..options(THE_DAY_AFTER)
         },
@@ -363,7 +365,7 @@ async fn an_earn_that_lands_while_the_job_waits_moves_the_date_and_nothing_expir
                         .await
                         .unwrap();
                 let mut outcomes = Vec::new();
-                let summary = expire::run(&mut conn, options(THE_DAY_AFTER), |outcome| {
+                let summary = job::run(&mut conn, options(THE_DAY_AFTER), |outcome| {
                     outcomes.push(outcome.clone());
                     ControlFlow::Continue(())
                 })
@@ -545,7 +547,7 @@ async fn a_zero_or_negative_balance_is_never_expired() {
     let mut conn = app.database.connect().await;
     for client in [2001, 2002] {
         assert_eq!(
-            expire::expire(&mut conn, client, day(THE_DAY_AFTER))
+            job::expire(&mut conn, client, day(THE_DAY_AFTER))
                 .await
                 .unwrap(),
             Outcome::NothingToExpire
@@ -573,7 +575,7 @@ async fn points_that_arrive_after_an_expiry_go_with_the_next_days_run() {
     entry(&app, SARA, "gift_received", "30", "2026-04-03T10:00:00Z").await;
     let mut conn = app.database.connect().await;
     assert_eq!(
-        expire::expire(&mut conn, SARA, day(&today)).await.unwrap(),
+        job::expire(&mut conn, SARA, day(&today)).await.unwrap(),
         Outcome::AlreadyExpired(day(SARAS_DATE))
     );
     let again = run(&app, today_by_the_database()).await;
@@ -583,7 +585,8 @@ async fn points_that_arrive_after_an_expiry_go_with_the_next_days_run() {
     app.rewrite_entries(&format!(
         "UPDATE point_entries
            SET created_at = created_at - interval '1 day',
-               reference = 'expiry:{SARA}:{SARAS_DATE}:' || to_char((created_at - interval '1 day') AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD')
+               reference = 'expiry:{SARA}:{SARAS_DATE}:'
+                   || to_char((created_at - interval '1 day') AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD')
            WHERE kind = 'expiry'"
     ))
     .await;
@@ -591,7 +594,8 @@ async fn points_that_arrive_after_an_expiry_go_with_the_next_days_run() {
     assert_eq!(next_day.points_expired, decimal("30"));
     assert_eq!(
         app.count(&format!(
-            "SELECT count(*) AS n FROM point_entries WHERE reference = 'expiry:{SARA}:{SARAS_DATE}:{today}' AND points = -30"
+            "SELECT count(*) AS n FROM point_entries WHERE reference = \
+             'expiry:{SARA}:{SARAS_DATE}:{today}' AND points = -30"
         ))
         .await,
         1
@@ -620,7 +624,8 @@ async fn the_database_refuses_an_expiry_that_is_positive_or_not_named_by_its_cli
         ("-10", "NULL"),
     ] {
         let forged = format!(
-            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', {points}, {reference})"
+            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, \
+             'expiry', {points}, {reference})"
         );
         let refused = conn.batch_execute(&forged).await.unwrap_err().to_string();
         assert!(
@@ -629,12 +634,14 @@ async fn the_database_refuses_an_expiry_that_is_positive_or_not_named_by_its_cli
         );
     }
     app.sql(&format!(
-        "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -10, 'expiry:1001:{SARAS_DATE}:2026-04-02')"
+        "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', \
+         -10, 'expiry:1001:{SARAS_DATE}:2026-04-02')"
     ))
     .await;
     let twice = conn
         .batch_execute(&format!(
-            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, 'expiry', -5, 'expiry:1001:{SARAS_DATE}:2026-04-02')"
+            "INSERT INTO point_entries (client_id, kind, points, reference) VALUES (1001, \
+             'expiry', -5, 'expiry:1001:{SARAS_DATE}:2026-04-02')"
         ))
         .await
         .unwrap_err()

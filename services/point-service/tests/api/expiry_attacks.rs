@@ -10,9 +10,9 @@
 use std::ops::ControlFlow;
 
 use chrono::NaiveDate;
-use point_service::audit::{self, AuditError};
-use point_service::expire;
-use point_service::liability::{self, Period};
+use point_service::expiry::job;
+use point_service::reports::audit::{self, AuditError};
+use point_service::reports::liability::{self, Period};
 use point_service::riyadh;
 use serde_json::json;
 
@@ -25,14 +25,14 @@ fn day(text: &str) -> NaiveDate {
 }
 
 /// A real run as of the database's today.
-async fn run_today(app: &TestApp) -> expire::Summary {
+async fn run_today(app: &TestApp) -> job::Summary {
     let mut conn = app.database.connect().await;
-    let options = expire::Options {
+    let options = job::Options {
         today: None,
-        batch_size: expire::DEFAULT_BATCH_SIZE,
+        batch_size: job::DEFAULT_BATCH_SIZE,
         dry_run: false,
     };
-    expire::run(&mut conn, options, |_| ControlFlow::Continue(()))
+    job::run(&mut conn, options, |_| ControlFlow::Continue(()))
         .await
         .unwrap()
 }
@@ -131,8 +131,8 @@ async fn a_today_after_the_databases_date_does_not_take_points_before_their_date
     // The job's one-client step refuses it too, whoever calls it.
     let mut conn = app.database.connect().await;
     assert!(matches!(
-        expire::expire(&mut conn, SARA, day("2099-01-01")).await,
-        Err(expire::ExpireError::TodayAhead { .. })
+        job::expire(&mut conn, SARA, day("2099-01-01")).await,
+        Err(job::ExpireError::TodayAhead { .. })
     ));
 }
 
@@ -292,7 +292,8 @@ async fn points_received_after_an_expiry_do_not_outlive_a_passed_date() {
     app.rewrite_entries(
         "UPDATE point_entries
            SET created_at = created_at - interval '1 day',
-               reference = 'expiry:1001:2026-04-01:' || to_char((created_at - interval '1 day') AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD')
+               reference = 'expiry:1001:2026-04-01:'
+                   || to_char((created_at - interval '1 day') AT TIME ZONE 'Asia/Riyadh', 'YYYY-MM-DD')
            WHERE kind = 'expiry'",
     )
     .await;
@@ -432,7 +433,7 @@ async fn the_audit_does_not_blame_an_expiry_for_a_seed_spend_that_committed_afte
         let url = url.clone();
         async move {
             let mut conn = AsyncPgConnection::establish(&url).await.unwrap();
-            expire::expire(&mut conn, SARA, today).await.unwrap()
+            job::expire(&mut conn, SARA, today).await.unwrap()
         }
     });
     sessions_wait_for_locks(&app, 1).await;
@@ -455,7 +456,7 @@ async fn the_audit_does_not_blame_an_expiry_for_a_seed_spend_that_committed_afte
     assert!(seed.wait().unwrap().success());
     std::fs::remove_file(&file).unwrap();
     assert!(
-        matches!(&outcome, expire::Outcome::Expired(e) if e.points == "700.25".parse::<bigdecimal::BigDecimal>().unwrap()),
+        matches!(&outcome, job::Outcome::Expired(e) if e.points == "700.25".parse::<bigdecimal::BigDecimal>().unwrap()),
         "{outcome:?}"
     );
     assert_eq!(app.balance_of(SARA).await, "-50");

@@ -10,10 +10,10 @@ use chrono::{DateTime, Days, NaiveDate, Utc};
 use chrono_tz::Asia::Riyadh;
 use db::testing::TestDatabase;
 use domain::Points;
-use point_service::expiring;
-use point_service::expiry::ClientExpiry;
-use point_service::liability::{self, Period};
-use point_service::{audit, expire};
+use point_service::expiry::rule::ClientExpiry;
+use point_service::expiry::{self, job};
+use point_service::reports::audit;
+use point_service::reports::liability::{self, Period};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -277,7 +277,7 @@ async fn check(ledger: Ledger) {
     let mut conn = database.connect().await;
 
     let mut listed = Vec::new();
-    expiring::each(&mut conn, ledger.today, ledger.window_days, |e| {
+    expiry::report::each(&mut conn, ledger.today, ledger.window_days, |e| {
         listed.push(e)
     })
     .await
@@ -298,17 +298,17 @@ async fn check(ledger: Ledger) {
         })
         .map(|(client, (balance, _))| (client, balance))
         .collect();
-    let options = expire::Options {
+    let options = job::Options {
         today: Some(ledger.today),
         batch_size: 3,
         dry_run: false,
     };
-    let summary = expire::run(&mut conn, options, |_| ControlFlow::Continue(()))
+    let summary = job::run(&mut conn, options, |_| ControlFlow::Continue(()))
         .await
         .unwrap();
     assert_eq!(summary.clients_expired, due.len() as u64);
     assert_eq!(summary.points_expired, due.values().sum::<BigDecimal>());
-    let again = expire::run(&mut conn, options, |_| ControlFlow::Continue(()))
+    let again = job::run(&mut conn, options, |_| ControlFlow::Continue(()))
         .await
         .unwrap();
     assert_eq!(again.clients_expired, 0);

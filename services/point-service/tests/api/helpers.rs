@@ -43,16 +43,23 @@ pub fn fixture() -> Value {
             {"client_id": SARA, "kind": "spend", "points": "50.25", "created_at": "2026-04-02T10:00:00Z"}
         ],
         "point_offers": [
-            {"id": OFFER, "point_amount": 100, "purchased_point_amount": 120, "amount": "15.00", "sequence": 2, "legacy_id": 3, "active": true, "deleted": false},
-            {"id": "64b7f0c2a1b2c3d4e5f60719", "point_amount": 250, "purchased_point_amount": 300, "amount": "35.5", "sequence": 1, "legacy_id": 9, "active": true, "deleted": false},
-            {"id": OFFER_NO_POINTS_PRICE, "point_amount": 500, "purchased_point_amount": null, "amount": "65.00", "sequence": null, "legacy_id": 1, "active": true, "deleted": false},
-            {"id": OFFER_INACTIVE, "point_amount": 1000, "purchased_point_amount": 1150, "amount": "120.00", "sequence": 0, "legacy_id": 6, "active": false, "deleted": false},
-            {"id": "64b7f0c2a1b2c3d4e5f6071c", "point_amount": 5, "purchased_point_amount": 6, "amount": "1.00", "sequence": 0, "legacy_id": 7, "active": true, "deleted": true},
-            {"id": "64b7f0c2a1b2c3d4e5f6071d", "point_amount": 7, "purchased_point_amount": 8, "amount": "2.00", "sequence": null, "legacy_id": null, "active": true, "deleted": false}
+            {"id": OFFER, "point_amount": 100, "purchased_point_amount": 120, "amount": "15.00",
+                "sequence": 2, "legacy_id": 3, "active": true, "deleted": false},
+            {"id": "64b7f0c2a1b2c3d4e5f60719", "point_amount": 250, "purchased_point_amount": 300,
+                "amount": "35.5", "sequence": 1, "legacy_id": 9, "active": true, "deleted": false},
+            {"id": OFFER_NO_POINTS_PRICE, "point_amount": 500, "purchased_point_amount": null,
+                "amount": "65.00", "sequence": null, "legacy_id": 1, "active": true, "deleted": false},
+            {"id": OFFER_INACTIVE, "point_amount": 1000, "purchased_point_amount": 1150,
+                "amount": "120.00", "sequence": 0, "legacy_id": 6, "active": false, "deleted": false},
+            {"id": "64b7f0c2a1b2c3d4e5f6071c", "point_amount": 5, "purchased_point_amount": 6,
+                "amount": "1.00", "sequence": 0, "legacy_id": 7, "active": true, "deleted": true},
+            {"id": "64b7f0c2a1b2c3d4e5f6071d", "point_amount": 7, "purchased_point_amount": 8,
+                "amount": "2.00", "sequence": null, "legacy_id": null, "active": true, "deleted": false}
         ],
         "point_occasions": [
             {"id": OCCASION, "occasion_en": " Birthday ", "occasion_ar": " عيد ميلاد ", "is_custom": 0, "active": true},
-            {"id": "64b7f0c2a1b2c3d4e5f60802", "occasion_en": "Graduation", "occasion_ar": null, "is_custom": 1, "active": true},
+            {"id": "64b7f0c2a1b2c3d4e5f60802", "occasion_en": "Graduation", "occasion_ar": null,
+                "is_custom": 1, "active": true},
             {"id": OCCASION_INACTIVE, "occasion_en": "Old", "occasion_ar": null, "is_custom": 0, "active": false}
         ],
         "points_faq": [
@@ -309,13 +316,18 @@ fn spawn_fake_payments(recorded: Recorded, gate: Arc<Gate>) -> String {
                         if let Some(x) = card.strip_prefix("gate-") {
                             gate.asked.add_permits(1);
                             gate.release.acquire().await.unwrap().forget();
-                            return HttpResponse::Ok().json(json!({"id": format!("pay_{x}"), "status": "pending", "redirect_url": "http://sandbox/3ds"}));
+                            return HttpResponse::Ok().json(json!({
+                                "id": format!("pay_{x}"), "status": "pending", "redirect_url": "http://sandbox/3ds"
+                            }));
                         }
                         if let Some(x) = card.strip_prefix("tap-") {
-                            return HttpResponse::Ok().json(json!({"id": format!("pay_{x}"), "status": "pending", "redirect_url": "http://sandbox/3ds"}));
+                            return HttpResponse::Ok().json(json!({
+                                "id": format!("pay_{x}"), "status": "pending", "redirect_url": "http://sandbox/3ds"
+                            }));
                         }
                         if card.starts_with("fail4xx") {
-                            return HttpResponse::PaymentRequired().json(json!({"error": "card_declined", "message": "insufficient funds"}));
+                            return HttpResponse::PaymentRequired()
+                                .json(json!({"error": "card_declined", "message": "insufficient funds"}));
                         }
                         if card.starts_with("fail5xx") {
                             return HttpResponse::InternalServerError().json(json!({"error": "boom"}));
@@ -323,7 +335,9 @@ fn spawn_fake_payments(recorded: Recorded, gate: Arc<Gate>) -> String {
                         if card.starts_with("hang") {
                             tokio::time::sleep(Duration::from_secs(5)).await;
                         }
-                        HttpResponse::Ok().json(json!({"id": "pay_123", "status": "pending", "redirect_url": "http://sandbox/3ds/pay_123"}))
+                        HttpResponse::Ok().json(json!({
+                            "id": "pay_123", "status": "pending", "redirect_url": "http://sandbox/3ds/pay_123"
+                        }))
                     }
                 }),
             )

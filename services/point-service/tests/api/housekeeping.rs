@@ -105,7 +105,14 @@ async fn two_runs_at_once_both_succeed_and_remove_each_key_once() {
             .await,
         2
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM point_orders WHERE payer_id = 1001 AND status = 'initial_order'").await, 6_002);
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM point_orders WHERE payer_id = 1001 AND status \
+                          = 'initial_order'"
+        )
+        .await,
+        6_002
+    );
 }
 
 #[tokio::test]

@@ -95,7 +95,8 @@ async fn occasions_follow_the_language_rule() {
     assert_eq!(
         english,
         json!([{"id": OCCASION, "occasion": "Birthday", "occasion_en": "Birthday", "is_custom": 0},
-               {"id": "64b7f0c2a1b2c3d4e5f60802", "occasion": "Graduation", "occasion_en": "Graduation", "is_custom": 1}])
+               {"id": "64b7f0c2a1b2c3d4e5f60802", "occasion": "Graduation", "occasion_en": "Graduation",
+                "is_custom": 1}])
     );
     let (_, arabic) = app
         .get("/api/v2/client/point-occasions?language=%20AR%20", SARA)

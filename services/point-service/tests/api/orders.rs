@@ -120,7 +120,8 @@ async fn the_point_check_order_flag_self_offer_recipient_occasion_price_payer() 
         ..Options::default()
     })
     .await;
-    let everything_wrong = json!({"point_offer_id": OFFER_INACTIVE, "to_client_id": GHOST, "payment_type": "point", "point_occasion_id": OCCASION_INACTIVE});
+    let everything_wrong = json!({"point_offer_id": OFFER_INACTIVE, "to_client_id": GHOST,
+        "payment_type": "point", "point_occasion_id": OCCASION_INACTIVE});
     assert_eq!(
         disabled.order(GHOST, &everything_wrong).await,
         (
@@ -216,7 +217,8 @@ async fn the_point_check_order_flag_self_offer_recipient_occasion_price_payer() 
 #[tokio::test]
 async fn the_checkout_check_order_offer_recipient_occasion() {
     let app = spawn_app().await;
-    let mut body = json!({"point_offer_id": OFFER_INACTIVE, "to_client_id": 4242, "payment_type": "checkout", "point_occasion_id": OCCASION_INACTIVE});
+    let mut body = json!({"point_offer_id": OFFER_INACTIVE, "to_client_id": 4242,
+        "payment_type": "checkout", "point_occasion_id": OCCASION_INACTIVE});
     assert_eq!(app.order(GHOST, &body).await.0, 404);
     body["point_offer_id"] = json!(OFFER_NO_POINTS_PRICE);
     assert_eq!(
@@ -333,7 +335,8 @@ async fn the_description_names_the_caller_and_keeps_the_double_space() {
             json!({"description": "Sara Ali sent you 100 points  for Birthday"})
         )
     );
-    let (_, body) = app.post(path, SARA, &json!({"point_offer_id": OFFER, "point_occasion_id": OCCASION_INACTIVE, "occasion": " Eid "})).await;
+    let free_text = json!({"point_offer_id": OFFER, "point_occasion_id": OCCASION_INACTIVE, "occasion": " Eid "});
+    let (_, body) = app.post(path, SARA, &free_text).await;
     assert_eq!(
         body["description"], "Sara Ali sent you 100 points  for Eid",
         "free text wins; the occasion is not looked up"

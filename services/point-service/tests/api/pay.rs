@@ -50,7 +50,9 @@ async fn a_card_payment_forwards_the_card_and_passes_the_answer_through() {
         order["status"], "initial_order",
         "the pay route never moves the order"
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM point_orders WHERE payment_reference = 'pay_123' AND payment_provider IS NOT NULL").await, 1);
+    let noted = "SELECT count(*) AS n FROM point_orders \
+         WHERE payment_reference = 'pay_123' AND payment_provider IS NOT NULL";
+    assert_eq!(app.count(noted).await, 1);
 }
 
 #[tokio::test]
@@ -150,7 +152,11 @@ async fn someone_elses_or_a_missing_order_is_404_and_a_point_order_is_not_payabl
 async fn successful_and_failed_orders_are_409() {
     let app = spawn_app().await;
     let id = checkout(&app).await;
-    app.sql(&format!("UPDATE point_orders SET status = 'successful', payment_status = 'CAPTURED' WHERE correlation_id = '{id}'")).await;
+    app.sql(&format!(
+        "UPDATE point_orders SET status = 'successful', payment_status = 'CAPTURED' \
+         WHERE correlation_id = '{id}'"
+    ))
+    .await;
     assert_eq!(
         app.post(&session_path(&id), SARA, &json!({})).await,
         (
@@ -159,7 +165,11 @@ async fn successful_and_failed_orders_are_409() {
         )
     );
     let failed = checkout(&app).await;
-    app.sql(&format!("UPDATE point_orders SET status = 'payment_failed', payment_status = 'FAILED' WHERE correlation_id = '{failed}'")).await;
+    app.sql(&format!(
+        "UPDATE point_orders SET status = 'payment_failed', payment_status = 'FAILED' \
+         WHERE correlation_id = '{failed}'"
+    ))
+    .await;
     assert_eq!(
         app.post(&card_path(&failed), SARA, &json!({"id": "c", "cvv": "123"}))
             .await,

@@ -187,7 +187,8 @@ async fn a_day_whose_captures_and_credits_agree_exits_0_and_is_recorded() {
         reconcile(&app, &payments, &["--date", DAY]).await,
         (
             0,
-            "settlement 2026-11-10: agrees (captures: 2, of them listed for refund: 0; card credits applied that day: 2)\n"
+            "settlement 2026-11-10: agrees (captures: 2, of them listed for refund: 0; card \
+             credits applied that day: 2)\n"
                 .to_owned(),
             String::new()
         )
@@ -201,7 +202,8 @@ async fn a_day_whose_captures_and_credits_agree_exits_0_and_is_recorded() {
         (
             0,
             format!(
-                "settlement {yesterday}: agrees (captures: 0, of them listed for refund: 0; card credits applied that day: 0)\n"
+                "settlement {yesterday}: agrees (captures: 0, of them listed for refund: 0; card \
+                 credits applied that day: 0)\n"
             ),
             String::new()
         )
@@ -238,8 +240,10 @@ async fn every_page_of_the_settlement_is_read() {
         (
             1,
             format!(
-                "capture_not_credited\tpay_z\t{open}\tcaptured 15.00 SAR at 2026-11-10T23:00:00Z\tnot credited, not listed for refund\n\
-                 settlement 2026-11-10: 1 difference (captures: 3, of them listed for refund: 0; card credits applied that day: 2)\n"
+                "capture_not_credited\tpay_z\t{open}\tcaptured 15.00 SAR at \
+                 2026-11-10T23:00:00Z\tnot credited, not listed for refund\n\
+                 settlement 2026-11-10: 1 difference (captures: 3, of them listed for refund: 0; \
+                 card credits applied that day: 2)\n"
             )
             .as_str(),
             ""
@@ -305,24 +309,35 @@ async fn each_kind_of_difference_is_one_line() {
         out.lines().collect::<Vec<_>>(),
         [
             format!(
-                "capture_not_credited\tpay_lost\t{lost}\tcaptured 15.00 SAR at 2026-11-10T09:00:00Z\tnot credited, not listed for refund"
+                "capture_not_credited\tpay_lost\t{lost}\tcaptured 15.00 SAR at \
+                 2026-11-10T09:00:00Z\tnot credited, not listed for refund"
             ),
             format!(
-                "amount_mismatch\tpay_amount\t{amount}\tcaptured 14.00 SAR at 2026-11-10T09:59:59Z\tcredited 15.00 SAR at 2026-11-10T10:00:00Z (event evt_amount)"
+                "amount_mismatch\tpay_amount\t{amount}\tcaptured 14.00 SAR at \
+                 2026-11-10T09:59:59Z\tcredited 15.00 SAR at 2026-11-10T10:00:00Z (event \
+                 evt_amount)"
             ),
             format!(
-                "currency_mismatch\tpay_currency\t{currency}\tcaptured 15.00 USD at 2026-11-10T10:59:59Z\tcredited 15.00 SAR at 2026-11-10T11:00:00Z (event evt_currency)"
+                "currency_mismatch\tpay_currency\t{currency}\tcaptured 15.00 USD at \
+                 2026-11-10T10:59:59Z\tcredited 15.00 SAR at 2026-11-10T11:00:00Z (event \
+                 evt_currency)"
             ),
             format!(
-                "reference_mismatch\tpay_mixed\t{payer}\tcaptured 15.00 SAR at 2026-11-10T13:59:00Z\tcredited 15.00 SAR at 2026-11-10T14:00:00Z (event evt_mixed) to order {mixed}"
+                "reference_mismatch\tpay_mixed\t{payer}\tcaptured 15.00 SAR at \
+                 2026-11-10T13:59:00Z\tcredited 15.00 SAR at 2026-11-10T14:00:00Z (event \
+                 evt_mixed) to order {mixed}"
             ),
             format!(
-                "credit_without_capture\tpay_ghost\t{ghost}\tnot in the settlements of 2026-11-09 and 2026-11-10\tcredited 15.00 SAR at 2026-11-10T12:00:00Z (event evt_ghost)"
+                "credit_without_capture\tpay_ghost\t{ghost}\tnot in the settlements of 2026-11-09 \
+                 and 2026-11-10\tcredited 15.00 SAR at 2026-11-10T12:00:00Z (event evt_ghost)"
             ),
             format!(
-                "credit_without_capture\t-\t{nameless}\tthe credit names no payment\tcredited 15.00 SAR at 2026-11-10T13:00:00Z (event evt_nameless)"
+                "credit_without_capture\t-\t{nameless}\tthe credit names no payment\tcredited \
+                 15.00 SAR at 2026-11-10T13:00:00Z (event evt_nameless)"
             ),
-            "settlement 2026-11-10: 6 differences (captures: 4, of them listed for refund: 0; card credits applied that day: 5)".to_owned(),
+            "settlement 2026-11-10: 6 differences (captures: 4, of them listed for refund: 0; \
+             card credits applied that day: 5)"
+                .to_owned(),
         ]
     );
     assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 6));
@@ -383,7 +398,8 @@ async fn a_capture_listed_for_refund_resolved_or_not_is_no_difference() {
         reconcile(&app, &payments, &["--date", DAY]).await,
         (
             0,
-            "settlement 2026-11-10: agrees (captures: 4, of them listed for refund: 3; card credits applied that day: 1)\n"
+            "settlement 2026-11-10: agrees (captures: 4, of them listed for refund: 3; card \
+             credits applied that day: 1)\n"
                 .to_owned(),
             String::new()
         )
@@ -415,7 +431,8 @@ async fn a_credit_just_after_midnight_finds_its_capture_in_the_day_before() {
         reconcile(&app, &payments, &["--date", DAY]).await,
         (
             0,
-            "settlement 2026-11-10: agrees (captures: 0, of them listed for refund: 0; card credits applied that day: 1)\n"
+            "settlement 2026-11-10: agrees (captures: 0, of them listed for refund: 0; card \
+             credits applied that day: 1)\n"
                 .to_owned(),
             String::new()
         )
@@ -425,7 +442,8 @@ async fn a_credit_just_after_midnight_finds_its_capture_in_the_day_before() {
         reconcile(&app, &payments, &["--date", BEFORE]).await,
         (
             0,
-            "settlement 2026-11-09: agrees (captures: 1, of them listed for refund: 0; card credits applied that day: 0)\n"
+            "settlement 2026-11-09: agrees (captures: 1, of them listed for refund: 0; card \
+             credits applied that day: 0)\n"
                 .to_owned(),
             String::new()
         )
@@ -462,7 +480,8 @@ async fn an_unreadable_settlement_concludes_nothing_and_exits_2() {
         (
             2,
             String::new(),
-            "point-service: the settlement of 2026-11-10 cannot be read (page 2): the payment service answered 500; nothing concluded\n"
+            "point-service: the settlement of 2026-11-10 cannot be read (page 2): the payment \
+             service answered 500; nothing concluded\n"
                 .to_owned()
         )
     );
@@ -485,7 +504,8 @@ async fn an_unreadable_settlement_concludes_nothing_and_exits_2() {
         (
             2,
             String::new(),
-            "point-service: the settlement of 2026-11-10 cannot be read (page 1): the payment service did not answer in time; nothing concluded\n"
+            "point-service: the settlement of 2026-11-10 cannot be read (page 1): the payment \
+             service did not answer in time; nothing concluded\n"
                 .to_owned()
         )
     );

@@ -9,9 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use point_service::clients::payments::PaymentClient;
 use point_service::config::SyncSettings;
-use point_service::payment_sync::{self, task::Worker};
+use point_service::payments::client::PaymentClient;
+use point_service::payments::sync::{self, task::Worker};
 use serde_json::{Value, json};
 
 use crate::gateway::{Gateway, Lie};
@@ -133,19 +133,18 @@ async fn sync_taken(worker: &Worker, order: &str) {
 }
 
 /// Takes `order`, which is due, as the worker does before reading it back.
-async fn take(worker: &Worker, order: &str) -> payment_sync::Taken {
+async fn take(worker: &Worker, order: &str) -> sync::queue::Taken {
     let mut conn = worker.pool.get().await.unwrap();
-    let taken =
-        payment_sync::take_due(&mut conn, Duration::from_secs(300), worker.settings.horizon)
-            .await
-            .unwrap()
-            .expect("the order is due");
+    let taken = sync::queue::take_due(&mut conn, Duration::from_secs(300), worker.settings.horizon)
+        .await
+        .unwrap()
+        .expect("the order is due");
     assert_eq!(taken.correlation_id.to_string(), order);
     taken
 }
 
-async fn sync_one(worker: &Worker, taken: &payment_sync::Taken) {
-    payment_sync::sync_one(
+async fn sync_one(worker: &Worker, taken: &sync::queue::Taken) {
+    sync::sync_one(
         &worker.pool,
         &worker.payments,
         &worker.settings,
@@ -268,7 +267,11 @@ async fn a_pay_call_whose_answer_was_lost_is_found_by_reference() {
     let worker = worker(&app, &gateway, 100, "w");
     let order = paid_with(&app, "lost-1", 500).await;
     assert_eq!(
-        app.count(&format!("SELECT count(*) AS n FROM payment_attempts WHERE correlation_id = '{order}' AND state = 'lost'")).await,
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_attempts WHERE correlation_id = \
+                            '{order}' AND state = 'lost'"
+        ))
+        .await,
         1
     );
     sync_due(&app, &worker, &order).await;
@@ -392,7 +395,7 @@ async fn an_order_undecided_past_the_horizon_is_listed_for_a_person() {
     );
     due_now(&app, &order).await;
     let mut conn = worker.pool.get().await.unwrap();
-    let taken = payment_sync::take_due(&mut conn, HOUR, worker.settings.horizon)
+    let taken = sync::queue::take_due(&mut conn, HOUR, worker.settings.horizon)
         .await
         .unwrap();
     assert!(taken.is_none(), "a listed order is not read back again");
@@ -582,16 +585,16 @@ async fn a_crash_between_reading_and_applying_leaves_the_order_due_again() {
     let order = paid_with(&app, "silent-1", 200).await;
     due_now(&app, &order).await;
     let mut conn = worker.pool.get().await.unwrap();
-    let taken = payment_sync::take_due(&mut conn, HOUR, worker.settings.horizon)
+    let taken = sync::queue::take_due(&mut conn, HOUR, worker.settings.horizon)
         .await
         .unwrap()
         .unwrap();
     // It reads the payment back, then dies before applying it.
-    let plan = payment_sync::plan(&mut conn, taken.correlation_id, WINDOW)
+    let plan = sync::read::plan(&mut conn, taken.correlation_id, WINDOW)
         .await
         .unwrap();
     drop(conn);
-    let reading = payment_sync::read(
+    let reading = sync::read::read(
         &worker.payments,
         taken.correlation_id,
         &plan,
@@ -603,7 +606,7 @@ async fn a_crash_between_reading_and_applying_leaves_the_order_due_again() {
 
     let mut conn = worker.pool.get().await.unwrap();
     assert!(
-        payment_sync::take_due(&mut conn, HOUR, worker.settings.horizon)
+        sync::queue::take_due(&mut conn, HOUR, worker.settings.horizon)
             .await
             .unwrap()
             .is_none(),
@@ -643,7 +646,8 @@ async fn two_replicas_syncing_credit_once() {
     }
     wait_for(
         &app,
-        "SELECT (count(*) = 10)::int::bigint AS n FROM point_orders WHERE status = 'successful' AND payment_type = 'checkout' AND order_no IS NOT NULL",
+        "SELECT (count(*) = 10)::int::bigint AS n FROM point_orders WHERE status = 'successful' \
+         AND payment_type = 'checkout' AND order_no IS NOT NULL",
     )
     .await;
     for order in &orders {
@@ -667,8 +671,8 @@ async fn of_two_workers_only_the_lease_holder_syncs() {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let (mut first_pace, mut second_pace) = (first.pace(), second.pace());
     let (a, b) = tokio::join!(
-        payment_sync::task::pass(&first, &mut first_pace, &stop),
-        payment_sync::task::pass(&second, &mut second_pace, &stop)
+        sync::task::pass(&first, &mut first_pace, &stop),
+        sync::task::pass(&second, &mut second_pace, &stop)
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(
@@ -695,7 +699,7 @@ async fn reads_of_a_backlog_are_paced() {
     app.sql("UPDATE payment_syncs SET due_at = now()").await;
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let started = Instant::now();
-    let synced = payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+    let synced = sync::task::pass(&worker, &mut worker.pace(), &stop)
         .await
         .unwrap();
     assert_eq!(synced, 8);
@@ -766,7 +770,7 @@ async fn a_backlog_drains_at_the_configured_rate() {
     worker.settings.interval = Duration::from_secs(3600);
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
     let started = Instant::now();
-    let synced = payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+    let synced = sync::task::pass(&worker, &mut worker.pace(), &stop)
         .await
         .unwrap();
     let took = started.elapsed();
@@ -910,7 +914,7 @@ async fn an_order_whose_sync_keeps_failing_is_listed_past_the_horizon() {
     .await;
     due_now(&app, &order).await;
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+    sync::task::pass(&worker, &mut worker.pace(), &stop)
         .await
         .unwrap();
     assert_eq!(
@@ -927,7 +931,7 @@ async fn an_order_whose_sync_keeps_failing_is_listed_past_the_horizon() {
          WHERE correlation_id = '{order}'"
     ))
     .await;
-    payment_sync::task::pass(&worker, &mut worker.pace(), &stop)
+    sync::task::pass(&worker, &mut worker.pace(), &stop)
         .await
         .unwrap();
     assert_eq!(
@@ -955,7 +959,7 @@ async fn the_settlement_gauges_follow_the_days() {
     )
     .await;
     let mut conn = worker.pool.get().await.unwrap();
-    let figures = payment_sync::gauges::figures(&mut conn).await.unwrap();
+    let figures = sync::gauges::figures(&mut conn).await.unwrap();
     assert_eq!(
         figures.settlement_differences, 2,
         "the latest day's, not the latest run's"

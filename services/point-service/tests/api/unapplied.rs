@@ -2,7 +2,7 @@
 //! recorded with its event, counted in `payment_captures_unapplied_total{reason}`, listed
 //! by `point-service unapplied-captures` and counted by the audit.
 
-use point_service::audit;
+use point_service::reports::audit;
 use serde_json::{Value, json};
 
 use crate::helpers::*;

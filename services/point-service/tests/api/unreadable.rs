@@ -2,7 +2,7 @@
 //! it is recorded and (unless a decline) listed for refund as `unreadable`, once, and
 //! still answered 400.
 
-use point_service::audit;
+use point_service::reports::audit;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
@@ -74,7 +74,8 @@ async fn a_signed_capture_that_cannot_be_read_is_recorded_and_listed_once() {
     assert_eq!(
         app.count(&format!(
             "SELECT count(*) AS n FROM unapplied_captures WHERE
-               (event_id = 'evt_float' AND payment_id = 'pay_float' AND amount_minor IS NULL AND correlation_id = '{order}')
+               (event_id = 'evt_float' AND payment_id = 'pay_float' AND amount_minor IS NULL
+                AND correlation_id = '{order}')
             OR (event_id = 'evt_num_pay' AND payment_id = '987654321' AND amount_minor = 1500)
             OR (event_id = '77' AND payment_id = 'pay_num_id')
             OR (event_id = 'evt_no_ref' AND reference = '' AND correlation_id IS NULL)

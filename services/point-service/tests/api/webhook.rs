@@ -313,5 +313,5 @@ async fn a_payment_captured_again_is_a_duplicate_whatever_the_reference_spelling
         "nothing listed for refund: the payment was credited"
     );
     let mut conn = app.database.connect().await;
-    point_service::audit::run(&mut conn).await.unwrap();
+    point_service::reports::audit::run(&mut conn).await.unwrap();
 }

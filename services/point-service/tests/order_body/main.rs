@@ -343,14 +343,22 @@ proptest! {
     fn deep_nesting_and_huge_values_get_an_answer(
         depth in 1usize..2000,
         open in select(vec!["[", "{\"a\":"]),
-        number in select(vec!["1e308", "1e400", "-1e400", "123456789012345678901234567890", "9223372036854775808", "9223372036854775807", "18446744073709551616", "0.0000000000000000000001"]),
+        number in select(vec![
+            "1e308", "1e400", "-1e400", "123456789012345678901234567890", "9223372036854775808",
+            "9223372036854775807", "18446744073709551616", "0.0000000000000000000001",
+        ]),
         long in 0usize..20_000,
     ) {
         let close = if open == "[" { "]" } else { "}" };
         let nested = format!("{}1{}", open.repeat(depth), close.repeat(depth));
         let raw = format!(
-            r#"{{"point_offer_id":"64b7f0c2a1b2c3d4e5f60718","to_client_id":{number},"payment_type":"point","x":{nested},"occasion":"{}"}}"#,
-            "é".repeat(long)
+            concat!(
+                r#"{{"point_offer_id":"64b7f0c2a1b2c3d4e5f60718","to_client_id":{number},"#,
+                r#""payment_type":"point","x":{nested},"occasion":"{}"}}"#,
+            ),
+            "é".repeat(long),
+            number = number,
+            nested = nested,
         );
         let _ = checks::check_raw(raw.as_bytes()).map_err(fail)?;
         let as_text = format!(r#"{{"to_client_id":"{number}","point_occasion_id":{number}}}"#);
@@ -428,7 +436,8 @@ fn the_fingerprint_separates_fields_and_none_from_empty() {
 /// The checks refuse what they must, so that passing them means something.
 #[test]
 fn the_checks_catch_wrong_answers() {
-    let body = json!({"point_offer_id": "64B7F0C2A1B2C3D4E5F60718", "to_client_id": " 7 ", "payment_type": "point", "occasion": "  Eid "});
+    let body = json!({"point_offer_id": "64B7F0C2A1B2C3D4E5F60718", "to_client_id": " 7 ",
+        "payment_type": "point", "occasion": "  Eid "});
     let Value::Object(body) = body else {
         unreachable!()
     };

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# `bench/compare.sh BASE_BIN [NEW_BIN]`: two builds of the hot paths side by side, for a change
+# to one of them: the relay (make bench's row 1c: the balance through a one-worker order
+# service) and point orders paid with points, many payers (row 3a). BASE_BIN and NEW_BIN
+# (default target/release, built here) are release target directories, e.g. a worktree of the
+# commit before the change built with `cargo build --release --bins --target-dir /tmp/base`.
+#
+# Both builds run at once on the same databases, each behind its own ports; the rows are
+# interleaved, base and new one after the other, which goes first alternating by round, so
+# that both meet the same machine weather. Reports the CPU µs per request of the process under
+# test (the relay's order service for 1c, the point service for 3a; /proc/<pid>/stat) and its
+# throughput, per round and their medians. COMPARE_ROUNDS (default 5), BENCH_SECONDS
+# (default 10). Databases, data and settings are make bench's (bench/run.sh).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BASE=${1:?usage: bench/compare.sh BASE_BIN [NEW_BIN]}
+NEW=${2:-target/release}
+ROUNDS=${COMPARE_ROUNDS:-5}
+SECONDS_PER_RUN=${BENCH_SECONDS:-10}
+WORK=$(mktemp -d /tmp/loyalty-compare.XXXXXX)
+PIDS=()
+log() { echo "compare: $*" >&2; }
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"; $sudo apt-get install -y -q wrk >/dev/null; }
+if [ "$NEW" = target/release ]; then
+    log "building in release mode"
+    cargo build --release --workspace --bins --quiet
+fi
+
+admin=$(scripts/postgres.sh)
+server=${admin%/*}
+for db in bench_auth bench_points bench_catalog; do
+    psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+    psql "$admin" -qc "CREATE DATABASE $db"
+done
+AUTH_DB=$server/bench_auth POINTS_DB=$server/bench_points CATALOG_DB=$server/bench_catalog
+LOG_NAME=compare # read by lib.sh
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+load_dev_env
+export LOG_FORMAT=json RUST_LOG=info
+log "migrating and loading the demo data, scaled up (the new build's migrations)"
+for entry in auth-service:$AUTH_DB point-service:$POINTS_DB order-service:$CATALOG_DB; do
+    DATABASE_URL=${entry#*:} "$NEW/${entry%%:*}" migrate >/dev/null
+    DATABASE_URL=${entry#*:} "$NEW/${entry%%:*}" seed deploy/fixtures/demo.json >/dev/null
+done
+psql "$AUTH_DB" -q -f bench/sql/auth.sql
+psql "$POINTS_DB" -q -f bench/sql/points.sql
+psql "$CATALOG_DB" -q -f bench/sql/catalog.sql
+
+# start NAME BIN_DIR BINARY PORT DB [ENV...]: a service in the background, up when ready.
+declare -A PID_OF
+start() {
+    local name=$1 dir=$2 binary=$3 port=$4 db=$5; shift 5
+    env BIND_ADDR=127.0.0.1:$port DATABASE_URL="$db" "$@" "$dir/$binary" serve >"$WORK/$name.log" 2>&1 &
+    PIDS+=($!); PID_OF[$name]=$!
+    until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
+        kill -0 "${PID_OF[$name]}" 2>/dev/null || { cat "$WORK/$name.log" >&2; exit 1; }
+        sleep 0.05
+    done
+}
+export AUTH_SERVICE_URL=http://127.0.0.1:19081
+start auth "$NEW" auth-service 19081 "$AUTH_DB"
+start point-base "$BASE" point-service 19083 "$POINTS_DB"
+start point-new "$NEW" point-service 29083 "$POINTS_DB"
+# The relay under test has one worker, as in make bench (a production pod's CPU limit of 1).
+start relay-base "$BASE" order-service 19085 "$CATALOG_DB" POINT_SERVICE_URL=http://127.0.0.1:19083 HTTP_WORKERS=1
+start relay-new "$NEW" order-service 29085 "$CATALOG_DB" POINT_SERVICE_URL=http://127.0.0.1:29083 HTTP_WORKERS=1
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+CLK_TCK=$(getconf CLK_TCK)
+# measure PID URL SCRIPT [ENV...]: "<CPU µs per request> <req/s>" of one wrk run.
+measure() {
+    local pid=$1 url=$2 script=$3; shift 3
+    local before after requests
+    before=$(cpu_ticks "$pid")
+    env "$@" wrk -t2 -c32 -d"${SECONDS_PER_RUN}s" -s "bench/wrk/$script" "$url" >"$WORK/wrk.out"
+    after=$(cpu_ticks "$pid")
+    requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.out")
+    awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" -v s="$SECONDS_PER_RUN" \
+        'BEGIN { printf "%.1f %.0f\n", t * 1e6 / hz / n, n / s }'
+}
+declare -A CPU RPS
+run() { # run ROW SIDE ROUND
+    local row=$1 side=$2 round=$3 figures
+    case $row in
+    1c) figures=$(measure "${PID_OF[relay-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19085 || echo 29085)/api/v2/client/points" balance.lua CLIENT=200002) ;;
+    3a) figures=$(measure "${PID_OF[point-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19083 || echo 29083)/api/v2/client/point-orders" order.lua) ;;
+    esac
+    CPU[$row.$side]+="${figures% *} " RPS[$row.$side]+="${figures#* } "
+    log "round $round, $row $side: ${figures% *} µs/req, ${figures#* } req/s"
+}
+for round in $(seq 1 "$ROUNDS"); do
+    if [ $((round % 2)) = 1 ]; then sides="base new"; else sides="new base"; fi
+    for row in 1c 3a; do
+        for side in $sides; do run "$row" "$side" "$round"; done
+    done
+done
+
+median() { printf '%s\n' $1 | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+echo
+echo "| row | build | CPU µs/req, median (rounds) | req/s, median (rounds) |"
+echo "|---|---|---|---|"
+for row in 1c 3a; do
+    for side in base new; do
+        echo "| $row | $side | $(median "${CPU[$row.$side]}") (${CPU[$row.$side]% }) | $(median "${RPS[$row.$side]}") (${RPS[$row.$side]% }) |"
+    done
+done

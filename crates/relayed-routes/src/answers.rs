@@ -1,0 +1,53 @@
+//! The answer sets of the relayed routes: what every one of them answers (the caller and the
+//! database), and what the two pay routes add.
+
+use std::collections::BTreeMap;
+
+use utoipa::IntoResponses;
+use utoipa::openapi::{RefOr, Response};
+
+envelope::answer_set! {
+    /// What every relayed route answers besides its own answers: the caller
+    /// (`server::caller`, 401; 500 when the lookup is not configured) and the database
+    /// (500; 503 when busy).
+    pub CallerAnswers, envelope::Envelope::B, {
+        "401" => server::caller::unauthorized_answer(),
+        "500" => server::caller::internal_answer(),
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
+/// What both pay routes answer besides their own success and refusals: the caller and the
+/// database ([`CallerAnswers`]), the limit on an order's payment attempts, and the payment
+/// service's own refusal or failure.
+pub struct PayAnswers;
+
+impl IntoResponses for PayAnswers {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut answers = CallerAnswers::responses();
+        let failed = format!(
+            "the payment service failed, timed out or could not be reached (`INTERNAL_ERROR`); \
+             or {}",
+            server::caller::internal_answer()
+        );
+        answers.extend(envelope::openapi::answers(
+            envelope::Envelope::B,
+            &[
+                (
+                    "429",
+                    "`too many payment attempts for point order <id>: <n>` \
+                     (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)",
+                ),
+                ("500", &failed),
+            ],
+        ));
+        // No schema: the payment service's body, passed through as it came.
+        answers.insert(
+            "4XX".into(),
+            RefOr::T(Response::new(
+                "the payment service's own 4xx, status and body passed through",
+            )),
+        );
+        answers
+    }
+}

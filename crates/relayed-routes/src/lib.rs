@@ -1,0 +1,157 @@
+//! The contract of the point routes the app reaches through the order service: the prefix,
+//! the routes (each a method and a path; two of them pay routes), each route's OpenAPI
+//! operation (the `#[utoipa::path]` of a contract function here, with the route's rules in
+//! its doc comment), the bodies and answers on the wire, and the refusals with their
+//! messages. The point service serves these routes with its handlers attached to these
+//! operations; the order service relays and documents them from here, without linking the
+//! point service.
+//!
+//! No database mapping and no handler lives here: the point service reads its rows and
+//! builds these types, so that the contract changes only when the wire does.
+
+mod answers;
+pub mod offers;
+pub mod orders;
+pub mod pay;
+pub mod points;
+mod wire;
+
+use std::sync::LazyLock;
+
+use utoipa::openapi::path::{HttpMethod, Operation};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::security::SecurityRequirement;
+use utoipa::openapi::{OpenApi, RefOr};
+
+pub use answers::{CallerAnswers, PayAnswers};
+
+/// The prefix both services serve these routes under.
+pub const PREFIX: &str = "/api/v2/client";
+
+/// The security scheme every relayed route takes: the caller's legacy token, which the
+/// point service resolves through the auth service. Each service's document declares it.
+pub const SECURITY_SCHEME: &str = "legacy";
+
+/// One relayed route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Balance,
+    History,
+    Faq,
+    Offers,
+    Offer,
+    Occasions,
+    CreateOrder,
+    Description,
+    Order,
+    PayCard,
+    PaySession,
+}
+
+impl Route {
+    /// Every relayed route, in declaration order, which is actix's matching order:
+    /// `/point-orders/description` comes before `/point-orders/{correlation_id}`.
+    pub const ALL: [Self; 11] = [
+        Self::Balance,
+        Self::History,
+        Self::Faq,
+        Self::Offers,
+        Self::Offer,
+        Self::Occasions,
+        Self::CreateOrder,
+        Self::Description,
+        Self::Order,
+        Self::PayCard,
+        Self::PaySession,
+    ];
+
+    /// The two pay routes, which call the payment service (the relay waits longer for them).
+    pub fn is_pay(self) -> bool {
+        matches!(self, Self::PayCard | Self::PaySession)
+    }
+
+    /// The route's contract, read from its function's attribute.
+    pub fn contract(self) -> &'static Contract {
+        &CONTRACTS[self as usize]
+    }
+
+    /// The one-path document that `#[derive(OpenApi)]` makes of the route's function.
+    fn document(self) -> OpenApi {
+        macro_rules! document {
+            ($($contract:ident)::+) => {{
+                #[derive(utoipa::OpenApi)]
+                #[openapi(paths($($contract)::+))]
+                struct Document;
+                <Document as utoipa::OpenApi>::openapi()
+            }};
+        }
+        match self {
+            Self::Balance => document!(points::balance),
+            Self::History => document!(points::history),
+            Self::Faq => document!(points::faq),
+            Self::Offers => document!(offers::offers),
+            Self::Offer => document!(offers::offer),
+            Self::Occasions => document!(offers::occasions),
+            Self::CreateOrder => document!(orders::create),
+            Self::Description => document!(orders::description),
+            Self::Order => document!(orders::get),
+            Self::PayCard => document!(pay::card),
+            Self::PaySession => document!(pay::session),
+        }
+    }
+}
+
+/// A route as both services list it: method, path, operation and the schemas it names.
+pub struct Contract {
+    pub method: HttpMethod,
+    /// Relative to [`PREFIX`] (no segment carries a regex).
+    pub path: String,
+    /// [`PREFIX`] and the path: what actix matches, and the route's name in metrics.
+    pub pattern: String,
+    /// With the legacy token ([`SECURITY_SCHEME`]) that every relayed route takes.
+    pub operation: Operation,
+    /// The schemas the operation names (and those they name), for a document's components.
+    pub schemas: Vec<(String, RefOr<Schema>)>,
+}
+
+static CONTRACTS: LazyLock<Vec<Contract>> = LazyLock::new(|| {
+    Route::ALL
+        .iter()
+        .map(|route| Contract::of(*route))
+        .collect()
+});
+
+impl Contract {
+    /// # Panics
+    /// When a contract function's attribute does not describe exactly one GET or POST: a
+    /// programming error that every test of the crate meets first.
+    fn of(route: Route) -> Self {
+        let document = route.document();
+        let mut paths = document.paths.paths.into_iter();
+        let (Some((path, item)), None) = (paths.next(), paths.next()) else {
+            panic!("{route:?}: a contract function describes one path");
+        };
+        let (method, mut operation) = match (item.get, item.post) {
+            (Some(operation), None) => (HttpMethod::Get, operation),
+            (None, Some(operation)) => (HttpMethod::Post, operation),
+            _ => panic!("{route:?}: a contract function describes one GET or POST"),
+        };
+        operation.security = Some(vec![SecurityRequirement::new(
+            SECURITY_SCHEME,
+            Vec::<String>::new(),
+        )]);
+        Self {
+            method,
+            pattern: format!("{PREFIX}{path}"),
+            path,
+            operation,
+            schemas: document
+                .components
+                .map(|components| components.schemas.into_iter().collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

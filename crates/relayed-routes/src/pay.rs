@@ -1,0 +1,88 @@
+//! Paying a `checkout` order: `POST /point-orders/{correlation_id}/pay/card` and
+//! `.../pay/session`; their bodies, answers and refusals.
+
+use envelope::Refuses;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::PayAnswers;
+use crate::orders::{OrderLookupRefusal, OrderPath, PayerRefusal};
+
+/// The body of the card route as the document shows it (the point service reads the raw
+/// JSON and answers each missing or bad field in `details`).
+#[derive(ToSchema)]
+pub struct CardBody {
+    /// The saved card's id.
+    #[schema(example = "card_visa_4242")]
+    pub id: String,
+    /// 3 or 4 digits; forwarded to the payment service, never stored or logged.
+    #[schema(pattern = "^[0-9]{3,4}$", example = "123")]
+    pub cvv: String,
+}
+
+/// The body of the session route as the document shows it (anything but `true` is false).
+#[derive(ToSchema)]
+pub struct SessionBody {
+    #[schema(rename = "rememberMe")]
+    pub remember_me: Option<bool>,
+}
+
+/// The payment service's answer to a card payment, which the card route passes on as it
+/// came (its contract as the document shows it; never read).
+#[derive(ToSchema)]
+pub struct PaymentStarted {
+    pub id: String,
+    pub status: String,
+    pub redirect_url: String,
+}
+
+envelope::refusals! {
+    /// Why an order cannot be paid now (besides not being the caller's, and the payer's
+    /// profile).
+    pub enum PayRefusal in B {
+        /// POINT_ORDER_CARD_ENABLED is off (checked before any read).
+        CardPaymentDisabled => 403, "card payment for point orders is disabled";
+        NotCheckout(id: Uuid) => 400, "point order {id} is not a checkout order";
+        /// Also when it was paid while this call was being checked.
+        AlreadyPaid(id: Uuid) => 409, "point order {id} is already paid";
+        /// Also when it failed while this call was being checked.
+        PaymentFailed(id: Uuid) => 409, "point order {id} payment failed; create a new order";
+        NoAmountToPay(id: Uuid) => 400, "point order {id} has no amount to pay";
+    }
+}
+
+envelope::refusals! {
+    /// A card body without a card id or a 3- or 4-digit cvv.
+    pub enum CardRefusal in B {
+        /// Answered with `details`: each missing or bad field.
+        InvalidPayBody => 400, "Invalid pay body";
+    }
+}
+
+/// The refusals of both pay routes.
+type PayRefusals = Refuses<(PayRefusal, OrderLookupRefusal, PayerRefusal)>;
+
+/// The card route's: [`PayRefusals`] and its body's.
+type CardRefusals = Refuses<(CardRefusal, PayRefusal, OrderLookupRefusal, PayerRefusal)>;
+
+/// Pay a checkout order with a saved card (3-D Secure)
+///
+/// Checks, in the spec's order: the flag, the caller's own order, its payment type, the
+/// payment service configured, not `successful`, not `payment_failed`, the payer's
+/// profile, the amount; then the body. The 200 is the payment service's answer as it came
+/// (follow its `redirect_url` through 3-D Secure). The pay routes never move the order; the
+/// payment webhook does. Each call is a payment attempt of the order, limited per order.
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card", tag = "payments", params(OrderPath),
+    request_body = CardBody,
+    responses(PayAnswers, CardRefusals,
+        (status = 200, description = "`{id, status: pending, redirect_url}`", body = PaymentStarted)))]
+pub fn card() {}
+
+/// Start a payment session for a new card or a wallet
+///
+/// The same checks as the card route, in the same order; the body is never refused. The 200
+/// is the payment service's answer as it came.
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session", tag = "payments", params(OrderPath),
+    request_body = SessionBody,
+    responses(PayAnswers, PayRefusals, (status = 200, description = "`{id, session_token, …}`", body = Object)))]
+pub fn session() {}

@@ -1,0 +1,187 @@
+//! Point orders (no HTTP in here): reading them, the gift message, and the rules of making
+//! one (`create`, with its `idempotency` key) and of paying one (`payable`).
+
+mod create;
+mod idempotency;
+pub mod payable;
+
+use bigdecimal::BigDecimal;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use relayed_routes::orders::{OrderLookupRefusal, OrderView};
+use uuid::Uuid;
+
+pub use create::{Ordering, create};
+pub use idempotency::IDEMPOTENCY_WINDOW;
+
+use crate::db::schema::point_orders;
+use crate::error::PointError;
+
+/// The columns of [`OrderView`], in the order of its fields.
+const VIEW: (
+    point_orders::correlation_id,
+    point_orders::order_no,
+    point_orders::status,
+    point_orders::payment_status,
+    point_orders::point_amount,
+    point_orders::purchased_point_amount,
+    point_orders::money_amount,
+    point_orders::payment_type,
+    point_orders::order_type,
+) = (
+    point_orders::correlation_id,
+    point_orders::order_no,
+    point_orders::status,
+    point_orders::payment_status,
+    point_orders::point_amount,
+    point_orders::purchased_point_amount,
+    point_orders::money_amount,
+    point_orders::payment_type,
+    point_orders::order_type,
+);
+
+type ViewRow = (
+    Uuid,
+    Option<i64>,
+    String,
+    Option<String>,
+    BigDecimal,
+    Option<BigDecimal>,
+    BigDecimal,
+    String,
+    String,
+);
+
+fn order_view(row: ViewRow) -> OrderView {
+    let (
+        correlation_id,
+        order_no,
+        status,
+        payment_status,
+        point_amount,
+        purchased,
+        money,
+        payment,
+        kind,
+    ) = row;
+    OrderView {
+        correlation_id,
+        order_no,
+        status,
+        payment_status,
+        point_amount,
+        purchased_point_amount: purchased,
+        money_amount: money,
+        payment_type: payment,
+        order_type: kind,
+    }
+}
+
+/// An order with what the pay routes and the webhook need besides the nine keys.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = point_orders)]
+pub struct OrderRow {
+    pub correlation_id: Uuid,
+    pub payer_id: i64,
+    pub recipient_id: i64,
+    pub status: String,
+    pub point_amount: BigDecimal,
+    pub money_amount: BigDecimal,
+    pub payment_type: String,
+}
+
+pub async fn view(conn: &mut AsyncPgConnection, correlation_id: Uuid) -> QueryResult<OrderView> {
+    point_orders::table
+        .find(correlation_id)
+        .select(VIEW)
+        .first(conn)
+        .await
+        .map(order_view)
+}
+
+/// An order the caller may see (as payer or recipient); anyone else gets the same 404.
+pub async fn visible_to(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    caller: i64,
+) -> Result<OrderView, PointError> {
+    let row = point_orders::table
+        .find(correlation_id)
+        .filter(
+            point_orders::payer_id
+                .eq(caller)
+                .or(point_orders::recipient_id.eq(caller)),
+        )
+        .select(VIEW)
+        .first(conn)
+        .await
+        .optional()?;
+    row.map(order_view)
+        .ok_or_else(|| OrderLookupRefusal::OrderNotFound.into())
+}
+
+/// The gift message: who gives how many points, and for which occasion. The double space
+/// before the occasion is the legacy text's, kept on purpose.
+pub fn description(giver: &str, points: &BigDecimal, occasion: Option<&str>) -> String {
+    let points = domain::Points::new(points.clone()).to_text();
+    match occasion {
+        Some(occasion) => format!("{giver} sent you {points} points  for {occasion}"),
+        None => format!("{giver} sent you {points} points"),
+    }
+}
+
+/// An order for the pay routes: the caller's own only (the recipient gets 404 too).
+pub async fn payers_order(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    payer: i64,
+) -> Result<OrderRow, PointError> {
+    point_orders::table
+        .find(correlation_id)
+        .filter(point_orders::payer_id.eq(payer))
+        .select(OrderRow::as_select())
+        .first(conn)
+        .await
+        .optional()?
+        .ok_or_else(|| OrderLookupRefusal::OrderNotFound.into())
+}
+
+/// The best-effort note of the last pay call (provider and payment reference).
+pub async fn note_payment(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    provider: &str,
+    reference: Option<&str>,
+) {
+    let noted = diesel::update(point_orders::table.find(correlation_id))
+        .set((
+            point_orders::payment_provider.eq(provider),
+            point_orders::payment_reference.eq(reference),
+            point_orders::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await;
+    if let Err(e) = noted {
+        tracing::warn!(order.id = %correlation_id, error.message = %e, "payment note not saved");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+
+    #[test]
+    fn the_description_keeps_its_double_space() {
+        let points = BigDecimal::from_str("100.50").unwrap();
+        assert_eq!(
+            description("Sara Ali", &points, Some("Eid")),
+            "Sara Ali sent you 100.5 points  for Eid"
+        );
+        assert_eq!(
+            description("Sara Ali", &points, None),
+            "Sara Ali sent you 100.5 points"
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! The pay routes' rules (no HTTP in here): the checks in the spec's order, as the contract
+//! documents them (`relayed_routes::pay::card`), and the payment attempt. The pay routes
+//! never move the order; the webhook does. Each call is a payment attempt of the order
+//! (`attempts`), recorded before the payment service is asked (the order's status checked
+//! again under its lock) and again with the answer, with no connection held in between.
+
+use relayed_routes::orders::{OrderLookupRefusal, PayerRefusal};
+use relayed_routes::pay::PayRefusal;
+use uuid::Uuid;
+
+use super::OrderRow;
+use crate::error::PointError;
+use crate::payments::attempts;
+use crate::payments::client::Accepted;
+use crate::payments::machine::Status;
+use crate::state::AppState;
+
+/// The caller's order, if they may pay it now, and its amount in halalas.
+pub async fn payable(
+    state: &AppState,
+    caller: i64,
+    raw_id: &str,
+) -> Result<(OrderRow, i64), PointError> {
+    if !state.flags.card_payments {
+        return Err(PayRefusal::CardPaymentDisabled.into());
+    }
+    let correlation_id = raw_id
+        .parse::<Uuid>()
+        .map_err(|_| OrderLookupRefusal::OrderNotFound)?;
+    let order = {
+        let mut conn = state.pool.get().await?;
+        super::payers_order(&mut conn, correlation_id, caller).await?
+    };
+    if order.payment_type != "checkout" {
+        return Err(PayRefusal::NotCheckout(correlation_id).into());
+    }
+    if !state.payments.is_configured() {
+        return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
+    }
+    if let Some(status) = Status::from_db(&order.status).filter(|s| *s != Status::Open) {
+        return Err(not_payable(correlation_id, status));
+    }
+    if state.auth.client(caller).await?.is_none() {
+        return Err(PayerRefusal::UnknownPayer(caller).into());
+    }
+    let minor = crate::numbers::amount_minor(&order.money_amount)
+        .ok_or(PayRefusal::NoAmountToPay(correlation_id))?;
+    Ok((order, minor))
+}
+
+/// The refusal of an order that is no longer payable.
+fn not_payable(correlation_id: Uuid, status: Status) -> PointError {
+    match status {
+        Status::PaymentFailed => PayRefusal::PaymentFailed(correlation_id),
+        _ => PayRefusal::AlreadyPaid(correlation_id),
+    }
+    .into()
+}
+
+/// Asks the payment service through `call`, with the attempt recorded on both sides of the
+/// call and no connection held during it. The order is checked again under its lock when
+/// the attempt is recorded: a decline or capture may have finished it since [`payable`].
+pub async fn attempt<F>(
+    state: &AppState,
+    order: &OrderRow,
+    kind: attempts::Kind,
+    call: F,
+) -> Result<Accepted, PointError>
+where
+    F: AsyncFnOnce() -> Result<Accepted, PointError>,
+{
+    let correlation_id = order.correlation_id;
+    let attempt = {
+        let mut conn = state.pool.get().await?;
+        attempts::start(
+            &mut conn,
+            correlation_id,
+            kind,
+            state.attempt_window,
+            state.limits.attempts_per_order,
+            state.sync.after,
+        )
+        .await?
+    }
+    .map_err(|status| not_payable(correlation_id, status))?;
+    let result = call().await;
+    let answer = match &result {
+        Ok(accepted) => match accepted.json["id"].as_str().filter(|id| !id.is_empty()) {
+            Some(id) => attempts::Answer::Answered(id.to_owned()),
+            None => attempts::Answer::Lost,
+        },
+        Err(PointError::PaymentRefused { .. }) => attempts::Answer::Refused,
+        Err(_) => attempts::Answer::Lost,
+    };
+    let recorded = match state.pool.get().await {
+        Ok(mut conn) => attempts::finish(&mut conn, correlation_id, attempt, &answer).await,
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = recorded {
+        // The payment exists whatever we failed to write: the client still gets its 3-D
+        // Secure step. The attempt stays `started` and counts as lost once its window has
+        // passed, which the webhook's rules handle.
+        tracing::error!(
+            order.id = %correlation_id,
+            attempt.id = attempt,
+            error.message = %e,
+            "payment attempt's answer not recorded"
+        );
+    }
+    result
+}

@@ -1,0 +1,183 @@
+//! Payment sync (docs/design.md, "Payment service"): the payment service is the source of
+//! truth for what was taken, and its webhook only the fast path. A webhook can be lost for
+//! good, and a pay call's answer can be lost on the way back, so an order still
+//! `initial_order` whose latest pay attempt is older than `PAYMENT_SYNC_AFTER_SECONDS` has
+//! its payments read back (by id; by reference when a pay call's answer was lost) and a
+//! captured or declined one applied through [`webhook::apply`], exactly as its webhook
+//! would be: the same rules, once per payment, whichever comes first.
+//!
+//! - An order is scheduled by each pay attempt (`payment_syncs`, written in the attempt's
+//!   transaction) and at once by a signed event of a type the service does not know; its
+//!   row goes when the order becomes final.
+//! - Taking an order pushes its due time forward by a lease's length, so a worker that dies
+//!   between reading and applying leaves it due again; applying twice is harmless (a read
+//!   back payment is the event `sync:<status>:<payment id>`, idempotent like any event,
+//!   and a capture of a payment already decided is never a second credit).
+//! - A read that fails (the payment service down or slow), or a payment still pending,
+//!   leaves the order open and tries it again later, doubling the wait each time up to
+//!   [`MAX_BACKOFF`](queue::MAX_BACKOFF); past the horizon (`PAYMENT_SYNC_HORIZON_DAYS`) it
+//!   is listed for a person instead (`point-service unsynced-orders`), logged at error level
+//!   and counted.
+//! - A read-back that names another order's reference, or another payment than the one
+//!   asked for, is not applied: it is logged at error level and counted in
+//!   `payment_sync_anomalies_total{kind}`, and the order is tried again later.
+//!
+//! No connection is held while the payment service is asked: the order's attempts are read
+//! and the connection returned first, and each apply takes a new one.
+
+pub mod gauges;
+pub mod listed;
+pub mod queue;
+pub mod read;
+pub mod task;
+
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use self::queue::{Taken, finished, undecided};
+use self::read::{Reading, plan, read, still_open};
+use crate::config::SyncSettings;
+use crate::error::PointError;
+use crate::payments::client::{self, PaymentClient, ReadPayment, ReadStatus};
+use crate::payments::webhook::event::{CAPTURED, DECLINED, Event, EventData, SYNC_PREFIX, Source};
+use crate::payments::webhook::{self, Outcome};
+
+/// Orders listed for a person past the horizon.
+pub const LISTED: &str = "payment_sync_orders_listed_total";
+/// Read-backs not applied because they contradict what was asked, by kind.
+pub const ANOMALIES: &str = "payment_sync_anomalies_total";
+/// Read-back payments applied, by the outcome the webhook's rules gave them.
+pub const APPLIED: &str = "payment_sync_applied_total";
+/// Syncs of an order that failed on our side (the database, a bug): the order is tried
+/// again with backoff and listed past the horizon like an undecided one.
+pub const ERRORS: &str = "payment_sync_errors_total";
+
+/// The kinds of [`ANOMALIES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anomaly {
+    /// Read by id, another id came back.
+    OtherPayment,
+    /// The payment names another order's reference.
+    OtherReference,
+}
+
+impl Anomaly {
+    pub const ALL: [Anomaly; 2] = [Anomaly::OtherPayment, Anomaly::OtherReference];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Anomaly::OtherPayment => "other_payment",
+            Anomaly::OtherReference => "other_reference",
+        }
+    }
+}
+
+/// The sync's counters at zero from the start.
+pub fn export_counters() {
+    let anomalies = Anomaly::ALL.map(Anomaly::as_str);
+    telemetry::metrics::counters_at_zero(ANOMALIES, "kind", &anomalies);
+    metrics::counter!(LISTED).increment(0);
+    metrics::counter!(ERRORS).increment(0);
+}
+
+/// The event a payment read back stands for: the same rules as its webhook, under an id of
+/// its own that is the same however often the sync reads it.
+fn event(correlation_id: Uuid, payment: &ReadPayment, kind: &str) -> Event {
+    Event {
+        id: format!("{}{kind}:{}", SYNC_PREFIX, payment.id),
+        kind: kind.to_owned(),
+        data: EventData {
+            reference: correlation_id.to_string(),
+            payment_id: Some(payment.id.clone()),
+            provider: Some(client::PROVIDER.to_owned()),
+            amount_minor: Some(payment.amount_minor),
+            currency: Some(payment.currency.clone()),
+        },
+    }
+}
+
+/// Applies what was read: every capture (one credits the order, any other is listed for
+/// refund as its webhook would be), then, while the order is still open, every decline.
+/// True when the order may still change at the payment service (a payment still pending
+/// or in an unknown state, or a decline that must wait for a pay call's answer).
+pub async fn apply(
+    pool: &db::Pool,
+    correlation_id: Uuid,
+    reading: &Reading,
+    window: Duration,
+) -> Result<bool, PointError> {
+    let mut open = true;
+    let mut waiting = false;
+    for payment in reading
+        .payments
+        .iter()
+        .filter(|p| p.status == ReadStatus::Captured)
+    {
+        let event = event(correlation_id, payment, CAPTURED);
+        let mut conn = pool.get().await?;
+        let outcome = webhook::apply(&mut conn, &event, None, window, Source::Sync).await?;
+        if outcome == Outcome::Captured {
+            open = false;
+        }
+    }
+    for payment in &reading.payments {
+        match payment.status {
+            ReadStatus::Declined if open => {
+                let event = event(correlation_id, payment, DECLINED);
+                let mut conn = pool.get().await?;
+                match webhook::apply(&mut conn, &event, None, window, Source::Sync).await {
+                    Ok(Outcome::Declined) => open = false,
+                    Ok(_) => {}
+                    Err(PointError::RetryLater(_)) => waiting = true,
+                    Err(e) => return Err(e),
+                }
+            }
+            ReadStatus::Pending | ReadStatus::Other => waiting = true,
+            ReadStatus::Captured | ReadStatus::Declined => {}
+        }
+    }
+    Ok(open && waiting)
+}
+
+/// Syncs one order taken by [`queue::take_due`]: reads its payments back (paced by `pace`), applies
+/// them, and leaves it done, due again later, or listed. Every write of the outcome holds
+/// only while the schedule it took is current (`Taken::generation`).
+pub async fn sync_one(
+    pool: &db::Pool,
+    payments: &PaymentClient,
+    settings: &SyncSettings,
+    window: Duration,
+    taken: &Taken,
+    pace: &mut tokio::time::Interval,
+) -> Result<(), PointError> {
+    let id = taken.correlation_id;
+    let plan = {
+        let mut conn = pool.get().await?;
+        plan(&mut conn, id, window).await?
+    };
+    if plan.final_ {
+        let mut conn = pool.get().await?;
+        return Ok(finished(&mut conn, taken).await?);
+    }
+    let reading = read(payments, id, &plan, pace).await;
+    let waiting = apply(pool, id, &reading, window).await?;
+    let why = match (&reading.unsure, waiting || plan.in_flight) {
+        (Some(why), _) => why.clone(),
+        (None, true) => "a payment is still pending at the payment service".to_owned(),
+        (None, false) => {
+            // Every payment is final and applied; none is left to wait for. The order may
+            // still be open (every payment declined but one a newer attempt superseded, or
+            // none made): the client may pay it again, which schedules it again.
+            let mut conn = pool.get().await?;
+            return Ok(finished(&mut conn, taken).await?);
+        }
+    };
+    let mut conn = pool.get().await?;
+    if still_open(&mut conn, id).await? {
+        undecided(&mut conn, settings, taken, &why).await?;
+    } else {
+        finished(&mut conn, taken).await?;
+    }
+    Ok(())
+}
