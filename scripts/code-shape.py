@@ -6,8 +6,9 @@ how much text the route attributes hold, and the lines and files that grew too l
     scripts/code-shape.py --report   # report only
 
 Limits (docs/CONVENTIONS.md): each message below is written once in the non-test sources;
-the `#[utoipa::path(...)]` attributes hold at most ATTRIBUTE_BUDGET bytes of text; no source
-line passes 120 columns; no non-test source file passes 400 lines.
+the `#[utoipa::path(...)]` attributes hold at most a third of the text they held
+(ATTRIBUTE_BUDGETS); no source line passes 120 columns; no non-test source file passes 400
+lines. Run from `make test` (scripts/test.sh).
 
 Non-test sources are the `.rs` files under `crates/*/src` and `services/*/src`, less test
 modules: files named `tests.rs` or under a `tests/` or `testing/` folder, `testing.rs`, and
@@ -40,6 +41,7 @@ SPEC_MESSAGES = [
     "point order not found",
     "insufficient points for client <id>",
     "AUTH_SERVICE_URL not set",
+    "Internal server error",
     "Point service unavailable: <error text>",
     "Point service did not respond in time; the request outcome is unknown",
     "point offer id must be a 24-character hex ObjectId",
@@ -66,7 +68,18 @@ SPEC_MESSAGES = [
     "each value in hierarchy_role must be a valid enum value",
 ]
 
-ATTRIBUTE_BUDGET = 38_800 // 3
+# A third of what the route attributes held on 2026-11-27, before the route prose moved into
+# doc comments: 38 850 bytes in the four services' 44 (the issue's "38.8 KB", the relayed
+# routes' now in crates/relayed-routes) and 5 365 in the sandbox's. The shared operational
+# routes (crates/server, 3 attributes) hold one short line per answer and have no budget.
+ATTRIBUTE_BUDGETS = {
+    "the four services": (
+        ("services/auth-service", "services/operator-service", "services/order-service",
+         "services/point-service", "crates/relayed-routes"),
+        38_850 // 3,
+    ),
+    "the payment sandbox": (("services/payment-sandbox",), 5_365 // 3),
+}
 MAX_COLUMNS = 120
 MAX_FILE_LINES = 400
 
@@ -150,15 +163,18 @@ def main():
 
     attributes = [(path, a) for path, text in files for a in attribute_texts(text)]
     size = sum(len(a.encode()) for _, a in attributes)
-    print(f"#[utoipa::path] attributes: {len(attributes)}, {size} bytes (budget {ATTRIBUTE_BUDGET})")
+    print(f"#[utoipa::path] attributes: {len(attributes)}, {size} bytes")
     by_service = {}
     for path, a in attributes:
         key = "/".join(path.relative_to(REPO).parts[:2])
         by_service[key] = by_service.get(key, 0) + len(a.encode())
     for key, bytes_ in sorted(by_service.items()):
         print(f"  {key}: {bytes_}")
-    if size > ATTRIBUTE_BUDGET:
-        failures.append(f"route attributes hold {size} bytes, over {ATTRIBUTE_BUDGET}")
+    for name, (places, budget) in ATTRIBUTE_BUDGETS.items():
+        held = sum(bytes_ for key, bytes_ in by_service.items() if key in places)
+        print(f"  {name}: {held} bytes (budget {budget})")
+        if held > budget:
+            failures.append(f"the route attributes of {name} hold {held} bytes, over {budget}")
 
     long_lines = []
     for root in ("crates", "services", "tests", "fuzz", "bench"):

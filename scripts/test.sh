@@ -51,6 +51,8 @@ psql "$TEST_DATABASE_URL" -tAc "SELECT datname FROM pg_database WHERE datname LI
 
 echo "== rustfmt"
 cargo fmt --all -- --check
+echo "== code shape (each spec message written once, short route attributes, lines, files)"
+python3 scripts/code-shape.py
 echo "== clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== build"

@@ -90,7 +90,7 @@ macro_rules! schema_is_body {
 }
 
 /// The message of a 500 in the envelopes that show it (A and C): the raw error text outside
-/// production, `Internal server error` in it.
+/// production, [`INTERNAL_MESSAGE`] in it.
 fn shown_internal(raw: &str) -> String {
     if internals_shown() {
         raw.to_owned()
@@ -131,7 +131,7 @@ impl ErrorA {
         }
     }
 
-    /// 500: the raw error text outside production, `Internal server error` in it. Made where
+    /// 500: the raw error text outside production, [`INTERNAL_MESSAGE`] in it. Made where
     /// this is called.
     #[track_caller]
     pub fn internal(error: impl fmt::Display) -> Self {
@@ -204,7 +204,7 @@ impl ErrorB {
         self
     }
 
-    /// 500 `INTERNAL_ERROR` `Internal server error`; the raw text goes to the log only.
+    /// 500 `INTERNAL_ERROR` [`INTERNAL_MESSAGE`]; the raw text goes to the log only.
     pub fn internal(error: impl fmt::Display) -> Self {
         Self {
             raw: Some(error.to_string()),
@@ -278,7 +278,7 @@ impl ErrorC {
         }
     }
 
-    /// 500: the raw error text outside production, `Internal server error` in it.
+    /// 500: the raw error text outside production, [`INTERNAL_MESSAGE`] in it.
     pub fn internal(error: impl fmt::Display) -> Self {
         let raw = error.to_string();
         Self {
@@ -336,7 +336,7 @@ impl OperatorError {
         Self::new(StatusCode::FORBIDDEN, "Forbidden resource")
     }
 
-    /// 500 `Internal server error`; the raw text goes to the log only.
+    /// 500 [`INTERNAL_MESSAGE`]; the raw text goes to the log only.
     pub fn internal(error: impl fmt::Display) -> Self {
         Self {
             raw: Some(error.to_string()),

@@ -18,8 +18,7 @@ envelope::answer_set! {
 }
 
 /// What both pay routes answer besides their own success and refusals: the caller and the
-/// database ([`CallerAnswers`]), the limit on an order's payment attempts, and the payment
-/// service's own refusal or failure.
+/// database ([`CallerAnswers`]) and the payment service's own refusal or failure.
 pub struct PayAnswers;
 
 impl IntoResponses for PayAnswers {
@@ -32,14 +31,7 @@ impl IntoResponses for PayAnswers {
         );
         answers.extend(envelope::openapi::answers(
             envelope::Envelope::B,
-            &[
-                (
-                    "429",
-                    "`too many payment attempts for point order <id>: <n>` \
-                     (PAYMENT_ATTEMPTS_PER_ORDER, default 20, card and session calls together)",
-                ),
-                ("500", &failed),
-            ],
+            &[("500", &failed)],
         ));
         // No schema: the payment service's body, passed through as it came.
         answers.insert(

@@ -48,6 +48,10 @@ envelope::refusals! {
         /// Also when it failed while this call was being checked.
         PaymentFailed(id: Uuid) => 409, "point order {id} payment failed; create a new order";
         NoAmountToPay(id: Uuid) => 400, "point order {id} has no amount to pay";
+        /// The order's payment attempts reached PAYMENT_ATTEMPTS_PER_ORDER (default 20, card
+        /// and session calls together): bounded for the order's life, so no `Retry-After`.
+        TooManyAttempts(id: Uuid, max: u64) =>
+            429, "too many payment attempts for point order {id}: {max}";
     }
 }
 

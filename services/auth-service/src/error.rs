@@ -16,8 +16,12 @@ use utoipa::openapi::{RefOr, Response};
 use crate::caller::AccessRefusal;
 
 /// A 500 as the document describes it ([`ErrorA::internal`]).
-pub const INTERNAL_500: &str =
-    "raw error text and stack outside production; `Internal server error` in production";
+pub fn internal_500() -> String {
+    format!(
+        "raw error text and stack outside production; `{}` in production",
+        envelope::INTERNAL_MESSAGE
+    )
+}
 
 /// A 401 of a route that takes a token, as the document describes it (`crate::caller`).
 pub fn token_401() -> String {
@@ -39,7 +43,7 @@ envelope::answer_set! {
     /// What a route that reads the database answers besides its own answers: 500, and 503
     /// when the database is busy ([`Fault::Busy`]).
     pub DatabaseAnswers, envelope::Envelope::A, {
-        "500" => INTERNAL_500,
+        "500" => internal_500(),
         "503" => db::BUSY_ANSWER,
     }
 }
@@ -49,7 +53,7 @@ envelope::answer_set! {
     /// the database (500, and 503 when busy).
     pub TokenAnswers, envelope::Envelope::A, {
         "401" => token_401(),
-        "500" => INTERNAL_500,
+        "500" => internal_500(),
         "503" => db::BUSY_ANSWER,
     }
 }

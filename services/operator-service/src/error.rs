@@ -57,14 +57,18 @@ pub fn forbidden_403() -> String {
 pub const TOO_LARGE_413: &str = "`Payload Too Large`: the request body is over 64 KiB (read after the \
                                  token, before the role check)";
 /// Any unexpected failure ([`OpError::Internal`]).
-pub const INTERNAL_500: &str =
-    "`Internal server error`: an unexpected failure (the raw text goes to the log only)";
+pub fn internal_500() -> String {
+    format!(
+        "`{}`: an unexpected failure (the raw text goes to the log only)",
+        envelope::INTERNAL_MESSAGE
+    )
+}
 
 envelope::answer_set! {
     /// What a route open to all five roles answers besides its own answers.
     pub OperatorAnswers, envelope::Envelope::Operator, {
         "401" => unauthorized_401(),
-        "500" => INTERNAL_500,
+        "500" => internal_500(),
         "503" => db::BUSY_ANSWER,
     }
 }
@@ -74,7 +78,7 @@ envelope::answer_set! {
     pub AdminAnswers, envelope::Envelope::Operator, {
         "401" => unauthorized_401(),
         "403" => forbidden_403(),
-        "500" => INTERNAL_500,
+        "500" => internal_500(),
         "503" => db::BUSY_ANSWER,
     }
 }
@@ -85,7 +89,7 @@ envelope::answer_set! {
         "401" => unauthorized_401(),
         "403" => forbidden_403(),
         "413" => TOO_LARGE_413,
-        "500" => INTERNAL_500,
+        "500" => internal_500(),
         "503" => db::BUSY_ANSWER,
     }
 }

@@ -7,14 +7,18 @@ use envelope::{ErrorB, ErrorC, Refused, RetryAfter};
 use server::caller::CallerError;
 
 /// The 500 of a route that reads the database ([`OrderError::Internal`]).
-pub const INTERNAL_500: &str = "an unexpected failure: the raw error text outside production, \
-                                `Internal server error` in production";
+pub fn internal_500() -> String {
+    format!(
+        "an unexpected failure: the raw error text outside production, `{}` in production",
+        envelope::INTERNAL_MESSAGE
+    )
+}
 
 envelope::answer_set! {
     /// What a route that reads the database answers besides its own answers: 500 (its raw
     /// text outside production), and 503 when the database is busy ([`OrderError::Busy`]).
     pub DatabaseAnswers, envelope::Envelope::C, {
-        "500" => INTERNAL_500,
+        "500" => internal_500(),
         "503" => db::BUSY_ANSWER,
     }
 }
@@ -169,5 +173,12 @@ impl ResponseError for OrderError {
                 ErrorC::new(self.status(), self.to_string()).error_response()
             }
         }
+    }
+}
+
+/// What `server::caller::Caller` answers when the caller cannot be resolved.
+impl From<CallerError> for OrderError {
+    fn from(error: CallerError) -> Self {
+        Self::Caller(error)
     }
 }

@@ -37,7 +37,7 @@ use crate::relayed_routes;
                        `Payload Too Large` (also on the relayed routes, whose body is read before it is relayed), all \
                        in envelope C. A database answer of 503 `The service is busy, try again` means the pool is \
                        exhausted or a deadlock or lock timeout happened; a 500 shows the raw error text outside \
-                       production and `Internal server error` in production."
+                       production and a fixed message in production (each route's 500 names it)."
     ),
     components(schemas(envelope::ErrorB, envelope::ErrorC)),
     modifiers(&LEGACY),

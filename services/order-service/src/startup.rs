@@ -66,7 +66,10 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         server::shutdown_watch(),
     );
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
-        cfg.app_data(web::Data::new(with_worker_clients(&state)));
+        let worker = with_worker_clients(&state);
+        // What `server::caller::Caller` resolves the gift-card route's caller with.
+        cfg.app_data(web::Data::new(worker.caller.clone()));
+        cfg.app_data(web::Data::new(worker));
     })
 }
 

@@ -15,17 +15,14 @@ pub enum PointError {
     /// A refusal that says what was wrong with each field of the body.
     #[error("{}", .0.message)]
     Detailed(Refused, Details),
-    #[error("{0}")]
-    Validation(String),
+    /// 401: the caller lookup refused the token or failed (`server::caller::CallerError`).
     #[error("{0}")]
     Unauthorized(String),
-    #[error("{0}")]
-    Conflict(String),
     /// 429: a bound on what one client can make the service store (`config::Limits`), with
-    /// when it would let the request through (`Retry-After`); `None` for a bound no wait
-    /// lifts (an order's payment attempts), which then says no time rather than a false one.
-    #[error("{0}")]
-    TooManyRequests(String, Option<RetryAfter>),
+    /// when it would let the request through (`Retry-After`). A bound no wait lifts (an
+    /// order's payment attempts) is a plain refusal and names no time.
+    #[error("{}", .0.message)]
+    Limited(Refused, RetryAfter),
     /// A 4xx from the payment service, passed through with its own status and body.
     #[error("payment service answered {status}")]
     PaymentRefused {
@@ -43,7 +40,7 @@ pub enum PointError {
     /// `CallerError::NotConfigured`).
     #[error("{0}")]
     Misconfigured(String),
-    /// 500 `INTERNAL_ERROR` `Internal server error`; the text goes to the log.
+    /// 500 `INTERNAL_ERROR` [`envelope::INTERNAL_MESSAGE`]; the text goes to the log.
     #[error("{0}")]
     Internal(String),
 }
@@ -52,7 +49,10 @@ envelope::answer_set! {
     /// What a route that takes no caller answers besides its own: the database (500; 503
     /// when busy).
     pub DatabaseAnswers, envelope::Envelope::B, {
-        "500" => "`Internal server error`: an unexpected failure (the raw text goes to the log only)",
+        "500" => format!(
+            "`{}`: an unexpected failure (the raw text goes to the log only)",
+            envelope::INTERNAL_MESSAGE
+        ),
         "503" => db::BUSY_ANSWER,
     }
 }
@@ -94,13 +94,10 @@ impl From<CallerError> for PointError {
 impl PointError {
     fn status(&self) -> StatusCode {
         match self {
-            Self::Refused(refused) | Self::Detailed(refused, _) => {
+            Self::Refused(refused) | Self::Detailed(refused, _) | Self::Limited(refused, _) => {
                 StatusCode::from_u16(refused.status).unwrap_or(StatusCode::BAD_REQUEST)
             }
-            Self::Validation(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::Conflict(_) => StatusCode::CONFLICT,
-            Self::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
             Self::PaymentRefused { status, .. } => {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
             }
@@ -111,7 +108,9 @@ impl PointError {
 
     fn code(&self) -> &'static str {
         match self {
-            Self::Refused(refused) | Self::Detailed(refused, _) => refused.code,
+            Self::Refused(refused) | Self::Detailed(refused, _) | Self::Limited(refused, _) => {
+                refused.code
+            }
             Self::Misconfigured(_) | Self::Internal(_) => "INTERNAL_ERROR",
             other => ErrorB::code_for(other.status()),
         }
@@ -155,12 +154,9 @@ impl ResponseError for PointError {
                 tracing::warn!(error.message = %raw, "database busy");
                 ErrorB::new(self.status(), self.code(), self.to_string()).error_response()
             }
-            Self::TooManyRequests(message, wait) => {
-                let mut response =
-                    ErrorB::new(self.status(), self.code(), message.as_str()).error_response();
-                if let Some(wait) = wait {
-                    wait.set_on(&mut response);
-                }
+            Self::Limited(refused, wait) => {
+                let mut response = refused.response();
+                wait.set_on(&mut response);
                 response
             }
             Self::RetryLater(message) => {

@@ -65,7 +65,10 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     );
     let waits = (config.auth_timeout, config.payment_timeout);
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
-        cfg.app_data(web::Data::new(with_worker_clients(&state, waits)));
+        let worker = with_worker_clients(&state, waits);
+        // What `server::caller::Caller` resolves a route's caller with.
+        cfg.app_data(web::Data::new(worker.auth.lookup().clone()));
+        cfg.app_data(web::Data::new(worker));
     })
 }
 

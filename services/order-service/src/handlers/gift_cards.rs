@@ -3,6 +3,7 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::Value;
+use server::caller::Caller;
 use server::client_ip;
 
 use crate::error::{CallerAnswers, OrderError};
@@ -47,15 +48,12 @@ pub struct RedeemBody {
         (status = 200, description = gift_cards::redeemed_answer(), body = gift_cards::Redeemed),
         (status = 502, description = gift_cards::pending_answer(), body = envelope::ErrorC)))]
 pub async fn redeem(
+    caller: Caller<OrderError>,
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
-    let client_id = state
-        .caller
-        .of_request(&req)
-        .await
-        .map_err(OrderError::Caller)?;
+    let client_id = caller.client_id;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let code = gift_cards::code_in(&body)?;
     let ip = client_ip(&req, state.trust_forwarded_for);

@@ -10,7 +10,7 @@ use catalog_db::ServiceRow;
 
 use super::Listed;
 
-use crate::error::{INTERNAL_500, OrderError, QueryRefusal};
+use crate::error::{OrderError, QueryRefusal, internal_500};
 use crate::state::AppState;
 use crate::system_categories::{self, ServiceDetail, ServiceItem, ServiceRefusal, service_id};
 
@@ -39,7 +39,7 @@ envelope::answer_set! {
             "`{}` when `language` is sent twice (the query cannot be read)",
             QueryRefusal::KeySentTwice
         ),
-        "500" => INTERNAL_500,
+        "500" => internal_500(),
         "503" => db::BUSY_ANSWER,
     }
 }

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use actix_web::HttpRequest;
 use serde::Deserialize;
 use server::Secret;
 use server::caller::{CallerError, CallerLookup};
@@ -74,9 +73,10 @@ impl AuthClient {
             .ok_or_else(|| CallerError::NotConfigured.into())
     }
 
-    /// The caller's client id, from the auth service's answer only.
-    pub async fn caller(&self, req: &HttpRequest) -> Result<i64, PointError> {
-        self.lookup.of_request(req).await.map_err(PointError::from)
+    /// The caller lookup (and its cache) this client resolves callers with: each worker
+    /// registers it for `server::caller::Caller` (`startup.rs`).
+    pub fn lookup(&self) -> &CallerLookup {
+        &self.lookup
     }
 
     /// Another client's profile, or `None` when the auth service does not know it.

@@ -1,5 +1,6 @@
 //! One module per resource, one function per route. Handlers only translate between HTTP
-//! and the rules: resolve the caller, parse, call, answer.
+//! and the rules: the caller (`server::caller::Caller`, resolved before the handler runs), parse,
+//! call, answer.
 
 pub mod internal;
 pub mod offers;
@@ -7,16 +8,6 @@ pub mod orders;
 pub mod pay;
 pub mod points;
 pub mod webhook;
-
-use actix_web::HttpRequest;
-
-use crate::error::PointError;
-use crate::state::AppState;
-
-/// The caller's client id, from the auth service (never from the request itself).
-pub async fn caller(state: &AppState, req: &HttpRequest) -> Result<i64, PointError> {
-    state.auth.caller(req).await
-}
 
 /// The first value of a query key. Queries are read as pairs, not into a struct, so that a
 /// key sent twice is no 400 (`duplicate field`): the spec makes `language` never an error

@@ -1,31 +1,30 @@
 //! `GET /point-offers`, `GET /point-offers/{id}`, `GET /point-occasions`
 //! (`relayed_routes::offers`).
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use relayed_routes::offers::OfferIdRefusal;
+use server::caller::Caller;
 
-use super::{caller, first};
+use super::first;
 use crate::error::PointError;
 use crate::offers;
 use crate::state::AppState;
 
 /// The whole list; query keys (`id` included) are ignored.
 pub async fn offers(
+    _caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
 ) -> Result<HttpResponse, PointError> {
-    caller(&state, &req).await?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(offers::list(&mut conn).await?))
 }
 
 /// One active offer by its 24-hex id.
 pub async fn offer(
+    _caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PointError> {
-    caller(&state, &req).await?;
     if !domain::ObjectId::is_valid(&path) {
         return Err(OfferIdRefusal::BadOfferId.into());
     }
@@ -35,11 +34,10 @@ pub async fn offer(
 
 /// The active occasions, labelled in the asked language.
 pub async fn occasions(
+    _caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
-    caller(&state, &req).await?;
     let arabic = offers::wants_arabic(first(&query, "language"));
     let mut conn = state.pool.get().await?;
     let rows = offers::active_occasions(&mut conn).await?;

@@ -7,9 +7,9 @@ use relayed_routes::orders::{
     Description, DescriptionRefusal, OrderLookupRefusal, OrderRefusal, PayerRefusal,
 };
 use serde_json::Value;
+use server::caller::Caller;
 use uuid::Uuid;
 
-use super::caller;
 use crate::error::PointError;
 use crate::orders::{self, Ordering};
 use crate::state::AppState;
@@ -21,11 +21,12 @@ const MAX_KEY_LEN: usize = 255;
 /// Creates an order from the body read field by field (`order_body`), once per
 /// `Idempotency-Key`.
 pub async fn create(
+    caller: Caller<PointError>,
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
-    let client_id = caller(&state, &req).await?;
+    let client_id = caller.client_id;
     let request = order_body::parse(&body).map_err(|details| {
         PointError::Detailed(Refused::from(OrderRefusal::InvalidBody), details)
     })?;
@@ -46,11 +47,11 @@ pub async fn create(
 
 /// One order, when the caller is its payer or its recipient.
 pub async fn get(
+    caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PointError> {
-    let client_id = caller(&state, &req).await?;
+    let client_id = caller.client_id;
     let correlation_id = path
         .parse::<Uuid>()
         .map_err(|_| OrderLookupRefusal::OrderNotFound)?;
@@ -61,11 +62,11 @@ pub async fn get(
 /// `{point_offer_id, point_occasion_id?, occasion?}` → `{description}`. Writes nothing. Looks
 /// up the offer, then the occasion only when there is no free text, then the caller.
 pub async fn description(
+    caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
-    let client_id = caller(&state, &req).await?;
+    let client_id = caller.client_id;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let offer_id = body
         .get("point_offer_id")

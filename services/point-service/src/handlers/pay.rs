@@ -2,12 +2,12 @@
 //! (`relayed_routes::pay`): the caller, then the rules (`orders::payable`), then the body, the
 //! payment service through a recorded attempt, and its answer passed on as it came.
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use envelope::{Details, Refused};
 use relayed_routes::pay::CardRefusal;
 use serde_json::Value;
+use server::caller::Caller;
 
-use super::caller;
 use crate::error::PointError;
 use crate::orders::payable::{attempt, payable};
 use crate::orders::{self, OrderRow};
@@ -45,12 +45,12 @@ async fn started(
 
 /// Pays with a saved card: `{id, cvv}`, each missing or bad field in the refusal's details.
 pub async fn card(
+    caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
     path: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
-    let client_id = caller(&state, &req).await?;
+    let client_id = caller.client_id;
     let (order, amount_minor) = payable(&state, client_id, &path).await?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let card_id = body
@@ -95,12 +95,12 @@ pub async fn card(
 
 /// Starts a payment session: `rememberMe` is true only for JSON `true`.
 pub async fn session(
+    caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
     path: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
-    let client_id = caller(&state, &req).await?;
+    let client_id = caller.client_id;
     let (order, amount_minor) = payable(&state, client_id, &path).await?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let remember_me = body

@@ -1,9 +1,10 @@
 //! `GET /points` (balance), `GET /point-history`, `GET /points-faq` (`relayed_routes::points`).
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use relayed_routes::points::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+use server::caller::Caller;
 
-use super::{caller, first};
+use super::first;
 use crate::balance;
 use crate::error::PointError;
 use crate::offers;
@@ -11,10 +12,10 @@ use crate::state::AppState;
 
 /// The caller's balance, bare.
 pub async fn balance(
+    caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
 ) -> Result<HttpResponse, PointError> {
-    let client_id = caller(&state, &req).await?;
+    let client_id = caller.client_id;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(balance::balance(&mut conn, client_id).await?))
 }
@@ -36,19 +37,21 @@ fn page(query: &[(String, String)]) -> (i64, i64) {
 
 /// A page of the caller's history, newest first.
 pub async fn history(
+    caller: Caller<PointError>,
     state: web::Data<AppState>,
-    req: HttpRequest,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
-    let client_id = caller(&state, &req).await?;
+    let client_id = caller.client_id;
     let (page, limit) = page(&query);
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(balance::history(&mut conn, client_id, page, limit).await?))
 }
 
 /// The questions and answers, in order.
-pub async fn faq(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PointError> {
-    caller(&state, &req).await?;
+pub async fn faq(
+    _caller: Caller<PointError>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PointError> {
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(offers::faq(&mut conn).await?))
 }

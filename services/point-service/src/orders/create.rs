@@ -193,9 +193,9 @@ async fn check_unpaid(
             // Whole seconds, rounded up.
             (ms + 999).div_euclid(1000)
         });
-        return Err(PointError::TooManyRequests(
-            OrderRefusal::TooManyUnpaid(limit).to_string(),
-            Some(RetryAfter::seconds(wait)),
+        return Err(PointError::Limited(
+            OrderRefusal::TooManyUnpaid(limit).into(),
+            RetryAfter::seconds(wait),
         ));
     }
     Ok(())

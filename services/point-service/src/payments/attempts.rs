@@ -16,6 +16,7 @@ use uuid::Uuid;
 use crate::db::schema::{payment_attempts, point_orders};
 use crate::error::PointError;
 use crate::payments::machine::{Attempt, Decision, Input, Payment, Status};
+use relayed_routes::pay::PayRefusal;
 
 /// Which pay route made the attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,12 +230,7 @@ pub async fn start(
         // Each pay call asks the payment service and stores an attempt: bounded per order,
         // for the order's life, so no wait lifts it and the 429 names none.
         if made >= max_attempts {
-            return Err(PointError::TooManyRequests(
-                format!(
-                    "too many payment attempts for point order {correlation_id}: {max_attempts}"
-                ),
-                None,
-            ));
+            return Err(PayRefusal::TooManyAttempts(correlation_id, max_attempts).into());
         }
         let id = diesel::insert_into(payment_attempts::table)
             .values((

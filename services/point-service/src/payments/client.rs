@@ -101,16 +101,6 @@ pub struct SessionRequest {
     pub remember_me: bool,
 }
 
-/// The payment service's answer to a card payment, which the card route passes on as it
-/// came (a description of the payment service's contract for the document; never read).
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-pub struct PaymentStarted {
-    id: String,
-    status: String,
-    redirect_url: String,
-}
-
 /// A 2xx answer of the payment service, passed on as it came.
 pub struct Accepted {
     pub content_type: Option<String>,
