@@ -9,7 +9,7 @@ use serde_json::Value;
 use server::caller::Caller;
 
 use crate::error::PointError;
-use crate::orders::payable::{attempt, payable};
+use crate::orders::payable::{Paying, attempt, payable};
 use crate::orders::{self, OrderRow};
 use crate::payments::attempts;
 use crate::payments::client::{Accepted, CardSource, PaymentRequest, SessionRequest};
@@ -51,7 +51,8 @@ pub async fn card(
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     let client_id = caller.client_id;
-    let (order, amount_minor) = payable(&state, client_id, &path).await?;
+    let paying = Paying::of(&state);
+    let (order, amount_minor) = payable(&paying, client_id, &path).await?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let card_id = body
         .get("id")
@@ -86,7 +87,7 @@ pub async fn card(
             cvv,
         },
     };
-    let accepted = attempt(&state, &order, attempts::Kind::Card, async || {
+    let accepted = attempt(&paying, &order, attempts::Kind::Card, async || {
         state.payments.pay(&request).await
     })
     .await?;
@@ -101,7 +102,8 @@ pub async fn session(
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     let client_id = caller.client_id;
-    let (order, amount_minor) = payable(&state, client_id, &path).await?;
+    let paying = Paying::of(&state);
+    let (order, amount_minor) = payable(&paying, client_id, &path).await?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let remember_me = body
         .get("rememberMe")
@@ -114,7 +116,7 @@ pub async fn session(
         customer_id: order.payer_id,
         remember_me,
     };
-    let accepted = attempt(&state, &order, attempts::Kind::Session, async || {
+    let accepted = attempt(&paying, &order, attempts::Kind::Session, async || {
         state.payments.session(&request).await
     })
     .await?;

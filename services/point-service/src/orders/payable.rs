@@ -4,43 +4,77 @@
 //! (`attempts`), recorded before the payment service is asked (the order's status checked
 //! again under its lock) and again with the answer, with no connection held in between.
 
+use std::time::Duration;
+
 use relayed_routes::orders::{OrderLookupRefusal, PayerRefusal};
 use relayed_routes::pay::PayRefusal;
 use uuid::Uuid;
 
 use super::OrderRow;
+use crate::clients::auth::AuthClient;
 use crate::error::PointError;
 use crate::payments::attempts;
 use crate::payments::client::Accepted;
+use crate::payments::client::PaymentClient;
 use crate::payments::machine::Status;
 use crate::state::AppState;
 
+/// What paying an order needs besides the request. Each database step takes a connection of
+/// its own and gives it back: none is held while the auth or the payment service is asked.
+pub struct Paying<'a> {
+    pub pool: &'a db::Pool,
+    pub auth: &'a AuthClient,
+    pub payments: &'a PaymentClient,
+    /// `POINT_ORDER_CARD_ENABLED`.
+    pub card_enabled: bool,
+    /// How long a pay call's attempt counts as in flight (`attempts::in_flight_window`).
+    pub attempt_window: Duration,
+    /// `PAYMENT_ATTEMPTS_PER_ORDER`.
+    pub attempts_per_order: u64,
+    /// `PAYMENT_SYNC_AFTER_SECONDS`: when an attempt's order is synced if no event came.
+    pub sync_after: Duration,
+}
+
+impl<'a> Paying<'a> {
+    pub fn of(state: &'a AppState) -> Self {
+        Self {
+            pool: &state.pool,
+            auth: &state.auth,
+            payments: &state.payments,
+            card_enabled: state.flags.card_payments,
+            attempt_window: state.attempt_window,
+            attempts_per_order: state.limits.attempts_per_order,
+            sync_after: state.sync.after,
+        }
+    }
+}
+
 /// The caller's order, if they may pay it now, and its amount in halalas.
 pub async fn payable(
-    state: &AppState,
+    paying: &Paying<'_>,
     caller: i64,
     raw_id: &str,
 ) -> Result<(OrderRow, i64), PointError> {
-    if !state.flags.card_payments {
+    if !paying.card_enabled {
         return Err(PayRefusal::CardPaymentDisabled.into());
     }
     let correlation_id = raw_id
         .parse::<Uuid>()
         .map_err(|_| OrderLookupRefusal::OrderNotFound)?;
     let order = {
-        let mut conn = state.pool.get().await?;
+        let mut conn = paying.pool.get().await?;
         super::payers_order(&mut conn, correlation_id, caller).await?
     };
     if order.payment_type != "checkout" {
         return Err(PayRefusal::NotCheckout(correlation_id).into());
     }
-    if !state.payments.is_configured() {
+    if !paying.payments.is_configured() {
         return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
     }
     if let Some(status) = Status::from_db(&order.status).filter(|s| *s != Status::Open) {
         return Err(not_payable(correlation_id, status));
     }
-    if state.auth.client(caller).await?.is_none() {
+    if paying.auth.client(caller).await?.is_none() {
         return Err(PayerRefusal::UnknownPayer(caller).into());
     }
     let minor = crate::numbers::amount_minor(&order.money_amount)
@@ -61,7 +95,7 @@ fn not_payable(correlation_id: Uuid, status: Status) -> PointError {
 /// call and no connection held during it. The order is checked again under its lock when
 /// the attempt is recorded: a decline or capture may have finished it since [`payable`].
 pub async fn attempt<F>(
-    state: &AppState,
+    paying: &Paying<'_>,
     order: &OrderRow,
     kind: attempts::Kind,
     call: F,
@@ -71,14 +105,14 @@ where
 {
     let correlation_id = order.correlation_id;
     let attempt = {
-        let mut conn = state.pool.get().await?;
+        let mut conn = paying.pool.get().await?;
         attempts::start(
             &mut conn,
             correlation_id,
             kind,
-            state.attempt_window,
-            state.limits.attempts_per_order,
-            state.sync.after,
+            paying.attempt_window,
+            paying.attempts_per_order,
+            paying.sync_after,
         )
         .await?
     }
@@ -92,7 +126,7 @@ where
         Err(PointError::PaymentRefused { .. }) => attempts::Answer::Refused,
         Err(_) => attempts::Answer::Lost,
     };
-    let recorded = match state.pool.get().await {
+    let recorded = match paying.pool.get().await {
         Ok(mut conn) => attempts::finish(&mut conn, correlation_id, attempt, &answer).await,
         Err(e) => Err(e.into()),
     };
