@@ -27,3 +27,6 @@ pub use details::Details;
 pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, INTERNAL_MESSAGE, OperatorError};
 pub use refusal::{Refusal, Refused, Refuses};
 pub use retry_after::RetryAfter;
+/// For [`refusals!`]'s expansion in crates that do not name utoipa themselves.
+#[doc(hidden)]
+pub use utoipa;

@@ -163,10 +163,10 @@ macro_rules! refusals {
             }
         }
 
-        impl utoipa::IntoResponses for $name {
+        impl $crate::utoipa::IntoResponses for $name {
             fn responses() -> ::std::collections::BTreeMap<
                 String,
-                utoipa::openapi::RefOr<utoipa::openapi::Response>,
+                $crate::utoipa::openapi::RefOr<$crate::utoipa::openapi::Response>,
             > {
                 $crate::openapi::refusal_answers(
                     $crate::Envelope::$envelope,

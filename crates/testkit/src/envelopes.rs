@@ -75,3 +75,61 @@ pub fn refused<R: envelope::Refusal>(refusal: R) -> (u16, Value) {
     };
     (status, body)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    envelope::refusals! {
+        enum Booking in B {
+            Full(seats: u32) => 422 "NO_SEATS", "only {seats} seats are left";
+        }
+    }
+
+    envelope::refusals! {
+        enum Guest in Operator {
+            Unknown(id: i64) => 404, "guest {id} is not on the list";
+        }
+    }
+
+    envelope::refusals! {
+        enum Table in A {
+            Taken => 409, "the table is taken";
+        }
+    }
+
+    envelope::refusals! {
+        enum Menu in C {
+            Closed => 400, "the kitchen is closed";
+        }
+    }
+
+    #[test]
+    fn a_refusal_is_expected_in_its_envelope_with_its_status_code_and_message() {
+        assert_eq!(
+            refused(Booking::Full(2)),
+            (
+                422,
+                json!({"success": false, "error": {"code": "NO_SEATS", "message": "only 2 seats are left"}})
+            )
+        );
+        assert_eq!(
+            refused(Guest::Unknown(7)),
+            (
+                404,
+                json!({"statusCode": 404, "message": "guest 7 is not on the list", "error": "Not Found"})
+            )
+        );
+        assert_eq!(
+            refused(Table::Taken),
+            (409, json!({"status": 409, "message": "the table is taken"}))
+        );
+        assert_eq!(
+            refused(Menu::Closed),
+            (
+                400,
+                json!({"message": "the kitchen is closed", "statusCode": 400})
+            )
+        );
+    }
+}
