@@ -19,12 +19,8 @@ async fn checkout_for_omar(app: &TestApp) -> String {
 
 /// Pays with the card `card`; the fake payment service answers `tap-x` with `pay_x`.
 async fn pay(app: &TestApp, id: &str, card: &str) -> (u16, Value) {
-    app.post(
-        &format!("/api/v2/client/point-orders/{id}/pay/card"),
-        SARA,
-        &json!({"id": card, "cvv": "123"}),
-    )
-    .await
+    app.pay_card(id, SARA, &json!({"id": card, "cvv": "123"}))
+        .await
 }
 
 fn event(id: &str, kind: &str, reference: &str, payment_id: &str) -> Value {
@@ -43,9 +39,7 @@ async fn outcome(app: &TestApp, event: &Value) -> Value {
 }
 
 async fn status_of(app: &TestApp, id: &str) -> (Value, Value) {
-    let (_, order) = app
-        .get(&format!("/api/v2/client/point-orders/{id}"), SARA)
-        .await;
+    let (_, order) = app.get_order(id, SARA).await;
     (order["status"].clone(), order["payment_status"].clone())
 }
 
@@ -56,13 +50,7 @@ async fn each_pay_answer_is_recorded_as_an_attempt() {
     assert_eq!(pay(&app, &id, "tap-1").await.0, 200);
     assert_eq!(pay(&app, &id, "fail4xx").await.0, 402);
     assert_eq!(pay(&app, &id, "fail5xx").await.0, 500);
-    let session = app
-        .post(
-            &format!("/api/v2/client/point-orders/{id}/pay/session"),
-            SARA,
-            &json!({}),
-        )
-        .await;
+    let session = app.pay_session(&id, SARA, &json!({})).await;
     assert_eq!(session.0, 200);
     let recorded = app
         .count(&format!(
@@ -237,10 +225,7 @@ async fn a_decline_that_overtakes_the_pay_answer_is_decided_on_its_retry() {
     .await;
     let id = checkout_for_omar(&app).await;
     let paying = {
-        let (client, url) = (
-            app.client.clone(),
-            app.url(&format!("/api/v2/client/point-orders/{id}/pay/card")),
-        );
+        let (client, url) = (app.client.clone(), app.url(&paths::pay_card(&id)));
         tokio::spawn(async move {
             answer(
                 client
@@ -280,10 +265,7 @@ async fn a_capture_that_overtakes_the_pay_answer_applies() {
     .await;
     let id = checkout_for_omar(&app).await;
     let paying = {
-        let (client, url) = (
-            app.client.clone(),
-            app.url(&format!("/api/v2/client/point-orders/{id}/pay/card")),
-        );
+        let (client, url) = (app.client.clone(), app.url(&paths::pay_card(&id)));
         tokio::spawn(async move {
             client
                 .post(url)

@@ -33,15 +33,10 @@ async fn busy_ledger() -> (TestApp, String) {
         assert_eq!(status, 200);
     }
     let (_, open) = app.order(SARA, &order_body(SARA, "checkout")).await;
-    let response = app
-        .client
-        .post(app.url("/internal/v1/credits"))
-        .header("x-internal-token", INTERNAL)
-        .json(&json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    let (status, _) = app
+        .credit(&json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"}))
+        .await;
+    assert_eq!(status, 200);
     let _ = gift;
     (app, open["correlation_id"].as_str().unwrap().to_owned())
 }

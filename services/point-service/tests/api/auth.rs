@@ -4,8 +4,6 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-const BALANCE: &str = "/api/v2/client/points";
-
 #[tokio::test]
 async fn no_header_or_not_bearer_is_missing_or_invalid() {
     let app = spawn_app().await;
@@ -14,12 +12,19 @@ async fn no_header_or_not_bearer_is_missing_or_invalid() {
         error_b("UNAUTHORIZED", "Missing or invalid authorization header"),
     );
     assert_eq!(
-        answer(app.client.get(app.url(BALANCE)).send().await.unwrap()).await,
+        answer(
+            app.client
+                .get(app.url(&paths::balance()))
+                .send()
+                .await
+                .unwrap()
+        )
+        .await,
         expected
     );
     let basic = app
         .client
-        .get(app.url(BALANCE))
+        .get(app.url(&paths::balance()))
         .header("authorization", "Basic abc")
         .send()
         .await
@@ -32,7 +37,7 @@ async fn a_token_the_auth_service_refuses_is_invalid_or_expired() {
     let app = spawn_app().await;
     let response = app
         .client
-        .get(app.url(BALANCE))
+        .get(app.url(&paths::balance()))
         .bearer_auth("eyJ.primary.jwt")
         .send()
         .await
@@ -50,7 +55,7 @@ async fn an_unreachable_auth_service_looks_like_a_bad_token_with_its_error_text(
         ..Options::default()
     })
     .await;
-    let (status, body) = app.get(BALANCE, SARA).await;
+    let (status, body) = app.balance(SARA).await;
     assert_eq!(status, 401);
     assert_eq!(body["error"]["code"], "UNAUTHORIZED");
     let message = body["error"]["message"].as_str().unwrap();
@@ -69,7 +74,7 @@ async fn an_answer_without_a_numeric_client_id_is_refused() {
     })
     .await;
     assert_eq!(
-        app.get(BALANCE, SARA).await,
+        app.balance(SARA).await,
         (
             401,
             error_b("UNAUTHORIZED", "auth response missing numeric client id")
@@ -85,7 +90,7 @@ async fn without_auth_service_url_the_point_routes_answer_500() {
     })
     .await;
     assert_eq!(
-        app.get(BALANCE, SARA).await,
+        app.balance(SARA).await,
         (500, error_b("INTERNAL_ERROR", "AUTH_SERVICE_URL not set"))
     );
     assert_eq!(app.order(SARA, &json!({})).await.0, 500);
@@ -97,7 +102,7 @@ async fn an_unexpected_failure_is_500_internal_server_error() {
     app.sql("ALTER TABLE point_accounts RENAME COLUMN balance TO gone")
         .await;
     assert_eq!(
-        app.get(BALANCE, SARA).await,
+        app.balance(SARA).await,
         (500, error_b("INTERNAL_ERROR", "Internal server error"))
     );
 }

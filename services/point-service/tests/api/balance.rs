@@ -7,7 +7,9 @@ use crate::helpers::*;
 #[tokio::test]
 async fn the_balance_is_bare_text_with_the_riyadh_expiry() {
     let app = spawn_app().await;
-    let (status, body) = app.get("/api/v2/client/points?ignored=1", SARA).await;
+    let (status, body) = app
+        .get(&paths::with_query(paths::balance(), "ignored=1"), SARA)
+        .await;
     assert_eq!(status, 200);
     assert_eq!(
         keys(&body),
@@ -24,7 +26,7 @@ async fn the_balance_is_bare_text_with_the_riyadh_expiry() {
 async fn no_account_is_zero_and_no_date() {
     let app = spawn_app().await;
     assert_eq!(
-        app.get("/api/v2/client/points", NOURA).await.1,
+        app.balance(NOURA).await.1,
         json!({"id": "1003", "user_id": "1003", "points": "0", "pointsExpirationDate": null})
     );
 }
@@ -35,12 +37,12 @@ async fn expiry_is_null_when_never_or_unset_and_negative_balances_show() {
     app.sql("UPDATE point_settings SET expiry = 'never', inactivity_days = NULL")
         .await;
     assert_eq!(
-        app.get("/api/v2/client/points", SARA).await.1["pointsExpirationDate"],
+        app.balance(SARA).await.1["pointsExpirationDate"],
         json!(null)
     );
     app.sql("DELETE FROM point_settings").await;
     assert_eq!(
-        app.get("/api/v2/client/points", SARA).await.1["pointsExpirationDate"],
+        app.balance(SARA).await.1["pointsExpirationDate"],
         json!(null)
     );
     app.sql(
@@ -55,9 +57,7 @@ async fn expiry_is_null_when_never_or_unset_and_negative_balances_show() {
 #[tokio::test]
 async fn history_is_newest_first_and_paged() {
     let app = spawn_app().await;
-    let (status, body) = app
-        .get("/api/v2/client/point-history?page=1&limit=2", SARA)
-        .await;
+    let (status, body) = app.history("page=1&limit=2", SARA).await;
     assert_eq!(status, 200);
     assert_eq!(
         body["meta"],
@@ -70,13 +70,9 @@ async fn history_is_newest_first_and_paged() {
         .map(|e| (e["kind"].as_str().unwrap(), e["points"].as_str().unwrap()))
         .collect();
     assert_eq!(kinds, [("spend", "-50.25"), ("earn", "250")]);
-    let (_, page2) = app
-        .get("/api/v2/client/point-history?page=2&limit=2", SARA)
-        .await;
+    let (_, page2) = app.history("page=2&limit=2", SARA).await;
     assert_eq!(page2["data"][0]["points"], "500.5");
-    let (_, odd) = app
-        .get("/api/v2/client/point-history?page=abc&limit=100000", SARA)
-        .await;
+    let (_, odd) = app.history("page=abc&limit=100000", SARA).await;
     assert_eq!(
         (
             odd["meta"]["page"].clone(),
@@ -86,27 +82,20 @@ async fn history_is_newest_first_and_paged() {
     );
     // A key sent twice is no 400 (it was `duplicate field`, found by `make fuzz-api`): the
     // first value counts, and an unreadable first one falls back like any other.
-    let (status, twice) = app
-        .get(
-            "/api/v2/client/point-history?page=2&page=1&limit=2&limit=50",
-            SARA,
-        )
-        .await;
+    let (status, twice) = app.history("page=2&page=1&limit=2&limit=50", SARA).await;
     assert_eq!(status, 200, "{twice}");
     assert_eq!(
         twice["meta"],
         json!({"totalItems": 3, "page": 2, "itemsPerPage": 2, "totalPages": 2})
     );
-    let (status, null) = app
-        .get("/api/v2/client/point-history?page=null&page=null", SARA)
-        .await;
+    let (status, null) = app.history("page=null&page=null", SARA).await;
     assert_eq!((status, &null["meta"]["page"]), (200, &json!(1)), "{null}");
 }
 
 #[tokio::test]
 async fn the_faq_has_both_languages_in_order() {
     let app = spawn_app().await;
-    let (status, body) = app.get("/api/v2/client/points-faq", SARA).await;
+    let (status, body) = app.faq(SARA).await;
     assert_eq!(status, 200);
     assert_eq!(
         body[0],

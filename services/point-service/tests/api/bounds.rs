@@ -71,12 +71,8 @@ async fn pay_calls_are_bounded_per_order() {
     let (_, order) = app.order(SARA, &order_body(OMAR, "checkout")).await;
     let id = order["correlation_id"].as_str().unwrap().to_owned();
     let pay = async |card: &str| {
-        app.post(
-            &format!("/api/v2/client/point-orders/{id}/pay/card"),
-            SARA,
-            &json!({"id": card, "cvv": "123"}),
-        )
-        .await
+        app.pay_card(&id, SARA, &json!({"id": card, "cvv": "123"}))
+            .await
     };
     assert_eq!(pay("tap-1").await.0, 200);
     assert_eq!(pay("tap-2").await.0, 200);
@@ -91,13 +87,7 @@ async fn pay_calls_are_bounded_per_order() {
             )
         )
     );
-    let (status, _) = app
-        .post(
-            &format!("/api/v2/client/point-orders/{id}/pay/session"),
-            SARA,
-            &json!({}),
-        )
-        .await;
+    let (status, _) = app.pay_session(&id, SARA, &json!({})).await;
     assert_eq!(status, 429, "the session route counts too");
     assert_eq!(
         app.count(&format!(
@@ -130,7 +120,7 @@ async fn a_refused_checkout_order_says_when_the_oldest_unpaid_one_leaves_the_day
     .await;
     let response = app
         .client
-        .post(app.url("/api/v2/client/point-orders"))
+        .post(app.url(&paths::orders()))
         .bearer_auth(token(SARA))
         .json(&order_body(OMAR, "checkout"))
         .send()

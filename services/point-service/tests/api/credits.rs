@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 async fn credit(app: &TestApp, body: &Value, token: Option<&str>) -> (u16, Value) {
-    let mut request = app.client.post(app.url("/internal/v1/credits")).json(body);
+    let mut request = app.client.post(app.url(paths::CREDITS)).json(body);
     if let Some(token) = token {
         request = request.header("x-internal-token", token);
     }
@@ -83,7 +83,7 @@ async fn the_same_reference_raced_for_two_clients_or_amounts_is_one_200_and_one_
                 tokio::spawn(async move {
                     let request = app
                         .client
-                        .post(app.url("/internal/v1/credits"))
+                        .post(app.url(paths::CREDITS))
                         .header("x-internal-token", INTERNAL)
                         .json(&body);
                     barrier.wait().await;

@@ -169,9 +169,7 @@ async fn offers_round_trip(app: &TestApp, rows: Vec<OfferRow>) -> Result<(), Tes
     let bad = rows.iter().filter(|r| !r.valid()).count();
     prop_assert_eq!(report.rejected.len(), bad, "{:?}", report.rejected);
     for (index, (row, id)) in rows.iter().zip(&ids).enumerate() {
-        let (status, body) = app
-            .get(&format!("/api/v2/client/point-offers/{id}"), SARA)
-            .await;
+        let (status, body) = app.offer(id, SARA).await;
         if !row.valid() {
             prop_assert_eq!(status, 404, "a bad row was loaded: {:?}", row);
             let prefix = format!("point_offers[{index}] (id {id}): {}: ", row.bad_field());
@@ -304,9 +302,7 @@ async fn an_offer_of_7_75_for_9_125_charges_exactly_9_125() {
     )
     .await;
     assert!(report.rejected.is_empty(), "{:?}", report.rejected);
-    let (_, offer) = app
-        .get(&format!("/api/v2/client/point-offers/{id}"), SARA)
-        .await;
+    let (_, offer) = app.offer(&id, SARA).await;
     assert_eq!(
         offer.to_string(),
         format!(
@@ -353,9 +349,7 @@ async fn integers_written_as_100_0_answer_as_100() {
                                   "purchased_point_amount": number("1.2e2"), "amount": "15.00"}]}),
     )
     .await;
-    let (_, offer) = app
-        .get(&format!("/api/v2/client/point-offers/{id}"), SARA)
-        .await;
+    let (_, offer) = app.offer(&id, SARA).await;
     assert_eq!(offer["point_amount"].to_string(), "100");
     assert_eq!(offer["purchased_point_amount"].to_string(), "120");
 }
@@ -409,8 +403,7 @@ fn the_seed_subcommand_loads_the_valid_rows_and_lists_the_bad_ones() {
                 prop_assert!(stderr.contains(&line), "{} not in {}", line, stderr);
             }
             for (row, id) in rows.iter().zip(&ids) {
-                let (status, body) =
-                    runtime.block_on(app.get(&format!("/api/v2/client/point-offers/{id}"), SARA));
+                let (status, body) = runtime.block_on(app.offer(id, SARA));
                 if row.valid() {
                     prop_assert_eq!(status, 200);
                     prop_assert_eq!(

@@ -204,7 +204,7 @@ async fn the_date_itself_is_the_last_day_and_the_riyadh_day_turns_at_21_utc() {
         let app = &app;
         async move { run(app, options(today)).await }
     };
-    let (_, body) = app.get("/api/v2/client/points", 2001).await;
+    let (_, body) = app.balance(2001).await;
     assert_eq!(body["pointsExpirationDate"], "2026-06-01");
     run_on("2026-06-02").await;
     assert_eq!(
@@ -452,14 +452,14 @@ async fn a_spend_racing_the_job_never_drives_the_balance_negative() {
 async fn after_expiry_the_balance_is_zero_with_its_date_and_the_history_lists_the_expiry() {
     let app = spawn().await;
     run(&app, options(THE_DAY_AFTER)).await;
-    let (status, balance) = app.get("/api/v2/client/points", SARA).await;
+    let (status, balance) = app.balance(SARA).await;
     assert_eq!(status, 200);
     // The spec's rule: the newest earn's date plus the days; the expiry is no earn.
     assert_eq!(
         balance,
         json!({"id": "1001", "user_id": "1001", "points": "0", "pointsExpirationDate": SARAS_DATE})
     );
-    let (status, history) = app.get("/api/v2/client/point-history", SARA).await;
+    let (status, history) = app.history("", SARA).await;
     assert_eq!(status, 200);
     assert_eq!(history["meta"]["totalItems"], 4);
     let newest = &history["data"][0];
@@ -604,7 +604,7 @@ async fn points_that_arrive_after_an_expiry_go_with_the_next_days_run() {
     assert_eq!(app.balance_of(SARA).await, "0");
     // A new earn moves the date a year on: nothing more goes.
     entry(&app, SARA, "earn", "5", "2026-05-01T10:00:00Z").await;
-    let (_, balance) = app.get("/api/v2/client/points", SARA).await;
+    let (_, balance) = app.balance(SARA).await;
     assert_eq!(balance["pointsExpirationDate"], "2027-05-01");
     assert_eq!(run(&app, today_by_the_database()).await.clients_expired, 0);
     assert_eq!(app.balance_of(SARA).await, "5");

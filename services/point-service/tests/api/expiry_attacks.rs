@@ -142,16 +142,11 @@ async fn a_today_after_the_databases_date_does_not_take_points_before_their_date
 #[tokio::test]
 async fn the_audit_catches_an_expiry_of_a_client_who_has_no_expiry_date() {
     let app = spawn_app().await;
-    let response = app
-        .client
-        .post(app.url("/internal/v1/credits"))
-        .header("x-internal-token", INTERNAL)
-        .json(&json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let (_, balance) = app.get("/api/v2/client/points", OMAR).await;
+    let (status, _) = app
+        .credit(&json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"}))
+        .await;
+    assert_eq!(status, 200);
+    let (_, balance) = app.balance(OMAR).await;
     assert_eq!(balance["pointsExpirationDate"], serde_json::Value::Null);
     assert_audit_refuses_forged(
         &app,
@@ -306,7 +301,7 @@ async fn points_received_after_an_expiry_do_not_outlive_a_passed_date() {
         run_today(&app).await.points_expired,
         "30".parse::<bigdecimal::BigDecimal>().unwrap()
     );
-    let (_, balance) = app.get("/api/v2/client/points", SARA).await;
+    let (_, balance) = app.balance(SARA).await;
     assert_eq!(balance["pointsExpirationDate"], "2026-04-01");
     assert_eq!(
         balance["points"], "0",

@@ -385,12 +385,76 @@ impl TestApp {
         .await
     }
 
+    /// `GET /points`: the caller's balance.
+    pub async fn balance(&self, client: i64) -> (u16, Value) {
+        self.get(&paths::balance(), client).await
+    }
+
+    /// `GET /point-history?{query}` (no `?` when `query` is empty).
+    pub async fn history(&self, query: &str, client: i64) -> (u16, Value) {
+        self.get(&paths::with_query(paths::history(), query), client)
+            .await
+    }
+
+    /// `GET /points-faq`.
+    pub async fn faq(&self, client: i64) -> (u16, Value) {
+        self.get(&paths::faq(), client).await
+    }
+
+    /// `GET /point-offers?{query}` (no `?` when `query` is empty).
+    pub async fn offers(&self, query: &str, client: i64) -> (u16, Value) {
+        self.get(&paths::with_query(paths::offers(), query), client)
+            .await
+    }
+
+    /// `GET /point-offers/{id}`.
+    pub async fn offer(&self, id: &str, client: i64) -> (u16, Value) {
+        self.get(&paths::offer(id), client).await
+    }
+
+    /// `GET /point-occasions?{query}` (no `?` when `query` is empty).
+    pub async fn occasions(&self, query: &str, client: i64) -> (u16, Value) {
+        self.get(&paths::with_query(paths::occasions(), query), client)
+            .await
+    }
+
+    /// `POST /point-orders`: creates an order.
     pub async fn order(&self, client: i64, body: &Value) -> (u16, Value) {
-        self.post("/api/v2/client/point-orders", client, body).await
+        self.post(&paths::orders(), client, body).await
+    }
+
+    /// `POST /point-orders/description`.
+    pub async fn description(&self, client: i64, body: &Value) -> (u16, Value) {
+        self.post(&paths::description(), client, body).await
+    }
+
+    /// `GET /point-orders/{correlation_id}`: one order.
+    pub async fn get_order(&self, correlation_id: &str, client: i64) -> (u16, Value) {
+        self.get(&paths::order(correlation_id), client).await
+    }
+
+    /// `POST /point-orders/{id}/pay/card`.
+    pub async fn pay_card(&self, id: &str, client: i64, body: &Value) -> (u16, Value) {
+        self.post(&paths::pay_card(id), client, body).await
+    }
+
+    /// `POST /point-orders/{id}/pay/session`.
+    pub async fn pay_session(&self, id: &str, client: i64, body: &Value) -> (u16, Value) {
+        self.post(&paths::pay_session(id), client, body).await
+    }
+
+    /// `POST /internal/v1/credits` with the internal token.
+    pub async fn credit(&self, body: &Value) -> (u16, Value) {
+        let request = self
+            .client
+            .post(self.url(paths::CREDITS))
+            .header("x-internal-token", INTERNAL)
+            .json(body);
+        answer(request.send().await.unwrap()).await
     }
 
     pub async fn balance_of(&self, client: i64) -> String {
-        self.get("/api/v2/client/points", client).await.1["points"]
+        self.balance(client).await.1["points"]
             .as_str()
             .unwrap()
             .to_owned()
@@ -445,7 +509,7 @@ impl TestApp {
         let signature = testkit::tokens::webhook_signature(secret, timestamp, body);
         let response = self
             .client
-            .post(self.url("/webhooks/v1/payments"))
+            .post(self.url(paths::WEBHOOK))
             .header("x-signature", signature)
             .header("content-type", "application/json")
             .body(body.to_owned())
@@ -453,6 +517,68 @@ impl TestApp {
             .await
             .unwrap();
         answer(response).await
+    }
+}
+
+/// The paths of the service's routes, the relayed ones under [`relayed_routes::PREFIX`]. Tests
+/// about the router itself (odd ids, encodings, unknown routes) write their paths by hand.
+pub mod paths {
+    use relayed_routes::PREFIX;
+
+    pub const WEBHOOK: &str = "/webhooks/v1/payments";
+    pub const CREDITS: &str = "/internal/v1/credits";
+
+    pub fn balance() -> String {
+        format!("{PREFIX}/points")
+    }
+
+    pub fn history() -> String {
+        format!("{PREFIX}/point-history")
+    }
+
+    pub fn faq() -> String {
+        format!("{PREFIX}/points-faq")
+    }
+
+    pub fn offers() -> String {
+        format!("{PREFIX}/point-offers")
+    }
+
+    pub fn offer(id: &str) -> String {
+        format!("{PREFIX}/point-offers/{id}")
+    }
+
+    pub fn occasions() -> String {
+        format!("{PREFIX}/point-occasions")
+    }
+
+    pub fn orders() -> String {
+        format!("{PREFIX}/point-orders")
+    }
+
+    pub fn description() -> String {
+        format!("{PREFIX}/point-orders/description")
+    }
+
+    pub fn order(correlation_id: &str) -> String {
+        format!("{PREFIX}/point-orders/{correlation_id}")
+    }
+
+    pub fn pay_card(id: &str) -> String {
+        format!("{PREFIX}/point-orders/{id}/pay/card")
+    }
+
+    pub fn pay_session(id: &str) -> String {
+        format!("{PREFIX}/point-orders/{id}/pay/session")
+    }
+
+    /// `path?query`, or `path` when `query` is empty.
+    pub fn with_query(path: String, query: &str) -> String {
+        if query.is_empty() {
+            path
+        } else {
+            format!("{path}?{query}")
+        }
     }
 }
 

@@ -73,10 +73,7 @@ async fn each_refused_signature_is_counted_by_its_reason() {
         401
     );
     for header in [None, Some("t=1,v2=00")] {
-        let mut request = app
-            .client
-            .post(app.url("/webhooks/v1/payments"))
-            .json(&event);
+        let mut request = app.client.post(app.url(paths::WEBHOOK)).json(&event);
         if let Some(header) = header {
             request = request.header("x-signature", header);
         }

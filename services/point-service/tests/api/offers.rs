@@ -7,9 +7,7 @@ use crate::helpers::*;
 #[tokio::test]
 async fn offers_are_listed_by_sequence_then_legacy_id_then_id_active_only() {
     let app = spawn_app().await;
-    let (status, body) = app
-        .get("/api/v2/client/point-offers?id=whatever", SARA)
-        .await;
+    let (status, body) = app.offers("id=whatever", SARA).await;
     assert_eq!(status, 200);
     let ids: Vec<&str> = body
         .as_array()
@@ -74,8 +72,7 @@ async fn a_malformed_offer_id_is_400_without_details_and_an_unknown_or_inactive_
         "aaaaaaaaaaaaaaaaaaaaaaaa",
     ] {
         assert_eq!(
-            app.get(&format!("/api/v2/client/point-offers/{missing}"), SARA)
-                .await,
+            app.offer(missing, SARA).await,
             (
                 404,
                 error_b(
@@ -90,7 +87,7 @@ async fn a_malformed_offer_id_is_400_without_details_and_an_unknown_or_inactive_
 #[tokio::test]
 async fn occasions_follow_the_language_rule() {
     let app = spawn_app().await;
-    let (status, english) = app.get("/api/v2/client/point-occasions?id=1", SARA).await;
+    let (status, english) = app.occasions("id=1", SARA).await;
     assert_eq!(status, 200);
     assert_eq!(
         english,
@@ -98,25 +95,16 @@ async fn occasions_follow_the_language_rule() {
                {"id": "64b7f0c2a1b2c3d4e5f60802", "occasion": "Graduation", "occasion_en": "Graduation",
                 "is_custom": 1}])
     );
-    let (_, arabic) = app
-        .get("/api/v2/client/point-occasions?language=%20AR%20", SARA)
-        .await;
+    let (_, arabic) = app.occasions("language=%20AR%20", SARA).await;
     assert_eq!(
         (arabic[0]["occasion"].clone(), arabic[1]["occasion"].clone()),
         (json!("عيد ميلاد"), json!("Graduation"))
     );
-    let (_, other) = app
-        .get("/api/v2/client/point-occasions?language=ar-SA", SARA)
-        .await;
+    let (_, other) = app.occasions("language=ar-SA", SARA).await;
     assert_eq!(other[0]["occasion"], "Birthday");
     // `language` is never an error (the spec), not even sent twice: the first counts. It was
     // a 400 `duplicate field` (found by `make fuzz-api`).
-    let (status, twice) = app
-        .get(
-            "/api/v2/client/point-occasions?language=ar&language=en",
-            SARA,
-        )
-        .await;
+    let (status, twice) = app.occasions("language=ar&language=en", SARA).await;
     assert_eq!(status, 200, "{twice}");
     assert_eq!(twice[0]["occasion"], "عيد ميلاد");
 }

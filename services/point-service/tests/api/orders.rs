@@ -94,7 +94,7 @@ async fn a_bad_body_gets_the_details_and_a_non_object_the_form_error() {
 
     let response = app
         .client
-        .post(app.url("/api/v2/client/point-orders"))
+        .post(app.url(&paths::orders()))
         .bearer_auth(token(SARA))
         .send()
         .await
@@ -243,7 +243,7 @@ async fn an_idempotency_key_replays_the_first_order_and_refuses_another_body() {
     let app = spawn_app().await;
     let send = |body: Value, key: &'static str| {
         app.client
-            .post(app.url("/api/v2/client/point-orders"))
+            .post(app.url(&paths::orders()))
             .bearer_auth(token(SARA))
             .header("idempotency-key", key)
             .json(&body)
@@ -262,7 +262,7 @@ async fn an_idempotency_key_replays_the_first_order_and_refuses_another_body() {
     // Another caller's key of the same name is another key.
     let other = app
         .client
-        .post(app.url("/api/v2/client/point-orders"))
+        .post(app.url(&paths::orders()))
         .bearer_auth(token(OMAR))
         .header("idempotency-key", "k-1")
         .json(&order_body(SARA, "checkout"))
@@ -279,20 +279,14 @@ async fn an_idempotency_key_replays_the_first_order_and_refuses_another_body() {
 async fn an_order_is_visible_to_its_payer_and_recipient_only() {
     let app = spawn_app().await;
     let (_, order) = app.order(SARA, &order_body(OMAR, "checkout")).await;
-    let path = format!(
-        "/api/v2/client/point-orders/{}",
-        order["correlation_id"].as_str().unwrap()
-    );
-    assert_eq!(app.get(&path, SARA).await, (200, order.clone()));
-    assert_eq!(app.get(&path, OMAR).await, (200, order));
+    let id = order["correlation_id"].as_str().unwrap().to_owned();
+    assert_eq!(app.get_order(&id, SARA).await, (200, order.clone()));
+    assert_eq!(app.get_order(&id, OMAR).await, (200, order));
     let not_found = (404, error_b("NOT_FOUND", "point order not found"));
-    assert_eq!(app.get(&path, NOURA).await, not_found);
+    assert_eq!(app.get_order(&id, NOURA).await, not_found);
     assert_eq!(
-        app.get(
-            "/api/v2/client/point-orders/0f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11",
-            SARA
-        )
-        .await,
+        app.get_order("0f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11", SARA)
+            .await,
         not_found
     );
     assert_eq!(
@@ -305,9 +299,7 @@ async fn an_order_is_visible_to_its_payer_and_recipient_only() {
 #[tokio::test]
 async fn a_legacy_order_reads_back_like_any_other() {
     let app = spawn_app().await;
-    let (status, order) = app
-        .get(&format!("/api/v2/client/point-orders/{LEGACY_ORDER}"), OMAR)
-        .await;
+    let (status, order) = app.get_order(LEGACY_ORDER, OMAR).await;
     assert_eq!(status, 200);
     assert_eq!(
         order,
@@ -320,10 +312,8 @@ async fn a_legacy_order_reads_back_like_any_other() {
 #[tokio::test]
 async fn the_description_names_the_caller_and_keeps_the_double_space() {
     let app = spawn_app().await;
-    let path = "/api/v2/client/point-orders/description";
     let (status, body) = app
-        .post(
-            path,
+        .description(
             SARA,
             &json!({"point_offer_id": OFFER, "point_occasion_id": OCCASION}),
         )
@@ -336,24 +326,23 @@ async fn the_description_names_the_caller_and_keeps_the_double_space() {
         )
     );
     let free_text = json!({"point_offer_id": OFFER, "point_occasion_id": OCCASION_INACTIVE, "occasion": " Eid "});
-    let (_, body) = app.post(path, SARA, &free_text).await;
+    let (_, body) = app.description(SARA, &free_text).await;
     assert_eq!(
         body["description"], "Sara Ali sent you 100 points  for Eid",
         "free text wins; the occasion is not looked up"
     );
     let (_, body) = app
-        .post(path, SARA, &json!({"point_offer_id": OFFER}))
+        .description(SARA, &json!({"point_offer_id": OFFER}))
         .await;
     assert_eq!(body["description"], "Sara Ali sent you 100 points");
     assert_eq!(
-        app.post(path, SARA, &json!({"point_offer_id": OFFER_INACTIVE}))
+        app.description(SARA, &json!({"point_offer_id": OFFER_INACTIVE}))
             .await
             .0,
         404
     );
     assert_eq!(
-        app.post(
-            path,
+        app.description(
             SARA,
             &json!({"point_offer_id": OFFER, "point_occasion_id": OCCASION_INACTIVE})
         )
@@ -362,7 +351,7 @@ async fn the_description_names_the_caller_and_keeps_the_double_space() {
         400
     );
     assert_eq!(
-        app.post(path, GHOST, &json!({"point_offer_id": OFFER}))
+        app.description(GHOST, &json!({"point_offer_id": OFFER}))
             .await,
         (
             400,

@@ -11,24 +11,12 @@ async fn checkout(app: &TestApp) -> String {
     order["correlation_id"].as_str().unwrap().to_owned()
 }
 
-fn card_path(id: &str) -> String {
-    format!("/api/v2/client/point-orders/{id}/pay/card")
-}
-
-fn session_path(id: &str) -> String {
-    format!("/api/v2/client/point-orders/{id}/pay/session")
-}
-
 #[tokio::test]
 async fn a_card_payment_forwards_the_card_and_passes_the_answer_through() {
     let app = spawn_app().await;
     let id = checkout(&app).await;
     let (status, body) = app
-        .post(
-            &card_path(&id),
-            SARA,
-            &json!({"id": "card_1", "cvv": "123"}),
-        )
+        .pay_card(&id, SARA, &json!({"id": "card_1", "cvv": "123"}))
         .await;
     assert_eq!(
         (status, body),
@@ -43,9 +31,7 @@ async fn a_card_payment_forwards_the_card_and_passes_the_answer_through() {
         json!({"reference": id, "amount_minor": 1500, "currency": "SAR", "customer_id": SARA,
                "source": {"type": "card", "card_id": "card_1", "cvv": "123"}})
     );
-    let (_, order) = app
-        .get(&format!("/api/v2/client/point-orders/{id}"), SARA)
-        .await;
+    let (_, order) = app.get_order(&id, SARA).await;
     assert_eq!(
         order["status"], "initial_order",
         "the pay route never moves the order"
@@ -60,8 +46,8 @@ async fn a_session_ignores_other_keys_and_accepts_an_empty_body() {
     let app = spawn_app().await;
     let id = checkout(&app).await;
     let (status, body) = app
-        .post(
-            &session_path(&id),
+        .pay_session(
+            &id,
             SARA,
             &json!({"rememberMe": true, "payment_type": "x", "point_order_id": 1}),
         )
@@ -72,7 +58,7 @@ async fn a_session_ignores_other_keys_and_accepts_an_empty_body() {
     );
     let response = app
         .client
-        .post(app.url(&session_path(&id)))
+        .post(app.url(&paths::pay_session(&id)))
         .bearer_auth(token(SARA))
         .send()
         .await
@@ -104,14 +90,11 @@ async fn with_the_flag_off_both_routes_are_403_before_any_read() {
         error_b("FORBIDDEN", "card payment for point orders is disabled"),
     );
     assert_eq!(
-        app.post(&card_path(unknown), SARA, &json!({"id": "c", "cvv": "123"}))
+        app.pay_card(unknown, SARA, &json!({"id": "c", "cvv": "123"}))
             .await,
         forbidden
     );
-    assert_eq!(
-        app.post(&session_path(unknown), SARA, &json!({})).await,
-        forbidden
-    );
+    assert_eq!(app.pay_session(unknown, SARA, &json!({})).await, forbidden);
 }
 
 #[tokio::test]
@@ -120,24 +103,20 @@ async fn someone_elses_or_a_missing_order_is_404_and_a_point_order_is_not_payabl
     let id = checkout(&app).await;
     let not_found = (404, error_b("NOT_FOUND", "point order not found"));
     assert_eq!(
-        app.post(&card_path(&id), OMAR, &json!({"id": "c", "cvv": "123"}))
+        app.pay_card(&id, OMAR, &json!({"id": "c", "cvv": "123"}))
             .await,
         not_found,
         "the recipient"
     );
     assert_eq!(
-        app.post(
-            &session_path("0f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11"),
-            SARA,
-            &json!({})
-        )
-        .await,
+        app.pay_session("0f1c1f9e-2d0b-4b43-9a52-5d2f0c7e8a11", SARA, &json!({}))
+            .await,
         not_found
     );
     let (_, point) = app.order(SARA, &order_body(OMAR, "point")).await;
     let point_id = point["correlation_id"].as_str().unwrap();
     assert_eq!(
-        app.post(&session_path(point_id), SARA, &json!({})).await,
+        app.pay_session(point_id, SARA, &json!({})).await,
         (
             400,
             error_b(
@@ -158,7 +137,7 @@ async fn successful_and_failed_orders_are_409() {
     ))
     .await;
     assert_eq!(
-        app.post(&session_path(&id), SARA, &json!({})).await,
+        app.pay_session(&id, SARA, &json!({})).await,
         (
             409,
             error_b("CONFLICT", &format!("point order {id} is already paid"))
@@ -171,7 +150,7 @@ async fn successful_and_failed_orders_are_409() {
     ))
     .await;
     assert_eq!(
-        app.post(&card_path(&failed), SARA, &json!({"id": "c", "cvv": "123"}))
+        app.pay_card(&failed, SARA, &json!({"id": "c", "cvv": "123"}))
             .await,
         (
             409,
@@ -189,7 +168,7 @@ async fn a_bad_card_body_is_400_with_details() {
     let app = spawn_app().await;
     let id = checkout(&app).await;
     let (status, body) = app
-        .post(&card_path(&id), SARA, &json!({"id": "", "cvv": "12a"}))
+        .pay_card(&id, SARA, &json!({"id": "", "cvv": "12a"}))
         .await;
     assert_eq!(status, 400);
     assert_eq!(body["error"]["message"], "Invalid pay body");
@@ -204,11 +183,7 @@ async fn a_4xx_passes_through_and_5xx_timeout_or_refusal_are_500() {
     let app = spawn_app().await;
     let id = checkout(&app).await;
     let (status, body) = app
-        .post(
-            &card_path(&id),
-            SARA,
-            &json!({"id": "fail4xx-card", "cvv": "123"}),
-        )
+        .pay_card(&id, SARA, &json!({"id": "fail4xx-card", "cvv": "123"}))
         .await;
     assert_eq!(
         (status, body),
@@ -220,22 +195,14 @@ async fn a_4xx_passes_through_and_5xx_timeout_or_refusal_are_500() {
 
     let internal = (500, error_b("INTERNAL_ERROR", "Internal server error"));
     assert_eq!(
-        app.post(
-            &card_path(&id),
-            SARA,
-            &json!({"id": "fail5xx-card", "cvv": "123"})
-        )
-        .await,
+        app.pay_card(&id, SARA, &json!({"id": "fail5xx-card", "cvv": "123"}))
+            .await,
         internal
     );
     let started = Instant::now();
     assert_eq!(
-        app.post(
-            &card_path(&id),
-            SARA,
-            &json!({"id": "hang-card", "cvv": "123"})
-        )
-        .await,
+        app.pay_card(&id, SARA, &json!({"id": "hang-card", "cvv": "123"}))
+            .await,
         internal
     );
     assert!(
@@ -258,7 +225,7 @@ async fn a_refused_connection_is_500() {
     .await;
     let id = checkout(&app).await;
     assert_eq!(
-        app.post(&session_path(&id), SARA, &json!({})).await,
+        app.pay_session(&id, SARA, &json!({})).await,
         (500, error_b("INTERNAL_ERROR", "Internal server error"))
     );
 }

@@ -77,12 +77,8 @@ async fn checkout(app: &TestApp) -> String {
 }
 
 async fn pay(app: &TestApp, order: &str, card: &str) -> (u16, Value) {
-    app.post(
-        &format!("/api/v2/client/point-orders/{order}/pay/card"),
-        SARA,
-        &json!({"id": card, "cvv": "123"}),
-    )
-    .await
+    app.pay_card(order, SARA, &json!({"id": card, "cvv": "123"}))
+        .await
 }
 
 /// A checkout order paid with `card`, the pay call answered as `expected`.
@@ -94,9 +90,7 @@ async fn paid_with(app: &TestApp, card: &str, expected: u16) -> String {
 }
 
 async fn status_of(app: &TestApp, order: &str) -> String {
-    app.get(&format!("/api/v2/client/point-orders/{order}"), SARA)
-        .await
-        .1["status"]
+    app.get_order(order, SARA).await.1["status"]
         .as_str()
         .unwrap()
         .to_owned()

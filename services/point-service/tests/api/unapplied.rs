@@ -112,9 +112,7 @@ async fn captures_that_are_not_applied_are_recorded_counted_listed_and_audited()
         "only the good capture credited"
     );
     assert_eq!(
-        app.get(&format!("/api/v2/client/point-orders/{open}"), SARA)
-            .await
-            .1["status"],
+        app.get_order(&open, SARA).await.1["status"],
         "initial_order",
         "a wrong amount leaves the order payable"
     );

@@ -19,9 +19,7 @@ fn event(id: &str, kind: &str, reference: &str, amount_minor: i64) -> Value {
 }
 
 async fn order(app: &TestApp, id: &str) -> Value {
-    app.get(&format!("/api/v2/client/point-orders/{id}"), SARA)
-        .await
-        .1
+    app.get_order(id, SARA).await.1
 }
 
 #[tokio::test]
@@ -72,7 +70,7 @@ async fn a_bad_or_stale_signature_is_401_and_changes_nothing() {
     );
     let unsigned = app
         .client
-        .post(app.url("/webhooks/v1/payments"))
+        .post(app.url(paths::WEBHOOK))
         .json(&capture)
         .send()
         .await
@@ -83,7 +81,7 @@ async fn a_bad_or_stale_signature_is_401_and_changes_nothing() {
     let garbage = format!("{{\"type\": \"payment_captured\", \"reference\": \"{id}\"");
     let unsigned_garbage = app
         .client
-        .post(app.url("/webhooks/v1/payments"))
+        .post(app.url(paths::WEBHOOK))
         .header("content-type", "application/json")
         .body(garbage.clone())
         .send()
@@ -128,21 +126,12 @@ async fn a_decline_is_final_and_both_pay_routes_then_answer_409() {
     );
     let conflict = format!("point order {id} payment failed; create a new order");
     assert_eq!(
-        app.post(
-            &format!("/api/v2/client/point-orders/{id}/pay/card"),
-            SARA,
-            &json!({"id": "c", "cvv": "123"})
-        )
-        .await,
+        app.pay_card(&id, SARA, &json!({"id": "c", "cvv": "123"}))
+            .await,
         (409, error_b("CONFLICT", &conflict))
     );
     assert_eq!(
-        app.post(
-            &format!("/api/v2/client/point-orders/{id}/pay/session"),
-            SARA,
-            &json!({})
-        )
-        .await,
+        app.pay_session(&id, SARA, &json!({})).await,
         (409, error_b("CONFLICT", &conflict))
     );
     // A late capture of a failed order is recorded and listed for refund, not applied.
@@ -232,7 +221,7 @@ async fn extreme_timestamps_are_refused_without_overflow() {
     ] {
         let response = app
             .client
-            .post(app.url("/webhooks/v1/payments"))
+            .post(app.url(paths::WEBHOOK))
             .header("x-signature", header)
             .json(&capture)
             .send()
