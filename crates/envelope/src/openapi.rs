@@ -93,6 +93,41 @@ pub fn refusal_answers(
         .collect()
 }
 
+/// Documents the `Retry-After` header (whole seconds, at least 1: [`crate::RetryAfter`]) on
+/// `answer`, a 429 of a limit that a wait lifts; `extra` adds what the route's limits say of it.
+pub fn add_retry_after(answer: &mut Response, extra: &str) {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let header = HeaderBuilder::new()
+        .schema(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1)),
+        ))
+        .description(Some(format!(
+            "Whole seconds until the limit that refused the request would let it through (at \
+             least 1){extra}"
+        )))
+        .build();
+    answer
+        .headers
+        .insert("Retry-After".to_owned(), RefOr::T(header));
+}
+
+/// The answers of `R` (refusals, or `crate::Refuses<(..)>`) with `Retry-After` documented on
+/// their 429: for a route whose limits all say when to come back.
+pub struct Limited<R>(std::marker::PhantomData<R>);
+
+impl<R: utoipa::IntoResponses> utoipa::IntoResponses for Limited<R> {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut answers = R::responses();
+        if let Some(RefOr::T(limited)) = answers.get_mut("429") {
+            add_retry_after(limited, "");
+        }
+        answers
+    }
+}
+
 /// Declares an answer set: a type whose `utoipa::IntoResponses` gives the answers that one
 /// cause (a token check, the database, the door) adds to every route it guards. A route
 /// names it first in its `responses(...)`, before its own answers, which win where they

@@ -1,15 +1,11 @@
 //! Point orders: `POST /point-orders`, `POST /point-orders/description`,
 //! `GET /point-orders/{correlation_id}`; their bodies, answers and refusals.
 
-use std::collections::BTreeMap;
-
 use bigdecimal::BigDecimal;
 use envelope::Refuses;
+use envelope::openapi::Limited;
 use serde::Serialize;
-use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::schema::{ObjectBuilder, Type};
-use utoipa::openapi::{RefOr, Response};
-use utoipa::{IntoParams, IntoResponses, ToSchema};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::CallerAnswers;
@@ -144,31 +140,8 @@ type DescriptionRefusals = Refuses<(
 )>;
 
 /// What creating an order refuses, the 429 with its `Retry-After`.
-pub struct CreateRefusals;
-
-impl IntoResponses for CreateRefusals {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        let mut answers =
-            Refuses::<(OfferRefusal, OccasionRefusal, PayerRefusal, OrderRefusal)>::responses();
-        if let Some(RefOr::T(limited)) = answers.get_mut("429") {
-            let wait = HeaderBuilder::new()
-                .schema(Some(
-                    ObjectBuilder::new()
-                        .schema_type(Type::Integer)
-                        .minimum(Some(1)),
-                ))
-                .description(Some(
-                    "Whole seconds until the limit that refused the request would let it \
-                     through (at least 1)",
-                ))
-                .build();
-            limited
-                .headers
-                .insert("Retry-After".to_owned(), RefOr::T(wait));
-        }
-        answers
-    }
-}
+pub type CreateRefusals =
+    Limited<Refuses<(OfferRefusal, OccasionRefusal, PayerRefusal, OrderRefusal)>>;
 
 /// The order's id in the path.
 #[derive(IntoParams)]

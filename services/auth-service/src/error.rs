@@ -68,7 +68,7 @@ envelope::answer_set! {
 /// The answers of refusals `R` (a type of `envelope::refusals!`, or `envelope::Refuses<(..)>`)
 /// with the `Retry-After` header documented on a 429: every limit of this service sets it
 /// ([`Fault::Limited`]).
-pub struct Refusals<R>(PhantomData<R>);
+pub type Refusals<R> = envelope::openapi::Limited<R>;
 
 /// [`Refusals`] of a route that reads a query string: its 400 also names what the shared
 /// query reader answers, before the handler runs, to a query it cannot read (a key sent
@@ -77,26 +77,6 @@ pub struct QueryRefusals<R>(PhantomData<R>);
 
 /// The query reader's answer as a document shows it: its text depends on the query.
 const UNREADABLE_QUERY: &str = "`Invalid query: …` when a key is sent twice";
-
-impl<R: IntoResponses> IntoResponses for Refusals<R> {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        let mut answers = R::responses();
-        if let Some(RefOr::T(limited)) = answers.get_mut("429") {
-            let seconds = <u64 as utoipa::PartialSchema>::schema();
-            let header = utoipa::openapi::header::HeaderBuilder::new()
-                .schema(Some(seconds))
-                .description(Some(
-                    "Whole seconds until the limit that refused the request would let it \
-                     through (at least 1)",
-                ))
-                .build();
-            limited
-                .headers
-                .insert("Retry-After".to_owned(), RefOr::T(header));
-        }
-        answers
-    }
-}
 
 impl<R: IntoResponses> IntoResponses for QueryRefusals<R> {
     fn responses() -> BTreeMap<String, RefOr<Response>> {

@@ -12,8 +12,6 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use envelope::{Envelope, RetryAfter};
-use utoipa::PartialSchema;
-use utoipa::openapi::header::Header;
 use utoipa::openapi::{RefOr, Response};
 
 use catalog_db::schema::gift_card_tries;
@@ -39,18 +37,12 @@ impl utoipa::IntoResponses for LimitAnswer {
              client address (`GIFT_CODE_TRIES_PER_IP_PER_HOUR`, default 30) tried that many wrong \
              codes in the last hour; checked before the code"
         );
-        let wait = Header::builder()
-            .schema(Some(u64::schema()))
-            .description(Some(
-                "Whole seconds until the limit that refused the request would let it through (at \
-                 least 1); with both limits reached, the later of the two",
-            ))
-            .build();
         let mut answer =
             envelope::openapi::answer(&description, envelope::openapi::schema_name(Envelope::C));
-        answer
-            .headers
-            .insert("Retry-After".to_owned(), RefOr::T(wait));
+        envelope::openapi::add_retry_after(
+            &mut answer,
+            "; with both limits reached, the later of the two",
+        );
         BTreeMap::from([("429".to_owned(), RefOr::T(answer))])
     }
 }
