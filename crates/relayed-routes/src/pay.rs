@@ -50,8 +50,8 @@ envelope::refusals! {
         NoAmountToPay(id: Uuid) => 400, "point order {id} has no amount to pay";
         /// The order's payment attempts reached PAYMENT_ATTEMPTS_PER_ORDER (default 20, card
         /// and session calls together): bounded for the order's life, so no `Retry-After`.
-        TooManyAttempts(id: Uuid, max: u64) =>
-            429, "too many payment attempts for point order {id}: {max}";
+        TooManyAttempts(id: Uuid, n: u64) =>
+            429, "too many payment attempts for point order {id}: {n}";
     }
 }
 
