@@ -4,21 +4,19 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-const BOOK: &str = "/api/v1/clients/address-book";
-
 fn home() -> Value {
     json!({"label": "Home", "address_line": "12 Olaya St", "city": "Riyadh", "district": "Olaya",
            "building": "7", "latitude": 24.69, "longitude": 46.68, "notes": "Ring twice", "is_default": true})
 }
 
 async fn create(app: &TestApp, client: i64, body: &Value) -> Value {
-    let (status, created) = answer(app.post(BOOK, Some(&app.primary(client)), body).await).await;
+    let (status, created) = answer(app.add_address(Some(&app.primary(client)), body).await).await;
     assert_eq!(status, 201, "{created}");
     created["data"].clone()
 }
 
 async fn list(app: &TestApp, client: i64) -> Vec<Value> {
-    let (status, body) = answer(app.get(BOOK, Some(&app.primary(client))).await).await;
+    let (status, body) = answer(app.address_book(Some(&app.primary(client))).await).await;
     assert_eq!(status, 200);
     body["data"].as_array().unwrap().clone()
 }
@@ -53,12 +51,12 @@ async fn create_read_update_list_delete() {
         (json!(SARA), json!(true))
     );
 
-    let (status, read) = answer(app.get(&format!("{BOOK}/{id}"), Some(&token)).await).await;
+    let (status, read) = answer(app.address(&id, Some(&token)).await).await;
     assert_eq!((status, &read["data"]), (200, &created));
 
     let (status, updated) = answer(
         app.put(
-            &format!("{BOOK}/{}", id.to_uppercase()),
+            &format!("/api/v1/clients/address-book/{}", id.to_uppercase()),
             Some(&token),
             &json!({"notes": null, "city": "Jeddah"}),
         )
@@ -75,27 +73,13 @@ async fn create_read_update_list_delete() {
     );
 
     assert_eq!(list(&app, SARA).await.len(), 1);
-    let (status, deleted) = answer(
-        app.send(
-            reqwest::Method::DELETE,
-            &format!("{BOOK}/{id}"),
-            Some(&token),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let (status, deleted) = answer(app.delete_address(&id, Some(&token)).await).await;
     assert_eq!(
         (status, deleted),
         (200, json!({"status": 200, "data": {"id": id}}))
     );
     assert!(list(&app, SARA).await.is_empty());
-    assert_eq!(
-        answer(app.get(&format!("{BOOK}/{id}"), Some(&token)).await)
-            .await
-            .0,
-        404
-    );
+    assert_eq!(answer(app.address(&id, Some(&token)).await).await.0, 404);
 }
 
 #[tokio::test]
@@ -105,28 +89,15 @@ async fn another_clients_address_is_404_on_read_update_and_delete_and_unchanged(
     let id = sara_home["id"].as_str().unwrap();
     let omar = app.primary(OMAR);
     let not_found = (404, json!({"status": 404, "message": "address not found"}));
-    let (status, body) = answer(app.get(&format!("{BOOK}/{id}"), Some(&omar)).await).await;
+    let (status, body) = answer(app.address(id, Some(&omar)).await).await;
     assert_eq!((status, without_stack(body)), not_found);
     let (status, body) = answer(
-        app.put(
-            &format!("{BOOK}/{id}"),
-            Some(&omar),
-            &json!({"city": "Dammam"}),
-        )
-        .await,
+        app.update_address(id, Some(&omar), &json!({"city": "Dammam"}))
+            .await,
     )
     .await;
     assert_eq!((status, without_stack(body)), not_found);
-    let (status, body) = answer(
-        app.send(
-            reqwest::Method::DELETE,
-            &format!("{BOOK}/{id}"),
-            Some(&omar),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let (status, body) = answer(app.delete_address(id, Some(&omar)).await).await;
     assert_eq!((status, without_stack(body)), not_found);
     assert!(list(&app, OMAR).await.is_empty());
     assert_eq!(list(&app, SARA).await, [sara_home]);
@@ -147,9 +118,8 @@ async fn making_one_address_the_default_clears_the_others() {
             .collect::<Vec<_>>()
     };
     assert_eq!(defaults(&list(&app, SARA).await), [second["id"].clone()]);
-    let path = format!("{BOOK}/{}", first["id"].as_str().unwrap());
-    app.put(
-        &path,
+    app.update_address(
+        first["id"].as_str().unwrap(),
         Some(&app.primary(SARA)),
         &json!({"is_default": true}),
     )
@@ -173,7 +143,7 @@ async fn put_accepts_a_legacy_numeric_id_and_the_others_do_not() {
     let token = app.primary(SARA);
     let (status, body) = answer(
         app.put(
-            &format!("{BOOK}/77"),
+            "/api/v1/clients/address-book/77",
             Some(&token),
             &json!({"label": "Old home"}),
         )
@@ -188,12 +158,16 @@ async fn put_accepts_a_legacy_numeric_id_and_the_others_do_not() {
         400,
         json!({"status": 400, "message": "id must be a 24-character hex ObjectId"}),
     );
-    let (status, body) = answer(app.get(&format!("{BOOK}/77"), Some(&token)).await).await;
+    let (status, body) = answer(
+        app.get("/api/v1/clients/address-book/77", Some(&token))
+            .await,
+    )
+    .await;
     assert_eq!((status, without_stack(body)), bad_id);
     let (status, body) = answer(
         app.send(
             reqwest::Method::DELETE,
-            &format!("{BOOK}/77"),
+            "/api/v1/clients/address-book/77",
             Some(&token),
             None,
         )
@@ -205,7 +179,7 @@ async fn put_accepts_a_legacy_numeric_id_and_the_others_do_not() {
     assert_eq!(
         answer(
             app.put(
-                &format!("{BOOK}/77"),
+                "/api/v1/clients/address-book/77",
                 Some(&app.primary(OMAR)),
                 &json!({"label": "x"})
             )
@@ -223,7 +197,7 @@ async fn bad_fields_are_400_with_the_field_named() {
     let token = app.primary(SARA);
     let mut body = home();
     body["latitude"] = json!(123);
-    let (status, answer_body) = answer(app.post(BOOK, Some(&token), &body).await).await;
+    let (status, answer_body) = answer(app.add_address(Some(&token), &body).await).await;
     assert_eq!(
         (status, without_stack(answer_body)),
         (
@@ -232,7 +206,7 @@ async fn bad_fields_are_400_with_the_field_named() {
         )
     );
     let (status, answer_body) = answer(
-        app.post(BOOK, Some(&token), &json!({"label": "Home"}))
+        app.add_address(Some(&token), &json!({"label": "Home"}))
             .await,
     )
     .await;

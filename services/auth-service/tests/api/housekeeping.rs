@@ -169,8 +169,9 @@ async fn the_run_is_recorded_and_every_serving_process_exports_it() {
     );
 }
 
-async fn get(app: &TestApp, route: &str, query: &str) -> u16 {
-    let path = format!("/api/v1/clients/{route}?{}", query.replace('+', "%2B"));
+/// `route` (`paths::reset_otp` or `paths::verify_otp`) with `query`, its `+` encoded.
+async fn get(app: &TestApp, route: fn() -> String, query: &str) -> u16 {
+    let path = paths::with_query(route(), &query.replace('+', "%2B"));
     app.get(&path, None).await.status().as_u16()
 }
 
@@ -184,7 +185,12 @@ async fn the_otp_tables_stop_growing_under_a_long_run_of_failed_logins() {
     const PER_ROUND: i64 = 1 + 5 + 3;
     for round in 1..=10 {
         assert_eq!(
-            get(&app, "reset-otp", &format!("contact_phone={OMAR_PHONE}")).await,
+            get(
+                &app,
+                paths::reset_otp,
+                &format!("contact_phone={OMAR_PHONE}")
+            )
+            .await,
             200,
             "round {round}"
         );
@@ -192,11 +198,19 @@ async fn the_otp_tables_stop_growing_under_a_long_run_of_failed_logins() {
         let wrong = format!("{:04}", (sent.parse::<u32>().unwrap() + 1) % 10_000);
         for _ in 0..5 {
             let query = format!("contact_phone={OMAR_PHONE}&code={wrong}");
-            assert_eq!(get(&app, "verify-otp", &query).await, 400, "round {round}");
+            assert_eq!(
+                get(&app, paths::verify_otp, &query).await,
+                400,
+                "round {round}"
+            );
         }
         for stranger in 0..3 {
             let query = format!("contact_phone=+96655{round:03}{stranger:04}&code=1111");
-            assert_eq!(get(&app, "verify-otp", &query).await, 400, "round {round}");
+            assert_eq!(
+                get(&app, paths::verify_otp, &query).await,
+                400,
+                "round {round}"
+            );
         }
         assert_eq!(
             count(&app, "SELECT count(*) AS n FROM otp_events").await,

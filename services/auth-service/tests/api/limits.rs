@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-const OMAR_BY_PHONE: &str = "/api/v1/clients?contact_phone=%2B966500000002";
+const OMAR_BY_PHONE: &str = "contact_phone=%2B966500000002";
 
 fn limited(lookups_per_hour: i64, legacy_tokens_per_hour: i64) -> Options {
     Options {
@@ -27,7 +27,9 @@ async fn count(app: &TestApp, sql: &str) -> i64 {
 #[tokio::test]
 async fn a_lookup_by_phone_answers_only_the_id_and_the_names_in_this_order() {
     let app = spawn_app().await;
-    let response = app.get(OMAR_BY_PHONE, Some(&app.primary(SARA))).await;
+    let response = app
+        .find_client(OMAR_BY_PHONE, Some(&app.primary(SARA)))
+        .await;
     assert_eq!(response.status(), 200);
     // The exact text: no email, birth date or settings, and the keys in this order.
     assert_eq!(
@@ -41,16 +43,16 @@ async fn a_burst_of_parallel_lookups_cannot_pass_the_callers_limit() {
     let app = spawn_app_with(limited(5, 20)).await;
     let token = app.primary(SARA);
     // Hits and misses alike: a scan for who is a client is mostly misses.
-    let paths: Vec<String> = (0..24)
+    let queries: Vec<String> = (0..24)
         .map(|i| match i % 2 {
             0 => OMAR_BY_PHONE.to_owned(),
-            _ => format!("/api/v1/clients?contact_phone=%2B9665111111{i:02}"),
+            _ => format!("contact_phone=%2B9665111111{i:02}"),
         })
         .collect();
     let answers = join_all(
-        paths
+        queries
             .iter()
-            .map(|p| async { answer(app.get(p, Some(&token)).await).await }),
+            .map(|q| async { answer(app.find_client(q, Some(&token)).await).await }),
     )
     .await;
     let passed = answers
@@ -68,10 +70,14 @@ async fn a_burst_of_parallel_lookups_cannot_pass_the_callers_limit() {
         5
     );
     // The limit is the caller's own: another client still looks up.
-    let (status, _) = answer(app.get(OMAR_BY_PHONE, Some(&app.primary(NOURA))).await).await;
+    let (status, _) = answer(
+        app.find_client(OMAR_BY_PHONE, Some(&app.primary(NOURA)))
+            .await,
+    )
+    .await;
     assert_eq!(status, 200);
     // A request refused before the limit (no phone) counts nothing.
-    let (status, _) = answer(app.get("/api/v1/clients", Some(&app.primary(NOURA))).await).await;
+    let (status, _) = answer(app.find_client("", Some(&app.primary(NOURA))).await).await;
     assert_eq!(status, 400);
     assert_eq!(
         count(
@@ -88,14 +94,8 @@ async fn minting_legacy_tokens_is_limited_per_client_even_in_a_burst() {
     let app = spawn_app_with(limited(30, 3)).await;
     let primary = app.primary(SARA);
     let body = json!({"token": primary, "target_platform": "legacy"});
-    let answers = join_all((0..12).map(|_| async {
-        answer(
-            app.post("/api/v1/clients/exchange-token", None, &body)
-                .await,
-        )
-        .await
-    }))
-    .await;
+    let answers =
+        join_all((0..12).map(|_| async { answer(app.exchange_token(&body).await).await })).await;
     let minted = answers.iter().filter(|(s, _)| *s == 200).count();
     let refused: Vec<_> = answers.iter().filter(|(s, _)| *s == 429).collect();
     assert_eq!((minted, refused.len()), (3, 9), "{answers:?}");
@@ -116,12 +116,8 @@ async fn minting_legacy_tokens_is_limited_per_client_even_in_a_burst() {
     );
     // Trading for a primary token stores nothing and is not limited.
     let (status, _) = answer(
-        app.post(
-            "/api/v1/clients/exchange-token",
-            None,
-            &json!({"token": SARA_LEGACY, "target_platform": "primary"}),
-        )
-        .await,
+        app.exchange_token(&json!({"token": SARA_LEGACY, "target_platform": "primary"}))
+            .await,
     )
     .await;
     assert_eq!(status, 200);
@@ -138,10 +134,9 @@ async fn an_address_book_holds_at_most_50_addresses() {
     .await;
     let address = json!({"label": "Work", "address_line": "Olaya Street", "city": "Riyadh",
                          "latitude": 24.69, "longitude": 46.68});
-    let book = "/api/v1/clients/address-book";
-    let (status, _) = answer(app.post(book, Some(&app.primary(SARA)), &address).await).await;
+    let (status, _) = answer(app.add_address(Some(&app.primary(SARA)), &address).await).await;
     assert_eq!(status, 201, "the 50th is kept");
-    let (status, body) = answer(app.post(book, Some(&app.primary(SARA)), &address).await).await;
+    let (status, body) = answer(app.add_address(Some(&app.primary(SARA)), &address).await).await;
     assert_eq!(
         (status, without_stack(body)),
         (
@@ -149,6 +144,6 @@ async fn an_address_book_holds_at_most_50_addresses() {
             json!({"status": 400, "message": "address book is full: at most 50 addresses"})
         )
     );
-    let (status, _) = answer(app.post(book, Some(&app.primary(NOURA)), &address).await).await;
+    let (status, _) = answer(app.add_address(Some(&app.primary(NOURA)), &address).await).await;
     assert_eq!(status, 201, "another client's book is its own");
 }

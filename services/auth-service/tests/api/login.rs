@@ -10,17 +10,8 @@ const SARA_PHONE: &str = "+966500000001";
 const OMAR_PHONE: &str = "+966500000002";
 
 async fn reset(app: &TestApp, phone: &str) -> (u16, serde_json::Value) {
-    answer(
-        app.get(
-            &format!(
-                "/api/v1/clients/reset-otp?contact_phone={}",
-                phone.replace('+', "%2B")
-            ),
-            None,
-        )
-        .await,
-    )
-    .await
+    let query = format!("contact_phone={}", phone.replace('+', "%2B"));
+    answer(app.reset_otp(&query).await).await
 }
 
 async fn verify(app: &TestApp, phone: &str, code: &str) -> (u16, serde_json::Value) {
@@ -34,11 +25,11 @@ async fn verify_with(
     code: &str,
     more: &str,
 ) -> (u16, serde_json::Value) {
-    let path = format!(
-        "/api/v1/clients/verify-otp?contact_phone={}&code={code}{more}",
+    let query = format!(
+        "contact_phone={}&code={code}{more}",
         phone.replace('+', "%2B")
     );
-    answer(app.get(&path, None).await).await
+    answer(app.verify_otp(&query).await).await
 }
 
 #[tokio::test]
@@ -61,22 +52,14 @@ async fn login_end_to_end_from_code_to_both_tokens_and_back() {
     assert_eq!(keys(&body["data"]["profile"]), PROFILE_KEYS);
     let primary = body["data"]["access_token"].as_str().unwrap().to_owned();
 
-    let (status, profile) = answer(
-        app.get("/api/v1/clients/verify-token", Some(&primary))
-            .await,
-    )
-    .await;
+    let (status, profile) = answer(app.verify_token(Some(&primary)).await).await;
     assert_eq!(status, 200);
     assert_eq!(profile["client_id"], SARA);
     assert_eq!(keys(&profile), PROFILE_KEYS);
 
     let (status, exchanged) = answer(
-        app.post(
-            "/api/v1/clients/exchange-token",
-            None,
-            &json!({"token": primary, "target_platform": "legacy"}),
-        )
-        .await,
+        app.exchange_token(&json!({"token": primary, "target_platform": "legacy"}))
+            .await,
     )
     .await;
     assert_eq!(status, 200, "{exchanged}");
@@ -84,28 +67,19 @@ async fn login_end_to_end_from_code_to_both_tokens_and_back() {
     let legacy = exchanged["data"]["token"].as_str().unwrap().to_owned();
     assert_ne!(legacy, primary);
 
-    let (status, user) = answer(app.get("/api/v1/users", Some(&legacy)).await).await;
+    let (status, user) = answer(app.users(Some(&legacy)).await).await;
     assert_eq!(status, 200);
     assert_eq!(user, json!({"status": 200, "data": profile}));
 
     let (status, back) = answer(
-        app.post(
-            "/api/v1/clients/exchange-token",
-            None,
-            &json!({"token": legacy, "target_platform": "primary"}),
-        )
-        .await,
+        app.exchange_token(&json!({"token": legacy, "target_platform": "primary"}))
+            .await,
     )
     .await;
     assert_eq!(status, 200);
     let primary_again = back["data"]["token"].as_str().unwrap();
     assert_eq!(
-        answer(
-            app.get("/api/v1/clients/verify-token", Some(primary_again))
-                .await
-        )
-        .await
-        .1,
+        answer(app.verify_token(Some(primary_again)).await).await.1,
         profile
     );
 }
@@ -149,20 +123,15 @@ async fn an_unknown_phone_gets_the_legacy_message() {
     );
 }
 
-async fn from(app: &TestApp, route: &str, query: &str, ip: &str) -> (u16, serde_json::Value) {
-    let url = app.url(&format!(
-        "/api/v1/clients/{route}?{}",
-        query.replace('+', "%2B")
-    ));
-    answer(
-        app.client
-            .get(url)
-            .header("x-forwarded-for", ip)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
+/// `route` (`paths::reset_otp` or `paths::verify_otp`) with `query`, its `+` encoded, from `ip`.
+async fn from(
+    app: &TestApp,
+    route: fn() -> String,
+    query: &str,
+    ip: &str,
+) -> (u16, serde_json::Value) {
+    let path = paths::with_query(route(), &query.replace('+', "%2B"));
+    answer(app.get_from(&path, ip).await).await
 }
 
 async fn unknown_phone_events(app: &TestApp, ip: &str) -> i64 {
@@ -193,7 +162,7 @@ async fn a_burst_of_unknown_phones_from_one_address_stops_exactly_at_the_limit()
     let answers = futures_util::future::join_all((0..24).map(|i| {
         let query = format!("contact_phone=+9665111111{i:02}");
         let app = &app;
-        async move { from(app, "reset-otp", &query, "10.0.0.1").await }
+        async move { from(app, paths::reset_otp, &query, "10.0.0.1").await }
     }))
     .await;
     let unknown = json!({"status": 400, "message": "Last Name cannot be blank."});
@@ -214,7 +183,7 @@ async fn a_burst_of_unknown_phones_from_one_address_stops_exactly_at_the_limit()
     // tell a client from a stranger: a known phone too, and on verify-otp.
     let (status, body) = from(
         &app,
-        "reset-otp",
+        paths::reset_otp,
         &format!("contact_phone={OMAR_PHONE}"),
         "10.0.0.1",
     )
@@ -222,7 +191,7 @@ async fn a_burst_of_unknown_phones_from_one_address_stops_exactly_at_the_limit()
     assert_eq!((status, without_stack(body)), (429, limited.clone()));
     let (status, body) = from(
         &app,
-        "verify-otp",
+        paths::verify_otp,
         "contact_phone=+966511111199&code=1234",
         "10.0.0.1",
     )
@@ -234,14 +203,20 @@ async fn a_burst_of_unknown_phones_from_one_address_stops_exactly_at_the_limit()
     // message.
     let (status, body) = from(
         &app,
-        "reset-otp",
+        paths::reset_otp,
         &format!("contact_phone={OMAR_PHONE}"),
         "10.0.0.2",
     )
     .await;
     assert_eq!((status, body), (200, json!({"status": true})));
     assert_eq!(app.sms.lock().unwrap().len(), 1);
-    let (status, body) = from(&app, "reset-otp", "contact_phone=+966511111199", "10.0.0.2").await;
+    let (status, body) = from(
+        &app,
+        paths::reset_otp,
+        "contact_phone=+966511111199",
+        "10.0.0.2",
+    )
+    .await;
     assert_eq!((status, without_stack(body)), (400, unknown));
     assert_eq!(unknown_phone_events(&app, "10.0.0.1").await, 5);
 }
@@ -254,14 +229,20 @@ async fn unknown_phones_on_verify_otp_count_toward_the_same_limit() {
     let wrong = json!({"status": 400, "message": "Invalid or expired code"});
     for i in 0..2 {
         let query = format!("contact_phone=+9665111111{i:02}&code=1234");
-        let (status, body) = from(&app, "verify-otp", &query, "10.0.0.1").await;
+        let (status, body) = from(&app, paths::verify_otp, &query, "10.0.0.1").await;
         assert_eq!((status, without_stack(body)), (400, wrong.clone()));
     }
-    let (status, _) = from(&app, "reset-otp", "contact_phone=+966511111102", "10.0.0.1").await;
+    let (status, _) = from(
+        &app,
+        paths::reset_otp,
+        "contact_phone=+966511111102",
+        "10.0.0.1",
+    )
+    .await;
     assert_eq!(status, 400);
     let (status, _) = from(
         &app,
-        "verify-otp",
+        paths::verify_otp,
         "contact_phone=+966511111103&code=1234",
         "10.0.0.1",
     )
@@ -271,7 +252,7 @@ async fn unknown_phones_on_verify_otp_count_toward_the_same_limit() {
     // A known phone's wrong code from another address is still the plain 400.
     let (status, body) = from(
         &app,
-        "verify-otp",
+        paths::verify_otp,
         &format!("contact_phone={SARA_PHONE}&code=0000"),
         "10.0.0.2",
     )
@@ -518,24 +499,17 @@ async fn sms_sent_per_client_address_are_limited() {
     let mut options = Options::default();
     options.limits.sms_per_ip = 1;
     let app = spawn_app_with(options).await;
-    let from = |phone: &str, ip: &str| {
-        app.client
-            .get(app.url(&format!(
-                "/api/v1/clients/reset-otp?contact_phone={}",
-                phone.replace('+', "%2B")
-            )))
-            .header("x-forwarded-for", ip)
-            .send()
+    let app = &app;
+    let from = |phone: &str, ip: &'static str| {
+        let query = format!("contact_phone={}", phone.replace('+', "%2B"));
+        async move {
+            app.get_from(&paths::with_query(paths::reset_otp(), &query), ip)
+                .await
+        }
     };
-    assert_eq!(from(OMAR_PHONE, "10.0.0.1").await.unwrap().status(), 200);
-    assert_eq!(
-        from("+966500000003", "10.0.0.1").await.unwrap().status(),
-        429
-    );
-    assert_eq!(
-        from("+966500000003", "10.0.0.2").await.unwrap().status(),
-        200
-    );
+    assert_eq!(from(OMAR_PHONE, "10.0.0.1").await.status(), 200);
+    assert_eq!(from("+966500000003", "10.0.0.1").await.status(), 429);
+    assert_eq!(from("+966500000003", "10.0.0.2").await.status(), 200);
 }
 
 #[tokio::test]
@@ -614,19 +588,12 @@ async fn an_inactive_account_cannot_log_in() {
 #[tokio::test]
 async fn verify_needs_both_query_keys() {
     let app = spawn_app().await;
-    let (status, body) = answer(
-        app.get(
-            "/api/v1/clients/verify-otp?contact_phone=%2B966500000001",
-            None,
-        )
-        .await,
-    )
-    .await;
+    let (status, body) = answer(app.verify_otp("contact_phone=%2B966500000001").await).await;
     assert_eq!(
         (status, without_stack(body)),
         (400, json!({"status": 400, "message": "code is required"}))
     );
-    let (status, body) = answer(app.get("/api/v1/clients/verify-otp?code=1234", None).await).await;
+    let (status, body) = answer(app.verify_otp("code=1234").await).await;
     assert_eq!(
         (status, without_stack(body)),
         (

@@ -6,10 +6,12 @@ use server::AppEnv;
 
 use crate::helpers::*;
 
-const PATH: &str = "/api/v1/clients/1001";
-
 async fn update(app: &TestApp, body: Value) -> (u16, Value) {
-    let (status, body) = answer(app.put(PATH, Some(&app.primary(SARA)), &body).await).await;
+    let (status, body) = answer(
+        app.update_profile(SARA, Some(&app.primary(SARA)), &body)
+            .await,
+    )
+    .await;
     (status, without_stack(body))
 }
 
@@ -18,12 +20,9 @@ fn refused(message: &str) -> (u16, Value) {
 }
 
 async fn profile(app: &TestApp) -> Value {
-    answer(
-        app.get("/api/v1/clients/verify-token", Some(&app.primary(SARA)))
-            .await,
-    )
-    .await
-    .1
+    answer(app.verify_token(Some(&app.primary(SARA))).await)
+        .await
+        .1
 }
 
 #[tokio::test]
@@ -241,12 +240,8 @@ async fn the_first_failing_check_in_the_spec_order_wins_and_nothing_is_written()
     );
     // The path is checked before the body.
     let (status, body) = answer(
-        app.put(
-            "/api/v1/clients/1002",
-            Some(&app.primary(SARA)),
-            &json!({"first_name": 1}),
-        )
-        .await,
+        app.update_profile(OMAR, Some(&app.primary(SARA)), &json!({"first_name": 1}))
+            .await,
     )
     .await;
     assert_eq!(
@@ -268,7 +263,7 @@ async fn no_token_a_legacy_token_or_an_inactive_client_get_401_before_the_body()
         let response = app
             .send(
                 reqwest::Method::PUT,
-                "/api/v1/clients/1001",
+                &paths::client(SARA),
                 token.as_deref(),
                 Some("{not json"),
             )
@@ -284,8 +279,13 @@ async fn an_empty_or_non_object_body_changes_nothing_and_bad_json_is_400() {
     let before = profile(&app).await;
     for body in [None, Some("[1,2]"), Some("null")] {
         let (status, after) = answer(
-            app.send(reqwest::Method::PUT, PATH, Some(&app.primary(SARA)), body)
-                .await,
+            app.send(
+                reqwest::Method::PUT,
+                &paths::client(SARA),
+                Some(&app.primary(SARA)),
+                body,
+            )
+            .await,
         )
         .await;
         assert_eq!((status, &after), (200, &before), "{body:?}");
@@ -293,7 +293,7 @@ async fn an_empty_or_non_object_body_changes_nothing_and_bad_json_is_400() {
     let (status, body) = answer(
         app.send(
             reqwest::Method::PUT,
-            PATH,
+            &paths::client(SARA),
             Some(&app.primary(SARA)),
             Some("{oops"),
         )
@@ -314,8 +314,8 @@ async fn errors_carry_a_stack_outside_production_only() {
     let development = spawn_app().await;
     let (_, body) = answer(
         development
-            .put(
-                PATH,
+            .update_profile(
+                SARA,
                 Some(&development.primary(SARA)),
                 &json!({"first_name": 1}),
             )
@@ -331,8 +331,8 @@ async fn errors_carry_a_stack_outside_production_only() {
     .await;
     let (_, body) = answer(
         production
-            .put(
-                PATH,
+            .update_profile(
+                SARA,
                 Some(&production.primary(SARA)),
                 &json!({"first_name": 1}),
             )
@@ -358,7 +358,7 @@ async fn a_500_shows_the_raw_error_outside_production_and_hides_it_in_production
         app.sql("ALTER TABLE clients ADD CONSTRAINT no_names CHECK (first_name <> 'Broken')")
             .await;
         let (status, body) = answer(
-            app.put(PATH, Some(&token), &json!({"first_name": "Broken"}))
+            app.update_profile(SARA, Some(&token), &json!({"first_name": "Broken"}))
                 .await,
         )
         .await;

@@ -20,16 +20,10 @@ async fn refused(response: reqwest::Response) -> (u64, serde_json::Value) {
     (wait, without_stack(response.json().await.unwrap()))
 }
 
-async fn otp(app: &TestApp, route: &str, query: &str, ip: &str) -> reqwest::Response {
-    app.client
-        .get(app.url(&format!(
-            "/api/v1/clients/{route}?{}",
-            query.replace('+', "%2B")
-        )))
-        .header("x-forwarded-for", ip)
-        .send()
+/// `route` (`paths::reset_otp` or `paths::verify_otp`) with `query`, its `+` encoded, from `ip`.
+async fn otp(app: &TestApp, route: fn() -> String, query: &str, ip: &str) -> reqwest::Response {
+    app.get_from(&paths::with_query(route(), &query.replace('+', "%2B")), ip)
         .await
-        .unwrap()
 }
 
 fn limited(lookups_per_hour: i64, legacy_tokens_per_hour: i64) -> Options {
@@ -46,9 +40,9 @@ fn limited(lookups_per_hour: i64, legacy_tokens_per_hour: i64) -> Options {
 async fn a_refused_lookup_says_when_the_oldest_counted_one_leaves_the_hour() {
     let app = spawn_app_with(limited(2, 20)).await;
     let token = app.primary(SARA);
-    let path = "/api/v1/clients?contact_phone=%2B966500000002";
+    let lookup = || app.find_client("contact_phone=%2B966500000002", Some(&token));
     for _ in 0..2 {
-        assert_eq!(app.get(path, Some(&token)).await.status(), 200);
+        assert_eq!(lookup().await.status(), 200);
     }
     // The older of the two counted 20 minutes ago: the third passes in 40 minutes.
     let aged = Instant::now();
@@ -59,7 +53,7 @@ async fn a_refused_lookup_says_when_the_oldest_counted_one_leaves_the_hour() {
          WHERE id = (SELECT max(id) FROM client_events)",
     )
     .await;
-    let (wait, body) = refused(app.get(path, Some(&token)).await).await;
+    let (wait, body) = refused(lookup().await).await;
     assert_eq!(
         body,
         json!({"status": 429, "message": "Too many client lookups, try again later"})
@@ -71,7 +65,7 @@ async fn a_refused_lookup_says_when_the_oldest_counted_one_leaves_the_hour() {
 async fn a_refused_legacy_token_says_when_the_limit_lets_the_next_one_through() {
     let app = spawn_app_with(limited(30, 1)).await;
     let body = json!({"token": app.primary(SARA), "target_platform": "legacy"});
-    let exchange = || app.post("/api/v1/clients/exchange-token", None, &body);
+    let exchange = || app.exchange_token(&body);
     assert_eq!(exchange().await.status(), 200);
     let aged = Instant::now();
     app.sql("UPDATE client_events SET created_at = now() - interval '59 minutes 30 seconds'")
@@ -93,7 +87,7 @@ async fn a_refused_sms_says_when_the_phones_limit_lets_the_next_one_through() {
         assert_eq!(
             otp(
                 &app,
-                "reset-otp",
+                paths::reset_otp,
                 &format!("contact_phone={OMAR_PHONE}"),
                 "10.0.0.1"
             )
@@ -116,7 +110,7 @@ async fn a_refused_sms_says_when_the_phones_limit_lets_the_next_one_through() {
     let (wait, body) = refused(
         otp(
             &app,
-            "reset-otp",
+            paths::reset_otp,
             &format!("contact_phone={OMAR_PHONE}"),
             "10.0.0.1",
         )
@@ -139,7 +133,7 @@ async fn a_refused_code_try_waits_for_the_later_of_the_phones_and_the_addresss_l
     assert_eq!(
         otp(
             &app,
-            "reset-otp",
+            paths::reset_otp,
             &format!("contact_phone={SARA_PHONE}"),
             "10.0.0.1"
         )
@@ -149,11 +143,15 @@ async fn a_refused_code_try_waits_for_the_later_of_the_phones_and_the_addresss_l
     );
     let wrong = format!("contact_phone={SARA_PHONE}&code=0000");
     assert_eq!(
-        otp(&app, "verify-otp", &wrong, "10.0.0.1").await.status(),
+        otp(&app, paths::verify_otp, &wrong, "10.0.0.1")
+            .await
+            .status(),
         400
     );
     assert_eq!(
-        otp(&app, "verify-otp", &wrong, "10.0.0.2").await.status(),
+        otp(&app, paths::verify_otp, &wrong, "10.0.0.2")
+            .await
+            .status(),
         400
     );
     // The phone (limit 2) tried 40 and 10 minutes ago, address 10.0.0.2 (limit 1) 10
@@ -167,7 +165,7 @@ async fn a_refused_code_try_waits_for_the_later_of_the_phones_and_the_addresss_l
          WHERE kind = 'code_tried' AND ip = '10.0.0.2'",
     )
     .await;
-    let (wait, _) = refused(otp(&app, "verify-otp", &wrong, "10.0.0.2").await).await;
+    let (wait, _) = refused(otp(&app, paths::verify_otp, &wrong, "10.0.0.2").await).await;
     testkit::assert_wait(wait, 50 * 60, aged);
 }
 
@@ -179,7 +177,9 @@ async fn an_address_past_its_unknown_phones_hears_when_it_may_ask_again_on_both_
     for i in 0..2 {
         let query = format!("contact_phone=+9665111111{i:02}");
         assert_eq!(
-            otp(&app, "reset-otp", &query, "10.0.0.1").await.status(),
+            otp(&app, paths::reset_otp, &query, "10.0.0.1")
+                .await
+                .status(),
             400
         );
     }
@@ -193,10 +193,13 @@ async fn an_address_past_its_unknown_phones_hears_when_it_may_ask_again_on_both_
     .await;
     // Another unknown phone, a known one, and verify-otp: the same wait.
     for (route, query) in [
-        ("reset-otp", "contact_phone=+966511111199".to_owned()),
-        ("reset-otp", format!("contact_phone={OMAR_PHONE}")),
         (
-            "verify-otp",
+            paths::reset_otp as fn() -> String,
+            "contact_phone=+966511111199".to_owned(),
+        ),
+        (paths::reset_otp, format!("contact_phone={OMAR_PHONE}")),
+        (
+            paths::verify_otp,
             "contact_phone=+966511111199&code=1234".to_owned(),
         ),
     ] {

@@ -4,12 +4,15 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-const PATH: &str = "/api/v1/clients/setting";
-
 async fn set(app: &TestApp, body: Option<&str>) -> (u16, Value) {
     let (status, body) = answer(
-        app.send(reqwest::Method::PUT, PATH, Some(&app.primary(SARA)), body)
-            .await,
+        app.send(
+            reqwest::Method::PUT,
+            &paths::setting(),
+            Some(&app.primary(SARA)),
+            body,
+        )
+        .await,
     )
     .await;
     (status, without_stack(body))
@@ -94,7 +97,7 @@ async fn the_setting_route_needs_an_active_primary_caller() {
         let response = app
             .send(
                 reqwest::Method::PUT,
-                PATH,
+                &paths::setting(),
                 token.as_deref(),
                 Some(r#"{"client_id": 1001, "push_enabled": 1}"#),
             )

@@ -10,19 +10,13 @@ use server::AppEnv;
 use crate::helpers::*;
 
 async fn reset(app: &TestApp, phone: &str) -> (u16, serde_json::Value) {
-    let path = format!(
-        "/api/v1/clients/reset-otp?contact_phone={}",
-        phone.replace('+', "%2B")
-    );
-    answer(app.get(&path, None).await).await
+    let query = format!("contact_phone={}", phone.replace('+', "%2B"));
+    answer(app.reset_otp(&query).await).await
 }
 
 async fn verify(app: &TestApp, phone: &str, code: &str) -> u16 {
-    let path = format!(
-        "/api/v1/clients/verify-otp?contact_phone={}&code={code}",
-        phone.replace('+', "%2B")
-    );
-    app.get(&path, None).await.status().as_u16()
+    let query = format!("contact_phone={}&code={code}", phone.replace('+', "%2B"));
+    app.verify_otp(&query).await.status().as_u16()
 }
 
 /// Six real (not test-mode) accounts, 2001 to 2006.
@@ -51,14 +45,14 @@ async fn slow_sms_sends_hold_no_connection_so_other_routes_still_answer() {
     let phones = phones();
     // Six sends held open by the gateway, against a pool of two connections.
     let resets = tokio::spawn({
-        let base = app.base.clone();
+        let reset_otp = app.url(&paths::reset_otp());
         let phones = phones.clone();
         async move {
             let client = reqwest::Client::new();
             join_all(phones.iter().map(|phone| {
                 client
                     .get(format!(
-                        "{base}/api/v1/clients/reset-otp?contact_phone={}",
+                        "{reset_otp}?contact_phone={}",
                         phone.replace('+', "%2B")
                     ))
                     .send()
@@ -72,16 +66,12 @@ async fn slow_sms_sends_hold_no_connection_so_other_routes_still_answer() {
         .await
         .expect("the sends waited on the pool: a connection is held across the SMS send");
     // While all six wait on the gateway: the caller lookup, a token check and a login.
-    let (status, body) = answer(app.get("/api/v1/users", Some(SARA_LEGACY)).await).await;
+    let (status, body) = answer(app.users(Some(SARA_LEGACY)).await).await;
     assert_eq!(
         (status, body["data"]["client_id"].clone()),
         (200, SARA.into())
     );
-    let (status, _) = answer(
-        app.get("/api/v1/clients/verify-token", Some(&app.primary(SARA)))
-            .await,
-    )
-    .await;
+    let (status, _) = answer(app.verify_token(Some(&app.primary(SARA))).await).await;
     assert_eq!(status, 200);
     assert_eq!(reset(&app, "+966500000001").await.0, 200);
     assert_eq!(verify(&app, "+966500000001", TEST_CODE).await, 200);

@@ -8,8 +8,8 @@ use server::AppEnv;
 
 use crate::helpers::*;
 
-/// A route that takes a primary token.
-const LOOKUP: &str = "/api/v1/clients?contact_phone=%2B966500000002";
+/// The query of a route that takes a primary token (the lookup by phone).
+const LOOKUP: &str = "contact_phone=%2B966500000002";
 
 /// `services/auth-service/src/<file>:<line>`, the line where `code` (found once in `file`,
 /// possibly over several lines) starts.
@@ -44,7 +44,7 @@ fn assert_made_at(stack: &str, place: &str) {
 async fn a_refusal_by_question_mark_points_to_the_line_of_the_question_mark() {
     let app = spawn_app().await;
     // No token: the caller extractor's `ok_or(..)?`.
-    let stack = stack_of(app.get(LOOKUP, None).await, 401).await;
+    let stack = stack_of(app.find_client(LOOKUP, None).await, 401).await;
     assert_made_at(
         &stack,
         &made_at("caller.rs", "let token = token(req).ok_or("),
@@ -55,7 +55,7 @@ async fn a_refusal_by_question_mark_points_to_the_line_of_the_question_mark() {
 async fn an_error_returned_by_a_handler_points_to_its_line() {
     let app = spawn_app().await;
     let response = app
-        .get("/api/v1/clients?contact_phone=", Some(&app.primary(SARA)))
+        .find_client("contact_phone=", Some(&app.primary(SARA)))
         .await;
     let stack = stack_of(response, 400).await;
     assert_made_at(
@@ -78,11 +78,7 @@ async fn a_database_failure_points_to_the_query_that_failed() {
     app.sql("ALTER TABLE clients ADD CONSTRAINT no_names CHECK (first_name <> 'Broken')")
         .await;
     let response = app
-        .put(
-            "/api/v1/clients/1001",
-            Some(&token),
-            &json!({"first_name": "Broken"}),
-        )
+        .update_profile(SARA, Some(&token), &json!({"first_name": "Broken"}))
         .await;
     let stack = stack_of(response, 500).await;
     assert_made_at(
@@ -102,14 +98,14 @@ async fn production_answers_carry_no_stack() {
         ..Options::default()
     })
     .await;
-    let response = app.get(LOOKUP, None).await;
+    let response = app.find_client(LOOKUP, None).await;
     assert_eq!(response.status(), 401);
     assert_eq!(
         response.text().await.unwrap(),
         r#"{"status":401,"message":"Unauthorization"}"#
     );
     let response = app
-        .get("/api/v1/clients?contact_phone=", Some(&app.primary(SARA)))
+        .find_client("contact_phone=", Some(&app.primary(SARA)))
         .await;
     assert_eq!(response.status(), 400);
     assert_eq!(

@@ -14,7 +14,7 @@ fn forge(header: serde_json::Value, secret: Option<&str>) -> String {
 }
 
 async fn verify_token(app: &TestApp, token: &str) -> (u16, serde_json::Value) {
-    let (status, body) = answer(app.get("/api/v1/clients/verify-token", Some(token)).await).await;
+    let (status, body) = answer(app.verify_token(Some(token)).await).await;
     (status, without_stack(body))
 }
 
@@ -75,20 +75,16 @@ async fn a_token_of_another_kind_is_refused_on_each_side() {
         401,
         "legacy token on a primary-only route"
     );
-    let (status, _) = answer(app.get("/api/v1/users", Some(&app.primary(SARA))).await).await;
+    let (status, _) = answer(app.users(Some(&app.primary(SARA))).await).await;
     assert_eq!(
         status, 401,
         "primary token on the legacy-only caller lookup"
     );
-    let (status, _) = answer(app.get("/api/v1/users", Some(SARA_LEGACY)).await).await;
+    let (status, _) = answer(app.users(Some(SARA_LEGACY)).await).await;
     assert_eq!(status, 200);
-    let (status, _) = answer(app.get("/api/v1/users", None).await).await;
+    let (status, _) = answer(app.users(None).await).await;
     assert_eq!(status, 401);
-    let (status, _) = answer(
-        app.get("/api/v1/clients/address-book", Some(SARA_LEGACY))
-            .await,
-    )
-    .await;
+    let (status, _) = answer(app.address_book(Some(SARA_LEGACY)).await).await;
     assert_eq!(status, 401);
 }
 
@@ -96,22 +92,9 @@ async fn a_token_of_another_kind_is_refused_on_each_side() {
 async fn an_inactive_client_is_refused_with_either_token() {
     let app = spawn_app().await;
     assert_eq!(verify_token(&app, &app.primary(CLOSED)).await.0, 401);
-    assert_eq!(
-        answer(app.get("/api/v1/users", Some(CLOSED_LEGACY)).await)
-            .await
-            .0,
-        401
-    );
+    assert_eq!(answer(app.users(Some(CLOSED_LEGACY)).await).await.0, 401);
     let exchange = json!({"token": CLOSED_LEGACY, "target_platform": "primary"});
-    assert_eq!(
-        answer(
-            app.post("/api/v1/clients/exchange-token", None, &exchange)
-                .await
-        )
-        .await
-        .0,
-        401
-    );
+    assert_eq!(answer(app.exchange_token(&exchange).await).await.0, 401);
 }
 
 #[tokio::test]
@@ -121,12 +104,8 @@ async fn each_exchange_mints_a_new_legacy_token_and_older_ones_stay_valid() {
     let mut tokens = Vec::new();
     for _ in 0..2 {
         let (status, body) = answer(
-            app.post(
-                "/api/v1/clients/exchange-token",
-                None,
-                &json!({"token": primary, "target_platform": "legacy"}),
-            )
-            .await,
+            app.exchange_token(&json!({"token": primary, "target_platform": "legacy"}))
+                .await,
         )
         .await;
         assert_eq!(status, 200);
@@ -134,10 +113,7 @@ async fn each_exchange_mints_a_new_legacy_token_and_older_ones_stay_valid() {
     }
     assert_ne!(tokens[0], tokens[1]);
     for token in &tokens {
-        assert_eq!(
-            answer(app.get("/api/v1/users", Some(token)).await).await.0,
-            200
-        );
+        assert_eq!(answer(app.users(Some(token)).await).await.0, 200);
     }
 }
 
@@ -162,11 +138,7 @@ async fn exchange_checks_its_body() {
         ),
     ];
     for (body, status, message) in cases {
-        let (got, answer_body) = answer(
-            app.post("/api/v1/clients/exchange-token", None, &body)
-                .await,
-        )
-        .await;
+        let (got, answer_body) = answer(app.exchange_token(&body).await).await;
         assert_eq!(
             (got, without_stack(answer_body)),
             (status, json!({"status": status, "message": message})),
@@ -180,11 +152,8 @@ async fn find_by_phone_needs_a_primary_token() {
     let app = spawn_app().await;
     let token = app.primary(SARA);
     let (status, body) = answer(
-        app.get(
-            "/api/v1/clients?contact_phone=%2B966500000002",
-            Some(&token),
-        )
-        .await,
+        app.find_client("contact_phone=%2B966500000002", Some(&token))
+            .await,
     )
     .await;
     assert_eq!(status, 200);
@@ -193,11 +162,8 @@ async fn find_by_phone_needs_a_primary_token() {
         json!({"client_id": OMAR, "first_name": "Omar", "last_name": "Ali"})
     );
     let (status, body) = answer(
-        app.get(
-            "/api/v1/clients?contact_phone=%2B966511111111",
-            Some(&token),
-        )
-        .await,
+        app.find_client("contact_phone=%2B966511111111", Some(&token))
+            .await,
     )
     .await;
     assert_eq!(
@@ -206,11 +172,8 @@ async fn find_by_phone_needs_a_primary_token() {
     );
     assert_eq!(
         answer(
-            app.get(
-                "/api/v1/clients?contact_phone=%2B966500000002",
-                Some(SARA_LEGACY)
-            )
-            .await
+            app.find_client("contact_phone=%2B966500000002", Some(SARA_LEGACY))
+                .await
         )
         .await
         .0,

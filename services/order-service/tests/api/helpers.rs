@@ -263,6 +263,92 @@ impl TestApp {
     pub async fn redeem(&self, client: i64, code: &str) -> (u16, Value) {
         redeem_at(&self.client, &self.base, client, code).await
     }
+
+    /// `GET /system_configs/point_rates?{query}` (no `?` when `query` is empty).
+    pub async fn point_rates(&self, query: &str) -> (u16, Value) {
+        self.get(&paths::with_query(paths::point_rates(), query))
+            .await
+    }
+
+    /// `GET /system-categories`: the home list.
+    pub async fn system_categories(&self) -> (u16, Value) {
+        self.get(&paths::system_categories()).await
+    }
+
+    /// `GET /system-categories/{id}`.
+    pub async fn system_category(&self, id: i64) -> (u16, Value) {
+        self.get(&paths::system_category(id)).await
+    }
+
+    /// `GET /system-categories/{id}/children?{query}` (no `?` when `query` is empty).
+    pub async fn children(&self, id: i64, query: &str) -> (u16, Value) {
+        self.get(&paths::with_query(paths::children(id), query))
+            .await
+    }
+
+    /// `GET /stores?{query}`: a merchant's branches.
+    pub async fn stores(&self, query: &str) -> (u16, Value) {
+        self.get(&paths::with_query(paths::stores(), query)).await
+    }
+
+    /// `GET /stores/{id}`.
+    pub async fn store(&self, id: i64) -> (u16, Value) {
+        self.get(&paths::store(id)).await
+    }
+
+    /// `GET /banners/merchant/{merchant}/nearest-store?{query}` (no `?` when `query` is empty).
+    pub async fn nearest_store(&self, merchant: &str, query: &str) -> (u16, Value) {
+        self.get(&paths::with_query(paths::nearest_store(merchant), query))
+            .await
+    }
+}
+
+/// The paths of the service's own routes, under [`order_service::relayed_routes::PREFIX`].
+/// Tests about the router itself (odd or bad ids, encodings, unknown routes, the route list)
+/// and the relay's tests write their paths by hand.
+pub mod paths {
+    use order_service::relayed_routes::PREFIX;
+
+    pub fn gift_card_code() -> String {
+        format!("{PREFIX}/gift-card-code")
+    }
+
+    pub fn point_rates() -> String {
+        format!("{PREFIX}/system_configs/point_rates")
+    }
+
+    pub fn system_categories() -> String {
+        format!("{PREFIX}/system-categories")
+    }
+
+    pub fn system_category(id: i64) -> String {
+        format!("{PREFIX}/system-categories/{id}")
+    }
+
+    pub fn children(id: i64) -> String {
+        format!("{PREFIX}/system-categories/{id}/children")
+    }
+
+    pub fn stores() -> String {
+        format!("{PREFIX}/stores")
+    }
+
+    pub fn store(id: i64) -> String {
+        format!("{PREFIX}/stores/{id}")
+    }
+
+    pub fn nearest_store(merchant: &str) -> String {
+        format!("{PREFIX}/banners/merchant/{merchant}/nearest-store")
+    }
+
+    /// `path?query`, or `path` when `query` is empty.
+    pub fn with_query(path: String, query: &str) -> String {
+        if query.is_empty() {
+            path
+        } else {
+            format!("{path}?{query}")
+        }
+    }
 }
 
 /// `POST /gift-card-code` on the app (replica) at `base`.
@@ -273,7 +359,7 @@ pub async fn redeem_at(
     code: &str,
 ) -> (u16, Value) {
     let response = http
-        .post(format!("{base}/api/v2/client/gift-card-code"))
+        .post(format!("{base}{}", paths::gift_card_code()))
         .bearer_auth(token(client))
         .json(&json!({"code": code}))
         .send()

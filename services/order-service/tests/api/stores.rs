@@ -29,17 +29,13 @@ async fn store(
 }
 
 async fn nearest(app: &TestApp, merchant: &str, query: &str) -> Value {
-    let (status, body) = app
-        .get(&format!(
-            "/api/v2/client/banners/merchant/{merchant}/nearest-store{query}"
-        ))
-        .await;
+    let (status, body) = app.nearest_store(merchant, query).await;
     assert_eq!(status, 200);
     body
 }
 
 fn at(here: (f64, f64)) -> String {
-    format!("?latitude={}&longitude={}", here.0, here.1)
+    format!("latitude={}&longitude={}", here.0, here.1)
 }
 
 #[tokio::test]
@@ -209,7 +205,7 @@ async fn every_kind_of_nothing_is_a_null_store_id() {
         "no coordinates"
     );
     assert_eq!(
-        nearest(&app, "77", "?latitude=abc&longitude=46").await,
+        nearest(&app, "77", "latitude=abc&longitude=46").await,
         json!({"store_id": null}),
         "unreadable coordinates"
     );
@@ -245,24 +241,18 @@ async fn store_detail_and_branches() {
         false,
     )
     .await;
-    let (status, body) = app.get("/api/v2/client/stores/10").await;
+    let (status, body) = app.store(10).await;
     assert_eq!(status, 200);
     assert_eq!(
         (body["id"].clone(), body["merchant_id"].clone()),
         (json!(10), json!(5))
     );
-    assert_eq!(
-        app.get("/api/v2/client/stores/11").await,
-        error_c(404, "Store not found")
-    );
-    assert_eq!(
-        app.get("/api/v2/client/stores/999").await,
-        error_c(404, "Store not found")
-    );
-    let (_, branches) = app.get("/api/v2/client/stores?merchantId=5").await;
+    assert_eq!(app.store(11).await, error_c(404, "Store not found"));
+    assert_eq!(app.store(999).await, error_c(404, "Store not found"));
+    let (_, branches) = app.stores("merchantId=5").await;
     assert_eq!(branches["data"].as_array().unwrap().len(), 1);
     assert_eq!(
-        app.get("/api/v2/client/stores").await,
+        app.stores("").await,
         error_c(400, "merchantId must be an integer")
     );
 }
@@ -276,7 +266,7 @@ async fn a_coordinate_sent_twice_counts_once_and_still_answers_200() {
         nearest(
             &app,
             "77",
-            &format!("?latitude={lat}&latitude=abc&longitude={lon}")
+            &format!("latitude={lat}&latitude=abc&longitude={lon}")
         )
         .await,
         json!({"store_id": 10})
@@ -362,24 +352,21 @@ async fn a_brands_branches_come_one_page_of_at_most_100_at_a_time() {
             .map(|s| s["id"].as_i64().unwrap())
             .collect()
     };
-    let (status, first) = app.get("/api/v2/client/stores?merchantId=5").await;
+    let (status, first) = app.stores("merchantId=5").await;
     assert_eq!(status, 200);
     assert_eq!(ids(&first), (1..=100).collect::<Vec<_>>());
-    let (_, third) = app.get("/api/v2/client/stores?merchantId=5&page=3").await;
+    let (_, third) = app.stores("merchantId=5&page=3").await;
     assert_eq!(ids(&third), (201..=250).collect::<Vec<_>>());
-    let (_, small) = app
-        .get("/api/v2/client/stores?merchantId=5&page=2&limit=7")
-        .await;
+    let (_, small) = app.stores("merchantId=5&page=2&limit=7").await;
     assert_eq!(ids(&small), (8..=14).collect::<Vec<_>>());
-    let (_, past) = app.get("/api/v2/client/stores?merchantId=5&page=4").await;
+    let (_, past) = app.stores("merchantId=5&page=4").await;
     assert_eq!(ids(&past), Vec::<i64>::new());
     assert_eq!(
-        app.get("/api/v2/client/stores?merchantId=5&limit=101")
-            .await,
+        app.stores("merchantId=5&limit=101").await,
         error_c(400, "limit must be an integer from 1 to 100")
     );
     assert_eq!(
-        app.get("/api/v2/client/stores?merchantId=5&page=0").await,
+        app.stores("merchantId=5&page=0").await,
         error_c(400, "page must be an integer from 1 to 1000")
     );
 }

@@ -24,7 +24,7 @@ async fn services(app: &TestApp) {
 async fn the_home_list_is_active_services_never_children() {
     let app = spawn_app().await;
     services(&app).await;
-    let (status, body) = app.get("/api/v2/client/system-categories").await;
+    let (status, body) = app.system_categories().await;
     assert_eq!(status, 200);
     let ids: Vec<i64> = body["data"]
         .as_array()
@@ -39,7 +39,7 @@ async fn the_home_list_is_active_services_never_children() {
 async fn children_have_exactly_the_ten_fields_in_display_order() {
     let app = spawn_app().await;
     services(&app).await;
-    let (status, body) = app.get("/api/v2/client/system-categories/1/children").await;
+    let (status, body) = app.children(1, "").await;
     assert_eq!(status, 200);
     assert_eq!(
         body.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -54,9 +54,7 @@ async fn children_have_exactly_the_ten_fields_in_display_order() {
              "background_image_url": "b4", "serviceType": "default", "status": "active", "ordering": 2}
         ])
     );
-    let (_, english) = app
-        .get("/api/v2/client/system-categories/1/children?language=en-GB")
-        .await;
+    let (_, english) = app.children(1, "language=en-GB").await;
     assert_eq!(
         (
             english["data"][1]["image"].clone(),
@@ -74,13 +72,9 @@ async fn children_have_exactly_the_ten_fields_in_display_order() {
 async fn no_children_is_an_empty_list_and_an_unknown_service_404() {
     let app = spawn_app().await;
     services(&app).await;
+    assert_eq!(app.children(2, "").await, (200, json!({"data": []})));
     assert_eq!(
-        app.get("/api/v2/client/system-categories/2/children").await,
-        (200, json!({"data": []}))
-    );
-    assert_eq!(
-        app.get("/api/v2/client/system-categories/999/children")
-            .await,
+        app.children(999, "").await,
         error_c(404, "Service is not found")
     );
     assert_eq!(
@@ -104,14 +98,12 @@ async fn children_come_from_a_cache_by_service_and_language_that_keeps_an_answer
     );
     let app = spawn_app().await;
     services(&app).await;
-    let (_, before) = app.get("/api/v2/client/system-categories/1/children").await;
+    let (_, before) = app.children(1, "").await;
     app.sql("UPDATE services SET parent_id = NULL WHERE id = 4")
         .await;
-    let (_, after) = app.get("/api/v2/client/system-categories/1/children").await;
+    let (_, after) = app.children(1, "").await;
     assert_eq!(before, after, "served from the cache");
-    let (_, english) = app
-        .get("/api/v2/client/system-categories/1/children?language=en-GB")
-        .await;
+    let (_, english) = app.children(1, "language=en-GB").await;
     assert_eq!(
         english["data"].as_array().unwrap().len(),
         1,
@@ -123,7 +115,7 @@ async fn children_come_from_a_cache_by_service_and_language_that_keeps_an_answer
 async fn the_detail_has_image_and_thumbnail() {
     let app = spawn_app().await;
     services(&app).await;
-    let (status, body) = app.get("/api/v2/client/system-categories/1").await;
+    let (status, body) = app.system_category(1).await;
     assert_eq!(status, 200);
     assert_eq!(
         (
@@ -134,7 +126,7 @@ async fn the_detail_has_image_and_thumbnail() {
         (json!("i1"), json!("t1"), json!("l1"))
     );
     assert_eq!(
-        app.get("/api/v2/client/system-categories/999").await,
+        app.system_category(999).await,
         error_c(404, "Service is not found")
     );
 }

@@ -120,7 +120,7 @@ async fn a_burst_of_wrong_codes_from_one_address_stops_at_the_limit() {
     let guess = |i: i64| {
         let request = app
             .client
-            .post(app.url("/api/v2/client/gift-card-code"))
+            .post(app.url(&paths::gift_card_code()))
             .bearer_auth(token(4000 + i))
             .header("x-forwarded-for", "203.0.113.9")
             .json(&json!({"code": format!("GUESS-{i}")}));

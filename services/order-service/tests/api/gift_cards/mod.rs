@@ -66,7 +66,7 @@ async fn unknown_or_inactive_codes_are_404_and_missing_tokens_401() {
     );
     let response = app
         .client
-        .post(app.url("/api/v2/client/gift-card-code"))
+        .post(app.url(&paths::gift_card_code()))
         .json(&json!({"code": "WELCOME-100"}))
         .send()
         .await
@@ -77,7 +77,7 @@ async fn unknown_or_inactive_codes_are_404_and_missing_tokens_401() {
     );
     let response = app
         .client
-        .post(app.url("/api/v2/client/gift-card-code"))
+        .post(app.url(&paths::gift_card_code()))
         .bearer_auth("bad")
         .json(&json!({"code": "X"}))
         .send()
@@ -89,7 +89,7 @@ async fn unknown_or_inactive_codes_are_404_and_missing_tokens_401() {
     );
     let response = app
         .client
-        .post(app.url("/api/v2/client/gift-card-code"))
+        .post(app.url(&paths::gift_card_code()))
         .bearer_auth(token(1001))
         .json(&json!({}))
         .send()
@@ -173,7 +173,7 @@ async fn without_auth_service_url_the_route_answers_500_naming_it_even_in_produc
     .await;
     let response = app
         .client
-        .post(app.url("/api/v2/client/gift-card-code"))
+        .post(app.url(&paths::gift_card_code()))
         .bearer_auth(token(1001))
         .json(&json!({"code": "WELCOME-100"}))
         .send()

@@ -15,7 +15,7 @@ use crate::helpers::*;
 /// A wrong code from `client` at address `ip`.
 async fn guess(app: &TestApp, client: i64, ip: &str) -> reqwest::Response {
     app.client
-        .post(app.url("/api/v2/client/gift-card-code"))
+        .post(app.url(&paths::gift_card_code()))
         .bearer_auth(token(client))
         .header("x-forwarded-for", ip)
         .json(&json!({"code": "NOT-A-CODE"}))
