@@ -8,43 +8,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
+mod fake_auth;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use actix_web::{App, HttpRequest, HttpResponse, web};
-use serde_json::json;
 use server::caller::{CallerError, CallerLookup};
 
-/// `Bearer token-<id>` is client `<id>`; anything else is refused. Counts every lookup.
+/// The fake auth service (`fake_auth::counting`), counting into `lookups`.
 fn fake_auth(lookups: Arc<AtomicUsize>) -> String {
-    server::spawn_local(move || {
-        let lookups = lookups.clone();
-        App::new().route(
-            "/api/v1/users",
-            web::get().to(move |req: HttpRequest| {
-                let lookups = lookups.clone();
-                async move {
-                    lookups.fetch_add(1, Ordering::SeqCst);
-                    // Slow enough for concurrent requests to overlap.
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    let id = req
-                        .headers()
-                        .get("authorization")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.strip_prefix("Bearer token-"))
-                        .and_then(|id| id.parse::<i64>().ok());
-                    match id {
-                        Some(id) => HttpResponse::Ok()
-                            .json(json!({"status": 200, "data": {"client_id": id}})),
-                        None => HttpResponse::Unauthorized()
-                            .json(json!({"status": 401, "message": "Unauthorization"})),
-                    }
-                }
-            }),
-        )
-    })
-    .unwrap()
+    fake_auth::counting(lookups, Duration::from_millis(50))
 }
 
 fn lookup(base: String, ttl: Duration) -> CallerLookup {

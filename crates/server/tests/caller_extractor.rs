@@ -5,13 +5,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
+mod fake_auth;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use actix_web::http::StatusCode;
-use actix_web::{App, HttpRequest, HttpResponse, ResponseError, web};
-use serde_json::json;
+use actix_web::{App, HttpResponse, ResponseError, web};
 use server::caller::{Caller, CallerError, CallerLookup};
 
 /// A service's error type as the extractor needs it: built from a `CallerError`, answering
@@ -33,28 +34,9 @@ impl ResponseError for ServiceError {
     }
 }
 
-/// `Bearer token-<id>` is client `<id>`; anything else is refused. Counts every lookup.
+/// The fake auth service (`fake_auth::counting`), counting into `lookups`.
 fn fake_auth(lookups: Arc<AtomicUsize>) -> String {
-    server::spawn_local(move || {
-        let lookups = lookups.clone();
-        App::new().route(
-            "/api/v1/users",
-            web::get().to(move |req: HttpRequest| {
-                let lookups = lookups.clone();
-                async move {
-                    lookups.fetch_add(1, Ordering::SeqCst);
-                    let id = server::caller::authorization(&req)
-                        .and_then(|v| v.strip_prefix("Bearer token-"))
-                        .and_then(|id| id.parse::<i64>().ok());
-                    match id {
-                        Some(id) => HttpResponse::Ok().json(json!({"data": {"client_id": id}})),
-                        None => HttpResponse::Unauthorized().finish(),
-                    }
-                }
-            }),
-        )
-    })
-    .unwrap()
+    fake_auth::counting(lookups, Duration::ZERO)
 }
 
 /// The route under test: answers the caller's client id.

@@ -17,63 +17,34 @@ pub use idempotency::IDEMPOTENCY_WINDOW;
 use crate::db::schema::point_orders;
 use crate::error::PointError;
 
-/// The columns of [`OrderView`], in the order of its fields.
-const VIEW: (
-    point_orders::correlation_id,
-    point_orders::order_no,
-    point_orders::status,
-    point_orders::payment_status,
-    point_orders::point_amount,
-    point_orders::purchased_point_amount,
-    point_orders::money_amount,
-    point_orders::payment_type,
-    point_orders::order_type,
-) = (
-    point_orders::correlation_id,
-    point_orders::order_no,
-    point_orders::status,
-    point_orders::payment_status,
-    point_orders::point_amount,
-    point_orders::purchased_point_amount,
-    point_orders::money_amount,
-    point_orders::payment_type,
-    point_orders::order_type,
-);
+/// The columns of an [`OrderView`], read by name (the wire type carries no diesel mapping).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = point_orders)]
+struct ViewRow {
+    correlation_id: Uuid,
+    order_no: Option<i64>,
+    status: String,
+    payment_status: Option<String>,
+    point_amount: BigDecimal,
+    purchased_point_amount: Option<BigDecimal>,
+    money_amount: BigDecimal,
+    payment_type: String,
+    order_type: String,
+}
 
-type ViewRow = (
-    Uuid,
-    Option<i64>,
-    String,
-    Option<String>,
-    BigDecimal,
-    Option<BigDecimal>,
-    BigDecimal,
-    String,
-    String,
-);
-
-fn order_view(row: ViewRow) -> OrderView {
-    let (
-        correlation_id,
-        order_no,
-        status,
-        payment_status,
-        point_amount,
-        purchased,
-        money,
-        payment,
-        kind,
-    ) = row;
-    OrderView {
-        correlation_id,
-        order_no,
-        status,
-        payment_status,
-        point_amount,
-        purchased_point_amount: purchased,
-        money_amount: money,
-        payment_type: payment,
-        order_type: kind,
+impl From<ViewRow> for OrderView {
+    fn from(row: ViewRow) -> Self {
+        Self {
+            correlation_id: row.correlation_id,
+            order_no: row.order_no,
+            status: row.status,
+            payment_status: row.payment_status,
+            point_amount: row.point_amount,
+            purchased_point_amount: row.purchased_point_amount,
+            money_amount: row.money_amount,
+            payment_type: row.payment_type,
+            order_type: row.order_type,
+        }
     }
 }
 
@@ -93,10 +64,10 @@ pub struct OrderRow {
 pub async fn view(conn: &mut AsyncPgConnection, correlation_id: Uuid) -> QueryResult<OrderView> {
     point_orders::table
         .find(correlation_id)
-        .select(VIEW)
+        .select(ViewRow::as_select())
         .first(conn)
         .await
-        .map(order_view)
+        .map(OrderView::from)
 }
 
 /// An order the caller may see (as payer or recipient); anyone else gets the same 404.
@@ -112,11 +83,11 @@ pub async fn visible_to(
                 .eq(caller)
                 .or(point_orders::recipient_id.eq(caller)),
         )
-        .select(VIEW)
-        .first(conn)
+        .select(ViewRow::as_select())
+        .first::<ViewRow>(conn)
         .await
         .optional()?;
-    row.map(order_view)
+    row.map(OrderView::from)
         .ok_or_else(|| OrderLookupRefusal::OrderNotFound.into())
 }
 
