@@ -32,26 +32,15 @@ if [ "$NEW" = target/release ]; then
     cargo build --release --workspace --bins --quiet
 fi
 
-admin=$(scripts/postgres.sh)
-server=${admin%/*}
-for db in bench_auth bench_points bench_catalog; do
-    psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-    psql "$admin" -qc "CREATE DATABASE $db"
-done
-AUTH_DB=$server/bench_auth POINTS_DB=$server/bench_points CATALOG_DB=$server/bench_catalog
 LOG_NAME=compare # read by lib.sh
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 load_dev_env
 export LOG_FORMAT=json RUST_LOG=info
 log "migrating and loading the demo data, scaled up (the new build's migrations)"
-for entry in auth-service:$AUTH_DB point-service:$POINTS_DB order-service:$CATALOG_DB; do
-    DATABASE_URL=${entry#*:} "$NEW/${entry%%:*}" migrate >/dev/null
-    DATABASE_URL=${entry#*:} "$NEW/${entry%%:*}" seed deploy/fixtures/demo.json >/dev/null
-done
-psql "$AUTH_DB" -q -f bench/sql/auth.sql
-psql "$POINTS_DB" -q -f bench/sql/points.sql
-psql "$CATALOG_DB" -q -f bench/sql/catalog.sql
+# shellcheck source=bench/data.sh
+. bench/data.sh
+bench_data "$NEW"
 
 # start NAME BIN_DIR BINARY PORT DB [ENV...]: a service in the background, up when ready.
 declare -A PID_OF

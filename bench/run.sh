@@ -55,15 +55,6 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 log "building in release mode"
 cargo build --release --workspace --bins --quiet
 
-# --- databases ---------------------------------------------------------------------------
-admin=$(scripts/postgres.sh)
-server=${admin%/*}
-for db in bench_auth bench_points bench_catalog; do
-    psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-    psql "$admin" -qc "CREATE DATABASE $db"
-done
-AUTH_DB=$server/bench_auth POINTS_DB=$server/bench_points CATALOG_DB=$server/bench_catalog
-
 # The development settings (scripts/dev.env: the dev-only secrets, SMS_PROVIDER=log, both
 # point-order flags on), shared with make run and make fuzz-api.
 LOG_NAME=bench # read by lib.sh
@@ -78,13 +69,9 @@ export LOG_FORMAT=json RUST_LOG=info
 BIN=target/release
 
 log "migrating and loading the demo data, scaled up"
-for entry in auth-service:$AUTH_DB point-service:$POINTS_DB order-service:$CATALOG_DB operator-service:$CATALOG_DB; do
-    DATABASE_URL=${entry#*:} $BIN/${entry%%:*} migrate >/dev/null
-    DATABASE_URL=${entry#*:} $BIN/${entry%%:*} seed deploy/fixtures/demo.json >/dev/null
-done
-psql "$AUTH_DB" -q -f bench/sql/auth.sql
-psql "$POINTS_DB" -q -f bench/sql/points.sql
-psql "$CATALOG_DB" -q -f bench/sql/catalog.sql
+# shellcheck source=bench/data.sh
+. bench/data.sh
+bench_data "$BIN"
 
 # --- services ----------------------------------------------------------------------------
 AUTH_PORT=18081 ORDER_PORT=18082 POINT_PORT=18083 OPERATOR_PORT=18084 RELAY_PORT=18085 NGINX_PORT=18090 FLOOR_PORT=18099

@@ -1,0 +1,24 @@
+# Sourced by bench/run.sh and bench/compare.sh: the benchmarks' databases and data.
+
+# bench_data BIN: drops and creates bench_auth, bench_points and bench_catalog on the
+# PostgreSQL that scripts/postgres.sh finds or starts, migrates them with the binaries in BIN,
+# loads deploy/fixtures/demo.json and scales it up (bench/sql/*.sql: 100 000 clients with
+# points, 1 000 offers, 200 000 stores). Sets AUTH_DB, POINTS_DB and CATALOG_DB.
+bench_data() {
+    local bin=$1 admin server db entry
+    admin=$(scripts/postgres.sh)
+    server=${admin%/*}
+    for db in bench_auth bench_points bench_catalog; do
+        psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+        psql "$admin" -qc "CREATE DATABASE $db"
+    done
+    AUTH_DB=$server/bench_auth POINTS_DB=$server/bench_points CATALOG_DB=$server/bench_catalog
+    for entry in auth-service:$AUTH_DB point-service:$POINTS_DB order-service:$CATALOG_DB \
+        operator-service:$CATALOG_DB; do
+        DATABASE_URL=${entry#*:} "$bin/${entry%%:*}" migrate >/dev/null
+        DATABASE_URL=${entry#*:} "$bin/${entry%%:*}" seed deploy/fixtures/demo.json >/dev/null
+    done
+    psql "$AUTH_DB" -q -f bench/sql/auth.sql
+    psql "$POINTS_DB" -q -f bench/sql/points.sql
+    psql "$CATALOG_DB" -q -f bench/sql/catalog.sql
+}
