@@ -3,6 +3,8 @@
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Details {
@@ -41,6 +43,33 @@ impl Details {
 
     pub fn is_empty(&self) -> bool {
         self.form_errors.is_empty() && self.field_errors.is_empty()
+    }
+}
+
+impl utoipa::PartialSchema for Details {
+    fn schema() -> RefOr<Schema> {
+        let messages = || ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::String));
+        ObjectBuilder::new()
+            .property("formErrors", messages())
+            .required("formErrors")
+            .property(
+                "fieldErrors",
+                ObjectBuilder::new()
+                    .additional_properties(Some(messages()))
+                    .description(Some("Each bad field's messages, by field name.")),
+            )
+            .required("fieldErrors")
+            .description(Some(
+                "What failed: `formErrors` for the body as a whole, `fieldErrors` by field, in the \
+                 order the checks found them.",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Details {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "ValidationDetails".into()
     }
 }
 

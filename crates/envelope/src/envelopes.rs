@@ -107,7 +107,9 @@ pub struct ErrorA {
     #[schema(value_type = u16)]
     status: StatusCode,
     message: String,
+    /// The server's stack trace text; outside production only.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     stack: Option<String>,
     #[serde(skip)]
     raw: Option<String>,
@@ -180,9 +182,9 @@ struct BodyB<'a> {
 struct InnerB<'a> {
     code: &'a str,
     message: &'a str,
-    /// `{formErrors: [string], fieldErrors: {field: [string]}}` for a body that failed validation.
+    /// Only for a body that failed validation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(nullable = false)]
     details: Option<&'a Details>,
 }
 

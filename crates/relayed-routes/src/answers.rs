@@ -33,11 +33,11 @@ impl IntoResponses for PayAnswers {
             envelope::Envelope::B,
             &[("500", &failed)],
         ));
-        // No schema: the payment service's body, passed through as it came.
         answers.insert(
             "4XX".into(),
-            RefOr::T(Response::new(
-                "the payment service's own 4xx, status and body passed through",
+            RefOr::T(envelope::openapi::answer(
+                "the payment service's own 4xx, status and body passed through as they came",
+                "PaymentServiceError",
             )),
         );
         answers

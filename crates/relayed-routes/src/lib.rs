@@ -10,6 +10,7 @@
 //! builds these types, so that the contract changes only when the wire does.
 
 mod answers;
+pub mod closed_sets;
 pub mod offers;
 pub mod orders;
 pub mod pay;
@@ -22,6 +23,7 @@ use utoipa::openapi::path::{HttpMethod, Operation};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{OpenApi, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 
 pub use answers::{CallerAnswers, PayAnswers};
 
@@ -30,7 +32,7 @@ pub const PREFIX: &str = "/api/v2/client";
 
 /// The security scheme every relayed route takes: the caller's legacy token, which the
 /// point service resolves through the auth service. Each service's document declares it.
-pub const SECURITY_SCHEME: &str = "legacy";
+pub const SECURITY_SCHEME: &str = server::token_schemes::LEGACY.name();
 
 /// One relayed route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,15 +142,24 @@ impl Contract {
             SECURITY_SCHEME,
             Vec::<String>::new(),
         )]);
+        let mut schemas: Vec<(String, RefOr<Schema>)> = document
+            .components
+            .map(|components| components.schemas.into_iter().collect())
+            .unwrap_or_default();
+        if route.is_pay() {
+            // Named by `PayAnswers`' 4XX, which the attribute cannot collect.
+            schemas.push((
+                pay::PaymentServiceError::name().into_owned(),
+                pay::PaymentServiceError::schema(),
+            ));
+            pay::PaymentServiceError::schemas(&mut schemas);
+        }
         Self {
             method,
             pattern: format!("{PREFIX}{path}"),
             path,
             operation,
-            schemas: document
-                .components
-                .map(|components| components.schemas.into_iter().collect())
-                .unwrap_or_default(),
+            schemas,
         }
     }
 }

@@ -17,11 +17,11 @@ pub struct Offer {
     /// integral values as integers (`7.75`, `100`, never `100.0` or an exponent). It may
     /// have more digits than a double holds: read it as a decimal.
     #[serde(serialize_with = "crate::wire::as_number")]
-    #[schema(value_type = f64)]
+    #[schema(value_type = f64, format = "decimal")]
     pub point_amount: BigDecimal,
     /// Points the payer is charged with `point`, exactly; same form as `point_amount`.
     #[serde(serialize_with = "crate::wire::as_optional_number")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, format = "decimal", required)]
     pub purchased_point_amount: Option<BigDecimal>,
     /// SAR, exactly two decimals; a card payment asks for exactly 100 times this in
     /// halalas (`amount_minor`). Prices in fractions of a halala are refused when loaded,
@@ -88,16 +88,17 @@ pub struct LanguageQuery {
 /// Active point offers (query keys are ignored)
 ///
 /// Active, non-deleted offers by sequence, then legacy id, then id. Query keys are ignored.
-#[utoipa::path(get, path = "/point-offers", tag = "offers",
+#[utoipa::path(get, path = "/point-offers", operation_id = "listPointOffers", tag = "offers",
     responses(CallerAnswers, (status = 200, description = "the active offers", body = [Offer])))]
 pub fn offers() {}
 
 /// One point offer
-#[utoipa::path(get, path = "/point-offers/{id}", tag = "offers", params(OfferPath),
+#[utoipa::path(get, path = "/point-offers/{id}", operation_id = "getPointOffer", tag = "offers", params(OfferPath),
     responses(CallerAnswers, OfferRefusals, (status = 200, description = "the offer, bare", body = Offer)))]
 pub fn offer() {}
 
 /// Active point occasions
-#[utoipa::path(get, path = "/point-occasions", tag = "offers", params(LanguageQuery),
+#[utoipa::path(get, path = "/point-occasions", operation_id = "listPointOccasions",
+    tag = "offers", params(LanguageQuery),
     responses(CallerAnswers, (status = 200, description = "labels in the asked language", body = [Occasion])))]
 pub fn occasions() {}

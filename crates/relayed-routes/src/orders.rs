@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::CallerAnswers;
+use crate::closed_sets::{OrderStatus, OrderType, PaymentStatus, PaymentType};
 use crate::offers::{OccasionRefusal, OfferRefusal};
 
 /// The nine keys of a point order, the same from create and get.
@@ -16,26 +17,30 @@ use crate::offers::{OccasionRefusal, OfferRefusal};
 #[schema(as = Order)]
 pub struct OrderView {
     pub correlation_id: Uuid,
+    /// From 100000; null only on orders copied from the legacy system.
+    #[schema(required)]
     pub order_no: Option<i64>,
-    /// initial_order, paid, payment_failed, successful.
+    #[schema(value_type = OrderStatus)]
     pub status: String,
-    /// CAPTURED, FAILED, AUTHORIZED or null.
+    /// Null until the payment service reports.
+    #[schema(value_type = Option<PaymentStatus>, required)]
     pub payment_status: Option<String>,
     /// The offer's point_amount, exactly (see the offer).
     #[serde(serialize_with = "crate::wire::as_number")]
-    #[schema(value_type = f64)]
+    #[schema(value_type = f64, format = "decimal")]
     pub point_amount: BigDecimal,
     /// The offer's purchased_point_amount, exactly; a `point` order charged the payer
     /// exactly this.
     #[serde(serialize_with = "crate::wire::as_optional_number")]
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, format = "decimal", required)]
     pub purchased_point_amount: Option<BigDecimal>,
     /// SAR, two decimals; the card payment is exactly 100 times this in halalas.
     #[serde(serialize_with = "crate::wire::as_money")]
     #[schema(value_type = String)]
     pub money_amount: BigDecimal,
+    #[schema(value_type = PaymentType)]
     pub payment_type: String,
-    /// gift or transfer.
+    #[schema(value_type = OrderType)]
     pub order_type: String,
 }
 
@@ -50,8 +55,7 @@ pub struct OrderBody {
     /// A positive integer (a numeric string is read as one).
     #[schema(minimum = 1, example = 1002)]
     pub to_client_id: i64,
-    /// `point` or `checkout`.
-    #[schema(pattern = "^(point|checkout)$", example = "checkout")]
+    #[schema(value_type = PaymentType, example = "checkout")]
     pub payment_type: String,
     /// 24 hex characters; missing, null, 0, "0" and "" mean none.
     #[schema(example = "64b7f0c2a1b2c3d4e5f60801")]
@@ -168,7 +172,8 @@ pub struct IdempotencyKey {
 /// the occasion, the offer's points price, the payer's profile, then the charge. `checkout`:
 /// the offer, the recipient, the occasion, then the payer's unpaid orders of the last 24
 /// hours; the order is saved unpaid.
-#[utoipa::path(post, path = "/point-orders", tag = "point orders", params(IdempotencyKey),
+#[utoipa::path(post, path = "/point-orders", operation_id = "createPointOrder",
+    tag = "point orders", params(IdempotencyKey),
     request_body = OrderBody,
     responses(CallerAnswers, CreateRefusals, (status = 200, description = "the nine-key order", body = OrderView)))]
 pub fn create() {}
@@ -177,7 +182,7 @@ pub fn create() {}
 ///
 /// `{point_offer_id, point_occasion_id?, occasion?}` → `{description}`. Looks up the offer,
 /// then the occasion only when there is no free text, then the caller.
-#[utoipa::path(post, path = "/point-orders/description", tag = "point orders",
+#[utoipa::path(post, path = "/point-orders/description", operation_id = "describePointOrder", tag = "point orders",
     request_body = DescriptionBody,
     responses(CallerAnswers, DescriptionRefusals, (status = 200, description = "the text", body = Description)))]
 pub fn description() {}
@@ -185,6 +190,7 @@ pub fn description() {}
 /// One point order (payer or recipient)
 ///
 /// The order when the caller is its payer or its recipient; anyone else gets the same 404.
-#[utoipa::path(get, path = "/point-orders/{correlation_id}", tag = "point orders", params(OrderPath),
+#[utoipa::path(get, path = "/point-orders/{correlation_id}", operation_id = "getPointOrder",
+    tag = "point orders", params(OrderPath),
     responses(CallerAnswers, OrderLookupRefusal, (status = 200, description = "the order", body = OrderView)))]
 pub fn get() {}

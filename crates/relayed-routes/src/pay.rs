@@ -32,8 +32,34 @@ pub struct SessionBody {
 #[derive(ToSchema)]
 pub struct PaymentStarted {
     pub id: String,
+    /// `pending`: the 3-D Secure step is next.
     pub status: String,
+    /// The 3-D Secure page to open.
     pub redirect_url: String,
+}
+
+/// The payment service's answer to a payment session, which the session route passes on as
+/// it came: at least these keys (docs/design.md, "Payment service"); others may follow.
+#[derive(ToSchema)]
+pub struct PaymentSession {
+    pub id: String,
+    /// What the app's payment sheet opens the session with.
+    pub session_token: String,
+}
+
+/// The payment service's own refusal (a 4xx), which both pay routes pass on with its status
+/// and body as they came: `{error: {code, message}}` (e.g. 402 `card_declined`).
+#[derive(ToSchema)]
+pub struct PaymentServiceError {
+    pub error: PaymentServiceRefusal,
+}
+
+/// What the payment service refused, in its words.
+#[derive(ToSchema)]
+pub struct PaymentServiceRefusal {
+    /// e.g. `card_declined`.
+    pub code: String,
+    pub message: String,
 }
 
 envelope::refusals! {
@@ -76,7 +102,8 @@ type CardRefusals = Refuses<(CardRefusal, PayRefusal, OrderLookupRefusal, PayerR
 /// profile, the amount; then the body. The 200 is the payment service's answer as it came
 /// (follow its `redirect_url` through 3-D Secure). The pay routes never move the order; the
 /// payment webhook does. Each call is a payment attempt of the order, limited per order.
-#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card", tag = "payments", params(OrderPath),
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card", operation_id = "payPointOrderByCard",
+    tag = "payments", params(OrderPath),
     request_body = CardBody,
     responses(PayAnswers, CardRefusals,
         (status = 200, description = "`{id, status: pending, redirect_url}`", body = PaymentStarted)))]
@@ -86,7 +113,8 @@ pub fn card() {}
 ///
 /// The same checks as the card route, in the same order; the body is never refused. The 200
 /// is the payment service's answer as it came.
-#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session", tag = "payments", params(OrderPath),
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session", operation_id = "startPointOrderPaymentSession",
+    tag = "payments", params(OrderPath),
     request_body = SessionBody,
-    responses(PayAnswers, PayRefusals, (status = 200, description = "`{id, session_token, …}`", body = Object)))]
+    responses(PayAnswers, PayRefusals, (status = 200, description = "`{id, session_token, …}`", body = PaymentSession)))]
 pub fn session() {}

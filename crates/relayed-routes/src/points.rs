@@ -8,6 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::CallerAnswers;
+use crate::closed_sets::LedgerKind;
 
 /// The balance, bare, in the spec's key order.
 #[derive(Debug, Serialize, PartialEq, Eq, ToSchema)]
@@ -20,6 +21,7 @@ pub struct Balance {
     /// `YYYY-MM-DD` in Asia/Riyadh, or null. After the points expired it still names the date
     /// they expired on: only a new earn moves it.
     #[serde(rename = "pointsExpirationDate")]
+    #[schema(required)]
     pub points_expiration_date: Option<String>,
 }
 
@@ -31,11 +33,14 @@ pub struct HistoryEntry {
     /// gift_card_credit, adjustment, expiry. An expiry is listed like every other entry, by
     /// its kind and its signed change (the negative balance it took), so that the history
     /// still adds up to the balance; no kind is renamed or hidden for the app.
+    #[schema(value_type = LedgerKind)]
     pub kind: String,
     /// The signed change, as points text.
     #[serde(serialize_with = "crate::wire::as_points_text")]
     #[schema(value_type = String)]
     pub points: BigDecimal,
+    /// The point order the line belongs to, or null.
+    #[schema(required)]
     pub correlation_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
 }
@@ -73,16 +78,16 @@ pub struct Faq {
 }
 
 /// The caller's point balance
-#[utoipa::path(get, path = "/points", tag = "points",
+#[utoipa::path(get, path = "/points", operation_id = "getPointBalance", tag = "points",
     responses(CallerAnswers, (status = 200, description = "the balance, bare", body = Balance)))]
 pub fn balance() {}
 
 /// The caller's point history, newest first
-#[utoipa::path(get, path = "/point-history", tag = "points", params(HistoryQuery),
+#[utoipa::path(get, path = "/point-history", operation_id = "getPointHistory", tag = "points", params(HistoryQuery),
     responses(CallerAnswers, (status = 200, description = "newest first", body = HistoryPage)))]
 pub fn history() {}
 
 /// Points questions and answers
-#[utoipa::path(get, path = "/points-faq", tag = "points",
+#[utoipa::path(get, path = "/points-faq", operation_id = "getPointsFaq", tag = "points",
     responses(CallerAnswers, (status = 200, description = "in order", body = [Faq])))]
 pub fn faq() {}

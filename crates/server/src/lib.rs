@@ -12,6 +12,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod app;
+pub mod audience;
 pub mod caller;
 pub mod cli;
 mod client_ip;
@@ -28,6 +29,7 @@ pub mod testing;
 pub mod token_schemes;
 
 pub use app::{AppSettings, app};
+pub use audience::Audience;
 pub use cli::Command;
 pub use client_ip::client_ip;
 pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};

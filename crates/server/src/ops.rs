@@ -11,6 +11,8 @@ use serde::Serialize;
 use utoipa::OpenApi;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
+use crate::audience::Audience;
+
 /// How long `/readyz` waits for the database before answering 503.
 const READY_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -23,27 +25,37 @@ pub struct OpsState {
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Health {
-    /// `ok`, `ready` or `unavailable`.
-    status: &'static str,
+    status: HealthStatus,
+    /// Per dependency (`database`): `up` or `down`; absent from `/healthz`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    /// Per dependency: `up` or `down`.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<std::collections::BTreeMap<String, String>>, nullable = false)]
     checks: Option<serde_json::Value>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HealthStatus {
+    /// `/healthz`: the process answers.
+    Ok,
+    /// `/readyz`: the database answers.
+    Ready,
+    /// `/readyz`: the database does not answer.
+    Unavailable,
 }
 
 /// The process is alive. Never touches the database, so a database outage does not make
 /// Kubernetes restart healthy pods.
-#[utoipa::path(get, path = "/healthz", tag = "operations",
+#[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "getHealth",
     responses((status = 200, body = Health, description = "the process is alive")))]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health {
-        status: "ok",
+        status: HealthStatus::Ok,
         checks: None,
     })
 }
 
 /// The service can do its work: a database connection answers a query.
-#[utoipa::path(get, path = "/readyz", tag = "operations", responses(
+#[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "getReadiness", responses(
     (status = 200, body = Health, description = "the database answers"),
     (status = 503, body = Health, description = "the database does not answer"),
 ))]
@@ -60,13 +72,13 @@ pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
     metrics::counter!(crate::ops_metrics::READINESS_CHECKS, "outcome" => counted).increment(1);
     match outcome {
         Ok(()) => HttpResponse::Ok().json(Health {
-            status: "ready",
+            status: HealthStatus::Ready,
             checks: Some(serde_json::json!({"database": "up"})),
         }),
         Err(reason) => {
             tracing::warn!(service = state.service, error.message = %reason, "not ready: the database does not answer");
             HttpResponse::ServiceUnavailable().json(Health {
-                status: "unavailable",
+                status: HealthStatus::Unavailable,
                 checks: Some(serde_json::json!({"database": "down"})),
             })
         }
@@ -74,7 +86,7 @@ pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
 }
 
 /// Prometheus text: request counts and latencies by route and status, pool usage.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses(
+#[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "getMetrics", responses(
     (status = 200, content_type = "text/plain", body = String, description = "Prometheus text format"),
 ))]
 pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
@@ -108,9 +120,16 @@ pub async fn docs_without_slash() -> HttpResponse {
 )]
 struct OpsDoc;
 
-/// The operational routes' part of a service's OpenAPI document.
+/// The operational routes' part of a service's OpenAPI document, for the platform
+/// ([`Audience::Operations`]).
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    OpsDoc::openapi()
+    let mut document = OpsDoc::openapi();
+    for item in document.paths.paths.values_mut() {
+        if let Some(operation) = item.get.as_mut() {
+            Audience::Operations.mark(operation);
+        }
+    }
+    document
 }
 
 /// A service's whole document as the JSON `/openapi.json` serves, written once at start.

@@ -6,7 +6,7 @@
 //!
 //! ```ignore
 //! static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
-//!     Routes::new([scope("/api/v2/client", [route!(points::balance), route!(points::history)])])
+//!     Routes::new([scope(Audience::App, "/api/v2/client", [route!(points::balance), route!(points::history)])])
 //! });
 //! ```
 //!
@@ -27,6 +27,8 @@ use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{OpenApi, RefOr};
 
+use crate::audience::Audience;
+
 /// Builds the actix route of one entry, without its method (the list adds it).
 type Handler = Arc<dyn Fn() -> actix_web::Route + Send + Sync>;
 
@@ -40,6 +42,8 @@ pub struct Route {
     full: String,
     operation: Operation,
     schemas: Vec<(String, RefOr<Schema>)>,
+    /// Its own, or (when `None`) its scope's: set by [`scope`].
+    audience: Option<Audience>,
     handler: Handler,
 }
 
@@ -59,6 +63,7 @@ impl Route {
             path,
             operation,
             schemas: Vec::new(),
+            audience: None,
             handler: Arc::new(handler),
         }
     }
@@ -100,6 +105,13 @@ impl Route {
         schemas: impl IntoIterator<Item = (String, RefOr<Schema>)>,
     ) -> Self {
         self.schemas.extend(schemas);
+        self
+    }
+
+    /// The route for another audience than its scope's (the auth service's caller lookup,
+    /// under the app's /api/v1, is for other services).
+    pub fn for_audience(mut self, audience: Audience) -> Self {
+        self.audience = Some(audience);
         self
     }
 
@@ -159,16 +171,21 @@ pub struct Scope {
     routes: Vec<Route>,
 }
 
-/// The routes of `routes` under `prefix` (`""` for none). Order matters where paths overlap:
-/// actix takes the first path that matches (`/point-orders/description` before
-/// `/point-orders/{correlation_id}`).
-pub fn scope(prefix: &'static str, routes: impl IntoIterator<Item = Route>) -> Scope {
+/// The routes of `routes` under `prefix` (`""` for none), for `audience` (unless a route
+/// names its own). Order matters where paths overlap: actix takes the first path that
+/// matches (`/point-orders/description` before `/point-orders/{correlation_id}`).
+pub fn scope(
+    audience: Audience,
+    prefix: &'static str,
+    routes: impl IntoIterator<Item = Route>,
+) -> Scope {
     Scope {
         prefix,
         routes: routes
             .into_iter()
             .map(|mut route| {
                 route.full = format!("{prefix}{}", route.path);
+                route.audience.get_or_insert(audience);
                 route
             })
             .collect(),
@@ -234,22 +251,33 @@ impl Routes {
     }
 
     /// A service's whole document: [`Self::document`], the operational routes
-    /// ([`crate::ops`]) and, on every operation, the door's answers in `envelope`
-    /// (`envelope::openapi::add_door_answers`).
+    /// ([`crate::ops`]), on every operation the door's answers in `envelope`
+    /// (`envelope::openapi::add_door_answers`), and the service itself (`/`, where the
+    /// document is served) as its server.
     pub fn openapi(&self, base: OpenApi, envelope: envelope::Envelope) -> OpenApi {
         let mut doc = self.document(base).merge_from(crate::ops::openapi());
         envelope::openapi::add_door_answers(&mut doc, envelope);
+        doc.servers = Some(vec![
+            utoipa::openapi::ServerBuilder::new()
+                .url("/")
+                .description(Some("this service, where this document is served"))
+                .build(),
+        ]);
         doc
     }
 
     /// `base` (the service's title, description, tags, security schemes) with every route's
-    /// operation and the schemas they name.
+    /// operation, marked with its audience, and the schemas they name.
     pub fn document(&self, mut base: OpenApi) -> OpenApi {
         for route in self.iter() {
+            let mut operation = route.operation.clone();
+            if let Some(audience) = route.audience {
+                audience.mark(&mut operation);
+            }
             base.paths.add_path_operation(
                 route.documented_path(),
                 vec![route.method.clone()],
-                route.operation.clone(),
+                operation,
             );
             base.components
                 .get_or_insert_with(Default::default)
@@ -357,10 +385,11 @@ mod tests {
         Routes::new([
             // Listed before `/items/{id}`, which would otherwise take it.
             scope(
+                Audience::App,
                 "/api",
                 [route!(first_item), route!(get_item), route!(delete_item)],
             ),
-            scope("/other", [route!(number)]),
+            scope(Audience::Internal, "/other", [route!(number)]),
         ])
     }
 
@@ -414,14 +443,17 @@ mod tests {
         assert!(paths["/api/items/{id}"]["get"].is_object());
         assert!(paths["/api/items/{id}"]["delete"].is_object());
         assert!(paths["/api/items/{id}"]["post"].is_null());
+        // Each operation names its scope's audience.
+        assert_eq!(paths["/api/items/{id}"]["get"]["x-audience"], "app");
+        assert_eq!(paths["/other/numbers/{n}"]["get"]["x-audience"], "internal");
     }
 
     #[test]
     #[should_panic(expected = "two scopes with the prefix")]
     fn two_scopes_with_one_prefix_are_refused() {
         Routes::new([
-            scope("/api", [route!(get_item)]),
-            scope("/api", [route!(number)]),
+            scope(Audience::App, "/api", [route!(get_item)]),
+            scope(Audience::App, "/api", [route!(number)]),
         ]);
     }
 

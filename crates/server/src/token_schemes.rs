@@ -5,6 +5,21 @@
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 
+/// The primary token, which the auth service issues.
+pub const PRIMARY: BearerScheme = BearerScheme::jwt(
+    "primary",
+    "The primary token: a JWT from verify-otp or exchange-token (`target_platform: primary`).",
+);
+
+/// The legacy token: the same declaration in every document that names it, so that the
+/// documents by audience (`docs/api/`) can hold the routes of several services.
+pub const LEGACY: BearerScheme = BearerScheme::opaque(
+    "legacy",
+    "A legacy token: opaque, from the legacy system or exchange-token (`target_platform: legacy`). The \
+     point routes and the gift-card route resolve it through the auth service's /api/v1/users; there a \
+     primary token is refused with 401 (on dev; docs/spec, \"Authentication\").",
+);
+
 /// One bearer token: its name in the document, whether it is a JWT, what it is.
 pub struct BearerScheme {
     name: &'static str,
@@ -20,6 +35,11 @@ impl BearerScheme {
             jwt: true,
             description,
         }
+    }
+
+    /// Its name in the document, which a route's `security((name = []))` names.
+    pub const fn name(&self) -> &'static str {
+        self.name
     }
 
     /// An opaque token.

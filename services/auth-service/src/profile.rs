@@ -21,12 +21,15 @@ pub struct Profile {
     pub odoo_id: String,
     pub contact_phone: String,
     pub status: String,
+    #[schema(required)]
     pub email_address: Option<String>,
+    #[schema(required)]
     pub first_name: Option<String>,
+    #[schema(required)]
     pub last_name: Option<String>,
     pub sex: i16,
     /// `YYYY-MM-DD`.
-    #[schema(value_type = Option<String>, format = Date)]
+    #[schema(required, value_type = Option<String>, format = Date)]
     pub birth_date: Option<NaiveDate>,
     pub receive_offers: i16,
     pub push_enabled: i16,
@@ -53,9 +56,9 @@ pub struct ProfileAnswer(Profile);
 pub struct Recipient {
     #[schema(example = 1002)]
     pub client_id: i64,
-    #[schema(example = "Omar")]
+    #[schema(required, example = "Omar")]
     pub first_name: Option<String>,
-    #[schema(example = "Saleh")]
+    #[schema(required, example = "Saleh")]
     pub last_name: Option<String>,
 }
 

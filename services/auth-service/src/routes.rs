@@ -3,8 +3,8 @@
 
 use std::sync::LazyLock;
 
-use server::token_schemes::BearerScheme;
-use server::{Routes, ServiceApp, route, scope};
+use server::token_schemes::{LEGACY, PRIMARY};
+use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
@@ -21,21 +21,11 @@ use crate::handlers::{address_book, device, internal, otp, profile, tokens};
 )]
 struct ApiDoc;
 
-/// The primary token.
-const PRIMARY: BearerScheme = BearerScheme::jwt(
-    "primary",
-    "The primary token: a JWT from verify-otp or exchange-token.",
-);
-/// The legacy token.
-const LEGACY: BearerScheme = BearerScheme::opaque(
-    "legacy",
-    "A legacy token: opaque, from the legacy system or exchange-token.",
-);
-
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([
         // Specific paths come before `/clients/{client_id}`, which would otherwise take them.
         scope(
+            Audience::App,
             "/api/v1",
             [
                 route!(otp::reset_otp),
@@ -51,14 +41,19 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
                 route!(address_book::delete),
                 route!(tokens::find_by_phone),
                 route!(profile::update_profile),
-                route!(tokens::users),
+                // The point and order services' caller lookup, not the app's.
+                route!(tokens::users).for_audience(Audience::Internal),
             ],
         ),
         // Digits only (DESIGN: the profile or 404): an id carrying `%2F`, `%5C` or anything
         // else matches no route, so a target that a proxy reads as another path after
         // decoding (`/internal/v1/clients/1%2F..%2F..%2F..%2F..%2Fapi%2Fv1%2Fclients`) never
         // reaches it.
-        scope("/internal/v1", [route!(internal::client)]),
+        scope(
+            Audience::Internal,
+            "/internal/v1",
+            [route!(internal::client)],
+        ),
     ])
 });
 

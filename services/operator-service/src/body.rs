@@ -294,7 +294,7 @@ pub struct ServiceBody {
     )]
     title_translated: Option<String>,
     /// `active` (the default) or `hidden`.
-    #[schema(pattern = "^(active|hidden)$", example = "active")]
+    #[schema(value_type = Option<crate::service_schemas::ServiceStatus>, example = "active")]
     status: Option<String>,
     /// Text of at most 2048 characters, or null (stored as `""`, the default).
     logo: Option<String>,
@@ -308,7 +308,7 @@ pub struct ServiceBody {
     /// is detached; both in the same transaction, and the answer does not say so.
     #[schema(
         rename = "hierarchyRole",
-        pattern = "^(parent|standalone|child)$",
+        value_type = Option<crate::service_schemas::HierarchyRole>,
         example = "child"
     )]
     hierarchy_role: Option<String>,

@@ -14,6 +14,7 @@ pub mod lookup;
 pub mod query;
 pub mod routes;
 pub mod seed;
+pub mod service_schemas;
 pub mod services;
 pub mod startup;
 pub mod state;

@@ -25,8 +25,8 @@ envelope::refusals! {
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct ServicePath {
-    /// The service id: an integer.
-    #[param(example = "1")]
+    /// The service id: an integer (anything else is refused with 400).
+    #[param(value_type = i64, example = 1)]
     id: String,
 }
 

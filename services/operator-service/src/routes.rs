@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use server::token_schemes::BearerScheme;
-use server::{Routes, ServiceApp, route, scope};
+use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
@@ -69,6 +69,7 @@ const OPERATOR: BearerScheme = BearerScheme::jwt(
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([scope(
+        Audience::Admin,
         "/api/v1/operator",
         // `/services/all/without-pagination` comes before `/services/{id}`.
         [

@@ -15,6 +15,7 @@ use crate::body::ServiceFields;
 use crate::error::OpError;
 use crate::lookup;
 use crate::query::{ListQuery, PageMeta};
+use crate::service_schemas::{HierarchyRole, ServiceStatus};
 
 /// A service in the operator API, in this key order. `hierarchyRole` and `parentId` are
 /// left out on the variant list only; `isSelected` is there on children candidates only.
@@ -27,7 +28,7 @@ pub struct ServiceView {
     /// English name.
     #[serde(rename = "titleTranslated")]
     pub title_translated: String,
-    /// `active` or `hidden`.
+    #[schema(value_type = ServiceStatus)]
     pub status: String,
     /// URL; `""` when none.
     pub logo: String,
@@ -35,19 +36,18 @@ pub struct ServiceView {
     #[schema(required)]
     pub logo_variants: Option<Value>,
     pub ordering: i32,
-    /// `parent`, `standalone` or `child` (always `child` on a candidate); not on the
-    /// variant list.
+    /// Always `child` on a candidate. Not on the variant list (`None` there).
     #[serde(rename = "hierarchyRole", skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(required, value_type = HierarchyRole)]
     pub hierarchy_role: Option<String>,
-    /// The parent's id as text (a stringified bigint), or null; not on the variant list.
-    /// Incidental: never valid to send, do not build logic on it.
+    /// The parent's id as text (a stringified bigint), or null; not on the variant list
+    /// (`None` there). Incidental: never valid to send, do not build logic on it.
     #[serde(rename = "parentId", skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<String>)]
+    #[schema(required, value_type = Option<String>)]
     pub parent_id: Option<Option<String>>,
-    /// Candidates only: true when the row already belongs to the parent in the path.
+    /// Candidates only (`None` elsewhere): see `service_schemas::Candidate`.
     #[serde(rename = "isSelected", skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[schema(ignore)]
     pub is_selected: Option<bool>,
     #[schema(required)]
     pub image: Option<String>,

@@ -15,9 +15,6 @@ use crate::error::OrderError;
 use crate::relay::{self, FORWARDED_HEADERS};
 use crate::state::AppState;
 
-/// The tag of the relayed routes in this document.
-pub const TAG: &str = "relayed point routes";
-
 /// The prefix both services serve the app's routes under.
 pub const PREFIX: &str = relayed_routes::PREFIX;
 
@@ -38,29 +35,21 @@ fn relayed(route: relayed_routes::Route) -> server::Route {
     server::Route::new(
         contract.method.clone(),
         contract.path.as_str(),
-        operation(contract, post, pay),
+        operation(contract, pay),
         move || web::route().to(handler),
     )
     .with_schemas(contract.schemas.iter().cloned())
 }
 
-/// The contract's operation with the relay's own answers.
-fn operation(contract: &relayed_routes::Contract, post: bool, pay: bool) -> Operation {
+/// The contract's operation (its id and tags too: a client names the route as the point
+/// service does) with the relay's own answers.
+fn operation(contract: &relayed_routes::Contract, pay: bool) -> Operation {
     let mut operation = contract.operation.clone();
     let wait = if pay {
         "20 s (POINT_SERVICE_PAY_TIMEOUT_MS)"
     } else {
         "10 s (POINT_SERVICE_TIMEOUT_MS)"
     };
-    operation.tags = Some(vec![TAG.to_owned()]);
-    operation.operation_id = Some(format!(
-        "relay_{}{}",
-        if post { "post" } else { "get" },
-        contract
-            .path
-            .replace(['/', '-'], "_")
-            .replace(['{', '}'], "")
-    ));
     operation.summary = operation
         .summary
         .take()

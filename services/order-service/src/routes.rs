@@ -3,8 +3,8 @@
 
 use std::sync::LazyLock;
 
-use server::token_schemes::BearerScheme;
-use server::{Routes, ServiceApp, route, scope};
+use server::token_schemes::LEGACY;
+use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
@@ -16,7 +16,8 @@ use crate::relayed_routes;
     info(
         title = "order-service",
         description = "The app's single address for /api/v2/client.\n\n\
-                       **Relayed point routes** (tag `relayed point routes`): balance, history, FAQ, offers, offer by \
+                       **Relayed point routes** (tags `points`, `offers`, `point orders`, `payments`; each \
+                       operation named as at the point service): balance, history, FAQ, offers, offer by \
                        id, occasions, point orders (create, get, description) and the two pay routes go to the point \
                        service unchanged (same method, path, query and body; its status, Content-Type and body come \
                        back unchanged, whatever their status and content type: the order service never rewrites \
@@ -42,8 +43,10 @@ use crate::relayed_routes;
     components(schemas(envelope::ErrorB, envelope::ErrorC)),
     modifiers(&LEGACY),
     tags(
-        (name = "relayed point routes",
-            description = "Relayed to the point service unchanged, with the point service's own answers and schemas."),
+        (name = "points", description = "Balance, history, FAQ: relayed to the point service unchanged."),
+        (name = "offers", description = "Point offers and occasions: relayed to the point service unchanged."),
+        (name = "point orders", description = "Create, read, describe: relayed to the point service unchanged."),
+        (name = "payments", description = "Paying a checkout order: relayed to the point service unchanged."),
         (name = "earn rates", description = "Served by the order service; no token."),
         (name = "gift cards", description = "Served by the order service; legacy token."),
         (name = "services", description = "System categories as the app sees them; no token."),
@@ -52,14 +55,6 @@ use crate::relayed_routes;
 )]
 struct ApiDoc;
 
-/// The legacy bearer token of the gift-card route (and of the relayed point routes, which
-/// the point service checks).
-const LEGACY: BearerScheme = BearerScheme::opaque(
-    ::relayed_routes::SECURITY_SCHEME,
-    "A legacy token (dev): what the auth service's /api/v1/users accepts; a primary token is refused \
-     with 401.",
-);
-
 /// The service as the shared app serves it: its routes and the document built from them.
 pub fn app() -> ServiceApp {
     ServiceApp::new(SERVICE, envelope::Envelope::C, &ROUTES, ApiDoc::openapi())
@@ -67,6 +62,7 @@ pub fn app() -> ServiceApp {
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([scope(
+        Audience::App,
         relayed_routes::PREFIX,
         relayed_routes::routes().chain([
             route!(point_rates::point_rates),

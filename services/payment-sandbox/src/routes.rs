@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use actix_web::web;
-use server::{Routes, route, scope};
+use server::{Audience, Routes, route, scope};
 use utoipa::OpenApi;
 
 use crate::handlers::{payments, sessions, settlements, three_ds};
@@ -40,6 +40,7 @@ struct ApiDoc;
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([
         scope(
+            Audience::Development,
             "/v1",
             [
                 route!(payments::create_payment),
@@ -51,6 +52,7 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             ],
         ),
         scope(
+            Audience::Development,
             "/3ds",
             [
                 route!(three_ds::show_3ds_page),

@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 
 use actix_web::{FromRequest, Handler, Responder, web};
 use relayed_routes::{PREFIX, Route};
-use server::token_schemes::BearerScheme;
-use server::{Routes, ServiceApp, route, scope};
+use server::token_schemes::LEGACY;
+use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
@@ -27,17 +27,20 @@ use crate::handlers::{internal, offers, orders, pay, points, webhook};
 )]
 struct ApiDoc;
 
-/// The legacy bearer token of the /api/v2/client routes.
-const LEGACY: BearerScheme = BearerScheme::opaque(
-    relayed_routes::SECURITY_SCHEME,
-    "A legacy token (dev): what the auth service's /api/v1/users accepts.",
-);
-
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([
-        scope(PREFIX, Route::ALL.map(served)),
-        scope("/webhooks/v1", [route!(webhook::payments)]),
-        scope("/internal/v1", [route!(internal::credit)]),
+        // The app reaches these through the order service's relay, never here.
+        scope(Audience::Internal, PREFIX, Route::ALL.map(served)),
+        scope(
+            Audience::Internal,
+            "/webhooks/v1",
+            [route!(webhook::payments)],
+        ),
+        scope(
+            Audience::Internal,
+            "/internal/v1",
+            [route!(internal::credit)],
+        ),
     ])
 });
 

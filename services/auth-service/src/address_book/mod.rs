@@ -25,10 +25,13 @@ pub struct Address {
     pub label: String,
     pub address_line: String,
     pub city: String,
+    #[schema(required)]
     pub district: Option<String>,
+    #[schema(required)]
     pub building: Option<String>,
     pub latitude: f64,
     pub longitude: f64,
+    #[schema(required)]
     pub notes: Option<String>,
     pub is_default: bool,
     pub created_at: DateTime<Utc>,

@@ -79,7 +79,8 @@ fn hex_id(raw: &str) -> Result<String, AuthError> {
 /// The caller's addresses, the default first.
 ///
 /// At most 50 (a client saves no more), so no pages.
-#[utoipa::path(get, path = "/clients/address-book", tag = "address book", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients/address-book", operation_id = "listAddresses",
+    tag = "address book", security(("primary" = [])),
     responses(TokenAnswers,
         (status = 200, description = "`{status: 200, data: [address]}`", body = Wrapped<Vec<Address>>)))]
 pub async fn list(
@@ -94,7 +95,8 @@ pub async fn list(
 /// Saves a new address.
 ///
 /// is_default true clears the other defaults. A client saves at most 50 addresses.
-#[utoipa::path(post, path = "/clients/address-book", tag = "address book", security(("primary" = [])),
+#[utoipa::path(post, path = "/clients/address-book", operation_id = "createAddress",
+    tag = "address book", security(("primary" = [])),
     request_body = AddressBody, responses(TokenAnswers, CreateRefusals,
         (status = 201, description = "`{status: 201, data: address}`", body = Wrapped<Address>)))]
 pub async fn create(
@@ -113,7 +115,8 @@ pub async fn create(
 }
 
 /// One of the caller's addresses; another client's is not found.
-#[utoipa::path(get, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients/address-book/{id}", operation_id = "getAddress",
+    tag = "address book", security(("primary" = [])),
     params(AddressId),
     responses(TokenAnswers, ByIdRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
 pub async fn get(
@@ -131,7 +134,8 @@ pub async fn get(
 ///
 /// The id is the 24 hex characters, or the address's legacy numeric id; another client's
 /// address is not found.
-#[utoipa::path(put, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
+#[utoipa::path(put, path = "/clients/address-book/{id}", operation_id = "updateAddress",
+    tag = "address book", security(("primary" = [])),
     params(AddressId), request_body = AddressBody,
     responses(TokenAnswers, UpdateRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
 pub async fn update(
@@ -150,7 +154,8 @@ pub async fn update(
 }
 
 /// Deletes one of the caller's addresses; another client's is not found.
-#[utoipa::path(delete, path = "/clients/address-book/{id}", tag = "address book", security(("primary" = [])),
+#[utoipa::path(delete, path = "/clients/address-book/{id}", operation_id = "deleteAddress",
+    tag = "address book", security(("primary" = [])),
     params(AddressId), responses(TokenAnswers, ByIdRefusals,
         (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>)))]
 pub async fn delete(

@@ -53,6 +53,7 @@ envelope::answer_set! {
     get,
     path = "/clients/{id:[0-9]+}",
     tag = "internal",
+    operation_id = "getClientProfile",
     params(ClientPath, InternalToken),
     responses(DatabaseAnswers, AccessRefusal, NotFoundAnswers, ProfileAnswer)
 )]

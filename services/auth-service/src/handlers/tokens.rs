@@ -35,7 +35,8 @@ type ExchangeRefusals =
     Refusals<Refuses<(BodyRefusal, ExchangeRefusal, AccessRefusal, TokenLimit)>>;
 
 /// The bare 13-field profile of the primary token's client.
-#[utoipa::path(get, path = "/clients/verify-token", tag = "tokens", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients/verify-token", operation_id = "verifyToken",
+    tag = "tokens", security(("primary" = [])),
     responses(TokenAnswers, ProfileAnswer))]
 pub async fn verify_token(PrimaryCaller(caller): PrimaryCaller) -> HttpResponse {
     HttpResponse::Ok().json(caller)
@@ -55,7 +56,8 @@ pub struct FindQuery {
 /// birth date or settings. Checks in this order: token (401), contact_phone (400), the
 /// caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour,
 /// default 30, found or not, so the route cannot list who is a client), then 404 or 200.
-#[utoipa::path(get, path = "/clients", tag = "tokens", security(("primary" = [])), params(FindQuery),
+#[utoipa::path(get, path = "/clients", operation_id = "findClientByPhone",
+    tag = "tokens", security(("primary" = [])), params(FindQuery),
     responses(TokenAnswers, LookupRefusals,
         (status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`",
             body = Wrapped<Recipient>)))]
@@ -91,7 +93,7 @@ pub async fn find_by_phone(
 ///
 /// The caller lookup of the point and order services: legacy tokens only; a primary token
 /// gets 401.
-#[utoipa::path(get, path = "/users", tag = "tokens", security(("legacy" = [])),
+#[utoipa::path(get, path = "/users", operation_id = "getCaller", tag = "tokens", security(("legacy" = [])),
     responses(TokenAnswers, (status = 200, description = "`{status: 200, data: profile}`", body = Wrapped<Profile>)))]
 pub async fn users(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
     HttpResponse::Ok().json(Wrapped::ok(caller))
@@ -108,9 +110,20 @@ pub struct Token {
 pub struct ExchangeBody {
     /// A primary token (tried first) or a legacy token.
     token: String,
-    /// `primary` or `legacy`.
-    #[schema(pattern = "^(primary|legacy)$", example = "legacy")]
+    #[schema(value_type = TargetPlatform, example = "legacy")]
     target_platform: String,
+}
+
+/// The token exchange-token gives (the document's closed set; the handler reads the raw
+/// JSON and refuses any other value).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum TargetPlatform {
+    /// A primary token (a JWT).
+    Primary,
+    /// A new legacy token.
+    Legacy,
 }
 
 /// Trades a token for a primary token or a new legacy token.
@@ -120,7 +133,8 @@ pub struct ExchangeBody {
 /// primary JWT, then as a legacy token; neither, or an inactive client, gets 401. Minting
 /// is limited per client (429, `legacy` only, since each call stores a token:
 /// `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per rolling hour, default 20).
-#[utoipa::path(post, path = "/clients/exchange-token", tag = "tokens", request_body = ExchangeBody,
+#[utoipa::path(post, path = "/clients/exchange-token", operation_id = "exchangeToken",
+    tag = "tokens", request_body = ExchangeBody,
     responses(DatabaseAnswers, ExchangeRefusals,
         (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>)))]
 pub async fn exchange_token(

@@ -11,7 +11,8 @@ use crate::state::AppState;
 /// The audit trail
 ///
 /// Every write (create, change, children), newest first. Roles: admin, super_admin.
-#[utoipa::path(get, path = "/audit", tag = "audit", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(get, path = "/audit", operation_id = "listAuditEntries",
+    tag = "audit", security(("operator" = ["super_admin", "admin"])),
     params(PageParams),
     responses(AdminAnswers, (status = 200, description = "`{data: [entries], meta}`", body = ListPage<Entry>)))]
 pub async fn audit(

@@ -10,6 +10,7 @@ use crate::error::{AdminAnswers, AdminBodyAnswers, OpError};
 use crate::hierarchy;
 use crate::lookup::{self, ServicePath, ServiceRefusal};
 use crate::query::{ListPage, PageParams, Params};
+use crate::service_schemas::Candidate;
 use crate::services::ServiceView;
 use crate::state::AppState;
 
@@ -63,11 +64,11 @@ pub struct CandidateFilters {
 /// parent's (a child of another parent is absent, not marked), by `ordering`, then id. The
 /// query is never refused. Roles: admin, super_admin. Checks: token, role, path id, the
 /// service exists (404), the service is a parent (400), before the query is read.
-#[utoipa::path(get, path = "/services/{id}/children", tag = "children",
+#[utoipa::path(get, path = "/services/{id}/children", operation_id = "listChildCandidates", tag = "children",
     security(("operator" = ["super_admin", "admin"])), params(ServicePath, CandidateFilters, PageParams),
     responses(AdminAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
         (status = 400, description = &children::candidates_400(), body = OperatorError),
-        (status = 200, description = "`{data: [candidates with isSelected], meta}`", body = ListPage<ServiceView>)))]
+        (status = 200, description = "`{data: [candidates with isSelected], meta}`", body = ListPage<Candidate>)))]
 pub async fn candidates(
     operator: Operator,
     state: web::Data<AppState>,
@@ -108,7 +109,7 @@ pub async fn candidates(
 /// Assigning a child already this parent's is a no-op; unassign ids that are not this
 /// parent's children are ignored. One transaction locks the parent, then the services to
 /// assign in id order; recorded in the audit trail. Roles: admin, super_admin.
-#[utoipa::path(patch, path = "/services/{id}/children", tag = "children",
+#[utoipa::path(patch, path = "/services/{id}/children", operation_id = "updateChildren", tag = "children",
     security(("operator" = ["super_admin", "admin"])), params(ServicePath), request_body = ChildrenBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
         (status = 400, description = &children::set_children_400(), body = OperatorError),

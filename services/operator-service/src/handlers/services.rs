@@ -8,6 +8,7 @@ use crate::body::{self, BodyRefusal, ServiceBody};
 use crate::error::{AdminBodyAnswers, OpError, OperatorAnswers};
 use crate::lookup::{self, ServicePath, ServiceRefusal};
 use crate::query::{ListFilters, ListPage, ListQuery, PageParams, QueryRefusal};
+use crate::service_schemas::ServiceVariant;
 use crate::services::{self, ServiceView};
 use crate::state::AppState;
 
@@ -17,7 +18,7 @@ use super::json_body;
 ///
 /// Every service matching the filters, by `ordering`, then id. Roles: all five (super_admin,
 /// admin, merchant_manager, store_manager, data_entry).
-#[utoipa::path(get, path = "/services", tag = "services",
+#[utoipa::path(get, path = "/services", operation_id = "listServices", tag = "services",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     params(ListFilters, PageParams),
     responses(OperatorAnswers, QueryRefusal,
@@ -41,11 +42,11 @@ pub async fn list(
 /// The same filters as the list, every matching row (no pagination; `page` and `limit` are
 /// ignored), by `ordering`, then id. Rows omit `hierarchyRole` and `parentId`. Roles: all
 /// five.
-#[utoipa::path(get, path = "/services/all/without-pagination", tag = "services",
+#[utoipa::path(get, path = "/services/all/without-pagination", operation_id = "listAllServices", tag = "services",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     params(ListFilters),
     responses(OperatorAnswers, QueryRefusal,
-        (status = 200, description = "a bare array of services", body = [ServiceView])))]
+        (status = 200, description = "a bare array of services", body = [ServiceVariant])))]
 pub async fn all(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -61,7 +62,7 @@ pub async fn all(
 /// One service
 ///
 /// One service, whatever its role or status. Roles: all five.
-#[utoipa::path(get, path = "/services/{id}", tag = "services",
+#[utoipa::path(get, path = "/services/{id}", operation_id = "getService", tag = "services",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     params(ServicePath),
     responses(OperatorAnswers, ServiceRefusal,
@@ -82,7 +83,8 @@ pub async fn detail(
 /// Creates a service from the body (defaults: status `active`, logo `""`, ordering 0,
 /// hierarchyRole `parent`, serviceType `default`) and records it in the audit trail. Roles:
 /// admin, super_admin. Checks: token, role, body.
-#[utoipa::path(post, path = "/services", tag = "services", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(post, path = "/services", operation_id = "createService",
+    tag = "services", security(("operator" = ["super_admin", "admin"])),
     request_body = ServiceBody,
     responses(AdminBodyAnswers, BodyRefusal,
         (status = 400, description = &body::create_400(), body = OperatorError),
@@ -106,7 +108,8 @@ pub async fn create(
 /// null; they stay `child`, unassigned); a `child` changing role is detached from its
 /// parent; the answer does not say so. Recorded in the audit trail. Roles: admin,
 /// super_admin. Checks: token, role, path id, body, the service (404 after the body).
-#[utoipa::path(patch, path = "/services/{id}", tag = "services", security(("operator" = ["super_admin", "admin"])),
+#[utoipa::path(patch, path = "/services/{id}", operation_id = "updateService",
+    tag = "services", security(("operator" = ["super_admin", "admin"])),
     params(ServicePath), request_body = ServiceBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, BodyRefusal)>,
         (status = 400, description = &body::update_400(), body = OperatorError),

@@ -26,7 +26,7 @@ pub struct LanguageQuery {
 #[into_params(parameter_in = Path)]
 pub struct ServicePath {
     /// The service id: a positive integer; anything else is 404.
-    #[param(example = "1")]
+    #[param(value_type = i64, example = 1)]
     id: String,
 }
 
@@ -47,7 +47,8 @@ envelope::answer_set! {
 /// The home list of services
 ///
 /// Active services that are not children, by `ordering`, then id. No token.
-#[utoipa::path(get, path = "/system-categories", tag = "services", params(LanguageQuery),
+#[utoipa::path(get, path = "/system-categories", operation_id = "listHomeServices",
+    tag = "services", params(LanguageQuery),
     responses(LanguageAnswers,
         (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
 pub async fn home(
@@ -64,7 +65,8 @@ pub async fn home(
 ///
 /// Whatever its status or role: the ten fields of a client service item, then `logo`. No
 /// token.
-#[utoipa::path(get, path = "/system-categories/{id}", tag = "services", params(ServicePath, LanguageQuery),
+#[utoipa::path(get, path = "/system-categories/{id}", operation_id = "getService",
+    tag = "services", params(ServicePath, LanguageQuery),
     responses(LanguageAnswers, ServiceRefusal, (status = 200, description = "the detail", body = ServiceDetail)))]
 pub async fn detail(
     state: web::Data<AppState>,
@@ -91,7 +93,7 @@ pub async fn detail(
 /// no metadata block. No token. Each replica keeps an answer (a list, or the 404) for 30
 /// seconds per service id and language choice, so it may lag an operator's change by that
 /// long.
-#[utoipa::path(get, path = "/system-categories/{id}/children", tag = "services",
+#[utoipa::path(get, path = "/system-categories/{id}/children", operation_id = "listChildServices", tag = "services",
     params(ServicePath, LanguageQuery), responses(LanguageAnswers, ServiceRefusal,
         (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
 pub async fn children(

@@ -34,7 +34,7 @@ pub struct CreditBody {
 /// wrong is `BadToken`; a field missing or of another kind is `BadBody`. The same reference
 /// again answers the first result and credits nothing; with another client or amount it is
 /// `ReferenceUsed`.
-#[utoipa::path(post, path = "/credits", tag = "internal",
+#[utoipa::path(post, path = "/credits", operation_id = "creditPoints", tag = "internal",
     params(("X-Internal-Token" = String, Header)),
     request_body = CreditBody,
     responses(DatabaseAnswers, CreditRefusal,

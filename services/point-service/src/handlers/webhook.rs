@@ -3,12 +3,13 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use envelope::ErrorB;
-use serde_json::json;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
 use crate::error::DatabaseAnswers;
 use crate::error::PointError;
 use crate::payments::webhook::event::{Event, Source};
-use crate::payments::webhook::{self, WebhookRefusal, signature};
+use crate::payments::webhook::{self, Outcome, WebhookRefusal, signature};
 use crate::state::AppState;
 
 /// A payment event from the payment service
@@ -26,11 +27,11 @@ use crate::state::AppState;
 /// `payment_declined`, listed for refund with the reason `unreadable` (once, however often it
 /// is delivered). A decline that depends on a pay call whose answer is not recorded yet
 /// records nothing and answers 503 with `Retry-After`: deliver it again.
-#[utoipa::path(post, path = "/payments", tag = "payments",
+#[utoipa::path(post, path = "/payments", operation_id = "receivePaymentEvent", tag = "payments",
     params(("X-Signature" = String, Header, description = signature::header_text())),
     request_body = Event,
     responses(DatabaseAnswers, WebhookRefusal,
-        (status = 200, description = "`{received: true, outcome}`", body = Object),
+        (status = 200, description = "`{received: true, outcome}`", body = Received),
         (status = 503, description = retry_answer(), body = ErrorB)))]
 pub async fn payments(
     state: web::Data<AppState>,
@@ -77,7 +78,10 @@ pub async fn payments(
         Source::Webhook,
     )
     .await?;
-    Ok(HttpResponse::Ok().json(json!({"received": true, "outcome": outcome.as_str()})))
+    Ok(HttpResponse::Ok().json(Received {
+        received: true,
+        outcome: outcome.as_str(),
+    }))
 }
 
 /// The route's 503: a decline that must wait for a pay call's answer, or the database busy.
@@ -88,3 +92,34 @@ fn retry_answer() -> String {
         db::BUSY_ANSWER
     )
 }
+
+/// The answer to an event the service read: what it did.
+#[derive(serde::Serialize)]
+pub struct Received {
+    received: bool,
+    outcome: &'static str,
+}
+
+impl utoipa::PartialSchema for Received {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .property(
+                "received",
+                ObjectBuilder::new()
+                    .schema_type(Type::Boolean)
+                    .enum_values(Some([true])),
+            )
+            .required("received")
+            .property(
+                "outcome",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(Outcome::names()))
+                    .description(Some("What the event did (see the operation).")),
+            )
+            .required("outcome")
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Received {}

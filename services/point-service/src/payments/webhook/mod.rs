@@ -89,6 +89,30 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome but the unapplied captures' ([`Unapplied::ALL`]).
+    const APPLIED: [Outcome; 8] = [
+        Outcome::Captured,
+        Outcome::Declined,
+        Outcome::Superseded,
+        Outcome::Duplicate,
+        Outcome::DuplicateCapture,
+        Outcome::NotPending,
+        Outcome::UnknownOrder,
+        Outcome::UnknownType,
+    ];
+
+    /// Every name an outcome is answered by, each once (`unknown_order` is both a decline's
+    /// and an unapplied capture's).
+    pub fn names() -> Vec<&'static str> {
+        let mut names: Vec<&str> = Self::APPLIED.map(Self::as_str).to_vec();
+        for reason in Unapplied::ALL {
+            if !names.contains(&reason.as_str()) {
+                names.push(reason.as_str());
+            }
+        }
+        names
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Captured => "captured",
