@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build bench soak soak-rolling failover clean-db clean-local fuzz fuzz-api
+.PHONY: run test seed build api-documents bench soak soak-rolling failover clean-db clean-local fuzz fuzz-api
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -25,6 +25,12 @@ seed:
 
 build:
 	cargo build --workspace --bins
+
+## make api-documents: writes the OpenAPI documents by audience (docs/api/: the app's, the
+## admin panel's, internal, operations) from the services' own; `make test` fails while they
+## are stale. See README.md, "API documents and generated clients".
+api-documents:
+	cargo run --quiet -p api-documents
 
 ## make bench: the hot paths against nginx and pgbench, in release mode; rewrites
 ## docs/benchmarks.md. See bench/README.md.

@@ -28,14 +28,25 @@ pub struct SessionBody {
 }
 
 /// The payment service's answer to a card payment, which the card route passes on as it
-/// came (its contract as the document shows it; never read).
+/// came (its contract as the document shows it; never read): `pending` with the 3-D Secure
+/// page to open, or `declined` with none.
 #[derive(ToSchema)]
 pub struct PaymentStarted {
     pub id: String,
-    /// `pending`: the 3-D Secure step is next.
+    #[schema(value_type = PaymentServiceStatus)]
     pub status: String,
-    /// The 3-D Secure page to open.
-    pub redirect_url: String,
+    /// The 3-D Secure page to open; null when the payment was declined at once.
+    #[schema(required)]
+    pub redirect_url: Option<String>,
+}
+
+/// A payment's status at the payment service (docs/design.md, "Payment service").
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum PaymentServiceStatus {
+    Pending,
+    Captured,
+    Declined,
 }
 
 /// The payment service's answer to a payment session, which the session route passes on as
@@ -102,19 +113,16 @@ type CardRefusals = Refuses<(CardRefusal, PayRefusal, OrderLookupRefusal, PayerR
 /// profile, the amount; then the body. The 200 is the payment service's answer as it came
 /// (follow its `redirect_url` through 3-D Secure). The pay routes never move the order; the
 /// payment webhook does. Each call is a payment attempt of the order, limited per order.
-#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card", operation_id = "payPointOrderByCard",
-    tag = "payments", params(OrderPath),
-    request_body = CardBody,
-    responses(PayAnswers, CardRefusals,
-        (status = 200, description = "`{id, status: pending, redirect_url}`", body = PaymentStarted)))]
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card",
+    operation_id = "payPointOrderByCard", tag = "payments", params(OrderPath), request_body = CardBody,
+    responses(PayAnswers, CardRefusals, (status = 200, description = "as it came", body = PaymentStarted)))]
 pub fn card() {}
 
 /// Start a payment session for a new card or a wallet
 ///
 /// The same checks as the card route, in the same order; the body is never refused. The 200
 /// is the payment service's answer as it came.
-#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session", operation_id = "startPointOrderPaymentSession",
-    tag = "payments", params(OrderPath),
-    request_body = SessionBody,
-    responses(PayAnswers, PayRefusals, (status = 200, description = "`{id, session_token, …}`", body = PaymentSession)))]
+#[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session",
+    operation_id = "startPointOrderPaymentSession", tag = "payments", params(OrderPath), request_body = SessionBody,
+    responses(PayAnswers, PayRefusals, (status = 200, description = "as it came", body = PaymentSession)))]
 pub fn session() {}

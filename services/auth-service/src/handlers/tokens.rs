@@ -59,8 +59,7 @@ pub struct FindQuery {
 #[utoipa::path(get, path = "/clients", operation_id = "findClientByPhone",
     tag = "tokens", security(("primary" = [])), params(FindQuery),
     responses(TokenAnswers, LookupRefusals,
-        (status = 200, description = "`{status: 200, data: {client_id, first_name, last_name}}`",
-            body = Wrapped<Recipient>)))]
+        (status = 200, description = "the client", body = Wrapped<Recipient>)))]
 pub async fn find_by_phone(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
