@@ -24,9 +24,10 @@ pub struct DeviceAnswer {
     id: i64,
     /// Always 356315.
     client_id: i64,
-    /// The body's `device_id` echoed as sent (the spec: not validated; a string in
-    /// practice, but any other JSON value comes back as it was), or the fixed
-    /// `46AE56EF-29BA-40AE-B436-AF22B119FE1E` when it is absent or null.
+    /// The body's `device_id` echoed as sent, or the fixed
+    /// `46AE56EF-29BA-40AE-B436-AF22B119FE1E` when it is absent or null. A string, as the
+    /// spec types it; it is not validated, so another JSON value sent comes back as it was.
+    #[schema(value_type = String)]
     device_id: Value,
 }
 
