@@ -3,7 +3,9 @@
 //! `tests/system/document_answers/<service>.json` (taken from the documents served on
 //! 2026-11-27, before the change) is still documented, and its description still names each
 //! message it named (every backquoted text of three words or more). A document may say more;
-//! it may never say less.
+//! it may never say less. (Five 200s sketched their body's shape in backquotes; since issue 30
+//! their exact schemas say it, and the sketches left the copy: the client lookup's and the two
+//! pay routes', at both the order and the point service.)
 
 use std::collections::BTreeMap;
 
