@@ -216,7 +216,7 @@ fn server(service: &Service) -> Value {
 
 /// Adds `operations` of `path` with `server`. A path several services serve (the probes)
 /// lists each as a server and must be documented the same by each, but for the body of an
-/// answer, which may be each service's own envelope: it is then one of them.
+/// answer, which may be each service's own envelope: it is then any of them.
 fn add_path(
     paths: &mut Map<String, Value>,
     path: &str,
@@ -241,7 +241,8 @@ fn add_path(
     }
 }
 
-/// `operation`'s answers into `existing`'s: a body schema that differs becomes `oneOf` both.
+/// `operation`'s answers into `existing`'s: a body schema that differs becomes `anyOf` both
+/// (not `oneOf`: the operator service's body also matches envelope C's schema).
 fn merge_answers(existing: &mut Value, operation: &Value, name: &str, service: &str) {
     let mut same = operation.clone();
     same["responses"] = existing["responses"].clone();
@@ -257,13 +258,13 @@ fn merge_answers(existing: &mut Value, operation: &Value, name: &str, service: &
         );
         for (media, content) in object(&answer["content"]) {
             let schema = &mut kept["content"][media]["schema"];
-            let mut choices = match schema.get("oneOf") {
+            let mut choices = match schema.get("anyOf") {
                 Some(Value::Array(choices)) => choices.clone(),
                 _ => vec![schema.clone()],
             };
             if !choices.contains(&content["schema"]) {
                 choices.push(content["schema"].clone());
-                *schema = json!({"oneOf": choices});
+                *schema = json!({"anyOf": choices});
             }
         }
     }

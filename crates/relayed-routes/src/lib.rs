@@ -20,9 +20,9 @@ mod wire;
 use std::sync::LazyLock;
 
 use utoipa::openapi::path::{HttpMethod, Operation};
-use utoipa::openapi::schema::Schema;
+use utoipa::openapi::schema::{AnyOf, Schema};
 use utoipa::openapi::security::SecurityRequirement;
-use utoipa::openapi::{OpenApi, RefOr};
+use utoipa::openapi::{OpenApi, Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 pub use answers::{CallerAnswers, PayAnswers};
@@ -147,6 +147,7 @@ impl Contract {
             .map(|components| components.schemas.into_iter().collect())
             .unwrap_or_default();
         if route.is_pay() {
+            or_payment_service(&mut operation);
             // Named by `PayAnswers`' 4XX, which the attribute cannot collect.
             schemas.push((
                 pay::PaymentServiceError::name().into_owned(),
@@ -160,6 +161,35 @@ impl Contract {
             path,
             operation,
             schemas,
+        }
+    }
+}
+
+/// A pay route passes the payment service's 4xx on with its status and body as they came, so
+/// each of its own 4xx answers may be the payment service's too (`4XX` covers the others).
+fn or_payment_service(operation: &mut Operation) {
+    for (status, answer) in &mut operation.responses.responses {
+        let RefOr::T(answer) = answer else { continue };
+        if !status.starts_with('4') || status == "4XX" {
+            continue;
+        }
+        answer.description.push_str(
+            "; or the payment service's own, passed on as it came (`PaymentServiceError`)",
+        );
+        for content in answer.content.values_mut() {
+            let RefOr::T(content) = content else { continue };
+            let Some(ours) = content.schema.take() else {
+                continue;
+            };
+            let mut either = AnyOf::new();
+            match ours {
+                RefOr::T(Schema::AnyOf(choices)) => either.items.extend(choices.items),
+                ours => either.items.push(ours),
+            }
+            either
+                .items
+                .push(Ref::from_schema_name("PaymentServiceError").into());
+            content.schema = Some(Schema::AnyOf(either).into());
         }
     }
 }

@@ -59,10 +59,13 @@ pub struct PaymentSession {
 }
 
 /// The payment service's own refusal (a 4xx), which both pay routes pass on with its status
-/// and body as they came: `{error: {code, message}}` (e.g. 402 `card_declined`).
+/// and body as they came, whatever the status (a 404 may be it, or the point service's own).
+/// Our payment service (and its sandbox) answer `{error: {code, message}}` (e.g. 402
+/// `card_declined`); the body is passed on unread, so a client keeps whatever else it holds.
 #[derive(ToSchema)]
 pub struct PaymentServiceError {
-    pub error: PaymentServiceRefusal,
+    #[schema(nullable = false)]
+    pub error: Option<PaymentServiceRefusal>,
 }
 
 /// What the payment service refused, in its words.

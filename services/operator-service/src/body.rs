@@ -283,10 +283,11 @@ pub fn fields(body: &Value, creating: bool) -> Result<ServiceFields, BodyRefusal
 #[allow(dead_code)]
 pub struct ServiceBody {
     /// Arabic name, 1 to 255 characters after trimming; required on create.
-    #[schema(min_length = 1, max_length = 255, example = "برجر")]
+    #[schema(nullable = false, min_length = 1, max_length = 255, example = "برجر")]
     title: Option<String>,
     /// English name, 1 to 255 characters after trimming; required on create.
     #[schema(
+        nullable = false,
         rename = "titleTranslated",
         min_length = 1,
         max_length = 255,
@@ -294,19 +295,24 @@ pub struct ServiceBody {
     )]
     title_translated: Option<String>,
     /// `active` (the default) or `hidden`.
-    #[schema(value_type = Option<crate::service_schemas::ServiceStatus>, example = "active")]
+    #[schema(
+        nullable = false,
+        value_type = Option<crate::service_schemas::ServiceStatus>,
+        example = "active"
+    )]
     status: Option<String>,
     /// Text of at most 2048 characters, or null (stored as `""`, the default).
     logo: Option<String>,
     /// Any JSON, or null.
     logo_variants: Option<Value>,
     /// An integer ≥ 0 (default 0).
-    #[schema(minimum = 0, example = 3)]
+    #[schema(nullable = false, minimum = 0, example = 3)]
     ordering: Option<i32>,
     /// `parent` (the default on create), `standalone` or `child`. A parent leaving the
     /// role releases all its children (they stay `child`, unassigned); a child leaving it
     /// is detached; both in the same transaction, and the answer does not say so.
     #[schema(
+        nullable = false,
         rename = "hierarchyRole",
         value_type = Option<crate::service_schemas::HierarchyRole>,
         example = "child"
@@ -321,6 +327,7 @@ pub struct ServiceBody {
     background_image_url: Option<String>,
     /// 1 to 50 characters after trimming (default `default`).
     #[schema(
+        nullable = false,
         rename = "serviceType",
         min_length = 1,
         max_length = 50,

@@ -71,10 +71,10 @@ fn operation(contract: &relayed_routes::Contract, pay: bool) -> Operation {
     ));
     let answers = &mut operation.responses.responses;
     let point_400 = answers.remove("400").and_then(|answer| match answer {
-        RefOr::T(answer) => Some(answer.description),
+        RefOr::T(answer) => Some(answer),
         RefOr::Ref(_) => None,
     });
-    answers.insert("400".into(), RefOr::T(bad_request(point_400.as_deref())));
+    answers.insert("400".into(), RefOr::T(bad_request(point_400)));
     answers.insert(
         "413".into(),
         RefOr::T(envelope::openapi::answer(
@@ -111,11 +111,37 @@ fn operation(contract: &relayed_routes::Contract, pay: bool) -> Operation {
     operation
 }
 
-/// The point service's own 400 (envelope B), or the order service's refusals before
-/// anything is relayed: a target that cannot go out byte for byte (B), the door's (C).
-fn bad_request(point: Option<&str>) -> Response {
+/// The point service's own 400 (envelope B, or on the pay routes the payment service's body
+/// it passed on), or the order service's refusals before anything is relayed: a target that
+/// cannot go out byte for byte (B), the door's (C).
+fn bad_request(point: Option<Response>) -> Response {
+    let mut bodies = AnyOf::new();
+    for body in point
+        .iter()
+        .flat_map(|answer| answer.content.values())
+        .filter_map(|content| match content {
+            RefOr::T(content) => content.schema.clone(),
+            RefOr::Ref(_) => None,
+        })
+    {
+        match body {
+            RefOr::T(Schema::AnyOf(choices)) => bodies.items.extend(choices.items),
+            body => bodies.items.push(body),
+        }
+    }
+    for ours in ["ErrorB", "ErrorC"] {
+        let ours: RefOr<Schema> = Ref::from_schema_name(ours).into();
+        if !bodies.items.contains(&ours) {
+            bodies.items.push(ours);
+        }
+    }
     let point = point
-        .map(|text| format!("the point service's own 400, relayed unchanged: {text}; or, "))
+        .map(|answer| {
+            format!(
+                "the point service's own 400, relayed unchanged: {}; or, ",
+                answer.description
+            )
+        })
         .unwrap_or_default();
     Response::builder()
         .description(format!(
@@ -127,12 +153,7 @@ fn bad_request(point: Option<&str>) -> Response {
         ))
         .content(
             "application/json",
-            Content::new(Some(Schema::AnyOf(
-                AnyOf::builder()
-                    .item(Ref::from_schema_name("ErrorB"))
-                    .item(Ref::from_schema_name("ErrorC"))
-                    .build(),
-            ))),
+            Content::new(Some(Schema::AnyOf(bodies))),
         )
         .build()
 }

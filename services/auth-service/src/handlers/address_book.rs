@@ -27,23 +27,23 @@ pub struct Deleted {
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)]
 pub struct AddressBody {
-    #[schema(max_length = 50, example = "Home")]
+    #[schema(nullable = false, max_length = 50, example = "Home")]
     label: Option<String>,
-    #[schema(max_length = 255, example = "King Fahd Road 12")]
+    #[schema(nullable = false, max_length = 255, example = "King Fahd Road 12")]
     address_line: Option<String>,
-    #[schema(max_length = 100, example = "Riyadh")]
+    #[schema(nullable = false, max_length = 100, example = "Riyadh")]
     city: Option<String>,
     #[schema(max_length = 100, example = "Olaya")]
     district: Option<String>,
     #[schema(max_length = 50, example = "Tower B")]
     building: Option<String>,
-    #[schema(example = 24.6907)]
+    #[schema(nullable = false, example = 24.6907)]
     latitude: Option<f64>,
-    #[schema(example = 46.6855)]
+    #[schema(nullable = false, example = 46.6855)]
     longitude: Option<f64>,
     #[schema(max_length = 500, example = "Second floor")]
     notes: Option<String>,
-    #[schema(example = true)]
+    #[schema(nullable = false, example = true)]
     is_default: Option<bool>,
 }
 
