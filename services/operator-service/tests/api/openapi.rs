@@ -488,3 +488,21 @@ async fn the_documented_bodies_are_the_accepted_bodies() {
         ])
     );
 }
+
+/// A generated client fails on an enum value its document does not list: each closed set the
+/// document shows is exactly what the catalog database lets a row hold.
+#[tokio::test]
+async fn the_documents_closed_sets_are_the_databases() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    for (schema, column) in [
+        ("HierarchyRole", "hierarchy_role"),
+        ("ServiceStatus", "status"),
+    ] {
+        assert_eq!(
+            testkit::closed_sets::documented(&doc, schema),
+            testkit::closed_sets::allowed(&app.database, "services", column).await,
+            "{schema} and services.{column}"
+        );
+    }
+}
