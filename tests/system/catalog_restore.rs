@@ -124,6 +124,24 @@ async fn redemption(catalog_db: &str) -> Option<(i64, String, i32)> {
         .map(|row| (row.get(0), row.get(1), row.get(2)))
 }
 
+/// `point-service cross-check` over the three databases: its exit code and its lines.
+async fn cross_check(points_db: &str, catalog_db: &str, auth_db: &str) -> (i32, String) {
+    let output = e2e::run(
+        "point-service",
+        &["cross-check"],
+        points_db,
+        &[
+            ("CATALOG_DATABASE_URL", catalog_db),
+            ("AUTH_DATABASE_URL", auth_db),
+        ],
+    )
+    .await;
+    (
+        output.status.code().unwrap(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
 #[tokio::test]
 async fn a_code_redeemed_again_after_a_catalog_restore_is_not_credited_twice() {
     let auth_db = demo_database(&["auth-service"], "auth").await;
@@ -145,6 +163,13 @@ async fn a_code_redeemed_again_after_a_catalog_restore_is_not_credited_twice() {
     let backup =
         std::env::temp_dir().join(format!("catalog-{}.dump", uuid::Uuid::new_v4().simple()));
 
+    let check = async || cross_check(points_db.url(), catalog_db.url(), auth_db.url()).await;
+    assert_eq!(
+        check().await,
+        (0, String::new()),
+        "the demo's databases agree"
+    );
+
     // The restore point: the code not yet redeemed.
     back_up(catalog_db.url(), &backup);
     let sara_before = points(&stack, SARA).await;
@@ -161,12 +186,25 @@ async fn a_code_redeemed_again_after_a_catalog_restore_is_not_credited_twice() {
         redemption(catalog_db.url()).await.is_none(),
         "the restored catalog forgot it"
     );
+    assert_eq!(
+        check().await,
+        (
+            1,
+            "credit_without_redemption\tgift-card:WELCOME-100\tclient 1001\t100\n".to_owned()
+        ),
+        "the cross-check tells what the restore lost"
+    );
 
     // The same client redeems it again: answered as redeemed, credited once.
     let (status, answer) = redeem(&stack, SARA).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(points(&stack, SARA).await, sara_after, "no second credit");
     assert_eq!(credits(points_db.url()).await, [(1001, "100".to_owned())]);
+    assert_eq!(
+        check().await,
+        (0, String::new()),
+        "the redemption is back, as it was"
+    );
 
     // Restored once more, another client redeems it: the ledger's reference is Sara's, so
     // Omar is never credited; his redemption stays pending (retried, refused each time with
@@ -201,5 +239,13 @@ async fn a_code_redeemed_again_after_a_catalog_restore_is_not_credited_twice() {
     );
     assert_eq!(points(&stack, SARA).await, sara_after);
     assert_eq!(credits(points_db.url()).await, [(1001, "100".to_owned())]);
+    assert_eq!(
+        check().await,
+        (
+            1,
+            "redeemed_by_another\tgift-card:WELCOME-100\tcredited to 1001, redeemed by 1002\n"
+                .to_owned()
+        ),
+    );
     let _ = std::fs::remove_file(&backup);
 }

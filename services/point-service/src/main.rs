@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use chrono::NaiveDate;
 use clap::{Parser, Subcommand};
-use point_service::reports::{audit, liability, reconcile};
+use point_service::reports::{audit, cross_check, liability, reconcile};
 use point_service::{
     DEFAULT_PORT, SERVICE, config::Config, db, expiry, housekeeping, payments, seed, startup,
 };
@@ -158,7 +158,35 @@ enum PointCommand {
     /// housekeeping_* gauges.
     #[command(after_help = ::housekeeping::EXIT_CODES)]
     Housekeeping,
+    /// Compare the ledger with the catalog and auth databases, after one of them was
+    /// restored to an earlier time: every gift-code credit has its redemption (same client,
+    /// same points), every redemption the point service credited has its credit, every
+    /// client an order or an account names exists. One line per difference, tab-separated:
+    /// kind, what, details. Changes nothing (docs/runbook.md, "Restoring a database", says
+    /// how to settle each). Reads CATALOG_DATABASE_URL and AUTH_DATABASE_URL (read-only
+    /// access is enough) besides the database's variables.
+    #[command(after_help = CROSS_CHECK_EXIT_CODES, verbatim_doc_comment)]
+    CrossCheck {
+        #[arg(
+            long,
+            env = "CATALOG_DATABASE_URL",
+            hide_env_values = true,
+            value_name = "URL"
+        )]
+        catalog_url: String,
+        #[arg(
+            long,
+            env = "AUTH_DATABASE_URL",
+            hide_env_values = true,
+            value_name = "URL"
+        )]
+        auth_url: String,
+    },
 }
+
+const CROSS_CHECK_EXIT_CODES: &str = "Exit codes: 0 the databases agree; 1 at least one \
+difference (the lines on stdout); 2 nothing concluded: a database could not be read, or bad \
+arguments or configuration.";
 
 const EXIT_CODES: &str = "Exit codes: 0 done (also when nothing was due, or expiry is off); \
 1 failed: the database could not be reached or failed part way (expire-points: what was \
@@ -222,6 +250,12 @@ fn main() -> ExitCode {
         },
         PointCommand::Housekeeping => BINARY.with_database(async |database| {
             ::housekeeping::command(&database, housekeeping::RULES).await
+        }),
+        PointCommand::CrossCheck {
+            catalog_url,
+            auth_url,
+        } => BINARY.with_database_code(async |database| {
+            Ok(cross_check::command(&database, &catalog_url, &auth_url).await)
         }),
     }
 }

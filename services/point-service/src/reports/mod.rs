@@ -3,5 +3,6 @@
 //! at the payment service against the ledger's card credits (`reconcile`).
 
 pub mod audit;
+pub mod cross_check;
 pub mod liability;
 pub mod reconcile;
