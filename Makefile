@@ -1,5 +1,5 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build api-documents bench soak soak-rolling failover clean-db clean-local fuzz fuzz-api
+.PHONY: run test seed build api-documents bench restore-drill soak soak-rolling failover clean-db clean-local fuzz fuzz-api
 
 FIXTURE ?= deploy/fixtures/demo.json
 
@@ -66,6 +66,16 @@ soak-rolling:
 failover:
 	cargo build --workspace --bins --quiet
 	cargo run --quiet -p e2e --bin failover
+
+## make restore-drill: pgBackRest (Debian's, installed when missing) on a project-local cluster
+## with WAL archiving and the services under load; (1) a mistaken mass update recovered by a
+## point-in-time restore of the cluster, (2) the catalog alone restored to an earlier time.
+## After each: audit, reconcile, the gift-code checks and `point-service cross-check`.
+## Prints the figures of docs/runbook.md, "Restoring a database" (tests/src/bin/restore_drill.rs).
+restore-drill:
+	@bash -c '. scripts/lib.sh && require_commands pgbackrest pg_dump:postgresql-client'
+	cargo build --workspace --bins --quiet
+	cargo run --quiet -p e2e --bin restore_drill
 
 ## make clean-db: drop the three databases `make run` made, so the next run starts from demo.json.
 ## Only databases `make run` made (it marks them) are dropped; others of those names are kept.

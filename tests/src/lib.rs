@@ -460,6 +460,16 @@ impl LocalCluster {
         ]);
     }
 
+    /// Its folder: `data/` (the cluster), the socket and `server.log`.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
+    /// Stops it cleanly (a checkpoint first), as before maintenance.
+    pub fn stop(&self) {
+        self.script(&["stop-local", self.dir.to_str().unwrap(), "fast"]);
+    }
+
     /// Stops it the hard way, as a crash or a node loss would.
     pub fn kill(&self) {
         self.script(&["stop-local", self.dir.to_str().unwrap(), "immediate"]);

@@ -24,27 +24,27 @@ pub enum Difference {
     /// The ledger credited a code the catalog has no redemption of (the catalog was restored
     /// to before it): the code may be redeemed again, and is then never credited twice.
     CreditWithoutRedemption {
-        code: String,
+        reference: String,
         client: i64,
         points: BigDecimal,
     },
     /// The catalog's redemption of a credited code names another client than the credit
     /// (another client redeemed it after a restore): that client was never credited.
     RedeemedByAnother {
-        code: String,
+        reference: String,
         credited: i64,
         redeemed: i64,
     },
     /// The redemption and the credit disagree on the points.
     PointsDiffer {
-        code: String,
+        reference: String,
         credited: BigDecimal,
         redeemed: BigDecimal,
     },
     /// A redemption the catalog says was credited by the point service, with no credit in
     /// the ledger (the ledger was restored to before it): the client lost the points.
     CreditMissing {
-        code: String,
+        reference: String,
         client: i64,
         points: BigDecimal,
     },
@@ -56,42 +56,39 @@ impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::CreditWithoutRedemption {
-                code,
+                reference,
                 client,
                 points,
             } => {
                 write!(
                     f,
-                    "credit_without_redemption\tgift-card:{code}\tclient {client}\t{points}"
+                    "credit_without_redemption\t{reference}\tclient {client}\t{points}"
                 )
             }
             Self::RedeemedByAnother {
-                code,
+                reference,
                 credited,
                 redeemed,
             } => write!(
                 f,
-                "redeemed_by_another\tgift-card:{code}\tcredited to {credited}, redeemed by {redeemed}"
+                "redeemed_by_another\t{reference}\tcredited to {credited}, redeemed by {redeemed}"
             ),
             Self::PointsDiffer {
-                code,
+                reference,
                 credited,
                 redeemed,
             } => {
                 write!(
                     f,
-                    "points_differ\tgift-card:{code}\tcredited {credited}, redeemed {redeemed}"
+                    "points_differ\t{reference}\tcredited {credited}, redeemed {redeemed}"
                 )
             }
             Self::CreditMissing {
-                code,
+                reference,
                 client,
                 points,
             } => {
-                write!(
-                    f,
-                    "credit_missing\tgift-card:{code}\tclient {client}\t{points}"
-                )
+                write!(f, "credit_missing\t{reference}\tclient {client}\t{points}")
             }
             Self::UnknownClient { client, named_by } => {
                 write!(f, "unknown_client\tclient {client}\t{named_by}")
@@ -102,8 +99,10 @@ impl fmt::Display for Difference {
 
 #[derive(QueryableByName)]
 struct Credit {
+    /// `gift-card:<code>` (`gift-card:<redemption id>` on redemptions made before the
+    /// reference was the code).
     #[diesel(sql_type = Text)]
-    code: String,
+    reference: String,
     #[diesel(sql_type = BigInt)]
     client_id: i64,
     #[diesel(sql_type = Numeric)]
@@ -112,8 +111,9 @@ struct Credit {
 
 #[derive(QueryableByName)]
 struct Redemption {
+    /// The reference its credit is sent under.
     #[diesel(sql_type = Text)]
-    code: String,
+    reference: String,
     #[diesel(sql_type = BigInt)]
     client_id: i64,
     #[diesel(sql_type = Numeric)]
@@ -146,13 +146,16 @@ pub async fn run(
     auth: &mut AsyncPgConnection,
 ) -> diesel::QueryResult<Vec<Difference>> {
     let credits: Vec<Credit> = diesel::sql_query(
-        "SELECT substr(reference, length('gift-card:') + 1) AS code, client_id, points
+        "SELECT reference, client_id, points
          FROM point_entries WHERE kind = 'gift_card_credit' AND reference LIKE 'gift-card:%'",
     )
     .load(points)
     .await?;
     let redemptions: Vec<Redemption> = diesel::sql_query(
-        "SELECT code, client_id, points, status, credit_target FROM gift_card_redemptions",
+        // Redemptions from before the credit's target was recorded have none: `unknown`.
+        "SELECT credit_reference AS reference, client_id, points, status,
+                COALESCE(credit_target, 'unknown') AS credit_target
+         FROM gift_card_redemptions",
     )
     .load(catalog)
     .await?;
@@ -196,24 +199,27 @@ pub async fn run(
 
 /// The ledger's gift-code credits against the catalog's redemptions.
 fn gift_codes(credits: &[Credit], redemptions: &[Redemption]) -> Vec<Difference> {
-    let redeemed: BTreeMap<&str, &Redemption> =
-        redemptions.iter().map(|r| (r.code.as_str(), r)).collect();
-    let credited: BTreeMap<&str, &Credit> = credits.iter().map(|c| (c.code.as_str(), c)).collect();
+    let redeemed: BTreeMap<&str, &Redemption> = redemptions
+        .iter()
+        .map(|r| (r.reference.as_str(), r))
+        .collect();
+    let credited: BTreeMap<&str, &Credit> =
+        credits.iter().map(|c| (c.reference.as_str(), c)).collect();
     let mut out = Vec::new();
     for credit in credits {
-        match redeemed.get(credit.code.as_str()) {
+        match redeemed.get(credit.reference.as_str()) {
             None => out.push(Difference::CreditWithoutRedemption {
-                code: credit.code.clone(),
+                reference: credit.reference.clone(),
                 client: credit.client_id,
                 points: credit.points.clone(),
             }),
             Some(r) if r.client_id != credit.client_id => out.push(Difference::RedeemedByAnother {
-                code: credit.code.clone(),
+                reference: credit.reference.clone(),
                 credited: credit.client_id,
                 redeemed: r.client_id,
             }),
             Some(r) if r.points != credit.points => out.push(Difference::PointsDiffer {
-                code: credit.code.clone(),
+                reference: credit.reference.clone(),
                 credited: credit.points.clone(),
                 redeemed: r.points.clone(),
             }),
@@ -222,9 +228,9 @@ fn gift_codes(credits: &[Credit], redemptions: &[Redemption]) -> Vec<Difference>
     }
     for r in redemptions {
         let ours = r.credit_target == "point_service" && r.status == "credited";
-        if ours && !credited.contains_key(r.code.as_str()) {
+        if ours && !credited.contains_key(r.reference.as_str()) {
             out.push(Difference::CreditMissing {
-                code: r.code.clone(),
+                reference: r.reference.clone(),
                 client: r.client_id,
                 points: r.points.clone(),
             });
@@ -280,7 +286,7 @@ mod tests {
 
     fn credit(code: &str, client_id: i64, points: u32) -> Credit {
         Credit {
-            code: code.into(),
+            reference: format!("gift-card:{code}"),
             client_id,
             points: points.into(),
         }
@@ -288,7 +294,7 @@ mod tests {
 
     fn redemption(code: &str, client_id: i64, points: u32, status: &str) -> Redemption {
         Redemption {
-            code: code.into(),
+            reference: format!("gift-card:{code}"),
             client_id,
             points: points.into(),
             status: status.into(),
@@ -321,22 +327,22 @@ mod tests {
             found,
             [
                 Difference::CreditWithoutRedemption {
-                    code: "FORGOTTEN".into(),
+                    reference: "gift-card:FORGOTTEN".into(),
                     client: 1,
                     points: 100.into()
                 },
                 Difference::RedeemedByAnother {
-                    code: "OTHER-CLIENT".into(),
+                    reference: "gift-card:OTHER-CLIENT".into(),
                     credited: 1,
                     redeemed: 2
                 },
                 Difference::PointsDiffer {
-                    code: "OTHER-POINTS".into(),
+                    reference: "gift-card:OTHER-POINTS".into(),
                     credited: 100.into(),
                     redeemed: 250.into()
                 },
                 Difference::CreditMissing {
-                    code: "LOST".into(),
+                    reference: "gift-card:LOST".into(),
                     client: 4,
                     points: 70.into()
                 },
