@@ -56,14 +56,17 @@ soak-rolling:
 	cargo build --workspace --bins --quiet
 	SOAK_REPLICAS=2 cargo run --quiet -p e2e --bin soak
 
-## make failover: a PostgreSQL primary and a synchronous streaming standby (project-local
-## clusters on ports of their own), the services on a multi-host DATABASE_URL
-## (target_session_attrs=read-write) under load; the primary is killed and the standby
-## promoted. Prints the seconds until writes succeed again and the answers in the gap; checks
-## every acknowledged order, the ledger audit and the gift codes (tests/src/bin/failover.rs).
-## FAILOVER_MODE=freeze stops the primary with SIGSTOP instead (a hung host);
-## FAILOVER_MODE=standby-lost stops the synchronous standby and starts it again.
+## make failover: three Patroni members in synchronous mode and one etcd (Debian's patroni and
+## etcd-server, installed when missing; project-local, on ports of their own), the services
+## on a multi-host DATABASE_URL (target_session_attrs=read-write) under load; the leader's
+## host is killed, Patroni elects and promotes another, the old one rejoins as a replica.
+## Prints the seconds until writes succeed again and the answers in the gap; checks every
+## acknowledged order, the ledger audit and the gift codes (tests/src/bin/failover/).
+## FAILOVER_MODE=freeze (the leader hangs: SIGSTOP), switchover (a planned one),
+## standby-lost (the synchronous standby's host killed, then back); FAILOVER_ENGINE=pg_ctl runs
+## the same without Patroni (a primary, a standby, the promotion by the driver). About 2 min.
 failover:
+	@bash -c '. scripts/lib.sh && require_commands patroni etcd:etcd-server pg_basebackup:postgresql-client'
 	cargo build --workspace --bins --quiet
 	cargo run --quiet -p e2e --bin failover
 

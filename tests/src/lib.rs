@@ -17,6 +17,7 @@ pub mod balancer;
 pub mod demo;
 pub mod log;
 pub mod money;
+pub mod patroni;
 pub mod pgbouncer;
 pub mod prometheus;
 pub mod promql_names;
