@@ -20,6 +20,29 @@ use serde_json::{Value, json};
 
 const CODE: &str = "WELCOME-100";
 
+/// docs/runbook.md, "Restoring a database", `redeemed_by_another`: the redemption set back to
+/// the client the ledger credited (the runbook's statement, with this test's values).
+const REDEEMED_BY_ANOTHER_REMEDY: &str = "UPDATE gift_card_redemptions SET client_id = 1001, \
+    points = 100, status = 'credited', credited_at = now(), answered_at = now(), \
+    lease_until = NULL, last_error = NULL WHERE code = 'WELCOME-100'";
+
+/// The same, `credit_without_redemption`: the redemption the restore forgot, put back.
+const CREDIT_WITHOUT_REDEMPTION_REMEDY: &str = "INSERT INTO gift_card_redemptions (code, \
+    client_id, points, status, credited_at, answered_at, credit_target, credit_reference) \
+    VALUES ('WELCOME-100', 1001, 100, 'credited', now(), now(), 'point_service', \
+    'gift-card:WELCOME-100')";
+
+async fn sql(url: &str, statement: &str) {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(statement)
+        .await
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+}
+
 /// Runs a PostgreSQL client tool (`pg_dump`, `pg_restore`, from the PATH).
 fn pg_tool(tool: &str, args: &[&str]) {
     let output = Command::new(tool)
@@ -247,5 +270,27 @@ async fn a_code_redeemed_again_after_a_catalog_restore_is_not_credited_twice() {
                 .to_owned()
         ),
     );
+
+    // docs/runbook.md, "Restoring a database": each line settled as it says, and the
+    // cross-check agrees again. Omar's redemption set back to Sara's credited one:
+    sql(catalog_db.url(), REDEEMED_BY_ANOTHER_REMEDY).await;
+    assert_eq!(
+        check().await,
+        (0, String::new()),
+        "settled as the runbook says"
+    );
+    // The catalog restored once more (the redemption forgotten), and put back by hand:
+    restore(catalog_db.url(), &backup);
+    stack.start_order_again().await;
+    assert_eq!(check().await.0, 1);
+    sql(catalog_db.url(), CREDIT_WITHOUT_REDEMPTION_REMEDY).await;
+    assert_eq!(
+        check().await,
+        (0, String::new()),
+        "settled as the runbook says"
+    );
+    let (status, answer) = redeem(&stack, OMAR).await;
+    assert_ne!(status, 200, "the code is redeemed again, by Sara: {answer}");
+    assert_eq!(points(&stack, OMAR).await, omar_before);
     let _ = std::fs::remove_file(&backup);
 }
