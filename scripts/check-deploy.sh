@@ -66,6 +66,37 @@ checkov() {
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# cloudnative_pg_check RENDER...: scripts/cloudnative-pg/validate.mjs with its pinned packages
+# (npm ci into a cache, redone only when package-lock.json changes), then tsc over the typed
+# documents it writes.
+cloudnative_pg_check() {
+    local tools=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/cloudnative-pg src=scripts/cloudnative-pg want
+    command -v node >/dev/null && command -v npm >/dev/null || fail "node and npm are needed (Node.js 20)"
+    want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
+    mkdir -p "$tools"
+    (
+        flock 9
+        if [ "$(cat "$tools/.pinned" 2>/dev/null)" != "$want" ]; then
+            log "installing the pinned CloudNativePG models into $tools"
+            rm -rf "$tools/node_modules" "$tools/.pinned"
+            cp "$src/package.json" "$src/package-lock.json" "$tools/"
+            (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+            echo "$want" >"$tools/.pinned"
+        fi
+    ) 9>"$tools/.lock"
+    local run
+    run=$(mktemp -d "$tools/run.XXXXXX")
+    cp "$src/validate.mjs" "$run/"
+    printf '{"compilerOptions": {"strict": true, "noEmit": true, "module": "NodeNext", "moduleResolution": "NodeNext", "target": "ES2022", "skipLibCheck": true}, "files": ["check.ts"]}\n' >"$run/tsconfig.json"
+    local status=0
+    node "$run/validate.mjs" "$run" "$@" || status=1
+    if [ "$status" -eq 0 ] && ! (cd "$run" && "$tools/node_modules/.bin/tsc" -p . --pretty false); then
+        status=1
+    fi
+    rm -rf "$run"
+    [ "$status" -eq 0 ] || fail "the CloudNativePG documents do not match the operator's API (above)"
+}
+
 # --- 1 ---------------------------------------------------------------------------------------
 echo "== checkov: deploy/Dockerfile, deploy/pgbouncer.Dockerfile"
 # CKV_DOCKER_2 (no HEALTHCHECK) is skipped inline in each Dockerfile, with its reason.
@@ -76,7 +107,7 @@ for overlay in dev prod; do
     echo "== kustomize: k8s/overlays/$overlay"
     kubectl kustomize "k8s/overlays/$overlay" >"$work/$overlay.yaml"
 done
-for example in pgbouncer-at-scale over-budget cronjob-over-budget; do
+for example in pgbouncer-at-scale over-budget cronjob-over-budget cloudnative-pg-dev cloudnative-pg-prod; do
     echo "== kustomize: k8s/tests/$example"
     kubectl kustomize "k8s/tests/$example" >"$work/$example.yaml"
 done
@@ -84,11 +115,16 @@ echo "== kubernetes-validate --strict (Kubernetes $KUBERNETES_VERSION)"
 # kubernetes-validate only warns on a kind it has no schema for; those are the CRDs'
 # documents, which the next step validates. Any other warning fails.
 "$venv/bin/kubernetes-validate" --strict --quiet --kubernetes-version "$KUBERNETES_VERSION" \
-    "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml" 2>&1 | tee "$work/validate.out"
+    "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml" \
+    "$work/cloudnative-pg-dev.yaml" "$work/cloudnative-pg-prod.yaml" 2>&1 | tee "$work/validate.out"
 if grep -v "Couldn't find schema for kind \(PrometheusRule\|PodMonitor\) with api version monitoring.coreos.com/v1" \
-    "$work/validate.out" | grep -q .; then
+    "$work/validate.out" |
+    grep -v "Couldn't find schema for kind \(Cluster\|Database\|ScheduledBackup\) with api version postgresql.cnpg.io/v1" |
+    grep -q .; then
     fail "kubernetes-validate reported the lines above"
 fi
+echo "== CloudNativePG kinds (@kubernetes-models/cloudnative-pg, scripts/cloudnative-pg/)"
+cloudnative_pg_check "$work/cloudnative-pg-dev.yaml" "$work/cloudnative-pg-prod.yaml"
 echo "== prometheus-operator kinds (cloudcoil-models-prometheus-operator $PROMETHEUS_OPERATOR_MODELS_VERSION)"
 "$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml" <<'PY'
 import sys
@@ -417,7 +453,8 @@ echo "== who may reach /metrics (network-config-analyzer $NETWORK_CONFIG_ANALYZE
 
 # --- 6 ---------------------------------------------------------------------------------------
 echo "== connection budget"
-"$venv/bin/python" scripts/connection-budget.py "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml"
+"$venv/bin/python" scripts/connection-budget.py "$work/dev.yaml" "$work/prod.yaml" "$work/pgbouncer-at-scale.yaml" \
+    "$work/cloudnative-pg-dev.yaml" "$work/cloudnative-pg-prod.yaml"
 # The two self-tests below are about the script (does it refuse what does not fit, does it
 # count a CronJob whose runs may overlap twice?), not about this deployment: they are read
 # against a server that leaves exactly prod's own count (plus one for the second), so the

@@ -22,7 +22,9 @@ For each render, the worst case (`pods_at_worst` and `per_pod` are the rule, wri
 Those that go through PgBouncer (their DATABASE_URL is a `*_POOLED_DATABASE_URL` key) count
 against PgBouncer's max_client_conn instead, and PgBouncer's own pods count (pods x databases x
 (default_pool_size + reserve_pool_size)) against the server. The server's side must stay within
-max_connections less reserved_connections, both read from the ConfigMap `postgres-limits`.
+max_connections less reserved_connections, both read from the ConfigMap `postgres-limits`, or,
+when the render holds a CloudNativePG Cluster, from its PostgreSQL parameters (max_connections
+less superuser_reserved_connections and reserved_connections).
 Prints the sums; exits 1 if a render does not fit.
 """
 
@@ -132,6 +134,14 @@ def check(path):
         by_kind.setdefault(d["kind"], []).append(d)
     configmaps = {c["metadata"]["name"]: c.get("data", {}) for c in by_kind.get("ConfigMap", [])}
     limits = next((data for name, data in configmaps.items() if name.startswith("postgres-limits")), None)
+    clusters = by_kind.get("Cluster", [])
+    if clusters:
+        # The databases on CloudNativePG (k8s/components/cloudnative-pg): the server's limits are
+        # the Cluster's own parameters, with PostgreSQL's defaults where it sets none.
+        parameters = clusters[0]["spec"].get("postgresql", {}).get("parameters", {})
+        limits = {"max_connections": parameters.get("max_connections", "100"),
+                  "reserved_connections": str(int(parameters.get("superuser_reserved_connections", "3"))
+                                              + int(parameters.get("reserved_connections", "0")))}
     if limits is None:
         return [f"{path}: no ConfigMap postgres-limits (max_connections, reserved_connections)"], []
     budget = int(limits["max_connections"]) - int(limits["reserved_connections"])
