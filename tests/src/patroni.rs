@@ -251,6 +251,26 @@ impl Cluster {
         }
     }
 
+    /// The member is a standby streaming from the leader (in recovery, its WAL receiver
+    /// streaming): a member that came back really rejoined.
+    pub async fn streaming(&self, member: usize) -> bool {
+        let Ok((client, connection)) =
+            tokio_postgres::connect(&self.member_url(member, "postgres"), tokio_postgres::NoTls)
+                .await
+        else {
+            return false;
+        };
+        tokio::spawn(connection);
+        client
+            .query_one(
+                "SELECT pg_is_in_recovery() AND EXISTS \
+                 (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')",
+                &[],
+            )
+            .await
+            .is_ok_and(|row| row.get::<_, bool>(0))
+    }
+
     async fn writable(&self, member: usize) -> bool {
         let Ok((client, connection)) =
             tokio_postgres::connect(&self.member_url(member, "postgres"), tokio_postgres::NoTls)

@@ -24,7 +24,8 @@ const CODE: &str = "WELCOME-100";
 /// the client the ledger credited (the runbook's statement, with this test's values).
 const REDEEMED_BY_ANOTHER_REMEDY: &str = "UPDATE gift_card_redemptions SET client_id = 1001, \
     points = 100, status = 'credited', credited_at = now(), answered_at = now(), \
-    lease_until = NULL, last_error = NULL WHERE code = 'WELCOME-100'";
+    lease_until = NULL, last_error = NULL WHERE code = 'WELCOME-100' AND client_id = 1002 \
+    AND status = 'pending' AND credit_target = 'point_service'";
 
 /// The same, `credit_without_redemption`: the redemption the restore forgot, put back.
 const CREDIT_WITHOUT_REDEMPTION_REMEDY: &str = "INSERT INTO gift_card_redemptions (code, \
@@ -266,7 +267,7 @@ async fn a_code_redeemed_again_after_a_catalog_restore_is_not_credited_twice() {
         check().await,
         (
             1,
-            "redeemed_by_another\tgift-card:WELCOME-100\tcredited to 1001, redeemed by 1002\n"
+            "redeemed_by_another\tgift-card:WELCOME-100\tcredited 100 to 1001, redeemed by 1002 (pending)\n"
                 .to_owned()
         ),
     );

@@ -349,6 +349,12 @@ async fn main() -> std::process::ExitCode {
         .await;
         lost += usize::from(redeemed == "0" && credited == "0");
     }
+    if lost != after.codes.len() {
+        failures.push(format!(
+            "{lost} of the {} codes redeemed after the target are gone from both databases; all must be",
+            after.codes.len()
+        ));
+    }
     eprintln!(
         "restore-drill 1: full backup {backup_seconds:.1} s; restore {restore_seconds:.1} s, ready \
          {ready_seconds:.1} s after the stop; {} orders and {} codes before the target all there; \
@@ -436,15 +442,17 @@ async fn main() -> std::process::ExitCode {
     // The services that use the catalog stop while it is replaced (scaled to zero).
     stack.order.stop().await;
     stack.operator.stop().await;
-    sql(&admin, "DROP DATABASE catalog WITH (FORCE)").await;
-    sql(&admin, "CREATE DATABASE catalog").await;
+    // Into the live database, in one transaction: its owner, settings and grants stay, and a
+    // failed load leaves it as it was.
     let status = Command::new("pg_restore")
         .args([
+            "--clean",
+            "--if-exists",
+            "--single-transaction",
             "--dbname",
             &databases.catalog,
-            "--single-transaction",
-            dump.to_str().unwrap(),
         ])
+        .arg(&dump)
         .status()
         .unwrap();
     assert!(status.success(), "pg_restore of the catalog");
@@ -461,16 +469,54 @@ async fn main() -> std::process::ExitCode {
         .collect();
     expected.sort();
     checks(&databases, &stack, &mut failures, &expected.concat()).await;
-    // Redeemed again, by the same client and by another: never credited a second time.
+    // Redeemed again, by the same client (answered 200) and by another (refused): the ledger's
+    // gift-code credits, every reference counted, and every balance do not move.
+    let ledger = "SELECT count(*) || ' ' || COALESCE(sum(points), 0) FROM point_entries \
+                  WHERE kind = 'gift_card_credit'";
+    let balances = "SELECT string_agg(client_id || ':' || balance, ',' ORDER BY client_id) FROM point_accounts";
+    let (credits_before, balances_before) = (
+        sql(&databases.points, ledger).await,
+        sql(&databases.points, balances).await,
+    );
     let http = reqwest::Client::new();
-    for (i, (client, code)) in forgotten.codes.iter().take(10).enumerate() {
+    let mut expected: Vec<String> = Vec::new();
+    for (i, (client, code)) in forgotten.codes.iter().enumerate() {
+        let reference = format!("gift-card:{code}");
+        if i >= 10 {
+            expected.push(format!(
+                "credit_without_redemption\t{reference}\tclient {client}\t10\n"
+            ));
+            continue;
+        }
         let by = if i % 2 == 0 {
             *client
         } else {
             CLIENTS.iter().find(|c| c.0 != *client).unwrap().0
         };
         let token = CLIENTS.iter().find(|c| c.0 == by).unwrap().1;
-        let _ = money::redeem(&http, &stack.order.base, token, code).await;
+        let (status, answer) = money::redeem(&http, &stack.order.base, token, code).await;
+        if by == *client && status != 200 {
+            failures.push(format!(
+                "{code} redeemed again by its client: {status} {answer}"
+            ));
+        }
+        if by != *client {
+            if status == 200 {
+                failures.push(format!(
+                    "{code} redeemed again by {by}, not its client: 200 {answer}"
+                ));
+            }
+            expected.push(format!(
+                "redeemed_by_another\t{reference}\tcredited 10 to {client}, redeemed by {by} (pending)\n"
+            ));
+        }
+    }
+    expected.sort();
+    checks(&databases, &stack, &mut failures, &expected.concat()).await;
+    if sql(&databases.points, ledger).await != credits_before
+        || sql(&databases.points, balances).await != balances_before
+    {
+        failures.push("redeeming forgotten codes again moved the ledger".to_owned());
     }
     credited_once(&databases.points, &forgotten.codes, &mut failures).await;
     for (_, order) in &forgotten.orders {
@@ -483,7 +529,7 @@ async fn main() -> std::process::ExitCode {
     eprintln!(
         "restore-drill 2: the catalog alone to {earlier} in {catalog_seconds:.1} s (restore beside, \
          dump, load, services back); cross-check listed the {} redemptions it forgot; 10 of them \
-         redeemed again, none credited twice",
+         redeemed again (5 by their client: 200; 5 by another: refused, listed), the ledger unmoved",
         forgotten.codes.len()
     );
     drop(stack);

@@ -29,11 +29,24 @@ pub enum Difference {
         points: BigDecimal,
     },
     /// The catalog's redemption of a credited code names another client than the credit
-    /// (another client redeemed it after a restore): that client was never credited.
+    /// (another client redeemed it after a restore): that client was never credited by the
+    /// point service (its redemption stays pending; `status` says where it stands).
     RedeemedByAnother {
         reference: String,
         credited: i64,
+        points: BigDecimal,
         redeemed: i64,
+        status: String,
+    },
+    /// The ledger credited the code, and the catalog's redemption of it went to the legacy
+    /// system (`USE_POINT_SERVICE=false` on the replica that took it again after a restore):
+    /// the legacy system never saw the point service's credit, so the client may hold the
+    /// points in both ledgers.
+    CreditedInBoth {
+        reference: String,
+        credited: i64,
+        redeemed: i64,
+        points: BigDecimal,
     },
     /// The redemption and the credit disagree on the points.
     PointsDiffer {
@@ -62,16 +75,30 @@ impl fmt::Display for Difference {
             } => {
                 write!(
                     f,
-                    "credit_without_redemption\t{reference}\tclient {client}\t{points}"
+                    "credit_without_redemption\t{reference}\tclient {client}\t{}",
+                    plain(points)
                 )
             }
             Self::RedeemedByAnother {
                 reference,
                 credited,
+                points,
                 redeemed,
+                status,
             } => write!(
                 f,
-                "redeemed_by_another\t{reference}\tcredited to {credited}, redeemed by {redeemed}"
+                "redeemed_by_another\t{reference}\tcredited {} to {credited}, redeemed by {redeemed} ({status})",
+                plain(points)
+            ),
+            Self::CreditedInBoth {
+                reference,
+                credited,
+                redeemed,
+                points,
+            } => write!(
+                f,
+                "credited_in_both\t{reference}\t{} credited to {credited} here, redeemed by {redeemed} through the legacy system",
+                plain(points)
             ),
             Self::PointsDiffer {
                 reference,
@@ -80,7 +107,9 @@ impl fmt::Display for Difference {
             } => {
                 write!(
                     f,
-                    "points_differ\t{reference}\tcredited {credited}, redeemed {redeemed}"
+                    "points_differ\t{reference}\tcredited {}, redeemed {}",
+                    plain(credited),
+                    plain(redeemed)
                 )
             }
             Self::CreditMissing {
@@ -88,13 +117,22 @@ impl fmt::Display for Difference {
                 client,
                 points,
             } => {
-                write!(f, "credit_missing\t{reference}\tclient {client}\t{points}")
+                write!(
+                    f,
+                    "credit_missing\t{reference}\tclient {client}\t{}",
+                    plain(points)
+                )
             }
             Self::UnknownClient { client, named_by } => {
                 write!(f, "unknown_client\tclient {client}\t{named_by}")
             }
         }
     }
+}
+
+/// A decimal as the runbook's statements take it: plain digits, never an exponent.
+fn plain(value: &BigDecimal) -> String {
+    value.normalized().to_plain_string()
 }
 
 #[derive(QueryableByName)]
@@ -160,41 +198,63 @@ pub async fn run(
     .load(catalog)
     .await?;
     let mut differences = gift_codes(&credits, &redemptions);
-    let named: Vec<Named> = diesel::sql_query(
-        "SELECT payer_id AS client_id, format('payer of order %s', correlation_id) AS named_by
-           FROM point_orders
-         UNION ALL
-         SELECT recipient_id, format('recipient of order %s', correlation_id) FROM point_orders
-         UNION ALL
-         SELECT client_id, 'points account' FROM point_accounts",
-    )
-    .load(points)
-    .await?;
-    let wanted: Vec<i64> = named
-        .iter()
-        .map(|n| n.client_id)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let known: BTreeSet<i64> =
-        diesel::sql_query("SELECT client_id FROM clients WHERE client_id = ANY($1)")
-            .bind::<diesel::sql_types::Array<BigInt>, _>(&wanted)
-            .load::<Client>(auth)
-            .await?
-            .into_iter()
-            .map(|c| c.client_id)
-            .collect();
-    differences.extend(
-        named
-            .into_iter()
-            .filter(|n| !known.contains(&n.client_id))
-            .map(|n| Difference::UnknownClient {
-                client: n.client_id,
-                named_by: n.named_by,
-            }),
-    );
+    differences.extend(unknown_clients(points, auth).await?);
     differences.sort();
     Ok(differences)
+}
+
+/// Clients an order or an account names that the auth database lacks. The ids are read
+/// distinct and asked in chunks, and only an unknown one is traced to what names it, so the
+/// memory it takes is the number of clients, not of orders.
+async fn unknown_clients(
+    points: &mut AsyncPgConnection,
+    auth: &mut AsyncPgConnection,
+) -> diesel::QueryResult<Vec<Difference>> {
+    const CHUNK: usize = 10_000;
+    let named: Vec<i64> = diesel::sql_query(
+        "SELECT payer_id AS client_id FROM point_orders
+         UNION SELECT recipient_id FROM point_orders
+         UNION SELECT client_id FROM point_accounts",
+    )
+    .load::<Client>(points)
+    .await?
+    .into_iter()
+    .map(|c| c.client_id)
+    .collect();
+    let mut unknown = Vec::new();
+    for chunk in named.chunks(CHUNK) {
+        let known: BTreeSet<i64> =
+            diesel::sql_query("SELECT client_id FROM clients WHERE client_id = ANY($1)")
+                .bind::<diesel::sql_types::Array<BigInt>, _>(chunk)
+                .load::<Client>(auth)
+                .await?
+                .into_iter()
+                .map(|c| c.client_id)
+                .collect();
+        unknown.extend(chunk.iter().copied().filter(|id| !known.contains(id)));
+    }
+    if unknown.is_empty() {
+        return Ok(Vec::new());
+    }
+    let naming: Vec<Named> = diesel::sql_query(
+        "SELECT payer_id AS client_id, format('payer of order %s', correlation_id) AS named_by
+           FROM point_orders WHERE payer_id = ANY($1)
+         UNION ALL
+         SELECT recipient_id, format('recipient of order %s', correlation_id)
+           FROM point_orders WHERE recipient_id = ANY($1)
+         UNION ALL
+         SELECT client_id, 'points account' FROM point_accounts WHERE client_id = ANY($1)",
+    )
+    .bind::<diesel::sql_types::Array<BigInt>, _>(&unknown)
+    .load(points)
+    .await?;
+    Ok(naming
+        .into_iter()
+        .map(|n| Difference::UnknownClient {
+            client: n.client_id,
+            named_by: n.named_by,
+        })
+        .collect())
 }
 
 /// The ledger's gift-code credits against the catalog's redemptions.
@@ -213,10 +273,18 @@ fn gift_codes(credits: &[Credit], redemptions: &[Redemption]) -> Vec<Difference>
                 client: credit.client_id,
                 points: credit.points.clone(),
             }),
-            Some(r) if r.client_id != credit.client_id => out.push(Difference::RedeemedByAnother {
+            Some(r) if r.credit_target == "legacy" => out.push(Difference::CreditedInBoth {
                 reference: credit.reference.clone(),
                 credited: credit.client_id,
                 redeemed: r.client_id,
+                points: credit.points.clone(),
+            }),
+            Some(r) if r.client_id != credit.client_id => out.push(Difference::RedeemedByAnother {
+                reference: credit.reference.clone(),
+                credited: credit.client_id,
+                points: credit.points.clone(),
+                redeemed: r.client_id,
+                status: r.status.clone(),
             }),
             Some(r) if r.points != credit.points => out.push(Difference::PointsDiffer {
                 reference: credit.reference.clone(),
@@ -309,44 +377,41 @@ mod tests {
             credit("FORGOTTEN", 1, 100),
             credit("OTHER-CLIENT", 1, 100),
             credit("OTHER-POINTS", 1, 100),
+            credit("BOTH", 6, 40),
         ];
         let mut legacy = redemption("LEGACY", 3, 50, "credited");
         legacy.credit_target = "legacy".into();
+        let mut both = redemption("BOTH", 6, 40, "credited");
+        both.credit_target = "legacy".into();
         let redemptions = [
             redemption("SAME", 1, 100, "credited"),
             redemption("OTHER-CLIENT", 2, 100, "pending"),
             redemption("OTHER-POINTS", 1, 250, "credited"),
             redemption("LOST", 4, 70, "credited"),
-            // Not credited yet, or credited elsewhere: nothing the ledger should hold.
+            // Not credited yet, or credited elsewhere only: nothing the ledger should hold.
             redemption("PENDING", 5, 10, "pending"),
             legacy,
+            both,
         ];
         let mut found = gift_codes(&credits, &redemptions);
         found.sort();
+        let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
         assert_eq!(
-            found,
+            lines,
             [
-                Difference::CreditWithoutRedemption {
-                    reference: "gift-card:FORGOTTEN".into(),
-                    client: 1,
-                    points: 100.into()
-                },
-                Difference::RedeemedByAnother {
-                    reference: "gift-card:OTHER-CLIENT".into(),
-                    credited: 1,
-                    redeemed: 2
-                },
-                Difference::PointsDiffer {
-                    reference: "gift-card:OTHER-POINTS".into(),
-                    credited: 100.into(),
-                    redeemed: 250.into()
-                },
-                Difference::CreditMissing {
-                    reference: "gift-card:LOST".into(),
-                    client: 4,
-                    points: 70.into()
-                },
+                "credit_without_redemption\tgift-card:FORGOTTEN\tclient 1\t100",
+                "redeemed_by_another\tgift-card:OTHER-CLIENT\tcredited 100 to 1, redeemed by 2 (pending)",
+                "credited_in_both\tgift-card:BOTH\t40 credited to 6 here, redeemed by 6 through the legacy system",
+                "points_differ\tgift-card:OTHER-POINTS\tcredited 100, redeemed 250",
+                "credit_missing\tgift-card:LOST\tclient 4\t70",
             ]
         );
+    }
+
+    #[test]
+    fn decimals_are_written_plain() {
+        let tiny: BigDecimal = "0.0000001".parse().unwrap();
+        assert_eq!(plain(&tiny), "0.0000001");
+        assert_eq!(plain(&"100.000".parse().unwrap()), "100");
     }
 }

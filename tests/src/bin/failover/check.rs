@@ -160,8 +160,8 @@ pub(crate) fn report(
     println!("- gift codes answered 200: {}", observed.redeemed.len());
     println!(
         "- longest time without an acknowledged point order, from the event to 5 s after the \
-         recovery: {:.1} s",
-        longest_pause(observed, killed, promoted + Duration::from_secs(5)).as_secs_f64()
+         writes were back: {:.1} s",
+        longest_pause(observed, killed, back + Duration::from_secs(5)).as_secs_f64()
     );
     let mut gap: BTreeMap<(String, u16, String), u64> = BTreeMap::new();
     for answer in observed

@@ -238,7 +238,9 @@ impl Engine {
             let roles = cluster.roles().await;
             let leaders = roles.iter().filter(|r| r.role == "leader").count();
             let running = roles.iter().filter(|r| r.running).count();
-            if leaders == 1 && running == cluster.members.len() {
+            // Patroni's `role` is only "not the lock holder": the member itself must be a
+            // standby streaming from the new leader.
+            if leaders == 1 && running == cluster.members.len() && cluster.streaming(hit).await {
                 let role = roles
                     .iter()
                     .find(|r| r.member == hit)
