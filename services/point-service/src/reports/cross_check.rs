@@ -97,7 +97,8 @@ impl fmt::Display for Difference {
                 points,
             } => write!(
                 f,
-                "credited_in_both\t{reference}\t{} credited to {credited} here, redeemed by {redeemed} through the legacy system",
+                "credited_in_both\t{reference}\t{} credited to {credited} here, \
+                 redeemed by {redeemed} through the legacy system",
                 plain(points)
             ),
             Self::PointsDiffer {
