@@ -546,6 +546,23 @@ pub async fn create_database(admin_url: &str, name: &str) -> String {
     db::with_database(admin_url, name).unwrap()
 }
 
+/// The three databases made on the server at `admin_url`, migrated and seeded with the demo
+/// fixture, each demo client funded generously and `codes` gift codes `<prefix>-0000`... worth
+/// 10 points added: what the drills (`make failover`, `make restore-drill`) load.
+pub async fn loaded_databases(admin_url: &str, prefix: &str, codes: usize) -> stack::Databases {
+    let databases = stack::Databases {
+        auth: create_database(admin_url, "auth").await,
+        points: create_database(admin_url, "points").await,
+        catalog: create_database(admin_url, "catalog").await,
+    };
+    migrate_and_seed(&["auth-service"], &databases.auth).await;
+    migrate_and_seed(&["point-service"], &databases.points).await;
+    migrate_and_seed(&["order-service", "operator-service"], &databases.catalog).await;
+    money::fund(&databases.points, 10_000_000).await;
+    money::add_gift_codes(&databases.catalog, prefix, codes, "10").await;
+    databases
+}
+
 /// An empty database, migrated and seeded with the demo fixture by each of `services` (the
 /// services that share it load their own sections).
 pub async fn demo_database(services: &[&str], label: &str) -> db::testing::TestDatabase {

@@ -254,24 +254,20 @@ impl Cluster {
     /// The member is a standby streaming from the leader (in recovery, its WAL receiver
     /// streaming): a member that came back really rejoined.
     pub async fn streaming(&self, member: usize) -> bool {
-        let Ok((client, connection)) =
-            tokio_postgres::connect(&self.member_url(member, "postgres"), tokio_postgres::NoTls)
-                .await
-        else {
-            return false;
-        };
-        tokio::spawn(connection);
-        client
-            .query_one(
-                "SELECT pg_is_in_recovery() AND EXISTS \
-                 (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')",
-                &[],
-            )
-            .await
-            .is_ok_and(|row| row.get::<_, bool>(0))
+        self.holds(
+            member,
+            "SELECT pg_is_in_recovery() AND EXISTS \
+             (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')",
+        )
+        .await
     }
 
     async fn writable(&self, member: usize) -> bool {
+        self.holds(member, "SELECT NOT pg_is_in_recovery()").await
+    }
+
+    /// Whether `query` (one boolean) holds on the member; false when it cannot be asked.
+    async fn holds(&self, member: usize, query: &str) -> bool {
         let Ok((client, connection)) =
             tokio_postgres::connect(&self.member_url(member, "postgres"), tokio_postgres::NoTls)
                 .await
@@ -280,9 +276,9 @@ impl Cluster {
         };
         tokio::spawn(connection);
         client
-            .query_one("SELECT pg_is_in_recovery()", &[])
+            .query_one(query, &[])
             .await
-            .is_ok_and(|row| !row.get::<_, bool>(0))
+            .is_ok_and(|row| row.get::<_, bool>(0))
     }
 
     /// The member's processes: Patroni's, then its PostgreSQL's (the postmaster and every

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use e2e::money::{self, CLIENTS};
 use e2e::stack::{Databases, Stack};
-use e2e::{LocalCluster, Service, create_database, free_port, migrate_and_seed, run};
+use e2e::{LocalCluster, Service, free_port, run};
 
 const STANZA: &str = "loyalty";
 /// Quick gift-card retries, so that nothing is left pending when the checks run.
@@ -278,16 +278,7 @@ async fn main() -> std::process::ExitCode {
     cluster.up();
     backups.run(&["stanza-create"]);
     backups.run(&["check"]);
-    let databases = Databases {
-        auth: create_database(&admin, "auth").await,
-        points: create_database(&admin, "points").await,
-        catalog: create_database(&admin, "catalog").await,
-    };
-    migrate_and_seed(&["auth-service"], &databases.auth).await;
-    migrate_and_seed(&["point-service"], &databases.points).await;
-    migrate_and_seed(&["order-service", "operator-service"], &databases.catalog).await;
-    money::fund(&databases.points, 10_000_000).await;
-    money::add_gift_codes(&databases.catalog, "RD", 4 * codes, "10").await;
+    let databases = e2e::loaded_databases(&admin, "RD", 4 * codes).await;
     let started = Instant::now();
     backups.run(&["backup", "--type=full"]);
     let backup_seconds = started.elapsed().as_secs_f64();

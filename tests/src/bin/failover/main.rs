@@ -47,7 +47,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use e2e::stack::{Databases, Stack};
-use e2e::{LocalCluster, create_database, migrate_and_seed, money, patroni};
+use e2e::{LocalCluster, patroni};
 
 use load::{GIFT_CODES, Load};
 use pg_ctl::Standby;
@@ -296,16 +296,7 @@ async fn main() -> std::process::ExitCode {
     };
     eprintln!("failover: {engine_name}, and the databases");
     let (mut engine, admin) = Engine::start(patroni).await;
-    let direct = Databases {
-        auth: create_database(&admin, "auth").await,
-        points: create_database(&admin, "points").await,
-        catalog: create_database(&admin, "catalog").await,
-    };
-    migrate_and_seed(&["auth-service"], &direct.auth).await;
-    migrate_and_seed(&["point-service"], &direct.points).await;
-    migrate_and_seed(&["order-service", "operator-service"], &direct.catalog).await;
-    money::fund(&direct.points, 10_000_000).await;
-    money::add_gift_codes(&direct.catalog, "FO", GIFT_CODES, "10").await;
+    e2e::loaded_databases(&admin, "FO", GIFT_CODES).await;
 
     let databases = Databases {
         auth: engine.url("auth"),
