@@ -7,7 +7,8 @@
 //!
 //! Timings are a drill's: the leader lock lives 10 s (`ttl`), Patroni's loop runs every
 //! second; production keeps Patroni's defaults (30 s, 10 s), and a failover then takes
-//! about three times as long (docs/scaling.md).
+//! about three times as long (docs/scaling.md). There is no watchdog device here, so a member
+//! whose Patroni hangs is not fenced: the freeze drill shows what that costs.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
