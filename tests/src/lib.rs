@@ -18,6 +18,7 @@ pub mod demo;
 pub mod log;
 pub mod money;
 pub mod patroni;
+pub mod pg_server;
 pub mod pgbouncer;
 pub mod prometheus;
 pub mod promql_names;

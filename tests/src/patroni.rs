@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::free_port;
+use crate::pg_server::{as_server_user, give_to_server_user, pg_bindir};
 
 /// The leader lock's time to live, in seconds (a dead leader is replaced after it).
 pub const TTL_SECONDS: u64 = 10;
@@ -37,47 +38,6 @@ pub struct Cluster {
     etcd: Child,
     pub members: Vec<Member>,
     http: reqwest::Client,
-}
-
-/// The uid and gid PostgreSQL runs as: `postgres` when we are root (it refuses root).
-fn server_user() -> Option<(u32, u32)> {
-    let id = |flag: &str, user: Option<&str>| {
-        let output = Command::new("id").arg(flag).args(user).output().ok()?;
-        String::from_utf8_lossy(&output.stdout)
-            .trim()
-            .parse::<u32>()
-            .ok()
-    };
-    if id("-u", None)? != 0 {
-        return None;
-    }
-    Some((id("-u", Some("postgres"))?, id("-g", Some("postgres"))?))
-}
-
-fn as_server_user(command: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt;
-    if let Some((uid, gid)) = server_user() {
-        command.uid(uid).gid(gid);
-    }
-    command
-}
-
-fn chown(path: &std::path::Path) {
-    if server_user().is_some() {
-        let _ = Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(path)
-            .status();
-    }
-}
-
-fn pg_bindir() -> String {
-    let output = Command::new("bash")
-        .args(["-c", ". scripts/lib.sh && pg_bindir"])
-        .current_dir(crate::repo_root())
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
 impl Cluster {
@@ -125,7 +85,7 @@ impl Cluster {
                 }
             })
             .collect();
-        chown(&dir);
+        give_to_server_user(&dir);
         let mut cluster = Cluster {
             dir,
             etcd,

@@ -27,6 +27,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use e2e::money::{self, CLIENTS};
+use e2e::pg_server::{as_server_user, give_to_server_user, pg_bindir};
 use e2e::stack::{Databases, Stack};
 use e2e::{LocalCluster, Service, free_port, run};
 
@@ -47,14 +48,7 @@ fn count_of(name: &str, default: usize) -> usize {
 /// Runs `program` as the user the cluster runs as (`postgres` when we are root: the server,
 /// and so pgBackRest, refuse root); its stdout, or the drill stops with its stderr.
 fn as_postgres(program: &str, args: &[&str]) -> String {
-    let mut command = if nix_root() {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--", program]);
-        c
-    } else {
-        Command::new(program)
-    };
-    let output = command
+    let output = as_server_user(&mut Command::new(program))
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("{program}: {e}"));
@@ -65,13 +59,6 @@ fn as_postgres(program: &str, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn nix_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
 }
 
 /// The pgBackRest repository, its configuration and its logs, in a folder of their own.
@@ -98,12 +85,7 @@ impl Backups {
             ),
         )
         .unwrap();
-        if nix_root() {
-            Command::new("chown")
-                .args(["-R", "postgres:postgres", dir.to_str().unwrap()])
-                .status()
-                .unwrap();
-        }
+        give_to_server_user(dir);
         Backups { config }
     }
 
@@ -365,12 +347,7 @@ async fn main() -> std::process::ExitCode {
     eprintln!("restore-drill: restoring the catalog alone to {earlier}, beside the live cluster");
     let scratch = work.join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
-    if nix_root() {
-        Command::new("chown")
-            .args(["postgres:postgres", scratch.to_str().unwrap()])
-            .status()
-            .unwrap();
-    }
+    give_to_server_user(&scratch);
     let started = Instant::now();
     let scratch_data = format!("--pg1-path={}", scratch.join("data").display());
     let earlier_option = format!("--target={earlier}");
@@ -535,14 +512,4 @@ async fn main() -> std::process::ExitCode {
     } else {
         std::process::ExitCode::FAILURE
     }
-}
-
-/// The installed PostgreSQL's binaries (the same ones `scripts/postgres.sh` uses).
-fn pg_bindir() -> String {
-    let output = Command::new("bash")
-        .args(["-c", ". scripts/lib.sh && pg_bindir"])
-        .current_dir(e2e::repo_root())
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }

@@ -5,15 +5,7 @@ use crate::helpers::*;
 #[tokio::test]
 async fn the_document_lists_every_route_with_its_method() {
     let app = spawn_app().await;
-    let doc: serde_json::Value = app
-        .client
-        .get(app.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = server::testing::openapi::document(&app.client, &app.base).await;
     let routes = [
         ("get", "/api/v2/client/points"),
         ("get", "/api/v2/client/point-history"),
@@ -66,15 +58,7 @@ async fn every_registered_route_is_documented() {
 #[tokio::test]
 async fn the_documents_closed_sets_are_the_databases() {
     let app = spawn_app().await;
-    let doc: serde_json::Value = app
-        .client
-        .get(app.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = server::testing::openapi::document(&app.client, &app.base).await;
     for (schema, table, column) in [
         ("OrderStatus", "point_orders", "status"),
         ("PaymentStatus", "point_orders", "payment_status"),
