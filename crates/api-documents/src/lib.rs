@@ -190,10 +190,7 @@ const METHODS: [&str; 8] = [
 ];
 
 fn audience(operation: &Value) -> Option<Audience> {
-    let name = operation.get(server::audience::EXTENSION)?.as_str()?;
-    Audience::ALL
-        .into_iter()
-        .find(|audience| audience.as_str() == name)
+    Audience::named(operation.get(server::audience::EXTENSION)?.as_str()?)
 }
 
 fn object(value: &Value) -> &Map<String, Value> {
