@@ -7,8 +7,11 @@
 //!
 //! Timings are a drill's: the leader lock lives 10 s (`ttl`), Patroni's loop runs every
 //! second; production keeps Patroni's defaults (30 s, 10 s), and a failover then takes
-//! about three times as long (docs/scaling.md). There is no watchdog device here, so a member
-//! whose Patroni hangs is not fenced: the freeze drill shows what that costs.
+//! about three times as long (docs/scaling.md). There is no watchdog device here: the
+//! cluster runs a stand-in for one (`watchdog`), without which a leader whose Patroni hangs is
+//! never fenced.
+
+mod watchdog;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -18,6 +21,8 @@ use serde_json::Value;
 
 use crate::free_port;
 use crate::pg_server::{as_server_user, give_to_server_user, pg_bindir};
+pub use watchdog::TIMEOUT as WATCHDOG_TIMEOUT;
+use watchdog::{Watchdog, Watched};
 
 /// The leader lock's time to live, in seconds (a dead leader is replaced after it).
 pub const TTL_SECONDS: u64 = 10;
@@ -38,6 +43,7 @@ pub struct Cluster {
     etcd: Child,
     pub members: Vec<Member>,
     http: reqwest::Client,
+    watchdog: Watchdog,
 }
 
 impl Cluster {
@@ -63,7 +69,7 @@ impl Cluster {
             .spawn()
             .expect("etcd runs (Debian's etcd-server)");
         let bin = pg_bindir();
-        let members = (1..=n)
+        let members: Vec<Member> = (1..=n)
             .map(|i| {
                 let name = format!("pg{i}");
                 let home = dir.join(&name);
@@ -86,11 +92,22 @@ impl Cluster {
             })
             .collect();
         give_to_server_user(&dir);
+        let watchdog = Watchdog::start(
+            members
+                .iter()
+                .map(|m: &Member| Watched {
+                    api: m.api,
+                    config: m.config.clone(),
+                    data: m.data.clone(),
+                })
+                .collect(),
+        );
         let mut cluster = Cluster {
             dir,
             etcd,
             members,
             http: reqwest::Client::new(),
+            watchdog,
         };
         for i in 0..n {
             cluster.start_member(i);
@@ -242,32 +259,15 @@ impl Cluster {
             .is_ok_and(|row| row.get::<_, bool>(0))
     }
 
-    /// The member's processes: Patroni's, then its PostgreSQL's (the postmaster and every
-    /// process it started).
-    fn processes(&self, member: usize) -> Vec<String> {
-        let m = &self.members[member];
-        let mut pids: Vec<String> = m.patroni.iter().map(|p| p.id().to_string()).collect();
-        if let Ok(pid_file) = std::fs::read_to_string(m.data.join("postmaster.pid")) {
-            let postmaster = pid_file
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_owned();
-            let children = Command::new("pgrep")
-                .args(["-P", &postmaster])
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                .unwrap_or_default();
-            pids.push(postmaster);
-            pids.extend(children.split_whitespace().map(str::to_owned));
-        }
-        pids
-    }
-
     fn signal(&self, member: usize, signal: &str) {
-        let pids = self.processes(member);
-        let _ = Command::new("kill").arg(signal).args(&pids).status();
+        let m = &self.members[member];
+        let pids = processes(&m.config, &m.data);
+        // A stale pid (the watchdog stand-in killed the member already) is no failure.
+        let _ = Command::new("kill")
+            .arg(signal)
+            .args(&pids)
+            .stderr(Stdio::null())
+            .status();
     }
 
     /// The member's host lost: Patroni and PostgreSQL killed at once (SIGKILL).
@@ -285,6 +285,12 @@ impl Cluster {
 
     pub fn thaw(&self, member: usize) {
         self.signal(member, "-CONT");
+    }
+
+    /// When the watchdog stand-in reset `member` (killed its processes, as the device resets
+    /// the host of a leader whose Patroni stopped feeding it) at or after `since`.
+    pub fn reset_by_watchdog(&self, member: usize, since: Instant) -> Option<Instant> {
+        self.watchdog.reset_since(member, since)
     }
 
     /// A planned switchover from `leader` to `candidate`, as an operator asks for it.
@@ -305,6 +311,52 @@ impl Cluster {
             String::from_utf8_lossy(&output.stderr)
         );
     }
+}
+
+/// A member's processes: its Patroni's (found by its configuration file's path, which no
+/// other member shares), then its PostgreSQL's (the postmaster and every process it started).
+fn processes(config: &std::path::Path, data: &std::path::Path) -> Vec<String> {
+    let mut pids = pgrep(&["-f", &config.display().to_string()]);
+    if let Ok(pid_file) = std::fs::read_to_string(data.join("postmaster.pid")) {
+        let postmaster = pid_file
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        let children = pgrep(&["-P", &postmaster]);
+        pids.push(postmaster);
+        pids.extend(children);
+    }
+    pids
+}
+
+/// Kills a member's processes at once (SIGKILL); false when its Patroni was not running
+/// (nothing to reset: a member the drill killed, its postmaster's pid file stale).
+fn kill_processes(config: &std::path::Path, data: &std::path::Path) -> bool {
+    if pgrep(&["-f", &config.display().to_string()]).is_empty() {
+        return false;
+    }
+    let pids = processes(config, data);
+    Command::new("kill")
+        .arg("-KILL")
+        .args(&pids)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+fn pgrep(args: &[&str]) -> Vec<String> {
+    Command::new("pgrep")
+        .args(args)
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// One member in Patroni's view.

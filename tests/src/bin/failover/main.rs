@@ -19,8 +19,10 @@
 //!   `pg_ctl`, an immediate shutdown);
 //! - `freeze`: every process of the primary SIGSTOPped (its kernel keeps accepting and
 //!   acknowledging, nothing answers, as with a hung host; the services must give up on it by
-//!   their own deadlines, `db::connect`); with Patroni it is thawed once the new leader
-//!   writes, and must rejoin as a replica;
+//!   their own deadlines, `db::connect`); with Patroni the watchdog stand-in resets it
+//!   (`e2e::patroni`: the leader's Patroni no longer runs its loop) before another member is
+//!   promoted, and after the load it boots again (thawed, if it was never reset) and must
+//!   rejoin as a replica;
 //! - `switchover` (Patroni): a planned switchover to the synchronous standby;
 //! - `standby-lost`: the synchronous standby lost, the primary stays; for
 //!   `FAILOVER_STANDBY_DOWN_SECONDS` (default 30), then started again. With `pg_ctl` every
@@ -229,7 +231,19 @@ impl Engine {
         let hit = event.member?;
         match mode {
             Mode::Kill => cluster.start_member(hit),
-            Mode::Freeze => cluster.thaw(hit),
+            Mode::Freeze => match cluster.reset_by_watchdog(hit, event.at) {
+                // The host was reset while hung: it boots again.
+                Some(reset) => {
+                    event.notes.push(format!(
+                        "{} reset by the watchdog stand-in {:.1} s after the freeze",
+                        cluster.members[hit].name,
+                        reset.duration_since(event.at).as_secs_f64()
+                    ));
+                    cluster.kill(hit);
+                    cluster.start_member(hit);
+                }
+                None => cluster.thaw(hit),
+            },
             Mode::Switchover | Mode::StandbyLost => {}
         }
         let back = Instant::now();
