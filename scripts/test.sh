@@ -61,6 +61,18 @@ echo "== deploy files (Dockerfile, Kubernetes manifests)"
 CHECK_DOCUMENT_FIGURES=1 scripts/check-deploy.sh
 echo "== alert rules (promtool), monitoring manifests"
 scripts/check-monitoring.sh
+echo "== test build"
+# The build's errors again at the end, with the disk and memory left: CI shows a failed run's
+# last lines, and a compiler or linker killed for want of either says little itself.
+build_log=$(mktemp)
+if ! { cargo test --workspace --no-run --locked 2>&1 1>&3 | tee "$build_log" >&2; } 3>&1; then
+    echo "== the test build failed: its errors, then disk and memory"
+    grep -E -A12 '^(error|warning: build failed)|signal: |No space left|Killed' "$build_log" | tail -60
+    df -h . "${TMPDIR:-/tmp}"
+    free -m
+    exit 1
+fi
+rm -f "$build_log"
 echo "== tests"
 cargo nextest run --workspace --locked --no-fail-fast
 # nextest does not run doctests.
