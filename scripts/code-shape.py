@@ -72,13 +72,15 @@ SPEC_MESSAGES = [
 # doc comments: 38 850 bytes in the four services' 44 (the issue's "38.8 KB", the relayed
 # routes' now in crates/relayed-routes) and 5 365 in the sandbox's. The shared operational
 # routes (crates/server, 3 attributes) hold one short line per answer and have no budget.
+# The four services' budget is per attribute (a third of those 44's mean, 294 bytes), so that
+# a new route brings its share and no more; the sandbox's routes are as they were.
 ATTRIBUTE_BUDGETS = {
     "the four services": (
         ("services/auth-service", "services/operator-service", "services/order-service",
          "services/point-service", "crates/relayed-routes"),
-        38_850 // 3,
+        lambda attributes: attributes * (38_850 // (44 * 3)),
     ),
-    "the payment sandbox": (("services/payment-sandbox",), 5_365 // 3),
+    "the payment sandbox": (("services/payment-sandbox",), lambda _: 5_365 // 3),
 }
 MAX_COLUMNS = 120
 MAX_FILE_LINES = 400
@@ -165,13 +167,16 @@ def main():
     size = sum(len(a.encode()) for _, a in attributes)
     print(f"#[utoipa::path] attributes: {len(attributes)}, {size} bytes")
     by_service = {}
+    count_by_service = {}
     for path, a in attributes:
         key = "/".join(path.relative_to(REPO).parts[:2])
         by_service[key] = by_service.get(key, 0) + len(a.encode())
+        count_by_service[key] = count_by_service.get(key, 0) + 1
     for key, bytes_ in sorted(by_service.items()):
         print(f"  {key}: {bytes_}")
-    for name, (places, budget) in ATTRIBUTE_BUDGETS.items():
+    for name, (places, budget_for) in ATTRIBUTE_BUDGETS.items():
         held = sum(bytes_ for key, bytes_ in by_service.items() if key in places)
+        budget = budget_for(sum(n for key, n in count_by_service.items() if key in places))
         print(f"  {name}: {held} bytes (budget {budget})")
         if held > budget:
             failures.append(f"the route attributes of {name} hold {held} bytes, over {budget}")

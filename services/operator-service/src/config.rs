@@ -3,8 +3,11 @@
 //! Variables (see docs/design.md and the README): the common ones (`APP_ENV`, `BIND_ADDR`
 //! default `127.0.0.1:8084`, `HTTP_WORKERS`, the `HTTP_*` connection limits of
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
-//! `OTEL_EXPORTER_OTLP_ENDPOINT`) and `OPERATOR_JWT_SECRET`
-//! (required: the HS256 key of operator tokens).
+//! `OTEL_EXPORTER_OTLP_ENDPOINT`), `OPERATOR_JWT_SECRET` (required: the HS256 key of
+//! operator tokens), and for the loyalty back office's routes, which relay to the point
+//! service (`crate::point_service`): `POINT_SERVICE_URL` and `INTERNAL_API_TOKEN`. Both are
+//! optional, so that the service hierarchy runs without the point service: while either is
+//! unset those routes answer 500 naming it.
 
 use server::{CommonConfig, DatabaseConfig, Env, Secret};
 
@@ -13,15 +16,23 @@ pub struct Config {
     pub common: CommonConfig,
     pub database: DatabaseConfig,
     pub jwt_secret: Secret,
+    pub point_service_url: Option<String>,
+    pub internal_token: Option<Secret>,
 }
 
 impl Config {
     pub fn from_env(env: &mut Env, common: CommonConfig, database: DatabaseConfig) -> Self {
         let jwt_secret = env.secret("OPERATOR_JWT_SECRET", common.app_env);
+        let point_service_url = env.url("POINT_SERVICE_URL");
+        let internal_token = env
+            .optional("INTERNAL_API_TOKEN")
+            .map(|_| env.secret("INTERNAL_API_TOKEN", common.app_env));
         Self {
             common,
             database,
             jwt_secret,
+            point_service_url,
+            internal_token,
         }
     }
 }

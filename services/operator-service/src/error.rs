@@ -123,7 +123,9 @@ refused!(
     ServiceRefusal,
     QueryRefusal,
     BodyRefusal,
-    ChildrenRefusal
+    ChildrenRefusal,
+    crate::point_service::PointServiceRefusal,
+    back_office::offers::OfferRefusal
 );
 
 impl ResponseError for OpError {

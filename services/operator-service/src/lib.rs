@@ -1,6 +1,7 @@
 //! The operator service: services (system categories) and their parent/child hierarchy for
 //! the admin panel (`/api/v1/operator/...`), over the `catalog` database it shares with the
-//! order service.
+//! order service; and the loyalty back office's routes over points data, relayed to the
+//! point service that owns it (`point_service`).
 
 pub mod audit;
 pub mod auth;
@@ -11,6 +12,7 @@ pub mod error;
 pub mod handlers;
 pub mod hierarchy;
 pub mod lookup;
+pub mod point_service;
 pub mod query;
 pub mod routes;
 pub mod seed;

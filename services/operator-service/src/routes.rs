@@ -27,6 +27,9 @@ use crate::lookup::ServiceRefusal;
             description = "A parent's children: candidates, assign and unassign (admin, super_admin)."),
         (name = "audit",
             description = "Every write, who made it, and the hierarchy before and after (admin, super_admin)."),
+        (name = "offers",
+            description = "The loyalty back office: the point offers the app sells, and the audit trail of every \
+                           change to points data (kept by the point service, which owns that data)."),
     ),
 )]
 struct ApiDoc;
@@ -81,6 +84,11 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             route!(handlers::children::candidates),
             route!(handlers::children::set_children),
             route!(handlers::audit::audit),
+            route!(handlers::offers::list),
+            route!(handlers::offers::create),
+            route!(handlers::offers::update),
+            route!(handlers::offers::withdraw),
+            route!(handlers::offers::audit),
         ],
     )])
 });

@@ -8,14 +8,24 @@ use server::StartError;
 
 use crate::auth::OperatorKeys;
 use crate::config::Config;
+use crate::point_service::PointService;
 use crate::routes;
 use crate::state::AppState;
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
-    let state = web::Data::new(AppState { pool: pool.clone() });
+    let state = AppState {
+        pool: pool.clone(),
+        point_service: PointService {
+            url: config.point_service_url.clone(),
+            token: config.internal_token.clone(),
+            http: None,
+        },
+    };
     let keys = web::Data::new(OperatorKeys::new(config.jwt_secret.expose().as_bytes()));
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
-        cfg.app_data(state.clone()).app_data(keys.clone());
+        let mut worker = state.clone();
+        worker.point_service = state.point_service.for_worker();
+        cfg.app_data(web::Data::new(worker)).app_data(keys.clone());
     })
 }

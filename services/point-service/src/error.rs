@@ -79,6 +79,10 @@ refused_from!(
     relayed_routes::orders::DescriptionRefusal,
     relayed_routes::orders::OrderLookupRefusal,
     relayed_routes::pay::PayRefusal,
+    crate::internal_access::InternalRefusal,
+    crate::internal_access::BackOfficeRefusal,
+    crate::internal_access::ChangeRefusal,
+    back_office::offers::OfferRefusal,
 );
 
 /// The caller lookup's failures: a 500 when it is not configured, else a 401.

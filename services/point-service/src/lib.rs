@@ -2,6 +2,7 @@
 //! payments, the payment webhook and the internal credit route. The app never calls it
 //! directly: the order service relays the point routes to it.
 
+pub mod back_office;
 pub mod balance;
 pub mod clients;
 pub mod config;
@@ -10,6 +11,7 @@ pub mod error;
 pub mod expiry;
 pub mod handlers;
 pub mod housekeeping;
+pub mod internal_access;
 pub mod ledger;
 pub mod metric_families;
 pub mod numbers;

@@ -12,7 +12,7 @@ use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
-use crate::handlers::{internal, offers, orders, pay, points, webhook};
+use crate::handlers::{back_office, internal, offers, orders, pay, points, webhook};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -23,6 +23,8 @@ use crate::handlers::{internal, offers, orders, pay, points, webhook};
                        envelope B: {success: false, error: {code, message, details?}}. Every /api/v2/client route \
                        resolves the caller through the auth service's /api/v1/users with the caller's Authorization."
     ),
+    // The back office's internal routes answer in the operator API's envelope.
+    components(schemas(envelope::OperatorError)),
     modifiers(&LEGACY),
 )]
 struct ApiDoc;
@@ -36,10 +38,19 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             "/webhooks/v1",
             [route!(webhook::payments)],
         ),
+        // One scope: actix would not look past a scope whose prefix matched. The operator
+        // service relays the back office's operator routes to `/back-office`.
         scope(
             Audience::Internal,
             "/internal/v1",
-            [route!(internal::credit)],
+            [
+                route!(internal::credit),
+                route!(back_office::list_offers),
+                route!(back_office::create_offer),
+                route!(back_office::update_offer),
+                route!(back_office::withdraw_offer),
+                route!(back_office::audit_trail),
+            ],
         ),
     ])
 });

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod children;
+pub mod offers;
 pub mod services;
 
 use serde_json::Value;

@@ -1,4 +1,6 @@
-//! `spawn_app()`: the real app on port 0 with a seeded catalog database of its own.
+//! `spawn_app()`: the real app on port 0 with a seeded catalog database of its own, and a
+//! real HTTP server standing in for the point service (the back office's routes relay to
+//! it; `tests/system/back_office.rs` runs the real pair).
 
 use std::net::TcpListener;
 
@@ -10,6 +12,52 @@ use serde_json::{Value, json};
 use server::Secret;
 
 pub const SECRET: &str = "test-operator-secret-0123456789abcdef0123";
+pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
+
+/// Offer ids the stand-in point service answers in its own ways.
+pub const REFUSED_OFFER: &str = "ffffffffffffffffffffffff";
+pub const FAILING_OFFER: &str = "eeeeeeeeeeeeeeeeeeeeeeee";
+pub const WRONG_TOKEN_OFFER: &str = "dddddddddddddddddddddddd";
+
+/// The point service as the back office reaches it: answers 200 with what it was sent
+/// (`{method, path, token, operatorId, operatorRole, body}`), except for the offers above:
+/// a refusal of the back office's (404), its own failure (503, envelope B), and the 401 of
+/// a wrong internal token.
+fn stand_in_point_service() -> String {
+    use actix_web::{App, HttpRequest, HttpResponse, web};
+    server::spawn_local(|| {
+        App::new().default_service(web::to(|req: HttpRequest, body: web::Bytes| async move {
+            let header = |name: &str| {
+                req.headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            let path = req.path().to_owned();
+            if path.ends_with(REFUSED_OFFER) {
+                return HttpResponse::NotFound().json(json!({"statusCode": 404,
+                    "message": format!("offer {REFUSED_OFFER} not found"), "error": "Not Found"}));
+            }
+            if path.ends_with(FAILING_OFFER) {
+                return HttpResponse::ServiceUnavailable().json(json!({"success": false,
+                    "error": {"code": "SERVICE_UNAVAILABLE", "message": "busy"}}));
+            }
+            if path.ends_with(WRONG_TOKEN_OFFER) {
+                return HttpResponse::Unauthorized().json(json!({"statusCode": 401,
+                    "message": "invalid internal token", "error": "Unauthorized"}));
+            }
+            HttpResponse::Ok().json(json!({
+                "method": req.method().as_str(),
+                "path": path,
+                "token": header("x-internal-token"),
+                "operatorId": header("x-operator-id"),
+                "operatorRole": header("x-operator-role"),
+                "body": serde_json::from_slice::<Value>(&body).ok(),
+            }))
+        }))
+    })
+    .unwrap()
+}
 
 fn service(
     id: i64,
@@ -48,6 +96,14 @@ pub struct TestApp {
 }
 
 pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Some(stand_in_point_service()), Some(INTERNAL)).await
+}
+
+/// The app with the back office's point service at `point_service_url` (unset: `None`).
+pub async fn spawn_app_with(
+    point_service_url: Option<String>,
+    internal_token: Option<&str>,
+) -> TestApp {
     let database = testkit::seed::seeded_database(
         catalog_db::MIGRATIONS,
         operator_service::seed::load,
@@ -58,6 +114,8 @@ pub async fn spawn_app() -> TestApp {
         common: testkit::config::common("operator-service"),
         database: testkit::config::database(database.url(), 10),
         jwt_secret: Secret::new(SECRET),
+        point_service_url,
+        internal_token: internal_token.map(Secret::new),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

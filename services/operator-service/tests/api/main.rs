@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
+mod back_office;
 mod children;
 mod helpers;
 mod openapi;

@@ -198,6 +198,19 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    back_office_audit (id) {
+        id -> Int8,
+        operator_id -> Text,
+        role -> Text,
+        action -> Text,
+        subject -> Text,
+        before -> Jsonb,
+        after -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(payment_attempts -> point_orders (correlation_id));
 diesel::joinable!(payment_syncs -> point_orders (correlation_id));
 diesel::joinable!(unapplied_captures -> payment_events (event_id));

@@ -2,11 +2,12 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use bigdecimal::BigDecimal;
-use envelope::ErrorB;
+use envelope::{ErrorB, Refuses};
 use serde_json::Value;
 
 use crate::error::DatabaseAnswers;
 use crate::error::PointError;
+use crate::internal_access::{self, InternalRefusal};
 use crate::ledger::credits::{self, CreditRefusal, Credited};
 use crate::state::AppState;
 
@@ -31,13 +32,13 @@ pub struct CreditBody {
 /// Credit a client once per reference
 ///
 /// For the services only (a gift-card code's redemption): `X-Internal-Token` missing or
-/// wrong is `BadToken`; a field missing or of another kind is `BadBody`. The same reference
+/// wrong is `InternalRefusal::BadToken`; a field missing or of another kind is `BadBody`. The same reference
 /// again answers the first result and credits nothing; with another client or amount it is
 /// `ReferenceUsed`.
 #[utoipa::path(post, path = "/credits", operation_id = "creditPoints", tag = "internal",
     params(("X-Internal-Token" = String, Header)),
     request_body = CreditBody,
-    responses(DatabaseAnswers, CreditRefusal,
+    responses(DatabaseAnswers, Refuses<(InternalRefusal, CreditRefusal)>,
         (status = 200, description = "the credit", body = Credited),
         (status = 400, description = credits::bad_body_answer(), body = ErrorB)))]
 pub async fn credit(
@@ -45,9 +46,7 @@ pub async fn credit(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
-    if !server::internal::token_matches(&req, &state.internal_token) {
-        return Err(PointError::Refused(CreditRefusal::BadToken.into()));
-    }
+    internal_access::check_token(&req, &state)?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let client_id = body
         .get("client_id")

@@ -2,6 +2,7 @@
 //! and the rules: the caller (`server::caller::Caller`, resolved before the handler runs), parse,
 //! call, answer.
 
+pub mod back_office;
 pub mod internal;
 pub mod offers;
 pub mod orders;

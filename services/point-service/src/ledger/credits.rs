@@ -19,8 +19,6 @@ pub const EXPECTED_BODY: &str = "expected {client_id: positive integer, points: 
 envelope::refusals! {
     /// Why the internal credit route credits nothing.
     pub enum CreditRefusal in B {
-        /// `X-Internal-Token` missing or wrong.
-        BadToken => 401, "invalid internal token";
         /// A field missing or of another kind ([`EXPECTED_BODY`]).
         BadBody => 400, [EXPECTED_BODY];
         /// The reference was used before with another client or amount.

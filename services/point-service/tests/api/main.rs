@@ -6,6 +6,7 @@
 mod attempts;
 mod audit;
 mod auth;
+mod back_office;
 mod balance;
 mod bounds;
 mod concurrency;

@@ -1,0 +1,2 @@
+DROP TABLE back_office_audit;
+DROP FUNCTION back_office_audit_append_only();

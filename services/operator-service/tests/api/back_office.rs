@@ -1,0 +1,183 @@
+//! The loyalty back office's offer routes as the operator service serves them: the token
+//! and role checks before anything is relayed, the path's offer id, what the point service
+//! is sent (its internal token, the operator's id and role, the body as sent), which of its
+//! answers pass on and which become ours.
+
+use operator_service::auth::Role;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
+
+/// (method, path, body) of every back-office route, and whether only admins may call it.
+fn routes() -> Vec<(&'static str, String, Option<Value>, bool)> {
+    vec![
+        ("GET", "/offers".to_owned(), None, false),
+        ("GET", "/loyalty/audit".to_owned(), None, false),
+        (
+            "POST",
+            "/offers".to_owned(),
+            Some(json!({"pointAmount": 1, "amount": 1})),
+            true,
+        ),
+        (
+            "PATCH",
+            format!("/offers/{OFFER}"),
+            Some(json!({"active": false})),
+            true,
+        ),
+        ("DELETE", format!("/offers/{OFFER}"), None, true),
+    ]
+}
+
+#[tokio::test]
+async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_checks() {
+    let app = spawn_app().await;
+    let forbidden =
+        json!({"statusCode": 403, "message": "Forbidden resource", "error": "Forbidden"});
+    for (method, path, body, admins_only) in routes() {
+        assert_eq!(
+            app.call(method, &path, None, body.as_ref()).await,
+            (
+                401,
+                json!({"statusCode": 401, "message": "Unauthorized", "error": "Unauthorized"})
+            ),
+            "{method} {path}"
+        );
+        for role in Role::ALL {
+            let (status, answer) = app.call(method, &path, Some(role), body.as_ref()).await;
+            if admins_only && !role.is_admin() {
+                assert_eq!(
+                    (status, &answer),
+                    (403, &forbidden),
+                    "{method} {path} {role:?}"
+                );
+                continue;
+            }
+            assert_eq!(status, 200, "{method} {path} {role:?}: {answer}");
+            let suffix = match path.as_str() {
+                "/loyalty/audit" => "/audit",
+                other => other,
+            };
+            assert_eq!(answer["method"], json!(method));
+            assert_eq!(
+                answer["path"],
+                json!(format!("/internal/v1/back-office{suffix}"))
+            );
+            assert_eq!(answer["token"], json!(INTERNAL));
+            assert_eq!(answer["body"], body.clone().unwrap_or(Value::Null));
+            // A change names its operator for the audit row; a read names none.
+            let named = if method == "GET" {
+                (Value::Null, Value::Null)
+            } else {
+                (json!("op-1"), json!(role.as_str()))
+            };
+            assert_eq!(
+                (answer["operatorId"].clone(), answer["operatorRole"].clone()),
+                named
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_offer_id_that_is_not_24_hex_names_no_offer_and_no_other_path() {
+    let app = spawn_app().await;
+    for id in [
+        "abc",
+        "..%2F..%2Fcredits",
+        "64b7f0c2a1b2c3d4e5f6071g",
+        "64b7f0c2a1b2c3d4e5f607180",
+    ] {
+        for method in ["PATCH", "DELETE"] {
+            let body = json!({"active": true});
+            let (status, answer) = app
+                .admin(method, &format!("/offers/{id}"), Some(&body))
+                .await;
+            assert_eq!(status, 404, "{method} {id}: {answer}");
+            assert_eq!(answer["statusCode"], json!(404));
+            assert!(
+                answer["message"].as_str().unwrap().starts_with("offer ")
+                    && answer["message"].as_str().unwrap().ends_with(" not found"),
+                "{answer}"
+            );
+        }
+    }
+    // Upper case is an id (the point service reads it in either case).
+    let upper = OFFER.to_uppercase();
+    let (status, answer) = app.admin("DELETE", &format!("/offers/{upper}"), None).await;
+    assert_eq!(
+        (status, &answer["path"]),
+        (
+            200,
+            &json!(format!("/internal/v1/back-office/offers/{upper}"))
+        )
+    );
+}
+
+#[tokio::test]
+async fn the_back_offices_refusals_pass_on_and_the_point_services_failures_are_ours() {
+    let app = spawn_app().await;
+    assert_eq!(
+        app.admin("DELETE", &format!("/offers/{REFUSED_OFFER}"), None)
+            .await,
+        (
+            404,
+            json!({"statusCode": 404, "message": format!("offer {REFUSED_OFFER} not found"),
+                   "error": "Not Found"})
+        )
+    );
+    let failed = |status: u16| {
+        json!({"statusCode": 502, "message": format!("the point service failed ({status})"),
+               "error": "Bad Gateway"})
+    };
+    assert_eq!(
+        app.admin("DELETE", &format!("/offers/{FAILING_OFFER}"), None)
+            .await,
+        (502, failed(503))
+    );
+    // A 401 from the point service is our internal token, never the panel's.
+    assert_eq!(
+        app.admin("DELETE", &format!("/offers/{WRONG_TOKEN_OFFER}"), None)
+            .await,
+        (502, failed(401))
+    );
+}
+
+#[tokio::test]
+async fn without_the_point_service_configured_the_back_office_says_what_is_missing() {
+    let nothing = spawn_app_with(None, Some(INTERNAL)).await;
+    assert_eq!(
+        nothing.admin("GET", "/offers", None).await,
+        (
+            500,
+            json!({"statusCode": 500,
+                   "message": "POINT_SERVICE_URL is not set: the loyalty back office cannot reach the point service",
+                   "error": "Internal Server Error"})
+        )
+    );
+    // A port nothing listens on: bound, then let go.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let no_token = spawn_app_with(Some(closed.clone()), None).await;
+    assert_eq!(
+        no_token.admin("GET", "/offers", None).await.1["message"],
+        json!(
+            "INTERNAL_API_TOKEN is not set: the loyalty back office cannot reach the point service"
+        )
+    );
+    let unreachable = spawn_app_with(Some(closed), Some(INTERNAL)).await;
+    assert_eq!(
+        unreachable.admin("GET", "/offers", None).await,
+        (
+            502,
+            json!({"statusCode": 502, "message": "the point service could not be reached",
+                   "error": "Bad Gateway"})
+        )
+    );
+    // The service hierarchy does not need the point service.
+    assert_eq!(nothing.admin("GET", "/services", None).await.0, 200);
+}

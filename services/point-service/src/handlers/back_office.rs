@@ -1,0 +1,143 @@
+//! The loyalty back office's routes under `/internal/v1/back-office`: the operator service
+//! relays its operator routes here once it has checked the operator's token and role.
+//! Checks, in order: `X-Internal-Token`, the operator named (changes), the body, the offer.
+//! Every refusal is in the operator API's envelope (`BackOfficeRefusal` says why); the
+//! operator service passes the body's and the offer's on unchanged.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use back_office::audit::Page;
+use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
+use envelope::Refuses;
+use serde_json::Value;
+
+use crate::back_office::{audit, offers};
+use crate::error::{DatabaseAnswers, PointError};
+use crate::internal_access::{self, BackOfficeRefusal, ChangeRefusal};
+use crate::state::AppState;
+
+/// A read's headers, as the document shows them (`internal_access` reads them).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct Read {
+    #[param(rename = "X-Internal-Token")]
+    token: String,
+}
+
+/// A change's headers: the token and the operator it is made for.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct Change {
+    #[param(rename = "X-Internal-Token")]
+    token: String,
+    #[param(rename = "X-Operator-Id")]
+    operator_id: String,
+    #[param(rename = "X-Operator-Role")]
+    operator_role: String,
+}
+
+/// What a change of an offer may be refused for.
+type Refusals = Refuses<(BackOfficeRefusal, ChangeRefusal, OfferRefusal)>;
+
+/// A body as JSON; anything else reads as null (refused as no object).
+fn json(raw: &[u8]) -> Value {
+    serde_json::from_slice(raw).unwrap_or(Value::Null)
+}
+
+/// Every offer, on sale or not
+///
+/// Those not withdrawn first, then as the app lists them.
+#[utoipa::path(get, path = "/back-office/offers", operation_id = "backOfficeOffers", tag = "back-office",
+    params(Read),
+    responses(DatabaseAnswers, BackOfficeRefusal,
+        (status = 200, description = "the offers", body = OfferList)))]
+pub async fn list_offers(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    let data = offers::list(&mut conn).await?;
+    Ok(HttpResponse::Ok().json(OfferList { data }))
+}
+
+/// Create an offer
+///
+/// The service assigns the id; recorded in the audit trail with the operator named.
+#[utoipa::path(post, path = "/back-office/offers", operation_id = "backOfficeCreateOffer", tag = "back-office",
+    params(Change),
+    request_body = OfferBody,
+    responses(DatabaseAnswers, Refusals,
+        (status = 201, description = "created", body = OfferRecord)))]
+pub async fn create_offer(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    raw: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let offer = OfferFields::read(&json(&raw), true)?.created()?;
+    let mut conn = state.pool.get().await?;
+    let created = offers::create(&mut conn, &operator, offer).await?;
+    Ok(HttpResponse::Created().json(created))
+}
+
+/// Change an offer
+///
+/// The keys sent, on the offer as it is (its row locked); recorded in the audit trail.
+#[utoipa::path(patch, path = "/back-office/offers/{id}", operation_id = "backOfficeUpdateOffer", tag = "back-office",
+    params(("id" = String, Path), Change),
+    request_body = OfferBody,
+    responses(DatabaseAnswers, Refusals,
+        (status = 200, description = "changed", body = OfferRecord)))]
+pub async fn update_offer(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    raw: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let change = OfferFields::read(&json(&raw), false)?;
+    let mut conn = state.pool.get().await?;
+    let updated = offers::update(&mut conn, &operator, &id, change).await?;
+    Ok(HttpResponse::Ok().json(updated))
+}
+
+/// Withdraw an offer
+///
+/// Never on sale again (the app's offer answers 404), kept for the orders that name it;
+/// recorded in the audit trail.
+#[utoipa::path(delete, path = "/back-office/offers/{id}", operation_id = "backOfficeWithdrawOffer", tag = "back-office",
+    params(("id" = String, Path), Change),
+    responses(DatabaseAnswers, Refusals,
+        (status = 200, description = "withdrawn", body = OfferRecord)))]
+pub async fn withdraw_offer(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let mut conn = state.pool.get().await?;
+    let withdrawn = offers::withdraw(&mut conn, &operator, &id).await?;
+    Ok(HttpResponse::Ok().json(withdrawn))
+}
+
+/// The back office's audit trail
+///
+/// The newest 100 changes, newest first.
+#[utoipa::path(get, path = "/back-office/audit", operation_id = "backOfficeAudit", tag = "back-office",
+    params(Read),
+    responses(DatabaseAnswers, BackOfficeRefusal,
+        (status = 200, description = "the changes", body = Page)))]
+pub async fn audit_trail(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    let data = audit::newest(&mut conn).await?;
+    Ok(HttpResponse::Ok().json(Page { data }))
+}

@@ -1,0 +1,407 @@
+//! The loyalty back office's internal offer routes (`/internal/v1/back-office`): the check
+//! order (token, operator, body, offer), every body refusal with its exact message, the
+//! audit row of each change, and that the app sees each change on its next request.
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const BACK_OFFICE: &str = "/internal/v1/back-office";
+
+struct Call<'a> {
+    method: reqwest::Method,
+    path: String,
+    token: Option<&'a str>,
+    operator: Option<(&'a str, &'a str)>,
+    body: Option<Value>,
+}
+
+fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
+    Call {
+        method,
+        path: format!("{BACK_OFFICE}{path}"),
+        token: Some(INTERNAL),
+        operator: Some(("op-7", "admin")),
+        body: None,
+    }
+}
+
+impl Call<'_> {
+    fn body(mut self, body: Value) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    async fn send(self, app: &TestApp) -> (u16, Value) {
+        let mut request = app.client.request(self.method, app.url(&self.path));
+        if let Some(token) = self.token {
+            request = request.header("x-internal-token", token);
+        }
+        if let Some((id, role)) = self.operator {
+            request = request
+                .header("x-operator-id", id)
+                .header("x-operator-role", role);
+        }
+        if let Some(body) = self.body {
+            request = request.json(&body);
+        }
+        testkit::answers::answer(request.send().await.unwrap()).await
+    }
+}
+
+fn operator_refusal(status: u16, message: &str) -> Value {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .unwrap()
+        .canonical_reason()
+        .unwrap();
+    json!({"statusCode": status, "message": message, "error": reason})
+}
+
+async fn create(app: &TestApp, body: Value) -> Value {
+    let (status, offer) = call(reqwest::Method::POST, "/offers")
+        .body(body)
+        .send(app)
+        .await;
+    assert_eq!(status, 201, "{offer}");
+    offer
+}
+
+#[tokio::test]
+async fn the_token_then_the_operator_then_the_body_then_the_offer() {
+    let app = spawn_app().await;
+    let bad = json!({"pointAmount": 0});
+    let unknown = "/offers/aaaaaaaaaaaaaaaaaaaaaaaa";
+    for path in ["/offers", unknown] {
+        let method = if path == "/offers" {
+            reqwest::Method::POST
+        } else {
+            reqwest::Method::PATCH
+        };
+        let mut no_token = call(method.clone(), path).body(bad.clone());
+        no_token.token = None;
+        no_token.operator = None;
+        assert_eq!(
+            no_token.send(&app).await,
+            (401, operator_refusal(401, "invalid internal token"))
+        );
+        let mut wrong_token = call(method.clone(), path).body(bad.clone());
+        wrong_token.token = Some("test-internal-token-0123456789abcdef0124");
+        assert_eq!(wrong_token.send(&app).await.0, 401);
+        let mut no_operator = call(method.clone(), path).body(bad.clone());
+        no_operator.operator = Some(("op-7", " "));
+        assert_eq!(
+            no_operator.send(&app).await,
+            (
+                400,
+                operator_refusal(
+                    400,
+                    "a back-office change needs X-Operator-Id and X-Operator-Role"
+                )
+            )
+        );
+        assert_eq!(
+            call(method, path).body(bad.clone()).send(&app).await,
+            (
+                400,
+                operator_refusal(400, "pointAmount must be a positive decimal of points")
+            )
+        );
+    }
+    assert_eq!(
+        call(reqwest::Method::PATCH, unknown)
+            .body(json!({"active": false}))
+            .send(&app)
+            .await,
+        (
+            404,
+            operator_refusal(404, "offer aaaaaaaaaaaaaaaaaaaaaaaa not found")
+        )
+    );
+    let mut reading = call(reqwest::Method::GET, "/offers");
+    reading.token = None;
+    assert_eq!(reading.send(&app).await.0, 401);
+    assert_eq!(
+        app.database
+            .count("SELECT count(*) AS n FROM back_office_audit")
+            .await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn every_body_refusal_answers_its_message() {
+    let app = spawn_app().await;
+    let cases = [
+        (json!("x"), "the body must be a JSON object"),
+        (
+            json!({"pointAmount": 1, "amount": 1, "points": 1}),
+            "points is not a field of an offer",
+        ),
+        (
+            json!({"pointAmount": "-1", "amount": 1}),
+            "pointAmount must be a positive decimal of points",
+        ),
+        (
+            json!({"pointAmount": 1, "amount": 1, "purchasedPointAmount": "x"}),
+            "purchasedPointAmount must be a positive decimal of points or null",
+        ),
+        (
+            json!({"pointAmount": 1, "amount": "15.001"}),
+            "amount must be SAR from 0 to 9999999999.99 with at most two decimals",
+        ),
+        (
+            json!({"pointAmount": 1, "amount": "10000000000"}),
+            "amount must be SAR from 0 to 9999999999.99 with at most two decimals",
+        ),
+        (
+            json!({"pointAmount": 1, "amount": 1, "sequence": "1"}),
+            "sequence must be an integer or null",
+        ),
+        (
+            json!({"pointAmount": 1, "amount": 1, "active": 1}),
+            "active must be true or false",
+        ),
+        (json!({"pointAmount": 1}), "amount is required"),
+        (json!({"amount": 1}), "pointAmount is required"),
+        (
+            json!({"pointAmount": "100", "purchasedPointAmount": "99.5", "amount": 1}),
+            "purchasedPointAmount must not be below pointAmount: the offer would mint points",
+        ),
+    ];
+    for (body, message) in cases {
+        assert_eq!(
+            call(reqwest::Method::POST, "/offers")
+                .body(body.clone())
+                .send(&app)
+                .await,
+            (400, operator_refusal(400, message)),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        call(reqwest::Method::PATCH, &format!("/offers/{OFFER}"))
+            .body(json!({}))
+            .send(&app)
+            .await,
+        (
+            400,
+            operator_refusal(400, "the body names no field to change")
+        )
+    );
+    // Raising what the fixture's offer gives (100 for 120) above its points price mints.
+    assert_eq!(
+        call(reqwest::Method::PATCH, &format!("/offers/{OFFER}"))
+            .body(json!({"pointAmount": "120.0001"}))
+            .send(&app)
+            .await,
+        (
+            400,
+            operator_refusal(
+                400,
+                "purchasedPointAmount must not be below pointAmount: the offer would mint points"
+            )
+        )
+    );
+    assert_eq!(
+        app.database
+            .count("SELECT count(*) AS n FROM back_office_audit")
+            .await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn an_offer_created_is_listed_by_the_app_and_can_be_bought() {
+    let app = spawn_app().await;
+    let offer = create(
+        &app,
+        json!({"pointAmount": "7.125", "purchasedPointAmount": 8, "amount": "2.5", "sequence": 0}),
+    )
+    .await;
+    let id = offer["id"].as_str().unwrap().to_owned();
+    assert!(
+        id.len() == 24
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+    let keys: Vec<&str> = offer
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "pointAmount",
+            "purchasedPointAmount",
+            "amount",
+            "sequence",
+            "active",
+            "withdrawn",
+            "createdAt",
+            "updatedAt"
+        ]
+    );
+    assert_eq!(
+        (
+            &offer["pointAmount"],
+            &offer["purchasedPointAmount"],
+            &offer["amount"]
+        ),
+        (&json!("7.125"), &json!("8"), &json!("2.50"))
+    );
+    assert_eq!(
+        (&offer["active"], &offer["withdrawn"]),
+        (&json!(true), &json!(false))
+    );
+
+    // Sequence 0 lists it first.
+    let (status, listed) = app.offers("", SARA).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        listed[0],
+        json!({"id": id, "point_amount": 7.125, "purchased_point_amount": 8, "amount": "2.50"})
+    );
+    let before = app.balance_of(SARA).await;
+    let (status, order) = app
+        .order(
+            SARA,
+            &json!({"point_offer_id": id, "to_client_id": OMAR, "payment_type": "point"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{order}");
+    assert_eq!(order["point_amount"], json!(7.125));
+    assert_ne!(app.balance_of(SARA).await, before);
+
+    let (status, audit) = call(reqwest::Method::GET, "/audit").send(&app).await;
+    assert_eq!(status, 200);
+    let entry = &audit["data"][0];
+    assert_eq!(
+        (
+            &entry["operatorId"],
+            &entry["role"],
+            &entry["action"],
+            &entry["subject"]
+        ),
+        (
+            &json!("op-7"),
+            &json!("admin"),
+            &json!("offer.create"),
+            &json!(format!("offer:{id}"))
+        )
+    );
+    assert_eq!((&entry["before"], &entry["after"]), (&Value::Null, &offer));
+}
+
+#[tokio::test]
+async fn a_change_is_what_the_app_sees_next_and_the_audit_keeps_both_sides() {
+    let app = spawn_app().await;
+    let (status, before) = app.offer(OFFER, SARA).await;
+    assert_eq!((status, &before["amount"]), (200, &json!("15.00")));
+    let (status, changed) = call(
+        reqwest::Method::PATCH,
+        &format!("/offers/{}", OFFER.to_uppercase()),
+    )
+    .body(json!({"amount": 19.5, "purchasedPointAmount": null}))
+    .send(&app)
+    .await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(
+        (
+            &changed["amount"],
+            &changed["purchasedPointAmount"],
+            &changed["pointAmount"]
+        ),
+        (&json!("19.50"), &Value::Null, &json!("100"))
+    );
+    let (_, seen) = app.offer(OFFER, SARA).await;
+    assert_eq!(
+        (&seen["amount"], &seen["purchased_point_amount"]),
+        (&json!("19.50"), &Value::Null)
+    );
+    // No points price: the app's order with points is refused as it would be for any such
+    // offer (the relayed routes' own rule).
+    let (status, _) = app
+        .order(
+            SARA,
+            &json!({"point_offer_id": OFFER, "to_client_id": OMAR, "payment_type": "point"}),
+        )
+        .await;
+    assert_ne!(status, 200);
+
+    let (_, audit) = call(reqwest::Method::GET, "/audit").send(&app).await;
+    let entry = &audit["data"][0];
+    assert_eq!(entry["action"], json!("offer.update"));
+    assert_eq!(entry["before"]["amount"], json!("15.00"));
+    assert_eq!(entry["before"]["purchasedPointAmount"], json!("120"));
+    assert_eq!(entry["after"], changed);
+}
+
+#[tokio::test]
+async fn a_withdrawn_offer_is_gone_from_the_app_and_cannot_change_again() {
+    let app = spawn_app().await;
+    let path = format!("/offers/{OFFER}");
+    let (status, withdrawn) = call(reqwest::Method::DELETE, &path).send(&app).await;
+    assert_eq!(status, 200, "{withdrawn}");
+    assert_eq!(
+        (&withdrawn["active"], &withdrawn["withdrawn"]),
+        (&json!(false), &json!(true))
+    );
+    assert_eq!(app.offer(OFFER, SARA).await.0, 404);
+    let (_, listed) = app.offers("", SARA).await;
+    assert!(
+        !listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == json!(OFFER))
+    );
+    let (status, order) = app
+        .order(
+            SARA,
+            &json!({"point_offer_id": OFFER, "to_client_id": OMAR, "payment_type": "point"}),
+        )
+        .await;
+    assert_eq!(status, 404, "{order}");
+
+    let gone = operator_refusal(
+        409,
+        &format!("offer {OFFER} was withdrawn and cannot change"),
+    );
+    assert_eq!(
+        call(reqwest::Method::DELETE, &path).send(&app).await,
+        (409, gone.clone())
+    );
+    assert_eq!(
+        call(reqwest::Method::PATCH, &path)
+            .body(json!({"active": true}))
+            .send(&app)
+            .await,
+        (409, gone)
+    );
+    // Still listed for the back office, after every offer not withdrawn.
+    let (_, all) = call(reqwest::Method::GET, "/offers").send(&app).await;
+    let withdrawn: Vec<bool> = all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["withdrawn"].as_bool().unwrap())
+        .collect();
+    assert!(withdrawn.is_sorted(), "{withdrawn:?}");
+    assert!(
+        all["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == json!(OFFER) && o["withdrawn"] == json!(true))
+    );
+    assert_eq!(
+        app.database
+            .count("SELECT count(*) AS n FROM back_office_audit WHERE action = 'offer.withdraw'")
+            .await,
+        1
+    );
+}
