@@ -111,7 +111,7 @@ impl ReplicatedStack {
                 OPERATOR,
                 Launch {
                     database: databases.catalog.clone(),
-                    env: with(&[]),
+                    env: with(&[("POINT_SERVICE_URL", &points_url)]),
                 },
             ),
         ]);

@@ -83,7 +83,15 @@ impl Stack {
         ]));
         order_env.extend(owned(order_extra));
         let order = Service::start("order-service", &databases.catalog, &pairs(&order_env)).await;
-        let operator = Service::start("operator-service", &databases.catalog, common).await;
+        // The back office's routes relay to the point service.
+        let mut operator_env = common_env.clone();
+        operator_env.extend(owned(&[("POINT_SERVICE_URL", &points.base)]));
+        let operator = Service::start(
+            "operator-service",
+            &databases.catalog,
+            &pairs(&operator_env),
+        )
+        .await;
         Stack {
             auth,
             points,

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
 mod auth_login;
+mod back_office;
 mod catalog_restore;
 mod clean_db;
 mod configuration;
