@@ -203,7 +203,7 @@ OWN = {
         "PAYMENT_SERVICE_TIMEOUT_MS", "PAYMENT_WEBHOOK_SECRET", "POINT_ORDER_POINT_ENABLED",
         "POINT_ORDER_CARD_ENABLED", "PAYMENT_SYNC_AFTER_SECONDS", "PAYMENT_SYNC_INTERVAL_SECONDS",
         "PAYMENT_SYNC_READS_PER_SECOND", "PAYMENT_SYNC_HORIZON_DAYS"},
-    "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET"},
+    "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET", "POINT_SERVICE_URL", "INTERNAL_API_TOKEN"},
     "payment-sandbox": COMMON | {
         "PAYMENT_WEBHOOK_SECRET", "POINT_SERVICE_WEBHOOK_URL", "SANDBOX_AUTO_CAPTURE",
         "SANDBOX_PUBLIC_URL"},
@@ -409,7 +409,7 @@ for path in sys.argv[1:]:
                     sources.add("pods " + peer["podSelector"].get("matchLabels", {}).get("app.kubernetes.io/name", "<any>"))
                 if "namespaceSelector" in peer:
                     sources.add("namespace " + peer["namespaceSelector"].get("matchLabels", {}).get("kubernetes.io/metadata.name", "<any>"))
-    allowed_sources = {"pods order-service", "namespace ingress-nginx"}
+    allowed_sources = {"pods order-service", "pods operator-service", "namespace ingress-nginx"}
     if overlay == "dev":
         allowed_sources.add("pods payment-sandbox")
     check(sources == allowed_sources, f"{where} point-service is reachable from {sorted(sources)}, expected {sorted(allowed_sources)}")

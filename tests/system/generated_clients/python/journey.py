@@ -691,6 +691,57 @@ def operator_detaches():
           f"candidate {UNASSIGNED_CHILD} is {rows[UNASSIGNED_CHILD]}")
 
 
+def check_offer_record(record):
+    """An offer as the back office sees it: decimals as exact text, every key always there."""
+    read = SimpleNamespace(id=field(record, "id", str),
+                           point_amount=field(record, "pointAmount", str),
+                           purchased=field(record, "purchasedPointAmount", str, None),
+                           amount=field(record, "amount", str),
+                           sequence=field(record, "sequence", int, None),
+                           active=field(record, "active", bool),
+                           withdrawn=field(record, "withdrawn", bool))
+    field(record, "createdAt", datetime.datetime)
+    field(record, "updatedAt", datetime.datetime)
+    return read
+
+
+@step
+def operator_offers():
+    """The loyalty back office: an offer created through the admin client is on sale in the
+    app's list at once, repriced there, and gone once withdrawn (spec of the app's offers;
+    docs/decisions.md, "The loyalty back office")."""
+    record = admin_model("OfferRecord")
+    op = admin("offers", "createOffer", "POST", "/api/v1/operator/offers")
+    body = body_class(op)(point_amount="40.5", purchased_point_amount="45", amount="6.25")
+    created = check_offer_record(answer(op.sync_detailed(client=j.operator, body=body), record,
+                                        status=201))
+    check((created.point_amount, created.purchased, created.amount, created.active)
+          == ("40.5", "45", "6.25", True), f"the offer created is {created}")
+    op = admin("offers", "listOffers", "GET", "/api/v1/operator/offers")
+    every = field(answer(op.sync_detailed(client=j.operator), admin_model("OfferList")), "data", list)
+    check(created.id in [check_offer_record(r).id for r in every], "the new offer is not listed")
+    on_sale = listed(app("offers", "listPointOffers", "GET", "/api/v2/client/point-offers")
+                     .sync_detailed(client=j.order), app_model("Offer"))
+    check(created.id in [check_offer(o).id for o in on_sale], "the app does not sell the new offer")
+
+    op = admin("offers", "updateOffer", "PATCH", "/api/v1/operator/offers/{id}")
+    changed = check_offer_record(answer(op.sync_detailed(created.id, client=j.operator,
+                                                         body=body_class(op)(amount="7")), record))
+    check(changed.amount == "7.00", f"the offer changed is {changed}")
+    op = app("offers", "getPointOffer", "GET", "/api/v2/client/point-offers/{id}")
+    check(check_offer(answer(op.sync_detailed(created.id, client=j.order), app_model("Offer"))).amount
+          == "7.00", "the app does not see the new price")
+
+    op = admin("offers", "withdrawOffer", "DELETE", "/api/v1/operator/offers/{id}")
+    gone = check_offer_record(answer(op.sync_detailed(created.id, client=j.operator), record))
+    check(gone.withdrawn and not gone.active, f"the offer withdrawn is {gone}")
+    op = admin("offers", "listLoyaltyAudit", "GET", "/api/v1/operator/loyalty/audit")
+    trail = field(answer(op.sync_detailed(client=j.operator), admin_model("BackOfficeAuditPage")),
+                  "data", list)
+    actions = [field(entry, "action", str) for entry in trail[:3]]
+    check(actions == ["offer.withdraw", "offer.update", "offer.create"], f"the trail is {actions}")
+
+
 def main():
     global current_step
     broken = []

@@ -140,7 +140,8 @@ type AppOperationId =
   | "listBranches" | "getStore" | "findNearestStore";
 type AdminOperationId =
   | "listServices" | "listAllServices" | "createService" | "getService" | "updateService"
-  | "listChildCandidates" | "updateChildren" | "listAuditEntries";
+  | "listChildCandidates" | "updateChildren" | "listAuditEntries"
+  | "listOffers" | "createOffer" | "updateOffer" | "withdrawOffer" | "listLoyaltyAudit";
 type _operationIds = [
   Nothing<Exclude<AppOperationId, keyof AppOperations>>, // ids the app document lacks
   Nothing<Exclude<keyof AppOperations, AppOperationId>>, // ids it has instead
@@ -227,6 +228,11 @@ const adminSteps: { [R in RouteOf<AdminPaths>]: string } = {
   "GET /api/v1/operator/services/{id}/children": "children",
   "PATCH /api/v1/operator/services/{id}/children": "children",
   "GET /api/v1/operator/audit": "audit",
+  "GET /api/v1/operator/offers": "offers",
+  "POST /api/v1/operator/offers": "offers",
+  "PATCH /api/v1/operator/offers/{id}": "offers",
+  "DELETE /api/v1/operator/offers/{id}": "offers",
+  "GET /api/v1/operator/loyalty/audit": "offers",
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -838,6 +844,56 @@ async function admin(urls: Urls, tokens: Tokens): Promise<void> {
     exactly<string>()(entry.action);
     exactly<number[]>()(entry.serviceIds);
     exactly<unknown>()(entry.before); // the hierarchy before the write, null on create
+    exactly<unknown>()(entry.after);
+    exactly<string>()(entry.createdAt);
+  }
+
+  // --- offers (the loyalty back office) -------------------------------------------------------
+  await offers(operator);
+}
+
+/** An offer as the back office sees it: exact decimals as text, every key always there. */
+type OfferRecord = Answer<AdminPaths, "/api/v1/operator/offers/{id}", "patch", 200>;
+function readOfferRecord(offer: OfferRecord): void {
+  keysAre<
+    | "id" | "pointAmount" | "purchasedPointAmount" | "amount" | "sequence" | "active" | "withdrawn"
+    | "createdAt" | "updatedAt"
+  >()(offer);
+  exactly<string>()(offer.id);
+  exactly<string>()(offer.pointAmount);
+  exactly<string | null>()(offer.purchasedPointAmount);
+  exactly<string>()(offer.amount);
+  exactly<number | null>()(offer.sequence);
+  exactly<boolean>()(offer.active);
+  exactly<boolean>()(offer.withdrawn);
+  exactly<string>()(offer.createdAt);
+  exactly<string>()(offer.updatedAt);
+}
+
+async function offers(operator: ReturnType<typeof createClient<AdminPaths>>): Promise<void> {
+  const created = await ok("create offer", operator.POST("/api/v1/operator/offers", {
+    body: { pointAmount: "40.5", purchasedPointAmount: "45", amount: "6.25" },
+  }));
+  readOfferRecord(exactly<OfferRecord>()(created));
+  const listed = await ok("offers", operator.GET("/api/v1/operator/offers"));
+  keysAre<"data">()(listed);
+  listed.data.forEach(readOfferRecord);
+  const offerId = { params: { path: { id: created.id } } };
+  readOfferRecord(await ok("update offer", operator.PATCH("/api/v1/operator/offers/{id}", {
+    ...offerId,
+    body: { amount: "7.00", sequence: null },
+  })));
+  readOfferRecord(await ok("withdraw offer", operator.DELETE("/api/v1/operator/offers/{id}", offerId)));
+  const trail = await ok("loyalty audit", operator.GET("/api/v1/operator/loyalty/audit"));
+  keysAre<"data">()(trail);
+  for (const entry of trail.data) {
+    keysAre<"id" | "operatorId" | "role" | "action" | "subject" | "before" | "after" | "createdAt">()(entry);
+    exactly<number>()(entry.id);
+    exactly<string>()(entry.operatorId);
+    exactly<string>()(entry.role);
+    exactly<string>()(entry.action);
+    exactly<string>()(entry.subject);
+    exactly<unknown>()(entry.before); // the offer before the change, null on create
     exactly<unknown>()(entry.after);
     exactly<string>()(entry.createdAt);
   }
