@@ -5,6 +5,9 @@ use bigdecimal::{BigDecimal, Zero};
 use domain::{Money, Points};
 use serde_json::Value;
 
+/// The refusal of a body that is no JSON object, on every back-office route with a body.
+pub const NOT_AN_OBJECT: &str = "the body must be a JSON object";
+
 /// A decimal sent as plain text (`"12.345"`) or as a JSON number (`12.345`, read as the
 /// decimal it writes).
 fn decimal(value: &Value) -> Option<BigDecimal> {
@@ -18,6 +21,20 @@ fn decimal(value: &Value) -> Option<BigDecimal> {
 /// A positive number of points.
 pub fn positive_points(value: &Value) -> Option<BigDecimal> {
     decimal(value).filter(|points| *points > BigDecimal::zero())
+}
+
+/// A signed number of points other than 0.
+pub fn nonzero_points(value: &Value) -> Option<BigDecimal> {
+    decimal(value).filter(|points| !points.is_zero())
+}
+
+/// Text of 1 to `max` characters once trimmed, as trimmed.
+pub fn text(value: &Value, max: usize) -> Option<String> {
+    value
+        .as_str()
+        .map(str::trim)
+        .filter(|text| !text.is_empty() && text.chars().count() <= max)
+        .map(str::to_owned)
 }
 
 /// The largest price `point_offers.amount` (`NUMERIC(12, 2)`) holds.

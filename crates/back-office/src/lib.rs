@@ -7,6 +7,7 @@
 //! the refusals. The refusals are the operator API's (`{statusCode, message, error}`): the
 //! point service answers them so, and the operator service passes them on unchanged.
 
+pub mod adjustments;
 pub mod audit;
 pub mod body;
 pub mod offers;

@@ -75,7 +75,7 @@ envelope::refusals! {
     /// each key in [`KEYS`]' order, then the keys a create needs, then the points price),
     /// then the offer.
     pub enum OfferRefusal in Operator {
-        NotAnObject => 400, "the body must be a JSON object";
+        NotAnObject => 400, [body::NOT_AN_OBJECT];
         UnknownKey(key: String) => 400, "{key} is not a field of an offer";
         NothingToChange => 400, "the body names no field to change";
         BadPoints(key: &'static str) => 400, "{key} must be a positive decimal of points";

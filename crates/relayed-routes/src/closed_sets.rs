@@ -59,4 +59,6 @@ pub enum LedgerKind {
     Adjustment,
     /// Takes the whole positive balance once its expiry date has passed.
     Expiry,
+    /// A credit (positive) or debit (negative) support made for the client.
+    SupportAdjustment,
 }

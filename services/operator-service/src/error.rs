@@ -53,6 +53,15 @@ pub fn forbidden_403() -> String {
     )
 }
 
+/// The 403 of the super_admin routes (`Operator::require_super_admin`).
+pub fn forbidden_super_admin_403() -> String {
+    let refusal = AccessRefusal::NotAdmin;
+    format!(
+        "`{refusal}`: {} for a role other than super_admin",
+        shown_body(&refusal)
+    )
+}
+
 /// The 413 of a route with a body: actix reads it after the token extractor ran.
 pub const TOO_LARGE_413: &str = "`Payload Too Large`: the request body is over 64 KiB (read after the \
                                  token, before the role check)";
@@ -94,6 +103,17 @@ envelope::answer_set! {
     }
 }
 
+envelope::answer_set! {
+    /// What a route for super_admin alone that takes a body answers besides its own.
+    pub SuperAdminBodyAnswers, envelope::Envelope::Operator, {
+        "401" => unauthorized_401(),
+        "403" => forbidden_super_admin_403(),
+        "413" => TOO_LARGE_413,
+        "500" => internal_500(),
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
     /// A route said no; the refusal carries its status and message.
@@ -125,7 +145,8 @@ refused!(
     BodyRefusal,
     ChildrenRefusal,
     crate::point_service::PointServiceRefusal,
-    back_office::offers::OfferRefusal
+    back_office::offers::OfferRefusal,
+    back_office::adjustments::AdjustmentRefusal
 );
 
 impl ResponseError for OpError {

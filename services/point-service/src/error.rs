@@ -83,6 +83,7 @@ refused_from!(
     crate::internal_access::BackOfficeRefusal,
     crate::internal_access::ChangeRefusal,
     back_office::offers::OfferRefusal,
+    back_office::adjustments::AdjustmentRefusal,
 );
 
 /// The caller lookup's failures: a 500 when it is not configured, else a 401.

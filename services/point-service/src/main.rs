@@ -103,7 +103,9 @@ enum PointCommand {
     ///                                 excess over credited is burnt)
     ///   spent        spend            points spent (a positive amount)
     ///   expired      expiry           points expired (positive)
-    ///   adjusted     adjustment       the signed net of adjustments
+    ///   adjusted     adjustment       the signed net of adjustments (seeded legacy ones
+    ///                                 and support's)
+    ///   adjusted     support_adjustment  support's alone, made through the back office
     ///   closing      balance          sum of all balances when the period ends
     ///   outstanding  points, clients  positive balances at the end, and the clients holding them
     ///   negative     points, clients  balances below zero at the end, and those clients

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod children;
+pub mod clients;
 pub mod offers;
 pub mod services;
 

@@ -15,6 +15,9 @@ use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
 use crate::point_service::PointServiceRefusal;
 use crate::state::AppState;
 
+/// What a change of an offer may be refused for, here or by the point service.
+type Refusals = Refuses<(OfferRefusal, PointServiceRefusal)>;
+
 /// An offer's id in the path: 24 hex characters, in either case.
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -42,7 +45,7 @@ impl OfferPath {
 #[utoipa::path(get, path = "/offers", operation_id = "listOffers", tag = "offers",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     responses(OperatorAnswers, PointServiceRefusal,
-        (status = 200, description = "the offers", body = OfferList)))]
+        (status = 200, description = "offers", body = OfferList)))]
 pub async fn list(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -62,7 +65,7 @@ pub async fn list(
 #[utoipa::path(post, path = "/offers", operation_id = "createOffer", tag = "offers",
     security(("operator" = ["super_admin", "admin"])),
     request_body = OfferBody,
-    responses(AdminBodyAnswers, Refuses<(OfferRefusal, PointServiceRefusal)>,
+    responses(AdminBodyAnswers, Refusals,
         (status = 201, description = "created", body = OfferRecord)))]
 pub async fn create(
     operator: Operator,
@@ -84,7 +87,7 @@ pub async fn create(
 #[utoipa::path(patch, path = "/offers/{id}", operation_id = "updateOffer", tag = "offers",
     security(("operator" = ["super_admin", "admin"])),
     params(OfferPath), request_body = OfferBody,
-    responses(AdminBodyAnswers, Refuses<(OfferRefusal, PointServiceRefusal)>,
+    responses(AdminBodyAnswers, Refusals,
         (status = 200, description = "changed", body = OfferRecord)))]
 pub async fn update(
     operator: Operator,
@@ -113,7 +116,7 @@ pub async fn update(
 #[utoipa::path(delete, path = "/offers/{id}", operation_id = "withdrawOffer", tag = "offers",
     security(("operator" = ["super_admin", "admin"])),
     params(OfferPath),
-    responses(AdminAnswers, Refuses<(OfferRefusal, PointServiceRefusal)>,
+    responses(AdminAnswers, Refusals,
         (status = 200, description = "withdrawn", body = OfferRecord)))]
 pub async fn withdraw(
     operator: Operator,
@@ -140,7 +143,7 @@ pub async fn withdraw(
 #[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "offers",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     responses(OperatorAnswers, PointServiceRefusal,
-        (status = 200, description = "the changes", body = Page)))]
+        (status = 200, description = "changes", body = Page)))]
 pub async fn audit(
     _operator: Operator,
     state: web::Data<AppState>,

@@ -10,24 +10,35 @@ use crate::helpers::*;
 
 const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
 
-/// (method, path, body) of every back-office route, and whether only admins may call it.
-fn routes() -> Vec<(&'static str, String, Option<Value>, bool)> {
+/// A back-office route: method, path, body, and the roles it admits.
+type Route = (&'static str, String, Option<Value>, fn(Role) -> bool);
+
+fn routes() -> Vec<Route> {
+    let everyone: fn(Role) -> bool = |_| true;
+    let admins: fn(Role) -> bool = Role::is_admin;
+    let super_admin: fn(Role) -> bool = |role| role == Role::SuperAdmin;
     vec![
-        ("GET", "/offers".to_owned(), None, false),
-        ("GET", "/loyalty/audit".to_owned(), None, false),
+        ("GET", "/offers".to_owned(), None, everyone),
+        ("GET", "/loyalty/audit".to_owned(), None, everyone),
         (
             "POST",
             "/offers".to_owned(),
             Some(json!({"pointAmount": 1, "amount": 1})),
-            true,
+            admins,
         ),
         (
             "PATCH",
             format!("/offers/{OFFER}"),
             Some(json!({"active": false})),
-            true,
+            admins,
         ),
-        ("DELETE", format!("/offers/{OFFER}"), None, true),
+        ("DELETE", format!("/offers/{OFFER}"), None, admins),
+        (
+            "POST",
+            "/clients/1001/adjustments".to_owned(),
+            Some(json!({"points": "-5", "reason": "x", "reference": "r"})),
+            super_admin,
+        ),
     ]
 }
 
@@ -36,7 +47,7 @@ async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_ch
     let app = spawn_app().await;
     let forbidden =
         json!({"statusCode": 403, "message": "Forbidden resource", "error": "Forbidden"});
-    for (method, path, body, admins_only) in routes() {
+    for (method, path, body, admits) in routes() {
         assert_eq!(
             app.call(method, &path, None, body.as_ref()).await,
             (
@@ -47,7 +58,7 @@ async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_ch
         );
         for role in Role::ALL {
             let (status, answer) = app.call(method, &path, Some(role), body.as_ref()).await;
-            if admins_only && !role.is_admin() {
+            if !admits(role) {
                 assert_eq!(
                     (status, &answer),
                     (403, &forbidden),
@@ -180,4 +191,42 @@ async fn without_the_point_service_configured_the_back_office_says_what_is_missi
     );
     // The service hierarchy does not need the point service.
     assert_eq!(nothing.admin("GET", "/services", None).await.0, 200);
+}
+
+#[tokio::test]
+async fn a_client_id_that_is_not_a_positive_integer_names_no_client_and_no_other_path() {
+    let app = spawn_app().await;
+    let adjust = |id: &str| {
+        let path = format!("/clients/{id}/adjustments");
+        let app = &app;
+        async move {
+            app.call(
+                "POST",
+                &path,
+                Some(Role::SuperAdmin),
+                Some(&json!({"points": 1})),
+            )
+            .await
+        }
+    };
+    for id in [
+        "0",
+        "-1",
+        "1.5",
+        "abc",
+        "..%2F..%2Fcredits",
+        "9223372036854775808",
+    ] {
+        let (status, answer) = adjust(id).await;
+        assert_eq!(status, 404, "{id}: {answer}");
+        assert!(
+            answer["message"].as_str().unwrap().starts_with("client ")
+                && answer["message"].as_str().unwrap().ends_with(" not found"),
+            "{answer}"
+        );
+    }
+    assert_eq!(
+        adjust("1001").await.1["path"],
+        json!("/internal/v1/back-office/clients/1001/adjustments")
+    );
 }

@@ -11,24 +11,45 @@ use server::testing::openapi::{self, described, documented, says, says_as};
 use crate::helpers::*;
 
 /// Every operator route: (method, path, admins only).
-const ROUTES: [(&str, &str, bool); 13] = [
-    ("get", "/api/v1/operator/services", false),
-    ("post", "/api/v1/operator/services", true),
+/// Who a route admits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Admits {
+    All,
+    Admins,
+    SuperAdmin,
+}
+
+const ROUTES: [(&str, &str, Admits); 14] = [
+    ("get", "/api/v1/operator/services", Admits::All),
+    ("post", "/api/v1/operator/services", Admits::Admins),
     (
         "get",
         "/api/v1/operator/services/all/without-pagination",
-        false,
+        Admits::All,
     ),
-    ("get", "/api/v1/operator/services/{id}", false),
-    ("patch", "/api/v1/operator/services/{id}", true),
-    ("get", "/api/v1/operator/services/{id}/children", true),
-    ("patch", "/api/v1/operator/services/{id}/children", true),
-    ("get", "/api/v1/operator/audit", true),
-    ("get", "/api/v1/operator/offers", false),
-    ("post", "/api/v1/operator/offers", true),
-    ("patch", "/api/v1/operator/offers/{id}", true),
-    ("delete", "/api/v1/operator/offers/{id}", true),
-    ("get", "/api/v1/operator/loyalty/audit", false),
+    ("get", "/api/v1/operator/services/{id}", Admits::All),
+    ("patch", "/api/v1/operator/services/{id}", Admits::Admins),
+    (
+        "get",
+        "/api/v1/operator/services/{id}/children",
+        Admits::Admins,
+    ),
+    (
+        "patch",
+        "/api/v1/operator/services/{id}/children",
+        Admits::Admins,
+    ),
+    ("get", "/api/v1/operator/audit", Admits::Admins),
+    ("get", "/api/v1/operator/offers", Admits::All),
+    ("post", "/api/v1/operator/offers", Admits::Admins),
+    ("patch", "/api/v1/operator/offers/{id}", Admits::Admins),
+    ("delete", "/api/v1/operator/offers/{id}", Admits::Admins),
+    ("get", "/api/v1/operator/loyalty/audit", Admits::All),
+    (
+        "post",
+        "/api/v1/operator/clients/{id}/adjustments",
+        Admits::SuperAdmin,
+    ),
 ];
 
 const ERROR: &str = "#/components/schemas/OperatorError";
@@ -38,10 +59,14 @@ async fn document(app: &TestApp) -> Value {
 }
 
 /// The roles a route admits, as the code decides them.
-fn admitted(admins_only: bool) -> BTreeSet<String> {
+fn admitted(admits: Admits) -> BTreeSet<String> {
     Role::ALL
         .into_iter()
-        .filter(|role| !admins_only || role.is_admin())
+        .filter(|role| match admits {
+            Admits::All => true,
+            Admits::Admins => role.is_admin(),
+            Admits::SuperAdmin => *role == Role::SuperAdmin,
+        })
         .map(|role| role.as_str().to_owned())
         .collect()
 }
@@ -87,7 +112,7 @@ async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
     let app = spawn_app().await;
     let doc = document(&app).await;
     openapi::path_parameters_are_declared(&doc);
-    for (method, path, admins_only) in ROUTES {
+    for (method, path, admits) in ROUTES {
         let operation = &doc["paths"][path][method];
         let roles: BTreeSet<String> = operation["security"][0]["operator"]
             .as_array()
@@ -95,7 +120,7 @@ async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
             .iter()
             .map(|r| r.as_str().unwrap().to_owned())
             .collect();
-        assert_eq!(roles, admitted(admins_only), "{method} {path}");
+        assert_eq!(roles, admitted(admits), "{method} {path}");
         let answers = operation["responses"].as_object().unwrap();
         let success = if method == "post" { "201" } else { "200" };
         assert!(
@@ -120,7 +145,7 @@ async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
         assert!(answers.contains_key("401"), "{method} {path}");
         assert_eq!(
             answers.contains_key("403"),
-            admins_only,
+            admits != Admits::All,
             "{method} {path}: 403 only where a role is refused"
         );
         assert_eq!(
@@ -170,7 +195,10 @@ async fn the_document_has_the_messages_the_routes_send() {
         says(&doc, method, path, &answered, "Unauthorized");
         assert!(described(&doc, method, path, 401).contains(&answered.1.to_string()));
     }
-    for (method, path, _) in ROUTES.iter().filter(|(_, _, admins)| *admins) {
+    for (method, path, _) in ROUTES
+        .iter()
+        .filter(|(_, _, admits)| *admits != Admits::All)
+    {
         let concrete = path
             .trim_start_matches("/api/v1/operator")
             .replace("{id}", "1");

@@ -3,5 +3,6 @@
 //! (docs/decisions.md, "The loyalty back office"). The contract, bodies and refusals are the
 //! `back_office` crate's.
 
+pub mod adjustments;
 pub mod audit;
 pub mod offers;

@@ -211,6 +211,19 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    support_adjustments (reference) {
+        reference -> Text,
+        client_id -> Int8,
+        points -> Numeric,
+        reason -> Text,
+        operator_id -> Text,
+        operator_role -> Text,
+        balance_after -> Numeric,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(payment_attempts -> point_orders (correlation_id));
 diesel::joinable!(payment_syncs -> point_orders (correlation_id));
 diesel::joinable!(unapplied_captures -> payment_events (event_id));

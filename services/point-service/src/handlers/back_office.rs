@@ -5,11 +5,15 @@
 //! operator service passes the body's and the offer's on unchanged.
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use back_office::adjustments::{
+    AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
+};
 use back_office::audit::Page;
 use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
 use envelope::Refuses;
 use serde_json::Value;
 
+use crate::back_office::adjustments::{self, Adjusted};
 use crate::back_office::{audit, offers};
 use crate::error::{DatabaseAnswers, PointError};
 use crate::internal_access::{self, BackOfficeRefusal, ChangeRefusal};
@@ -37,6 +41,20 @@ pub struct Change {
     operator_role: String,
 }
 
+/// The offer's or the client's id in the path, as sent (the routes refuse it in their words).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)]
+pub struct Id {
+    id: String,
+}
+
+/// What a read may be refused for.
+type ReadRefusal = BackOfficeRefusal;
+
+/// What an adjustment may be refused for.
+type Adjusting = Refuses<(BackOfficeRefusal, ChangeRefusal, AdjustmentRefusal)>;
+
 /// What a change of an offer may be refused for.
 type Refusals = Refuses<(BackOfficeRefusal, ChangeRefusal, OfferRefusal)>;
 
@@ -50,8 +68,8 @@ fn json(raw: &[u8]) -> Value {
 /// Those not withdrawn first, then as the app lists them.
 #[utoipa::path(get, path = "/back-office/offers", operation_id = "backOfficeOffers", tag = "back-office",
     params(Read),
-    responses(DatabaseAnswers, BackOfficeRefusal,
-        (status = 200, description = "the offers", body = OfferList)))]
+    responses(DatabaseAnswers, ReadRefusal,
+        (status = 200, description = "offers", body = OfferList)))]
 pub async fn list_offers(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -87,7 +105,7 @@ pub async fn create_offer(
 ///
 /// The keys sent, on the offer as it is (its row locked); recorded in the audit trail.
 #[utoipa::path(patch, path = "/back-office/offers/{id}", operation_id = "backOfficeUpdateOffer", tag = "back-office",
-    params(("id" = String, Path), Change),
+    params(Id, Change),
     request_body = OfferBody,
     responses(DatabaseAnswers, Refusals,
         (status = 200, description = "changed", body = OfferRecord)))]
@@ -110,7 +128,7 @@ pub async fn update_offer(
 /// Never on sale again (the app's offer answers 404), kept for the orders that name it;
 /// recorded in the audit trail.
 #[utoipa::path(delete, path = "/back-office/offers/{id}", operation_id = "backOfficeWithdrawOffer", tag = "back-office",
-    params(("id" = String, Path), Change),
+    params(Id, Change),
     responses(DatabaseAnswers, Refusals,
         (status = 200, description = "withdrawn", body = OfferRecord)))]
 pub async fn withdraw_offer(
@@ -130,8 +148,8 @@ pub async fn withdraw_offer(
 /// The newest 100 changes, newest first.
 #[utoipa::path(get, path = "/back-office/audit", operation_id = "backOfficeAudit", tag = "back-office",
     params(Read),
-    responses(DatabaseAnswers, BackOfficeRefusal,
-        (status = 200, description = "the changes", body = Page)))]
+    responses(DatabaseAnswers, ReadRefusal,
+        (status = 200, description = "changes", body = Page)))]
 pub async fn audit_trail(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -140,4 +158,38 @@ pub async fn audit_trail(
     let mut conn = state.pool.get().await?;
     let data = audit::newest(&mut conn).await?;
     Ok(HttpResponse::Ok().json(Page { data }))
+}
+
+/// Adjust a client's points
+///
+/// Checks, after the operator: the body, the client (the auth service's), the reference,
+/// the balance. 201 for a new adjustment; 200 with the first one for its reference again.
+#[utoipa::path(post, path = "/back-office/clients/{id}/adjustments", operation_id = "backOfficeAdjust", tag = "back-office",
+    params(Id, Change),
+    request_body = AdjustmentBody,
+    responses(DatabaseAnswers, Adjusting,
+        (status = 201, description = "made", body = AdjustmentRecord),
+        (status = 200, description = "earlier", body = AdjustmentRecord)))]
+pub async fn adjust(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    raw: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let fields = AdjustmentFields::read(&json(&raw))?;
+    let unknown = || AdjustmentRefusal::UnknownClient(id.to_string());
+    let client_id = id.parse::<domain::ClientId>().map_err(|_| unknown())?.get();
+    // Asked before a connection is taken: none is held while the auth service answers.
+    if state.auth.client(client_id).await?.is_none() {
+        return Err(unknown().into());
+    }
+    let mut conn = state.pool.get().await?;
+    Ok(
+        match adjustments::adjust(&mut conn, &operator, client_id, fields).await? {
+            Adjusted::Made(made) => HttpResponse::Created().json(made),
+            Adjusted::Earlier(earlier) => HttpResponse::Ok().json(earlier),
+        },
+    )
 }

@@ -28,6 +28,8 @@ pub enum Kind {
     Adjustment,
     /// Takes the whole positive balance once its expiry date has passed (`expiry::job`).
     Expiry,
+    /// A credit or debit support made through the back office (`back_office::adjustments`).
+    SupportAdjustment,
 }
 
 impl Kind {
@@ -41,11 +43,12 @@ impl Kind {
             Kind::GiftCardCredit => "gift_card_credit",
             Kind::Adjustment => "adjustment",
             Kind::Expiry => "expiry",
+            Kind::SupportAdjustment => "support_adjustment",
         }
     }
 
     /// Every kind, in the order reports list them.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Earn,
         Kind::Purchase,
         Kind::GiftReceived,
@@ -54,6 +57,7 @@ impl Kind {
         Kind::GiftSent,
         Kind::Expiry,
         Kind::Adjustment,
+        Kind::SupportAdjustment,
     ];
 
     /// The kind stored as `text`.

@@ -97,6 +97,23 @@ const CHECKS: &[Check] = &[
                                             AND e.kind = 'gift_card_credit') <> 1
               ORDER BY c.reference LIMIT 1",
     },
+    Check {
+        name: "every support adjustment moved its client's balance exactly once, as recorded",
+        sql: "SELECT violation FROM (
+                  SELECT format('adjustment %s: expected one entry of %s to %s, found %s',
+                                a.reference, a.points, a.client_id, count(e.id)) AS violation, a.reference AS k
+                  FROM support_adjustments a LEFT JOIN point_entries e ON e.reference = 'support:' || a.reference
+                  GROUP BY a.reference, a.points, a.client_id
+                  HAVING count(*) FILTER (WHERE e.client_id = a.client_id AND e.points = a.points
+                                                AND e.kind = 'support_adjustment') <> 1
+                  UNION ALL
+                  SELECT format('support entry %s (%s to %s) has no adjustment recorded', e.id, e.points, e.client_id),
+                         e.reference
+                  FROM point_entries e
+                  WHERE e.kind = 'support_adjustment'
+                    AND NOT EXISTS (SELECT 1 FROM support_adjustments a WHERE 'support:' || a.reference = e.reference)
+              ) v ORDER BY k LIMIT 1",
+    },
     // The expiry rule, checked entry by entry from the ledger alone (no settings history):
     // the database holds only an expiry's sign and its reference's form (unique, so one per
     // client, date and run day). Entries of a client are appended under its account's lock

@@ -14,6 +14,9 @@
 //!
 //! `closing = opening + issued + credited - debited - spent - expired + adjusted`
 //!
+//! where `adjusted` is the signed net of the seeded legacy adjustments and of support's
+//! adjustments through the back office, each on a line of its own.
+//!
 //! An entry the report cannot place (a kind it does not know, a credit of no card or point
 //! order) fails it rather than leave points out.
 
@@ -59,8 +62,10 @@ pub struct Liability {
     pub transfers_debited: BigDecimal,
     pub spent: BigDecimal,
     pub expired: BigDecimal,
-    /// The signed net of adjustments.
+    /// The signed net of adjustments: seeded legacy ones, and support's.
     pub adjusted: BigDecimal,
+    /// The signed net of support's adjustments alone (within `adjusted`).
+    pub support_adjusted: BigDecimal,
     /// The sum of all balances when the period ends.
     pub closing: BigDecimal,
     /// Positive balances at the end, and the clients holding them.
@@ -114,6 +119,10 @@ impl Liability {
             (Kind::Spend, _) => self.spent -= points,
             (Kind::Expiry, _) => self.expired -= points,
             (Kind::Adjustment, _) => self.adjusted += points,
+            (Kind::SupportAdjustment, _) => {
+                self.support_adjusted += &points;
+                self.adjusted += points;
+            }
         }
         Ok(())
     }
@@ -138,6 +147,10 @@ impl Liability {
             format!("spent\tspend\t{}", text(&self.spent)),
             format!("expired\texpiry\t{}", text(&self.expired)),
             format!("adjusted\tadjustment\t{}", text(&self.adjusted)),
+            format!(
+                "adjusted\tsupport_adjustment\t{}",
+                text(&self.support_adjusted)
+            ),
             format!("closing\tbalance\t{}", text(&self.closing)),
             format!("outstanding\tpoints\t{}", text(&self.outstanding)),
             format!("outstanding\tclients\t{}", self.holders),

@@ -57,7 +57,7 @@ fn violated(result: Result<audit::Report, AuditError>) -> (&'static str, String)
 async fn a_ledger_written_only_by_the_service_passes_every_check() {
     let (app, _) = busy_ledger().await;
     let report = audit(&app).await.unwrap();
-    assert_eq!(report.passed.len(), 10, "{report:?}");
+    assert_eq!(report.passed.len(), 11, "{report:?}");
     assert_eq!(report.open_unapplied_captures, 0);
 }
 
@@ -72,6 +72,35 @@ async fn a_cached_balance_that_drifted_from_its_entries_is_caught() {
         "every account's balance equals the sum of its entries"
     );
     assert!(detail.starts_with("account 1001: balance"), "{detail}");
+}
+
+#[tokio::test]
+async fn a_support_entry_without_its_adjustment_and_an_adjustment_without_its_entry_are_caught() {
+    let check = "every support adjustment moved its client's balance exactly once, as recorded";
+    let (app, _) = busy_ledger().await;
+    app.sql(
+        "INSERT INTO point_entries (client_id, kind, points, reference)
+         VALUES (1001, 'support_adjustment', 25, 'support:by-hand');
+         UPDATE point_accounts SET balance = balance + 25 WHERE client_id = 1001",
+    )
+    .await;
+    let (violated_check, detail) = violated(audit(&app).await);
+    assert_eq!(violated_check, check);
+    assert!(detail.contains("has no adjustment recorded"), "{detail}");
+
+    let (app, _) = busy_ledger().await;
+    app.sql(
+        "INSERT INTO support_adjustments
+             (reference, client_id, points, reason, operator_id, operator_role, balance_after)
+         VALUES ('never-applied', 1001, -5, 'x', 'op', 'super_admin', 0)",
+    )
+    .await;
+    let (violated_check, detail) = violated(audit(&app).await);
+    assert_eq!(violated_check, check);
+    assert!(
+        detail.starts_with("adjustment never-applied: expected one entry"),
+        "{detail}"
+    );
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use crate::helpers::*;
 
 const BACK_OFFICE: &str = "/internal/v1/back-office";
 
-struct Call<'a> {
+pub struct Call<'a> {
     method: reqwest::Method,
     path: String,
     token: Option<&'a str>,
@@ -16,7 +16,7 @@ struct Call<'a> {
     body: Option<Value>,
 }
 
-fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
+pub fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
     Call {
         method,
         path: format!("{BACK_OFFICE}{path}"),
@@ -27,12 +27,12 @@ fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
 }
 
 impl Call<'_> {
-    fn body(mut self, body: Value) -> Self {
+    pub fn body(mut self, body: Value) -> Self {
         self.body = Some(body);
         self
     }
 
-    async fn send(self, app: &TestApp) -> (u16, Value) {
+    pub async fn send(self, app: &TestApp) -> (u16, Value) {
         let mut request = app.client.request(self.method, app.url(&self.path));
         if let Some(token) = self.token {
             request = request.header("x-internal-token", token);
@@ -49,7 +49,7 @@ impl Call<'_> {
     }
 }
 
-fn operator_refusal(status: u16, message: &str) -> Value {
+pub fn operator_refusal(status: u16, message: &str) -> Value {
     let reason = reqwest::StatusCode::from_u16(status)
         .unwrap()
         .canonical_reason()

@@ -219,7 +219,14 @@ fn expected_liability(rows: &[Row], period: Period) -> Vec<String> {
         format!("transfers\tdebited\t{}", text(&-sum("gift_sent"))),
         format!("spent\tspend\t{}", text(&-sum("spend"))),
         format!("expired\texpiry\t{}", text(&-sum("expiry"))),
-        format!("adjusted\tadjustment\t{}", text(&sum("adjustment"))),
+        format!(
+            "adjusted\tadjustment\t{}",
+            text(&(sum("adjustment") + sum("support_adjustment")))
+        ),
+        format!(
+            "adjusted\tsupport_adjustment\t{}",
+            text(&sum("support_adjustment"))
+        ),
         format!("closing\tbalance\t{}", text(&balances.values().sum())),
         format!(
             "outstanding\tpoints\t{}",
@@ -386,6 +393,7 @@ async fn the_reports_on_the_command_line() {
          issued\tearn\t0\nissued\tgift_card_credit\t0\nissued\tcard_orders\t0\nissued\ttotal\t0\n\
          transfers\tcredited\t0\ntransfers\tdebited\t0\n\
          spent\tspend\t0\nexpired\texpiry\t0\nadjusted\tadjustment\t0\n\
+         adjusted\tsupport_adjustment\t0\n\
          closing\tbalance\t500.5\noutstanding\tpoints\t500.5\noutstanding\tclients\t1\n\
          negative\tpoints\t0\nnegative\tclients\t0\n"
     );

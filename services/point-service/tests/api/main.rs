@@ -7,6 +7,7 @@ mod attempts;
 mod audit;
 mod auth;
 mod back_office;
+mod back_office_adjustments;
 mod balance;
 mod bounds;
 mod concurrency;

@@ -141,7 +141,8 @@ type AppOperationId =
 type AdminOperationId =
   | "listServices" | "listAllServices" | "createService" | "getService" | "updateService"
   | "listChildCandidates" | "updateChildren" | "listAuditEntries"
-  | "listOffers" | "createOffer" | "updateOffer" | "withdrawOffer" | "listLoyaltyAudit";
+  | "listOffers" | "createOffer" | "updateOffer" | "withdrawOffer" | "listLoyaltyAudit"
+  | "adjustPoints";
 type _operationIds = [
   Nothing<Exclude<AppOperationId, keyof AppOperations>>, // ids the app document lacks
   Nothing<Exclude<keyof AppOperations, AppOperationId>>, // ids it has instead
@@ -163,6 +164,7 @@ type _integerIds = [
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/services/{id}", "patch">["id"], number>>,
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/services/{id}/children", "get">["id"], number>>,
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/services/{id}/children", "patch">["id"], number>>,
+  Check<Exact<PathParams<AdminPaths, "/api/v1/operator/clients/{id}/adjustments", "post">["id"], number>>,
 ];
 // Text ids stay text: address ids are 24 hex, order ids UUIDs, offer ids 24 hex.
 type _textIds = [
@@ -233,6 +235,7 @@ const adminSteps: { [R in RouteOf<AdminPaths>]: string } = {
   "PATCH /api/v1/operator/offers/{id}": "offers",
   "DELETE /api/v1/operator/offers/{id}": "offers",
   "GET /api/v1/operator/loyalty/audit": "offers",
+  "POST /api/v1/operator/clients/{id}/adjustments": "client support",
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -850,6 +853,23 @@ async function admin(urls: Urls, tokens: Tokens): Promise<void> {
 
   // --- offers (the loyalty back office) -------------------------------------------------------
   await offers(operator);
+
+  // --- client support (super_admin) ---------------------------------------------------------
+  const adjusted = await ok("adjust points", operator.POST("/api/v1/operator/clients/{id}/adjustments", {
+    params: { path: { id: 1001 } },
+    body: { points: "-5", reason: "mistaken credit", reference: "journey-1" },
+  }));
+  keysAre<
+    "reference" | "clientId" | "points" | "reason" | "operatorId" | "role" | "balanceAfter" | "createdAt"
+  >()(adjusted);
+  exactly<string>()(adjusted.reference);
+  exactly<number>()(adjusted.clientId);
+  exactly<string>()(adjusted.points);
+  exactly<string>()(adjusted.reason);
+  exactly<string>()(adjusted.operatorId);
+  exactly<string>()(adjusted.role);
+  exactly<string>()(adjusted.balanceAfter);
+  exactly<string>()(adjusted.createdAt);
 }
 
 /** An offer as the back office sees it: exact decimals as text, every key always there. */

@@ -1,0 +1,139 @@
+//! Support's adjustments: a credit or a debit of a client's points, with a reason and a
+//! reference of the operator's own. The same reference again answers the first adjustment
+//! and moves nothing (a retry after a timeout is safe); with another client or amount it is
+//! refused. A debit never takes a balance below zero. Only super_admin may make one
+//! (docs/decisions.md, "The loyalty back office").
+
+use bigdecimal::BigDecimal;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::body;
+
+/// An adjustment, in this key order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdjustmentRecord {
+    /// The operator's reference, as sent (trimmed).
+    pub reference: String,
+    pub client_id: i64,
+    /// Signed points as exact text: positive credited, negative debited.
+    #[schema(format = "decimal", example = "-50")]
+    pub points: String,
+    pub reason: String,
+    /// The token's `sub` of the operator who made it.
+    pub operator_id: String,
+    /// That operator's role.
+    pub role: String,
+    /// The client's balance right after it, as the balance answers points.
+    #[schema(format = "decimal", example = "580.5")]
+    pub balance_after: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The body of an adjustment: every key required.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // the document's view: the body is read from its JSON by `AdjustmentFields::read`
+pub struct AdjustmentBody {
+    /// Signed points other than 0, as text or a JSON number (read exactly): positive
+    /// credits the client, negative debits.
+    #[schema(format = "decimal", example = "-50")]
+    points: String,
+    /// Why, for the client's file (1 to 500 characters).
+    #[schema(example = "mistaken gift-card credit, ticket 4411")]
+    reason: String,
+    /// The operator's own reference, 1 to 200 characters: sending it again (a retry) makes
+    /// no second adjustment.
+    #[schema(example = "ticket-4411")]
+    reference: String,
+}
+
+/// The keys of an adjustment's body, in the order they are checked.
+pub const KEYS: [&str; 3] = ["points", "reason", "reference"];
+
+envelope::refusals! {
+    /// Why an adjustment is refused, checked in this order: the body (its form, then each key
+    /// in [`KEYS`]' order), the client, the reference, the balance.
+    pub enum AdjustmentRefusal in Operator {
+        NotAnObject => 400, [body::NOT_AN_OBJECT];
+        UnknownKey(key: String) => 400, "{key} is not a field of an adjustment";
+        BadPoints => 400, "points must be a decimal other than 0: positive credits the client, negative debits";
+        BadReason => 400, "reason must be text of 1 to 500 characters";
+        BadReference => 400, "reference must be text of 1 to 200 characters";
+        /// The path's client is not an id the auth service knows.
+        UnknownClient(id: String) => 404, "client {id} not found";
+        ReferenceUsed(reference: String) => 409,
+            "reference {reference} was already used for another adjustment";
+        /// A debit larger than the balance.
+        Overdraws(client: i64, balance: String) => 409,
+            "client {client} holds {balance} points: the debit would leave a negative balance";
+    }
+}
+
+/// An adjustment's body, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdjustmentFields {
+    pub points: BigDecimal,
+    pub reason: String,
+    pub reference: String,
+}
+
+impl AdjustmentFields {
+    pub fn read(body: &Value) -> Result<AdjustmentFields, AdjustmentRefusal> {
+        let Value::Object(map) = body else {
+            return Err(AdjustmentRefusal::NotAnObject);
+        };
+        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
+            return Err(AdjustmentRefusal::UnknownKey(key.clone()));
+        }
+        let value = |key: &str| map.get(key).unwrap_or(&Value::Null);
+        Ok(AdjustmentFields {
+            points: body::nonzero_points(value("points")).ok_or(AdjustmentRefusal::BadPoints)?,
+            reason: body::text(value("reason"), 500).ok_or(AdjustmentRefusal::BadReason)?,
+            reference: body::text(value("reference"), 200)
+                .ok_or(AdjustmentRefusal::BadReference)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_refusal_in_its_order() {
+        use AdjustmentRefusal::*;
+        let long = "x".repeat(501);
+        let cases = [
+            (json!(null), NotAnObject),
+            (json!({"points": 0, "why": "x"}), UnknownKey("why".into())),
+            (json!({"points": 0, "reason": ""}), BadPoints),
+            (json!({"points": "1e3"}), BadPoints),
+            (json!({"reason": "x"}), BadPoints),
+            (json!({"points": "-0.5", "reason": " "}), BadReason),
+            (json!({"points": "-0.5", "reason": long}), BadReason),
+            (
+                json!({"points": 2, "reason": "x", "reference": 7}),
+                BadReference,
+            ),
+        ];
+        for (body, refusal) in cases {
+            assert_eq!(AdjustmentFields::read(&body), Err(refusal), "{body}");
+        }
+        assert_eq!(
+            AdjustmentFields::read(
+                &json!({"points": -12.345, "reason": " typo ", "reference": " t-1 "})
+            ),
+            Ok(AdjustmentFields {
+                points: "-12.345".parse().unwrap(),
+                reason: "typo".into(),
+                reference: "t-1".into(),
+            })
+        );
+    }
+}
