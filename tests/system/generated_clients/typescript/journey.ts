@@ -110,7 +110,8 @@ type PaymentType = "point" | "checkout";
 type OrderType = "gift" | "transfer";
 type TargetPlatform = "primary" | "legacy";
 type LedgerKind =
-  | "earn" | "spend" | "gift_sent" | "gift_received" | "purchase" | "gift_card_credit" | "adjustment" | "expiry";
+  | "earn" | "spend" | "gift_sent" | "gift_received" | "purchase" | "gift_card_credit" | "adjustment" | "expiry"
+  | "support_adjustment";
 type HierarchyRole = "parent" | "standalone" | "child";
 type ServiceStatus = "active" | "hidden";
 
