@@ -164,8 +164,8 @@ pub async fn audit_trail(
 ///
 /// Checks, after the operator: the body, the client (the auth service's), the reference,
 /// the balance. 201 for a new adjustment; 200 with the first one for its reference again.
-#[utoipa::path(post, path = "/back-office/clients/{id}/adjustments", operation_id = "backOfficeAdjust", tag = "back-office",
-    params(Id, Change),
+#[utoipa::path(post, path = "/back-office/clients/{id}/adjustments", operation_id = "backOfficeAdjust",
+    tag = "back-office", params(Id, Change),
     request_body = AdjustmentBody,
     responses(DatabaseAnswers, Adjusting,
         (status = 201, description = "made", body = AdjustmentRecord),
