@@ -114,7 +114,7 @@ async fn an_offer_the_back_office_creates_is_sold_by_the_app_until_it_is_withdra
 
     // The trail: three changes by loyalty-7, newest first, each with both sides.
     let (status, audit) = stack
-        .call("GET", &operator("/loyalty/audit"), Some(&reader), &[], None)
+        .call("GET", &operator("/loyalty/audit"), Some(&admin), &[], None)
         .await;
     assert_eq!(status, 200, "{audit}");
     let actions: Vec<(&str, &str, &str)> = audit["data"]

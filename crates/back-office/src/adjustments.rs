@@ -1,7 +1,7 @@
 //! Support's adjustments: a credit or a debit of a client's points, with a reason and a
 //! reference of the operator's own. The same reference again answers the first adjustment
-//! and moves nothing (a retry after a timeout is safe); with another client or amount it is
-//! refused. A debit never takes a balance below zero. Only super_admin may make one
+//! and moves nothing (a retry after a timeout is safe); with another client, amount or
+//! reason it is refused. A debit never takes a balance below zero. Only super_admin may make one
 //! (docs/decisions.md, "The loyalty back office").
 
 use bigdecimal::BigDecimal;
@@ -60,9 +60,11 @@ envelope::refusals! {
     pub enum AdjustmentRefusal in Operator {
         NotAnObject => 400, [body::NOT_AN_OBJECT];
         UnknownKey(key: String) => 400, "{key} is not a field of an adjustment";
-        BadPoints => 400, "points must be a decimal other than 0: positive credits the client, negative debits";
-        BadReason => 400, "reason must be text of 1 to 500 characters";
-        BadReference => 400, "reference must be text of 1 to 200 characters";
+        BadPoints => 400,
+            "points must be a decimal other than 0 from -1000000000 to 1000000000, with at most 4 \
+             decimals: positive credits the client, negative debits";
+        BadReason => 400, "reason must be text of 1 to 500 visible characters";
+        BadReference => 400, "reference must be text of 1 to 200 visible characters";
         /// The path's client is not an id the auth service knows.
         UnknownClient(id: String) => 404, "client {id} not found";
         ReferenceUsed(reference: String) => 409,

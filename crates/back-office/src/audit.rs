@@ -16,9 +16,10 @@ pub struct Entry {
     pub operator_id: String,
     /// The token's role.
     pub role: String,
-    /// `offer.create`, `offer.update` or `offer.withdraw`.
+    /// `offer.create`, `offer.update`, `offer.withdraw`, `adjustment.credit` or
+    /// `adjustment.debit`.
     pub action: String,
-    /// What was changed: `offer:<id>`.
+    /// What was changed: `offer:<id>` or `client:<id>`.
     pub subject: String,
     /// The record before the change (null on create).
     pub before: Value,

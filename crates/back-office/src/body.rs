@@ -18,22 +18,42 @@ fn decimal(value: &Value) -> Option<BigDecimal> {
     }
 }
 
+/// The most points one offer may give or one adjustment may move: a typo's guard (an offer
+/// of 10^100 points for 0.01 SAR is no price anyone means).
+pub const MAX_POINTS: i64 = 1_000_000_000;
+
+/// Points the back office takes: at most [`Points::TEXT_DECIMALS`] decimals (what the
+/// balance shows, so that what an operator sets is what everyone reads) and at most
+/// [`MAX_POINTS`] in size.
+fn points(value: &Value) -> Option<BigDecimal> {
+    decimal(value).filter(|points| {
+        points.normalized().fractional_digit_count() <= Points::TEXT_DECIMALS
+            && points.abs() <= MAX_POINTS
+    })
+}
+
 /// A positive number of points.
 pub fn positive_points(value: &Value) -> Option<BigDecimal> {
-    decimal(value).filter(|points| *points > BigDecimal::zero())
+    points(value).filter(|points| *points > BigDecimal::zero())
 }
 
 /// A signed number of points other than 0.
 pub fn nonzero_points(value: &Value) -> Option<BigDecimal> {
-    decimal(value).filter(|points| !points.is_zero())
+    points(value).filter(|points| !points.is_zero())
 }
 
-/// Text of 1 to `max` characters once trimmed, as trimmed.
+/// Text of 1 to `max` characters once trimmed, as trimmed; never a control character or an
+/// invisible one (a zero-width space would make two references that read the same).
 pub fn text(value: &Value, max: usize) -> Option<String> {
+    let invisible = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+    };
     value
         .as_str()
         .map(str::trim)
         .filter(|text| !text.is_empty() && text.chars().count() <= max)
+        .filter(|text| !text.chars().any(invisible))
         .map(str::to_owned)
 }
 
@@ -61,14 +81,14 @@ mod tests {
         let text = |v: Value| positive_points(&v).map(|p| p.normalized().to_plain_string());
         assert_eq!(text(json!("12.345")), Some("12.345".to_owned()));
         assert_eq!(text(json!(12.345)), Some("12.345".to_owned()));
-        assert_eq!(
-            text(serde_json::from_str("123456789012345678901234.5").unwrap()),
-            Some("123456789012345678901234.5".to_owned())
-        );
+        assert_eq!(text(json!("1000000000")), Some("1000000000".to_owned()));
+        assert_eq!(text(json!("0.0001")), Some("0.0001".to_owned()));
         for refused in [
             json!("0"),
             json!(0),
             json!(-1),
+            json!("1.00001"),
+            json!("1000000000.0001"),
             json!("-1"),
             json!("1e3"),
             json!(" 1"),
@@ -77,6 +97,21 @@ mod tests {
             json!([1]),
         ] {
             assert_eq!(text(refused.clone()), None, "{refused}");
+        }
+    }
+
+    #[test]
+    fn text_is_trimmed_and_never_invisible() {
+        assert_eq!(super::text(&json!(" a b "), 3), Some("a b".to_owned()));
+        for refused in [
+            json!(""),
+            json!("  "),
+            json!("abcd"),
+            json!("a\u{0}"),
+            json!("a\u{200b}b"),
+            json!(1),
+        ] {
+            assert_eq!(super::text(&refused, 3), None, "{refused}");
         }
     }
 

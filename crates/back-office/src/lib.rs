@@ -10,6 +10,8 @@
 pub mod adjustments;
 pub mod audit;
 pub mod body;
+pub mod expiry_policy;
+pub mod occasions;
 pub mod offers;
 
 use bigdecimal::BigDecimal;

@@ -78,8 +78,10 @@ envelope::refusals! {
         NotAnObject => 400, [body::NOT_AN_OBJECT];
         UnknownKey(key: String) => 400, "{key} is not a field of an offer";
         NothingToChange => 400, "the body names no field to change";
-        BadPoints(key: &'static str) => 400, "{key} must be a positive decimal of points";
-        BadPurchasedPoints => 400, "purchasedPointAmount must be a positive decimal of points or null";
+        BadPoints(key: &'static str) => 400,
+            "{key} must be a positive decimal, at most 1000000000, with at most 4 decimals";
+        BadPurchasedPoints => 400,
+            "purchasedPointAmount must be null or a positive decimal, at most 1000000000, with at most 4 decimals";
         BadAmount => 400, "amount must be SAR from 0 to 9999999999.99 with at most two decimals";
         BadSequence => 400, "sequence must be an integer or null";
         BadActive => 400, "active must be true or false";

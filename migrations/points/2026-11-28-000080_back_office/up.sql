@@ -7,7 +7,7 @@ CREATE TABLE back_office_audit (
     operator_id TEXT NOT NULL CHECK (operator_id <> ''),
     role        TEXT NOT NULL CHECK (role <> ''),
     action      TEXT NOT NULL,
-    -- What was changed: `offer:<id>`.
+    -- What was changed: `offer:<id>`, `client:<id>`.
     subject     TEXT NOT NULL,
     before      JSONB NOT NULL,
     after       JSONB NOT NULL,

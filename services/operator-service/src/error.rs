@@ -146,7 +146,9 @@ refused!(
     ChildrenRefusal,
     crate::point_service::PointServiceRefusal,
     back_office::offers::OfferRefusal,
-    back_office::adjustments::AdjustmentRefusal
+    back_office::adjustments::AdjustmentRefusal,
+    back_office::occasions::OccasionRefusal,
+    back_office::expiry_policy::ExpiryPolicyRefusal
 );
 
 impl ResponseError for OpError {

@@ -31,7 +31,11 @@ envelope::refusals! {
         Unreachable => 502, "the point service could not be reached";
         /// An answer that is neither a success nor a refusal of the back office's.
         Failed(status: u16) => 502, "the point service failed ({status})";
-        TimedOut => 504, "the point service did not answer in time";
+        /// The change may still be made: read it back before sending it again (an
+        /// adjustment again with its reference is safe).
+        TimedOut => 504,
+            "the point service did not answer in time: the change may have been made, \
+             read it back before sending it again";
     }
 }
 

@@ -90,6 +90,12 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             route!(handlers::offers::withdraw),
             route!(handlers::offers::audit),
             route!(handlers::clients::adjust),
+            route!(handlers::occasions::list),
+            route!(handlers::occasions::create),
+            route!(handlers::occasions::update),
+            route!(handlers::occasions::withdraw),
+            route!(handlers::expiry_policy::read),
+            route!(handlers::expiry_policy::replace),
         ],
     )])
 });

@@ -84,6 +84,8 @@ refused_from!(
     crate::internal_access::ChangeRefusal,
     back_office::offers::OfferRefusal,
     back_office::adjustments::AdjustmentRefusal,
+    back_office::occasions::OccasionRefusal,
+    back_office::expiry_policy::ExpiryPolicyRefusal,
 );
 
 /// The caller lookup's failures: a 500 when it is not configured, else a 401.

@@ -51,6 +51,12 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
                 route!(back_office::withdraw_offer),
                 route!(back_office::audit_trail),
                 route!(back_office::adjust),
+                route!(back_office::list_occasions),
+                route!(back_office::create_occasion),
+                route!(back_office::update_occasion),
+                route!(back_office::withdraw_occasion),
+                route!(back_office::expiry_policy),
+                route!(back_office::replace_expiry_policy),
             ],
         ),
     ])

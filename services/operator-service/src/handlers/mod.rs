@@ -4,6 +4,8 @@
 pub mod audit;
 pub mod children;
 pub mod clients;
+pub mod expiry_policy;
+pub mod occasions;
 pub mod offers;
 pub mod services;
 

@@ -139,15 +139,17 @@ pub async fn withdraw(
 /// The loyalty back office's audit trail
 ///
 /// The newest 100 changes to points data, newest first: who (the token's `sub` and role),
-/// what, the record before and after. Roles: all five.
+/// what, the record before and after. It names clients and their balances (adjustments), so,
+/// like the hierarchy's trail: admin, super_admin.
 #[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "offers",
-    security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
-    responses(OperatorAnswers, PointServiceRefusal,
+    security(("operator" = ["super_admin", "admin"])),
+    responses(AdminAnswers, PointServiceRefusal,
         (status = 200, description = "changes", body = Page)))]
 pub async fn audit(
-    _operator: Operator,
+    operator: Operator,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, OpError> {
+    operator.require_admin()?;
     state
         .point_service
         .relay(Method::GET, "/audit", None, None)

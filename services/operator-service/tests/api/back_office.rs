@@ -19,7 +19,7 @@ fn routes() -> Vec<Route> {
     let super_admin: fn(Role) -> bool = |role| role == Role::SuperAdmin;
     vec![
         ("GET", "/offers".to_owned(), None, everyone),
-        ("GET", "/loyalty/audit".to_owned(), None, everyone),
+        ("GET", "/loyalty/audit".to_owned(), None, admins),
         (
             "POST",
             "/offers".to_owned(),
@@ -33,6 +33,27 @@ fn routes() -> Vec<Route> {
             admins,
         ),
         ("DELETE", format!("/offers/{OFFER}"), None, admins),
+        ("GET", "/occasions".to_owned(), None, everyone),
+        (
+            "POST",
+            "/occasions".to_owned(),
+            Some(json!({"occasionEn": "Eid"})),
+            admins,
+        ),
+        (
+            "PATCH",
+            format!("/occasions/{OFFER}"),
+            Some(json!({"active": true})),
+            admins,
+        ),
+        ("DELETE", format!("/occasions/{OFFER}"), None, admins),
+        ("GET", "/expiry-policy".to_owned(), None, everyone),
+        (
+            "PUT",
+            "/expiry-policy".to_owned(),
+            Some(json!({"expiry": "never", "version": 0})),
+            admins,
+        ),
         (
             "POST",
             "/clients/1001/adjustments".to_owned(),
@@ -229,4 +250,23 @@ async fn a_client_id_that_is_not_a_positive_integer_names_no_client_and_no_other
         adjust("1001").await.1["path"],
         json!("/internal/v1/back-office/clients/1001/adjustments")
     );
+}
+
+#[tokio::test]
+async fn an_occasion_id_that_is_not_24_hex_names_no_occasion() {
+    let app = spawn_app().await;
+    for id in ["abc", "..%2F..%2Fcredits", "64b7f0c2a1b2c3d4e5f6080g"] {
+        let (status, answer) = app
+            .admin(
+                "PATCH",
+                &format!("/occasions/{id}"),
+                Some(&json!({"active": true})),
+            )
+            .await;
+        assert_eq!(status, 404, "{id}: {answer}");
+        assert!(
+            answer["message"].as_str().unwrap().starts_with("occasion "),
+            "{answer}"
+        );
+    }
 }

@@ -19,7 +19,7 @@ enum Admits {
     SuperAdmin,
 }
 
-const ROUTES: [(&str, &str, Admits); 14] = [
+const ROUTES: [(&str, &str, Admits); 20] = [
     ("get", "/api/v1/operator/services", Admits::All),
     ("post", "/api/v1/operator/services", Admits::Admins),
     (
@@ -44,12 +44,18 @@ const ROUTES: [(&str, &str, Admits); 14] = [
     ("post", "/api/v1/operator/offers", Admits::Admins),
     ("patch", "/api/v1/operator/offers/{id}", Admits::Admins),
     ("delete", "/api/v1/operator/offers/{id}", Admits::Admins),
-    ("get", "/api/v1/operator/loyalty/audit", Admits::All),
+    ("get", "/api/v1/operator/loyalty/audit", Admits::Admins),
     (
         "post",
         "/api/v1/operator/clients/{id}/adjustments",
         Admits::SuperAdmin,
     ),
+    ("get", "/api/v1/operator/occasions", Admits::All),
+    ("post", "/api/v1/operator/occasions", Admits::Admins),
+    ("patch", "/api/v1/operator/occasions/{id}", Admits::Admins),
+    ("delete", "/api/v1/operator/occasions/{id}", Admits::Admins),
+    ("get", "/api/v1/operator/expiry-policy", Admits::All),
+    ("put", "/api/v1/operator/expiry-policy", Admits::Admins),
 ];
 
 const ERROR: &str = "#/components/schemas/OperatorError";
@@ -150,7 +156,7 @@ async fn every_operation_declares_its_roles_parameters_answers_and_envelope() {
         );
         assert_eq!(
             operation["requestBody"].is_object(),
-            method == "post" || method == "patch",
+            matches!(method, "post" | "patch" | "put"),
             "{method} {path}"
         );
     }

@@ -6,8 +6,8 @@
 //!
 //! The operator's reference makes it idempotent: its row is inserted first, so two tries
 //! with one reference (whatever their clients, whose account locks do not meet) meet on its
-//! key; the second waits for the first and then answers it, or refuses another client or
-//! amount. The entry's own reference, `support:<reference>`, is UNIQUE as well.
+//! key; the second waits for the first and then answers it, or refuses another client,
+//! amount or reason. The entry's own reference, `support:<reference>`, is UNIQUE as well.
 
 use back_office::adjustments::{AdjustmentFields, AdjustmentRecord, AdjustmentRefusal};
 use bigdecimal::{BigDecimal, Zero};
@@ -103,7 +103,9 @@ pub async fn adjust(
                 .select(COLUMNS)
                 .first(conn)
                 .await?;
-            return if earlier.1 == client_id && earlier.2 == fields.points {
+            return if (earlier.1, &earlier.2, &earlier.3)
+                == (client_id, &fields.points, &fields.reason)
+            {
                 Ok(Adjusted::Earlier(record(earlier)))
             } else {
                 Err(AdjustmentRefusal::ReferenceUsed(fields.reference.clone()).into())

@@ -5,4 +5,11 @@
 
 pub mod adjustments;
 pub mod audit;
+pub mod expiry_policy;
+pub mod occasions;
 pub mod offers;
+
+/// A new record's id: 24 random hex characters (96 bits), the legacy store's form.
+fn new_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..24].to_owned()
+}

@@ -105,11 +105,6 @@ pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<OfferRecord>>
     Ok(rows.into_iter().map(record).collect())
 }
 
-/// A new id: 24 random hex characters (96 bits), the legacy store's form.
-fn new_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()[..24].to_owned()
-}
-
 pub async fn create(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
@@ -118,7 +113,7 @@ pub async fn create(
     conn.transaction(async |conn| {
         let row: Row = diesel::insert_into(point_offers::table)
             .values((
-                point_offers::id.eq(new_id()),
+                point_offers::id.eq(super::new_id()),
                 point_offers::point_amount.eq(&offer.point_amount),
                 point_offers::purchased_point_amount.eq(&offer.purchased_point_amount),
                 point_offers::amount.eq(&offer.amount),

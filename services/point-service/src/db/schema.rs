@@ -6,6 +6,7 @@ diesel::table! {
         expiry -> Text,
         inactivity_days -> Nullable<Int4>,
         updated_at -> Timestamptz,
+        version -> Int4,
     }
 }
 

@@ -9,12 +9,18 @@ use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
 };
 use back_office::audit::Page;
+use back_office::expiry_policy::{
+    ExpiryChange, ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal,
+};
+use back_office::occasions::{
+    OccasionBody, OccasionFields, OccasionList, OccasionRecord, OccasionRefusal,
+};
 use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
 use envelope::Refuses;
 use serde_json::Value;
 
 use crate::back_office::adjustments::{self, Adjusted};
-use crate::back_office::{audit, offers};
+use crate::back_office::{audit, expiry_policy, occasions, offers};
 use crate::error::{DatabaseAnswers, PointError};
 use crate::internal_access::{self, BackOfficeRefusal, ChangeRefusal};
 use crate::state::AppState;
@@ -54,6 +60,12 @@ type ReadRefusal = BackOfficeRefusal;
 
 /// What an adjustment may be refused for.
 type Adjusting = Refuses<(BackOfficeRefusal, ChangeRefusal, AdjustmentRefusal)>;
+
+/// What a replacement of the expiry policy may be refused for.
+type PolicyRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, ExpiryPolicyRefusal)>;
+
+/// What a change of an occasion may be refused for.
+type OccasionRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, OccasionRefusal)>;
 
 /// What a change of an offer may be refused for.
 type Refusals = Refuses<(BackOfficeRefusal, ChangeRefusal, OfferRefusal)>;
@@ -192,4 +204,114 @@ pub async fn adjust(
             Adjusted::Earlier(earlier) => HttpResponse::Ok().json(earlier),
         },
     )
+}
+
+/// Every occasion, active or not
+///
+/// The active ones first, then by id.
+#[utoipa::path(get, path = "/back-office/occasions", operation_id = "backOfficeOccasions", tag = "back-office",
+    params(Read),
+    responses(DatabaseAnswers, ReadRefusal, (status = 200, description = "occasions", body = OccasionList)))]
+pub async fn list_occasions(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    let data = occasions::list(&mut conn).await?;
+    Ok(HttpResponse::Ok().json(OccasionList { data }))
+}
+
+/// Create an occasion
+///
+/// The service assigns the id; recorded in the audit trail.
+#[utoipa::path(post, path = "/back-office/occasions", operation_id = "backOfficeCreateOccasion", tag = "back-office",
+    params(Change), request_body = OccasionBody,
+    responses(DatabaseAnswers, OccasionRefusals, (status = 201, description = "created", body = OccasionRecord)))]
+pub async fn create_occasion(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    raw: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let fields = OccasionFields::read(&json(&raw), true)?;
+    let mut conn = state.pool.get().await?;
+    let created = occasions::create(&mut conn, &operator, fields).await?;
+    Ok(HttpResponse::Created().json(created))
+}
+
+/// Change an occasion
+///
+/// The keys sent, on the occasion as it is (its row locked); recorded in the audit trail.
+#[utoipa::path(patch, path = "/back-office/occasions/{id}", operation_id = "backOfficeUpdateOccasion",
+    tag = "back-office", params(Id, Change), request_body = OccasionBody,
+    responses(DatabaseAnswers, OccasionRefusals, (status = 200, description = "changed", body = OccasionRecord)))]
+pub async fn update_occasion(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    raw: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let fields = OccasionFields::read(&json(&raw), false)?;
+    let mut conn = state.pool.get().await?;
+    let changed = occasions::update(&mut conn, &operator, &id, fields, "occasion.update").await?;
+    Ok(HttpResponse::Ok().json(changed))
+}
+
+/// Withdraw an occasion
+///
+/// Inactive: no longer offered to the app nor accepted by a new order; recorded in the
+/// audit trail.
+#[utoipa::path(delete, path = "/back-office/occasions/{id}", operation_id = "backOfficeWithdrawOccasion",
+    tag = "back-office", params(Id, Change),
+    responses(DatabaseAnswers, OccasionRefusals, (status = 200, description = "withdrawn", body = OccasionRecord)))]
+pub async fn withdraw_occasion(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let inactive = OccasionFields {
+        active: Some(false),
+        ..OccasionFields::default()
+    };
+    let mut conn = state.pool.get().await?;
+    let withdrawn =
+        occasions::update(&mut conn, &operator, &id, inactive, "occasion.withdraw").await?;
+    Ok(HttpResponse::Ok().json(withdrawn))
+}
+
+/// The expiry policy
+#[utoipa::path(get, path = "/back-office/expiry-policy", operation_id = "backOfficeExpiryPolicy",
+    tag = "back-office", params(Read),
+    responses(DatabaseAnswers, ReadRefusal, (status = 200, description = "policy", body = ExpiryPolicy)))]
+pub async fn expiry_policy(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(expiry_policy::read(&mut conn).await?))
+}
+
+/// Replace the expiry policy
+///
+/// From the version read (a stale one is refused); recorded in the audit trail.
+#[utoipa::path(put, path = "/back-office/expiry-policy", operation_id = "backOfficeReplaceExpiryPolicy",
+    tag = "back-office", params(Change), request_body = ExpiryPolicyBody,
+    responses(DatabaseAnswers, PolicyRefusals, (status = 200, description = "replaced", body = ExpiryPolicy)))]
+pub async fn replace_expiry_policy(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    raw: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let operator = internal_access::acting_operator(&req)?;
+    let change = ExpiryChange::read(&json(&raw))?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(expiry_policy::replace(&mut conn, &operator, change).await?))
 }

@@ -66,7 +66,9 @@ pub async fn credit(
         .get("reference")
         .and_then(Value::as_str)
         .map(str::trim)
-        .filter(|r| !r.is_empty() && r.len() <= 200);
+        // `support:` is the back office's adjustments' (`back_office::adjustments`): a credit
+        // there would take a reference an adjustment needs, or the other way round.
+        .filter(|r| !r.is_empty() && r.len() <= 200 && !r.starts_with("support:"));
     let reason = body.get("reason").and_then(Value::as_str);
     let (Some(client_id), Some(points), Some(reference), Some("gift_card")) =
         (client_id, points, reference, reason)

@@ -129,6 +129,7 @@ async fn load_settings(
         point_settings::expiry.eq(excluded(point_settings::expiry)),
         point_settings::inactivity_days.eq(excluded(point_settings::inactivity_days)),
         point_settings::updated_at.eq(diesel::dsl::now),
+        point_settings::version.eq(point_settings::version + 1),
     );
     let written = write(conn, report, &at, |conn| {
         let key = point_settings::singleton;

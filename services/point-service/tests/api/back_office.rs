@@ -103,7 +103,10 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
             call(method, path).body(bad.clone()).send(&app).await,
             (
                 400,
-                operator_refusal(400, "pointAmount must be a positive decimal of points")
+                operator_refusal(
+                    400,
+                    "pointAmount must be a positive decimal, at most 1000000000, with at most 4 decimals"
+                )
             )
         );
     }
@@ -139,11 +142,11 @@ async fn every_body_refusal_answers_its_message() {
         ),
         (
             json!({"pointAmount": "-1", "amount": 1}),
-            "pointAmount must be a positive decimal of points",
+            "pointAmount must be a positive decimal, at most 1000000000, with at most 4 decimals",
         ),
         (
             json!({"pointAmount": 1, "amount": 1, "purchasedPointAmount": "x"}),
-            "purchasedPointAmount must be a positive decimal of points or null",
+            "purchasedPointAmount must be null or a positive decimal, at most 1000000000, with at most 4 decimals",
         ),
         (
             json!({"pointAmount": 1, "amount": "15.001"}),

@@ -129,15 +129,16 @@ async fn each_refusal_in_its_order_and_nothing_moved() {
         ),
         (
             json!({"points": "0", "reason": "x", "reference": "r"}),
-            "points must be a decimal other than 0: positive credits the client, negative debits",
+            "points must be a decimal other than 0 from -1000000000 to 1000000000, with at most 4 \
+             decimals: positive credits the client, negative debits",
         ),
         (
             json!({"points": 1, "reason": "", "reference": "r"}),
-            "reason must be text of 1 to 500 characters",
+            "reason must be text of 1 to 500 visible characters",
         ),
         (
             json!({"points": 1, "reason": "x", "reference": "r".repeat(201)}),
-            "reference must be text of 1 to 200 characters",
+            "reference must be text of 1 to 200 visible characters",
         ),
     ];
     for (body, message) in bad_body {
@@ -162,11 +163,13 @@ async fn each_refusal_in_its_order_and_nothing_moved() {
         );
     }
     let balance = app.balance_of(NOURA).await;
+    let over = balance.parse::<bigdecimal::BigDecimal>().unwrap()
+        + bigdecimal::BigDecimal::new(1.into(), 4);
     assert_eq!(
         adjust(
             &app,
             NOURA,
-            json!({"points": format!("-{balance}.0001"), "reason": "x", "reference": "r-2"})
+            json!({"points": format!("-{over}"), "reason": "x", "reference": "r-2"})
         )
         .await,
         (
@@ -212,9 +215,23 @@ async fn a_replayed_adjustment_answers_the_first_and_another_use_of_its_referenc
         "reference ticket-9 was already used for another adjustment",
     );
     assert_eq!(adjust(&app, OMAR, body.clone()).await, (409, used.clone()));
-    let mut other_amount = body;
+    let mut other_amount = body.clone();
     other_amount["points"] = json!("6");
-    assert_eq!(adjust(&app, SARA, other_amount).await, (409, used));
+    assert_eq!(adjust(&app, SARA, other_amount).await, (409, used.clone()));
+    // A second fix on the same ticket is another adjustment: the same reference is refused.
+    let mut other_reason = body;
+    other_reason["reason"] = json!("goodwill, second fix");
+    assert_eq!(adjust(&app, SARA, other_reason).await, (409, used));
+    // The credit route cannot take an adjustment's reference.
+    assert_eq!(
+        app.credit(
+            &json!({"client_id": SARA, "points": "5", "reference": "support:ticket-9",
+                           "reason": "gift_card"})
+        )
+        .await
+        .0,
+        400
+    );
     assert_eq!(app.balance_of(SARA).await, balance);
     // Many tries of one new reference at once, for two clients: one adjustment.
     let racing = (0..12).map(|i| {

@@ -8,6 +8,8 @@ mod audit;
 mod auth;
 mod back_office;
 mod back_office_adjustments;
+mod back_office_expiry_policy;
+mod back_office_occasions;
 mod balance;
 mod bounds;
 mod concurrency;

@@ -143,7 +143,8 @@ type AdminOperationId =
   | "listServices" | "listAllServices" | "createService" | "getService" | "updateService"
   | "listChildCandidates" | "updateChildren" | "listAuditEntries"
   | "listOffers" | "createOffer" | "updateOffer" | "withdrawOffer" | "listLoyaltyAudit"
-  | "adjustPoints";
+  | "adjustPoints" | "listOccasions" | "createOccasion" | "updateOccasion" | "withdrawOccasion"
+  | "getExpiryPolicy" | "replaceExpiryPolicy";
 type _operationIds = [
   Nothing<Exclude<AppOperationId, keyof AppOperations>>, // ids the app document lacks
   Nothing<Exclude<keyof AppOperations, AppOperationId>>, // ids it has instead
@@ -237,6 +238,12 @@ const adminSteps: { [R in RouteOf<AdminPaths>]: string } = {
   "DELETE /api/v1/operator/offers/{id}": "offers",
   "GET /api/v1/operator/loyalty/audit": "offers",
   "POST /api/v1/operator/clients/{id}/adjustments": "client support",
+  "GET /api/v1/operator/occasions": "occasions",
+  "POST /api/v1/operator/occasions": "occasions",
+  "PATCH /api/v1/operator/occasions/{id}": "occasions",
+  "DELETE /api/v1/operator/occasions/{id}": "occasions",
+  "GET /api/v1/operator/expiry-policy": "expiry policy",
+  "PUT /api/v1/operator/expiry-policy": "expiry policy",
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -855,6 +862,28 @@ async function admin(urls: Urls, tokens: Tokens): Promise<void> {
   // --- offers (the loyalty back office) -------------------------------------------------------
   await offers(operator);
 
+  // --- occasions -----------------------------------------------------------------------------
+  const occasion = await ok("create occasion", operator.POST("/api/v1/operator/occasions", {
+    body: { occasionEn: "Eid", occasionAr: "عيد", isCustom: false },
+  }));
+  readOccasionRecord(exactly<OccasionRecord>()(occasion));
+  const occasionsListed = await ok("occasions", operator.GET("/api/v1/operator/occasions"));
+  keysAre<"data">()(occasionsListed);
+  occasionsListed.data.forEach(readOccasionRecord);
+  const occasionId = { params: { path: { id: occasion.id } } };
+  readOccasionRecord(await ok("update occasion", operator.PATCH("/api/v1/operator/occasions/{id}", {
+    ...occasionId,
+    body: { occasionAr: null },
+  })));
+  readOccasionRecord(await ok("withdraw occasion", operator.DELETE("/api/v1/operator/occasions/{id}", occasionId)));
+
+  // --- the expiry policy ----------------------------------------------------------------------
+  const policy = await ok("expiry policy", operator.GET("/api/v1/operator/expiry-policy"));
+  readExpiryPolicy(policy);
+  readExpiryPolicy(await ok("replace expiry policy", operator.PUT("/api/v1/operator/expiry-policy", {
+    body: { expiry: "inactivity", inactivityDays: 365, version: policy.version },
+  })));
+
   // --- client support (super_admin) ---------------------------------------------------------
   const adjusted = await ok("adjust points", operator.POST("/api/v1/operator/clients/{id}/adjustments", {
     params: { path: { id: 1001 } },
@@ -918,6 +947,28 @@ async function offers(operator: ReturnType<typeof createClient<AdminPaths>>): Pr
     exactly<unknown>()(entry.after);
     exactly<string>()(entry.createdAt);
   }
+}
+
+/** An occasion as the back office sees it: both labels, isCustom a boolean. */
+type OccasionRecord = Answer<AdminPaths, "/api/v1/operator/occasions/{id}", "patch", 200>;
+function readOccasionRecord(occasion: OccasionRecord): void {
+  keysAre<"id" | "occasionEn" | "occasionAr" | "isCustom" | "active" | "createdAt" | "updatedAt">()(occasion);
+  exactly<string>()(occasion.id);
+  exactly<string>()(occasion.occasionEn);
+  exactly<string | null>()(occasion.occasionAr);
+  exactly<boolean>()(occasion.isCustom);
+  exactly<boolean>()(occasion.active);
+  exactly<string>()(occasion.createdAt);
+  exactly<string>()(occasion.updatedAt);
+}
+
+/** The expiry policy: `expiry` a closed set, days and updatedAt always there (null when unset). */
+function readExpiryPolicy(policy: Answer<AdminPaths, "/api/v1/operator/expiry-policy", "get", 200>): void {
+  keysAre<"expiry" | "inactivityDays" | "version" | "updatedAt">()(policy);
+  exactly<"never" | "inactivity">()(policy.expiry);
+  exactly<number | null>()(policy.inactivityDays);
+  exactly<number>()(policy.version);
+  exactly<string | null>()(policy.updatedAt);
 }
 
 function readAdminPageMeta(meta: Answer<AdminPaths, "/api/v1/operator/services", "get", 200>["meta"]): void {

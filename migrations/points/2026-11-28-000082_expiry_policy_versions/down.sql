@@ -1,0 +1,1 @@
+ALTER TABLE point_settings DROP COLUMN version;

@@ -1,0 +1,124 @@
+//! The expiry policy as the back office reads and replaces it (`point_settings`, the one row
+//! the balance's expiry date and the nightly expiry run read, so a replacement is what they
+//! use next). A replacement names the version it was made from: under the row's lock (or,
+//! with no row yet, the singleton key) a stale one is refused, and the new version is one
+//! more. With its audit row, in one transaction.
+
+use back_office::expiry_policy::{ExpiryChange, ExpiryPolicy, ExpiryPolicyRefusal};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+
+use super::audit;
+use crate::db::schema::point_settings;
+use crate::error::PointError;
+use crate::internal_access::ActingOperator;
+
+type Row = (String, Option<i32>, i32, DateTime<Utc>);
+
+const COLUMNS: (
+    point_settings::expiry,
+    point_settings::inactivity_days,
+    point_settings::version,
+    point_settings::updated_at,
+) = (
+    point_settings::expiry,
+    point_settings::inactivity_days,
+    point_settings::version,
+    point_settings::updated_at,
+);
+
+/// The policy of `row`; no row is "never set": points never expire, version 0.
+fn policy(row: Option<Row>) -> ExpiryPolicy {
+    match row {
+        Some((expiry, inactivity_days, version, updated_at)) => ExpiryPolicy {
+            // A `never` row may carry days from a fixture; they mean nothing there.
+            inactivity_days: inactivity_days.filter(|_| expiry == "inactivity"),
+            expiry,
+            version,
+            updated_at: Some(updated_at),
+        },
+        None => ExpiryPolicy {
+            expiry: "never".to_owned(),
+            inactivity_days: None,
+            version: 0,
+            updated_at: None,
+        },
+    }
+}
+
+fn snapshot(policy: &ExpiryPolicy) -> Value {
+    serde_json::to_value(policy).unwrap_or(Value::Null)
+}
+
+pub async fn read(conn: &mut AsyncPgConnection) -> QueryResult<ExpiryPolicy> {
+    let row: Option<Row> = point_settings::table
+        .select(COLUMNS)
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(policy(row))
+}
+
+pub async fn replace(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    change: ExpiryChange,
+) -> Result<ExpiryPolicy, PointError> {
+    conn.transaction(async |conn| {
+        let current: Option<Row> = point_settings::table
+            .select(COLUMNS)
+            .for_update()
+            .first(conn)
+            .await
+            .optional()?;
+        let before = policy(current);
+        if change.version != before.version {
+            return Err(ExpiryPolicyRefusal::Stale(change.version, before.version).into());
+        }
+        let values = (
+            point_settings::expiry.eq(change.expiry),
+            point_settings::inactivity_days.eq(change.inactivity_days),
+            point_settings::updated_at.eq(diesel::dsl::now),
+        );
+        let written: Option<Row> = if before.version == 0 {
+            // No row to lock: the singleton key decides between two first policies.
+            diesel::insert_into(point_settings::table)
+                .values((values, point_settings::version.eq(1)))
+                .on_conflict_do_nothing()
+                .returning(COLUMNS)
+                .get_result(conn)
+                .await
+                .optional()?
+        } else {
+            diesel::update(point_settings::table)
+                .set((values, point_settings::version.eq(before.version + 1)))
+                .returning(COLUMNS)
+                .get_result(conn)
+                .await
+                .optional()?
+        };
+        let Some(written) = written else {
+            let now = read(conn).await?;
+            return Err(ExpiryPolicyRefusal::Stale(change.version, now.version).into());
+        };
+        let after = policy(Some(written));
+        let before_snapshot = if before.version == 0 {
+            Value::Null
+        } else {
+            snapshot(&before)
+        };
+        audit::record(
+            conn,
+            operator,
+            "expiry_policy.replace",
+            "settings:expiry",
+            before_snapshot,
+            snapshot(&after),
+        )
+        .await?;
+        Ok(after)
+    })
+    .await
+}

@@ -1,0 +1,157 @@
+//! The back office's expiry policy (`/internal/v1/back-office/expiry-policy`): read, each
+//! refusal, a replacement moving the balance's `pointsExpirationDate`, a stale version
+//! refused, two replacements from one version at once (one wins), the audit row.
+
+use futures_util::future::join_all;
+use serde_json::json;
+
+use crate::back_office::{call, operator_refusal};
+use crate::helpers::*;
+
+const POLICY: &str = "/expiry-policy";
+
+#[tokio::test]
+async fn a_new_policy_moves_the_expiry_date_and_a_stale_one_is_refused() {
+    let app = spawn_app().await;
+    // The fixture: inactivity, 365 days.
+    let (status, policy) = call(reqwest::Method::GET, POLICY).send(&app).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        policy
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        ["expiry", "inactivityDays", "version", "updatedAt"]
+    );
+    assert_eq!(
+        (
+            &policy["expiry"],
+            &policy["inactivityDays"],
+            &policy["version"]
+        ),
+        (&json!("inactivity"), &json!(365), &json!(1))
+    );
+    let (_, before) = app.balance(SARA).await;
+    let date = |balance: &serde_json::Value| {
+        chrono::NaiveDate::parse_from_str(
+            balance["pointsExpirationDate"].as_str().unwrap(),
+            "%Y-%m-%d",
+        )
+        .unwrap()
+    };
+
+    let (status, replaced) = call(reqwest::Method::PUT, POLICY)
+        .body(json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1}))
+        .send(&app)
+        .await;
+    assert_eq!(status, 200, "{replaced}");
+    assert_eq!(
+        (&replaced["inactivityDays"], &replaced["version"]),
+        (&json!(30), &json!(2))
+    );
+    let (_, after) = app.balance(SARA).await;
+    assert_eq!(date(&before) - date(&after), chrono::Duration::days(335));
+
+    // Made from version 1 again: someone else changed it since.
+    assert_eq!(
+        call(reqwest::Method::PUT, POLICY)
+            .body(json!({"expiry": "never", "inactivityDays": null, "version": 1}))
+            .send(&app)
+            .await,
+        (
+            409,
+            operator_refusal(
+                409,
+                "the expiry policy is at version 2, not 1: read it again and make the change on it"
+            )
+        )
+    );
+    let (status, never) = call(reqwest::Method::PUT, POLICY)
+        .body(json!({"expiry": "never", "inactivityDays": null, "version": 2}))
+        .send(&app)
+        .await;
+    assert_eq!((status, &never["inactivityDays"]), (200, &json!(null)));
+    assert_eq!(
+        app.balance(SARA).await.1["pointsExpirationDate"],
+        json!(null)
+    );
+
+    let (_, trail) = call(reqwest::Method::GET, "/audit").send(&app).await;
+    assert_eq!(
+        (&trail["data"][0]["action"], &trail["data"][0]["subject"]),
+        (&json!("expiry_policy.replace"), &json!("settings:expiry"))
+    );
+    assert_eq!(trail["data"][0]["before"], replaced);
+    assert_eq!(trail["data"][0]["after"], never);
+}
+
+#[tokio::test]
+async fn each_refusal_answers_its_message() {
+    let app = spawn_app().await;
+    let cases = [
+        (json!(null), "the body must be a JSON object"),
+        (
+            json!({"expiry": "never", "days": 3}),
+            "days is not a field of the expiry policy",
+        ),
+        (
+            json!({"expiry": "sometimes", "version": 1}),
+            "expiry must be never or inactivity",
+        ),
+        (
+            json!({"expiry": "inactivity", "inactivityDays": 0, "version": 1}),
+            "inactivityDays must be an integer from 1 to 36500 with inactivity, and null with never",
+        ),
+        (
+            json!({"expiry": "inactivity", "inactivityDays": 30, "version": "1"}),
+            "version must be the integer version the change was made from",
+        ),
+    ];
+    for (body, message) in cases {
+        assert_eq!(
+            call(reqwest::Method::PUT, POLICY)
+                .body(body.clone())
+                .send(&app)
+                .await,
+            (400, operator_refusal(400, message)),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM back_office_audit")
+            .await,
+        0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn of_replacements_from_one_version_at_once_one_is_made() {
+    let app = spawn_app().await;
+    // No policy yet (version 0, the singleton key decides) and then version 1 (its lock).
+    app.sql("DELETE FROM point_settings").await;
+    for version in [0, 1] {
+        let tries = (1..=8).map(|days| {
+            call(reqwest::Method::PUT, POLICY)
+                .body(json!({"expiry": "inactivity", "inactivityDays": days, "version": version}))
+                .send(&app)
+        });
+        let outcomes = join_all(tries).await;
+        let made = outcomes.iter().filter(|(s, _)| *s == 200).count();
+        assert_eq!(made, 1, "{outcomes:?}");
+        assert!(
+            outcomes.iter().all(|(s, _)| [200, 409].contains(s)),
+            "{outcomes:?}"
+        );
+    }
+    let (_, policy) = call(reqwest::Method::GET, POLICY).send(&app).await;
+    assert_eq!(policy["version"], json!(2));
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM back_office_audit WHERE action = 'expiry_policy.replace'"
+        )
+        .await,
+        2
+    );
+}
