@@ -28,7 +28,7 @@ impl OccasionPath {
     /// The id as the point service's path takes it; anything but 24 hex characters names no
     /// occasion (and never another path of the point service).
     fn path(&self) -> Result<String, OpError> {
-        if self.id.len() == 24 && self.id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if domain::ObjectId::is_valid(&self.id) {
             Ok(format!("/occasions/{}", self.id))
         } else {
             Err(OccasionRefusal::UnknownOccasion(self.id.clone()).into())

@@ -30,7 +30,7 @@ impl OfferPath {
     /// The id as the point service's path takes it; anything but 24 hex characters names no
     /// offer (and never another path of the point service).
     fn id(&self) -> Result<&str, OpError> {
-        if self.id.len() == 24 && self.id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if domain::ObjectId::is_valid(&self.id) {
             Ok(&self.id)
         } else {
             Err(OfferRefusal::UnknownOffer(self.id.clone()).into())
