@@ -22,7 +22,8 @@ pub struct ExpiryPolicy {
     /// null with `never`.
     #[schema(required)]
     pub inactivity_days: Option<i32>,
-    /// 0 while no policy was ever set (points never expire); each replacement adds 1.
+    /// 0 while no policy was ever set (points never expire); each replacement takes a
+    /// higher one.
     pub version: i32,
     /// When it was last set; null while it never was.
     #[schema(required)]
@@ -94,7 +95,9 @@ impl ExpiryChange {
             Some("inactivity") => "inactivity",
             _ => return Err(ExpiryPolicyRefusal::BadExpiry),
         };
-        let days = map.get("inactivityDays").unwrap_or(&Value::Null);
+        let days = map
+            .get("inactivityDays")
+            .ok_or(ExpiryPolicyRefusal::BadDays)?;
         let inactivity_days = match (expiry, days) {
             ("never", Value::Null) => None,
             ("inactivity", days) => Some(
@@ -169,6 +172,10 @@ mod tests {
         );
         assert_eq!(
             ExpiryChange::read(&json!({"expiry": "never", "version": 0})),
+            Err(BadDays)
+        );
+        assert_eq!(
+            ExpiryChange::read(&json!({"expiry": "never", "inactivityDays": null, "version": 0})),
             Ok(ExpiryChange {
                 expiry: "never",
                 inactivity_days: None,

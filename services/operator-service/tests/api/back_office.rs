@@ -51,7 +51,7 @@ fn routes() -> Vec<Route> {
         (
             "PUT",
             "/expiry-policy".to_owned(),
-            Some(json!({"expiry": "never", "version": 0})),
+            Some(json!({"expiry": "never", "inactivityDays": null, "version": 0})),
             admins,
         ),
         (

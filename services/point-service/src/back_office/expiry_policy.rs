@@ -1,8 +1,9 @@
 //! The expiry policy as the back office reads and replaces it (`point_settings`, the one row
 //! the balance's expiry date and the nightly expiry run read, so a replacement is what they
 //! use next). A replacement names the version it was made from: under the row's lock (or,
-//! with no row yet, the singleton key) a stale one is refused, and the new version is one
-//! more. With its audit row, in one transaction.
+//! with no row yet, the singleton key) a stale one is refused, and the new version is the
+//! sequence's next (never one handed out before, whatever a seed deleted). With its audit
+//! row, in one transaction.
 
 use back_office::expiry_policy::{ExpiryChange, ExpiryPolicy, ExpiryPolicyRefusal};
 use chrono::{DateTime, Utc};
@@ -82,10 +83,13 @@ pub async fn replace(
             point_settings::inactivity_days.eq(change.inactivity_days),
             point_settings::updated_at.eq(diesel::dsl::now),
         );
+        let next = diesel::dsl::sql::<diesel::sql_types::Integer>(
+            "nextval('point_settings_version')::integer",
+        );
         let written: Option<Row> = if before.version == 0 {
             // No row to lock: the singleton key decides between two first policies.
             diesel::insert_into(point_settings::table)
-                .values((values, point_settings::version.eq(1)))
+                .values((values, point_settings::version.eq(next)))
                 .on_conflict_do_nothing()
                 .returning(COLUMNS)
                 .get_result(conn)
@@ -93,7 +97,7 @@ pub async fn replace(
                 .optional()?
         } else {
             diesel::update(point_settings::table)
-                .set((values, point_settings::version.eq(before.version + 1)))
+                .set((values, point_settings::version.eq(next)))
                 .returning(COLUMNS)
                 .get_result(conn)
                 .await

@@ -129,7 +129,12 @@ async fn load_settings(
         point_settings::expiry.eq(excluded(point_settings::expiry)),
         point_settings::inactivity_days.eq(excluded(point_settings::inactivity_days)),
         point_settings::updated_at.eq(diesel::dsl::now),
-        point_settings::version.eq(point_settings::version + 1),
+        // A new version only when the settings change (`back_office::expiry_policy`).
+        point_settings::version.eq(diesel::dsl::sql::<diesel::sql_types::Integer>(
+            "CASE WHEN point_settings.expiry IS DISTINCT FROM excluded.expiry \
+                   OR point_settings.inactivity_days IS DISTINCT FROM excluded.inactivity_days \
+             THEN nextval('point_settings_version')::integer ELSE point_settings.version END",
+        )),
     );
     let written = write(conn, report, &at, |conn| {
         let key = point_settings::singleton;

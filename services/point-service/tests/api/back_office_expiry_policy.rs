@@ -129,24 +129,28 @@ async fn each_refusal_answers_its_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn of_replacements_from_one_version_at_once_one_is_made() {
     let app = spawn_app().await;
-    // No policy yet (version 0, the singleton key decides) and then version 1 (its lock).
+    // No policy yet (version 0, the singleton key decides), then the one made (its lock).
     app.sql("DELETE FROM point_settings").await;
-    for version in [0, 1] {
+    let mut version = 0;
+    for _ in 0..2 {
         let tries = (1..=8).map(|days| {
             call(reqwest::Method::PUT, POLICY)
                 .body(json!({"expiry": "inactivity", "inactivityDays": days, "version": version}))
                 .send(&app)
         });
         let outcomes = join_all(tries).await;
-        let made = outcomes.iter().filter(|(s, _)| *s == 200).count();
-        assert_eq!(made, 1, "{outcomes:?}");
+        let made: Vec<_> = outcomes.iter().filter(|(s, _)| *s == 200).collect();
+        assert_eq!(made.len(), 1, "{outcomes:?}");
         assert!(
             outcomes.iter().all(|(s, _)| [200, 409].contains(s)),
             "{outcomes:?}"
         );
+        let next = made[0].1["version"].as_i64().unwrap();
+        assert!(next > version, "{next} after {version}");
+        version = next;
     }
     let (_, policy) = call(reqwest::Method::GET, POLICY).send(&app).await;
-    assert_eq!(policy["version"], json!(2));
+    assert_eq!(policy["version"], json!(version));
     assert_eq!(
         app.count(
             "SELECT count(*) AS n FROM back_office_audit WHERE action = 'expiry_policy.replace'"
@@ -154,4 +158,47 @@ async fn of_replacements_from_one_version_at_once_one_is_made() {
         .await,
         2
     );
+}
+
+#[tokio::test]
+async fn a_seed_that_unsets_and_sets_the_settings_never_hands_an_old_version_out_again() {
+    let app = spawn_app().await;
+    let (_, read) = call(reqwest::Method::GET, POLICY).send(&app).await;
+    let old = read["version"].as_i64().unwrap();
+    let mut conn = app.database.connect().await;
+    // The same settings again: nothing changed, the version stays.
+    seed(
+        &mut conn,
+        json!({"point_settings": {"expiry": "inactivity", "inactivity_days": 365}}),
+    )
+    .await;
+    assert_eq!(
+        call(reqwest::Method::GET, POLICY).send(&app).await.1["version"],
+        json!(old)
+    );
+    // Unset (the row deleted), then set again: a version never handed out before.
+    seed(&mut conn, json!({"point_settings": null})).await;
+    assert_eq!(
+        call(reqwest::Method::GET, POLICY).send(&app).await.1["version"],
+        json!(0)
+    );
+    seed(
+        &mut conn,
+        json!({"point_settings": {"expiry": "inactivity", "inactivity_days": 90}}),
+    )
+    .await;
+    let now = call(reqwest::Method::GET, POLICY).send(&app).await.1["version"]
+        .as_i64()
+        .unwrap();
+    assert!(now > old, "{now} after {old}");
+    // An edit begun on the old version is refused.
+    let (status, _) = call(reqwest::Method::PUT, POLICY)
+        .body(json!({"expiry": "never", "inactivityDays": null, "version": old}))
+        .send(&app)
+        .await;
+    assert_eq!(status, 409);
+}
+
+async fn seed(conn: &mut diesel_async::AsyncPgConnection, fixture: serde_json::Value) {
+    point_service::seed::load(conn, &fixture).await.unwrap();
 }
