@@ -56,7 +56,7 @@ pub const KEYS: [&str; 3] = ["points", "reason", "reference"];
 
 envelope::refusals! {
     /// Why an adjustment is refused, checked in this order: the body (its form, then each key
-    /// in [`KEYS`]' order), the client, the reference, the balance.
+    /// in [`KEYS`]' order), the client (`clients::ClientRefusal`), the reference, the balance.
     pub enum AdjustmentRefusal in Operator {
         NotAnObject => 400, [body::NOT_AN_OBJECT];
         UnknownKey(key: String) => 400, "{key} is not a field of an adjustment";
@@ -65,8 +65,6 @@ envelope::refusals! {
              decimals: positive credits the client, negative debits";
         BadReason => 400, "reason must be text of 1 to 500 visible characters";
         BadReference => 400, "reference must be text of 1 to 200 visible characters";
-        /// The path's client is not an id the auth service knows.
-        UnknownClient(id: String) => 404, "client {id} not found";
         ReferenceUsed(reference: String) => 409,
             "reference {reference} was already used for another adjustment";
         /// A debit larger than the balance.

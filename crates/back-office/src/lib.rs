@@ -10,6 +10,7 @@
 pub mod adjustments;
 pub mod audit;
 pub mod body;
+pub mod clients;
 pub mod expiry_policy;
 pub mod occasions;
 pub mod offers;

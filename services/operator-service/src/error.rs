@@ -147,6 +147,7 @@ refused!(
     crate::point_service::PointServiceRefusal,
     back_office::offers::OfferRefusal,
     back_office::adjustments::AdjustmentRefusal,
+    back_office::clients::ClientRefusal,
     back_office::occasions::OccasionRefusal,
     back_office::expiry_policy::ExpiryPolicyRefusal
 );

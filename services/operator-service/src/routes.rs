@@ -89,6 +89,7 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             route!(handlers::offers::update),
             route!(handlers::offers::withdraw),
             route!(handlers::offers::audit),
+            route!(handlers::clients::points),
             route!(handlers::clients::adjust),
             route!(handlers::occasions::list),
             route!(handlers::occasions::create),

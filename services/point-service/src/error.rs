@@ -84,6 +84,7 @@ refused_from!(
     crate::internal_access::ChangeRefusal,
     back_office::offers::OfferRefusal,
     back_office::adjustments::AdjustmentRefusal,
+    back_office::clients::ClientRefusal,
     back_office::occasions::OccasionRefusal,
     back_office::expiry_policy::ExpiryPolicyRefusal,
 );

@@ -50,6 +50,7 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
                 route!(back_office::update_offer),
                 route!(back_office::withdraw_offer),
                 route!(back_office::audit_trail),
+                route!(back_office::client_points),
                 route!(back_office::adjust),
                 route!(back_office::list_occasions),
                 route!(back_office::create_occasion),

@@ -3,18 +3,19 @@
 //! the token (401), the role (403: super_admin only), the path's client id (404 unless a
 //! positive integer); the body, the client, the reference and the balance are checked there.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use back_office::adjustments::{AdjustmentBody, AdjustmentRecord, AdjustmentRefusal};
+use back_office::clients::{ClientPoints, ClientRefusal};
 use envelope::Refuses;
 use reqwest::Method;
 
 use crate::auth::Operator;
-use crate::error::{OpError, SuperAdminBodyAnswers};
+use crate::error::{AdminAnswers, OpError, SuperAdminBodyAnswers};
 use crate::point_service::PointServiceRefusal;
 use crate::state::AppState;
 
 /// What an adjustment may be refused for, here or by the point service.
-type Refusals = Refuses<(AdjustmentRefusal, PointServiceRefusal)>;
+type Refusals = Refuses<(ClientRefusal, AdjustmentRefusal, PointServiceRefusal)>;
 
 /// A client's id in the path, read as text so that anything else is refused in the back
 /// office's words ([`ClientPath::id`]).
@@ -33,8 +34,41 @@ impl ClientPath {
         self.id
             .parse::<domain::ClientId>()
             .map(domain::ClientId::get)
-            .map_err(|_| AdjustmentRefusal::UnknownClient(self.id.clone()).into())
+            .map_err(|_| ClientRefusal::UnknownClient(self.id.clone()).into())
     }
+}
+
+/// A client's points as the app sees them
+///
+/// The balance object and a page of the history exactly as the app's `GET /points` and
+/// `GET /point-history` answer them (`page`, `limit` read as there), for support. Client data,
+/// so: admin, super_admin. Checks: token, role, the client.
+#[utoipa::path(get, path = "/clients/{id}/points", operation_id = "getClientPoints", tag = "offers",
+    security(("operator" = ["super_admin", "admin"])),
+    params(ClientPath, relayed_routes::points::HistoryQuery),
+    responses(AdminAnswers, Refuses<(ClientRefusal, PointServiceRefusal)>,
+        (status = 200, description = "points", body = ClientPoints)))]
+pub async fn points(
+    operator: Operator,
+    state: web::Data<AppState>,
+    path: web::Path<ClientPath>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OpError> {
+    operator.require_admin()?;
+    let id = path.id()?;
+    // Only the two keys the point service reads go on, re-encoded.
+    let query: Vec<(String, String)> = url::form_urlencoded::parse(req.query_string().as_bytes())
+        .filter(|(key, _)| key == "page" || key == "limit")
+        .map(|(key, value)| (key.into_owned(), value.into_owned()))
+        .collect();
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(query)
+        .finish();
+    let path = format!("/clients/{id}/points?{query}");
+    state
+        .point_service
+        .relay(Method::GET, &path, None, None)
+        .await
 }
 
 /// Adjust a client's points

@@ -48,6 +48,7 @@ fn routes() -> Vec<Route> {
         ),
         ("DELETE", format!("/occasions/{OFFER}"), None, admins),
         ("GET", "/expiry-policy".to_owned(), None, everyone),
+        ("GET", "/clients/1001/points".to_owned(), None, admins),
         (
             "PUT",
             "/expiry-policy".to_owned(),
@@ -269,4 +270,25 @@ async fn an_occasion_id_that_is_not_24_hex_names_no_occasion() {
             "{answer}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_clients_points_are_asked_with_the_page_and_limit_only() {
+    let app = spawn_app().await;
+    let (status, answer) = app
+        .admin(
+            "GET",
+            "/clients/1001/points?limit=5&page=2&x=%26y%3D1&page=9",
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        (&answer["path"], &answer["query"]),
+        (
+            &json!("/internal/v1/back-office/clients/1001/points"),
+            &json!("limit=5&page=2&page=9")
+        )
+    );
+    assert_eq!(app.admin("GET", "/clients/0/points", None).await.0, 404);
 }

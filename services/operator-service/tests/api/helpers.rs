@@ -49,6 +49,7 @@ fn stand_in_point_service() -> String {
             HttpResponse::Ok().json(json!({
                 "method": req.method().as_str(),
                 "path": path,
+                "query": req.query_string(),
                 "token": header("x-internal-token"),
                 "operatorId": header("x-operator-id"),
                 "operatorRole": header("x-operator-role"),

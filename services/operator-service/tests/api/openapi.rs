@@ -19,7 +19,7 @@ enum Admits {
     SuperAdmin,
 }
 
-const ROUTES: [(&str, &str, Admits); 20] = [
+const ROUTES: [(&str, &str, Admits); 21] = [
     ("get", "/api/v1/operator/services", Admits::All),
     ("post", "/api/v1/operator/services", Admits::Admins),
     (
@@ -56,6 +56,11 @@ const ROUTES: [(&str, &str, Admits); 20] = [
     ("delete", "/api/v1/operator/occasions/{id}", Admits::Admins),
     ("get", "/api/v1/operator/expiry-policy", Admits::All),
     ("put", "/api/v1/operator/expiry-policy", Admits::Admins),
+    (
+        "get",
+        "/api/v1/operator/clients/{id}/points",
+        Admits::Admins,
+    ),
 ];
 
 const ERROR: &str = "#/components/schemas/OperatorError";

@@ -9,6 +9,7 @@ use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
 };
 use back_office::audit::Page;
+use back_office::clients::{ClientPoints, ClientRefusal};
 use back_office::expiry_policy::{
     ExpiryChange, ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal,
 };
@@ -21,6 +22,7 @@ use serde_json::Value;
 
 use crate::back_office::adjustments::{self, Adjusted};
 use crate::back_office::{audit, expiry_policy, occasions, offers};
+use crate::balance;
 use crate::error::{DatabaseAnswers, PointError};
 use crate::internal_access::{self, BackOfficeRefusal, ChangeRefusal};
 use crate::state::AppState;
@@ -59,7 +61,12 @@ pub struct Id {
 type ReadRefusal = BackOfficeRefusal;
 
 /// What an adjustment may be refused for.
-type Adjusting = Refuses<(BackOfficeRefusal, ChangeRefusal, AdjustmentRefusal)>;
+type Adjusting = Refuses<(
+    BackOfficeRefusal,
+    ChangeRefusal,
+    ClientRefusal,
+    AdjustmentRefusal,
+)>;
 
 /// What a replacement of the expiry policy may be refused for.
 type PolicyRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, ExpiryPolicyRefusal)>;
@@ -172,6 +179,34 @@ pub async fn audit_trail(
     Ok(HttpResponse::Ok().json(Page { data }))
 }
 
+/// A client's points as the app sees them
+///
+/// The balance and a page of the history (`page`, `limit` read as the app's history reads
+/// them). Checks: the token, the client (the auth service's).
+#[utoipa::path(get, path = "/back-office/clients/{id}/points", operation_id = "backOfficeClientPoints",
+    tag = "back-office", params(Id, Read, relayed_routes::points::HistoryQuery),
+    responses(DatabaseAnswers, Refuses<(BackOfficeRefusal, ClientRefusal)>,
+        (status = 200, description = "points", body = ClientPoints)))]
+pub async fn client_points(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    query: web::Query<Vec<(String, String)>>,
+) -> Result<HttpResponse, PointError> {
+    internal_access::check_back_office_token(&req, &state)?;
+    let unknown = || ClientRefusal::UnknownClient(id.to_string());
+    let client_id = id.parse::<domain::ClientId>().map_err(|_| unknown())?.get();
+    // Asked before a connection is taken: none is held while the auth service answers.
+    if state.auth.client(client_id).await?.is_none() {
+        return Err(unknown().into());
+    }
+    let (page, limit) = super::points::page(&query);
+    let mut conn = state.pool.get().await?;
+    let balance = balance::balance(&mut conn, client_id).await?;
+    let history = balance::history(&mut conn, client_id, page, limit).await?;
+    Ok(HttpResponse::Ok().json(ClientPoints { balance, history }))
+}
+
 /// Adjust a client's points
 ///
 /// Checks, after the operator: the body, the client (the auth service's), the reference,
@@ -191,7 +226,7 @@ pub async fn adjust(
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req)?;
     let fields = AdjustmentFields::read(&json(&raw))?;
-    let unknown = || AdjustmentRefusal::UnknownClient(id.to_string());
+    let unknown = || ClientRefusal::UnknownClient(id.to_string());
     let client_id = id.parse::<domain::ClientId>().map_err(|_| unknown())?.get();
     // Asked before a connection is taken: none is held while the auth service answers.
     if state.auth.client(client_id).await?.is_none() {

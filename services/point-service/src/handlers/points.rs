@@ -22,7 +22,7 @@ pub async fn balance(
 
 /// Page numbers and sizes that cannot be read fall back to the defaults; sizes are capped.
 /// A key sent twice counts once, its first value (a query is never a 400 here).
-fn page(query: &[(String, String)]) -> (i64, i64) {
+pub fn page(query: &[(String, String)]) -> (i64, i64) {
     let read = |key: &str| {
         first(query, key)
             .and_then(|s| s.trim().parse::<i64>().ok())

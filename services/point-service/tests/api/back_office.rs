@@ -11,7 +11,7 @@ const BACK_OFFICE: &str = "/internal/v1/back-office";
 pub struct Call<'a> {
     method: reqwest::Method,
     path: String,
-    token: Option<&'a str>,
+    pub token: Option<&'a str>,
     operator: Option<(&'a str, &'a str)>,
     body: Option<Value>,
 }

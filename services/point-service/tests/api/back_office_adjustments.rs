@@ -298,3 +298,40 @@ async fn debits_racing_point_orders_never_overdraw_and_the_audit_holds() {
         i64::try_from(debited).unwrap()
     );
 }
+
+#[tokio::test]
+async fn support_sees_a_clients_points_as_the_app_does() {
+    let app = spawn_app().await;
+    adjust(
+        &app,
+        SARA,
+        json!({"points": "1", "reason": "x", "reference": "seen-1"}),
+    )
+    .await;
+    let (status, points) = call(
+        reqwest::Method::GET,
+        &format!("/clients/{SARA}/points?page=1&limit=2"),
+    )
+    .send(&app)
+    .await;
+    assert_eq!(status, 200, "{points}");
+    assert_eq!(points["balance"], app.balance(SARA).await.1);
+    assert_eq!(
+        points["history"],
+        app.history("page=1&limit=2", SARA).await.1
+    );
+    for client in [GHOST.to_string(), "x".to_owned()] {
+        assert_eq!(
+            call(reqwest::Method::GET, &format!("/clients/{client}/points"))
+                .send(&app)
+                .await,
+            (
+                404,
+                operator_refusal(404, &format!("client {client} not found"))
+            )
+        );
+    }
+    let mut unauthorized = call(reqwest::Method::GET, &format!("/clients/{SARA}/points"));
+    unauthorized.token = None;
+    assert_eq!(unauthorized.send(&app).await.0, 401);
+}

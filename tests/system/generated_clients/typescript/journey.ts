@@ -144,7 +144,7 @@ type AdminOperationId =
   | "listChildCandidates" | "updateChildren" | "listAuditEntries"
   | "listOffers" | "createOffer" | "updateOffer" | "withdrawOffer" | "listLoyaltyAudit"
   | "adjustPoints" | "listOccasions" | "createOccasion" | "updateOccasion" | "withdrawOccasion"
-  | "getExpiryPolicy" | "replaceExpiryPolicy";
+  | "getExpiryPolicy" | "replaceExpiryPolicy" | "getClientPoints";
 type _operationIds = [
   Nothing<Exclude<AppOperationId, keyof AppOperations>>, // ids the app document lacks
   Nothing<Exclude<keyof AppOperations, AppOperationId>>, // ids it has instead
@@ -167,6 +167,7 @@ type _integerIds = [
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/services/{id}/children", "get">["id"], number>>,
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/services/{id}/children", "patch">["id"], number>>,
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/clients/{id}/adjustments", "post">["id"], number>>,
+  Check<Exact<PathParams<AdminPaths, "/api/v1/operator/clients/{id}/points", "get">["id"], number>>,
 ];
 // Text ids stay text: address ids are 24 hex, order ids UUIDs, offer ids 24 hex.
 type _textIds = [
@@ -244,6 +245,7 @@ const adminSteps: { [R in RouteOf<AdminPaths>]: string } = {
   "DELETE /api/v1/operator/occasions/{id}": "occasions",
   "GET /api/v1/operator/expiry-policy": "expiry policy",
   "PUT /api/v1/operator/expiry-policy": "expiry policy",
+  "GET /api/v1/operator/clients/{id}/points": "client support",
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -884,7 +886,20 @@ async function admin(urls: Urls, tokens: Tokens): Promise<void> {
     body: { expiry: "inactivity", inactivityDays: 365, version: policy.version },
   })));
 
-  // --- client support (super_admin) ---------------------------------------------------------
+  // --- client support ------------------------------------------------------------------------
+  const clientPoints = await ok("client points", operator.GET("/api/v1/operator/clients/{id}/points", {
+    params: { path: { id: 1001 }, query: { page: 1, limit: 5 } },
+  }));
+  keysAre<"balance" | "history">()(clientPoints);
+  keysAre<"id" | "user_id" | "points" | "pointsExpirationDate">()(clientPoints.balance);
+  exactly<string>()(clientPoints.balance.points);
+  exactly<string | null>()(clientPoints.balance.pointsExpirationDate);
+  keysAre<"data" | "meta">()(clientPoints.history);
+  for (const entry of clientPoints.history.data) {
+    exactly<LedgerKind>()(entry.kind);
+    exactly<string>()(entry.points);
+  }
+  exactly<number>()(clientPoints.history.meta.totalItems);
   const adjusted = await ok("adjust points", operator.POST("/api/v1/operator/clients/{id}/adjustments", {
     params: { path: { id: 1001 } },
     body: { points: "-5", reason: "mistaken credit", reference: "journey-1" },
