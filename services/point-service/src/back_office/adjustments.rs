@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Points;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::audit;
 use crate::db::schema::support_adjustments;
@@ -147,7 +147,7 @@ pub async fn adjust(
             action,
             &format!("client:{client_id}"),
             json!({"balance": Points::new(before).to_text()}),
-            serde_json::to_value(&made).unwrap_or(Value::Null),
+            audit::snapshot(&made),
         )
         .await?;
         Ok(Adjusted::Made(made))

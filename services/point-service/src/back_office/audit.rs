@@ -13,6 +13,11 @@ use crate::internal_access::ActingOperator;
 /// How many changes the trail answers, newest first.
 pub const PAGE: i64 = 100;
 
+/// A record as the trail keeps it: its JSON as the back office answers it.
+pub fn snapshot(record: &impl serde::Serialize) -> Value {
+    serde_json::to_value(record).unwrap_or(Value::Null)
+}
+
 /// Records a change; the caller's transaction makes it one with the change.
 pub async fn record(
     conn: &mut AsyncPgConnection,

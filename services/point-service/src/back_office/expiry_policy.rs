@@ -11,7 +11,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 
-use super::audit;
+use super::audit::{self, snapshot};
 use crate::db::schema::point_settings;
 use crate::error::PointError;
 use crate::internal_access::ActingOperator;
@@ -47,10 +47,6 @@ fn policy(row: Option<Row>) -> ExpiryPolicy {
             updated_at: None,
         },
     }
-}
-
-fn snapshot(policy: &ExpiryPolicy) -> Value {
-    serde_json::to_value(policy).unwrap_or(Value::Null)
 }
 
 pub async fn read(conn: &mut AsyncPgConnection) -> QueryResult<ExpiryPolicy> {

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 
-use super::audit;
+use super::audit::{self, snapshot};
 use crate::db::schema::point_occasions;
 use crate::error::PointError;
 use crate::internal_access::ActingOperator;
@@ -53,10 +53,6 @@ fn record(row: Row) -> OccasionRecord {
         created_at,
         updated_at,
     }
-}
-
-fn snapshot(record: &OccasionRecord) -> Value {
-    serde_json::to_value(record).unwrap_or(Value::Null)
 }
 
 fn subject(id: &str) -> String {

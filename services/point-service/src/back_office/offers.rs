@@ -12,7 +12,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Money;
 use serde_json::Value;
 
-use super::audit;
+use super::audit::{self, snapshot};
 use crate::db::schema::point_offers;
 use crate::error::PointError;
 use crate::internal_access::ActingOperator;
@@ -78,11 +78,6 @@ fn values(row: &Row) -> OfferValues {
         sequence: row.4,
         active: row.5,
     }
-}
-
-/// The audit's view of an offer: its record as the back office answers it.
-fn snapshot(record: &OfferRecord) -> Value {
-    serde_json::to_value(record).unwrap_or(Value::Null)
 }
 
 fn subject(id: &str) -> String {

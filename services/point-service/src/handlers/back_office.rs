@@ -4,6 +4,7 @@
 //! Every refusal is in the operator API's envelope (`BackOfficeRefusal` says why); the
 //! operator service passes the body's and the offer's on unchanged.
 
+use super::json_body;
 use actix_web::{HttpRequest, HttpResponse, web};
 use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
@@ -18,7 +19,6 @@ use back_office::occasions::{
 };
 use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
 use envelope::Refuses;
-use serde_json::Value;
 
 use crate::back_office::adjustments::{self, Adjusted};
 use crate::back_office::{audit, expiry_policy, occasions, offers};
@@ -77,9 +77,16 @@ type OccasionRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, OccasionRefus
 /// What a change of an offer may be refused for.
 type Refusals = Refuses<(BackOfficeRefusal, ChangeRefusal, OfferRefusal)>;
 
-/// A body as JSON; anything else reads as null (refused as no object).
-fn json(raw: &[u8]) -> Value {
-    serde_json::from_slice(raw).unwrap_or(Value::Null)
+/// The path's client: a positive integer the auth service knows, else `UnknownClient` with
+/// the id as sent. Asked before a connection is taken: none is held while the auth service
+/// answers.
+async fn known_client(state: &AppState, id: &str) -> Result<i64, PointError> {
+    let unknown = || ClientRefusal::UnknownClient(id.to_owned());
+    let client_id = id.parse::<domain::ClientId>().map_err(|_| unknown())?.get();
+    match state.auth.client(client_id).await? {
+        Some(_) => Ok(client_id),
+        None => Err(unknown().into()),
+    }
 }
 
 /// Every offer, on sale or not
@@ -114,7 +121,7 @@ pub async fn create_offer(
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req)?;
-    let offer = OfferFields::read(&json(&raw), true)?.created()?;
+    let offer = OfferFields::read(&json_body(&raw), true)?.created()?;
     let mut conn = state.pool.get().await?;
     let created = offers::create(&mut conn, &operator, offer).await?;
     Ok(HttpResponse::Created().json(created))
@@ -136,7 +143,7 @@ pub async fn update_offer(
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req)?;
-    let change = OfferFields::read(&json(&raw), false)?;
+    let change = OfferFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
     let updated = offers::update(&mut conn, &operator, &id, change).await?;
     Ok(HttpResponse::Ok().json(updated))
@@ -194,12 +201,7 @@ pub async fn client_points(
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let unknown = || ClientRefusal::UnknownClient(id.to_string());
-    let client_id = id.parse::<domain::ClientId>().map_err(|_| unknown())?.get();
-    // Asked before a connection is taken: none is held while the auth service answers.
-    if state.auth.client(client_id).await?.is_none() {
-        return Err(unknown().into());
-    }
+    let client_id = known_client(&state, &id).await?;
     let (page, limit) = super::points::page(&query);
     let mut conn = state.pool.get().await?;
     let balance = balance::balance(&mut conn, client_id).await?;
@@ -225,13 +227,8 @@ pub async fn adjust(
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req)?;
-    let fields = AdjustmentFields::read(&json(&raw))?;
-    let unknown = || ClientRefusal::UnknownClient(id.to_string());
-    let client_id = id.parse::<domain::ClientId>().map_err(|_| unknown())?.get();
-    // Asked before a connection is taken: none is held while the auth service answers.
-    if state.auth.client(client_id).await?.is_none() {
-        return Err(unknown().into());
-    }
+    let fields = AdjustmentFields::read(&json_body(&raw))?;
+    let client_id = known_client(&state, &id).await?;
     let mut conn = state.pool.get().await?;
     Ok(
         match adjustments::adjust(&mut conn, &operator, client_id, fields).await? {
@@ -270,7 +267,7 @@ pub async fn create_occasion(
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req)?;
-    let fields = OccasionFields::read(&json(&raw), true)?;
+    let fields = OccasionFields::read(&json_body(&raw), true)?;
     let mut conn = state.pool.get().await?;
     let created = occasions::create(&mut conn, &operator, fields).await?;
     Ok(HttpResponse::Created().json(created))
@@ -290,7 +287,7 @@ pub async fn update_occasion(
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req)?;
-    let fields = OccasionFields::read(&json(&raw), false)?;
+    let fields = OccasionFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
     let changed = occasions::update(&mut conn, &operator, &id, fields, "occasion.update").await?;
     Ok(HttpResponse::Ok().json(changed))
@@ -346,7 +343,7 @@ pub async fn replace_expiry_policy(
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req)?;
-    let change = ExpiryChange::read(&json(&raw))?;
+    let change = ExpiryChange::read(&json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(expiry_policy::replace(&mut conn, &operator, change).await?))
 }

@@ -47,7 +47,7 @@ pub async fn credit(
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_token(&req, &state)?;
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let body = super::json_body(&body);
     let client_id = body
         .get("client_id")
         .and_then(Value::as_i64)

@@ -67,7 +67,7 @@ pub async fn description(
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     let client_id = caller.client_id;
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let body = super::json_body(&body);
     let offer_id = body
         .get("point_offer_id")
         .and_then(Value::as_str)

@@ -53,7 +53,7 @@ pub async fn card(
     let client_id = caller.client_id;
     let paying = Paying::of(&state);
     let (order, amount_minor) = payable(&paying, client_id, &path).await?;
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let body = super::json_body(&body);
     let card_id = body
         .get("id")
         .and_then(Value::as_str)
@@ -104,7 +104,7 @@ pub async fn session(
     let client_id = caller.client_id;
     let paying = Paying::of(&state);
     let (order, amount_minor) = payable(&paying, client_id, &path).await?;
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let body = super::json_body(&body);
     let remember_me = body
         .get("rememberMe")
         .and_then(Value::as_bool)
