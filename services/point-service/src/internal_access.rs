@@ -48,11 +48,7 @@ pub fn check_token(req: &HttpRequest, state: &AppState) -> Result<(), PointError
 
 /// The same check for a back-office route, refused in its envelope.
 pub fn check_back_office_token(req: &HttpRequest, state: &AppState) -> Result<(), PointError> {
-    if server::internal::token_matches(req, &state.internal_token) {
-        Ok(())
-    } else {
-        Err(BackOfficeRefusal::BadToken.into())
-    }
+    check_token(req, state).map_err(|_| BackOfficeRefusal::BadToken.into())
 }
 
 /// The operator a back-office change is made for.
