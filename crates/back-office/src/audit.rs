@@ -1,30 +1,48 @@
 //! The back office's audit trail: every change, who made it, and the record before and
-//! after, written in the change's own transaction by the service that owns the data.
+//! after, written in the change's own transaction by the service that owns the data, to its
+//! own database's `back_office_audit` (append-only; the point service's and the order
+//! service's have the same columns, so one writer and one reader serve both).
 
 use chrono::{DateTime, Utc};
+use diesel::QueryResult;
+use diesel::sql_types::{BigInt, Jsonb, Text, Timestamptz};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::access::ActingOperator;
+
+/// How many changes the trail answers, newest first.
+pub const PAGE: i64 = 100;
+
 /// One change, in this key order.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, diesel::QueryableByName)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = BackOfficeAuditEntry)]
 pub struct Entry {
+    #[diesel(sql_type = BigInt)]
     pub id: i64,
     /// The token's `sub`.
+    #[diesel(sql_type = Text)]
     pub operator_id: String,
     /// The token's role.
+    #[diesel(sql_type = Text)]
     pub role: String,
-    /// `offer.create`, `offer.update`, `offer.withdraw`, `adjustment.credit` or
-    /// `adjustment.debit`.
+    /// What was done, `<record>.<change>`: `offer.create`, `adjustment.credit`,
+    /// `gift-code-batch.issue`, `earn-rates.replace`, ...
+    #[diesel(sql_type = Text)]
     pub action: String,
-    /// What was changed: `offer:<id>` or `client:<id>`.
+    /// What was changed: `offer:<id>`, `client:<id>`, `gift-code-batch:<id>`, ...
+    #[diesel(sql_type = Text)]
     pub subject: String,
     /// The record before the change (null on create).
+    #[diesel(sql_type = Jsonb)]
     pub before: Value,
     /// The record after the change.
+    #[diesel(sql_type = Jsonb)]
     pub after: Value,
+    #[diesel(sql_type = Timestamptz)]
     pub created_at: DateTime<Utc>,
 }
 
@@ -33,4 +51,44 @@ pub struct Entry {
 #[schema(as = BackOfficeAuditPage)]
 pub struct Page {
     pub data: Vec<Entry>,
+}
+
+/// A record as the trail keeps it: its JSON as the back office answers it.
+pub fn snapshot(record: &impl Serialize) -> Value {
+    serde_json::to_value(record).unwrap_or(Value::Null)
+}
+
+/// Records a change; the caller's transaction makes it one with the change.
+pub async fn record(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    action: &str,
+    subject: &str,
+    before: Value,
+    after: Value,
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO back_office_audit (operator_id, role, action, subject, before, after) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind::<Text, _>(&operator.id)
+    .bind::<Text, _>(&operator.role)
+    .bind::<Text, _>(action)
+    .bind::<Text, _>(subject)
+    .bind::<Jsonb, _>(before)
+    .bind::<Jsonb, _>(after)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// The newest [`PAGE`] changes, newest first.
+pub async fn newest(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Entry>> {
+    diesel::sql_query(
+        "SELECT id, operator_id, role, action, subject, before, after, created_at \
+         FROM back_office_audit ORDER BY created_at DESC, id DESC LIMIT $1",
+    )
+    .bind::<BigInt, _>(PAGE)
+    .load(conn)
+    .await
 }

@@ -37,6 +37,11 @@ pub fn positive_points(value: &Value) -> Option<BigDecimal> {
     points(value).filter(|points| *points > BigDecimal::zero())
 }
 
+/// A number of points from 0.
+pub fn points_from_zero(value: &Value) -> Option<BigDecimal> {
+    points(value).filter(|points| *points >= BigDecimal::zero())
+}
+
 /// A signed number of points other than 0.
 pub fn nonzero_points(value: &Value) -> Option<BigDecimal> {
     points(value).filter(|points| !points.is_zero())

@@ -7,11 +7,14 @@
 //! the refusals. The refusals are the operator API's (`{statusCode, message, error}`): the
 //! point service answers them so, and the operator service passes them on unchanged.
 
+pub mod access;
 pub mod adjustments;
 pub mod audit;
 pub mod body;
 pub mod clients;
+pub mod earn_rates;
 pub mod expiry_policy;
+pub mod gift_codes;
 pub mod occasions;
 pub mod offers;
 

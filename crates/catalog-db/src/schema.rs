@@ -29,6 +29,7 @@ diesel::table! {
         key -> Text,
         value -> Jsonb,
         updated_at -> Timestamptz,
+        version -> Int8,
     }
 }
 
@@ -37,6 +38,35 @@ diesel::table! {
         code -> Text,
         points -> Numeric,
         active -> Bool,
+        created_at -> Timestamptz,
+        batch_id -> Nullable<Int8>,
+        expires_at -> Nullable<Timestamptz>,
+        withdrawn_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    gift_card_batches (id) {
+        id -> Int8,
+        reference -> Text,
+        code_count -> Int4,
+        points -> Numeric,
+        prefix -> Nullable<Text>,
+        expires_at -> Nullable<Timestamptz>,
+        created_by -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    back_office_audit (id) {
+        id -> Int8,
+        operator_id -> Text,
+        role -> Text,
+        action -> Text,
+        subject -> Text,
+        before -> Jsonb,
+        after -> Jsonb,
         created_at -> Timestamptz,
     }
 }
@@ -109,6 +139,7 @@ diesel::table! {
 }
 
 diesel::joinable!(gift_card_redemptions -> gift_card_codes (code));
+diesel::joinable!(gift_card_codes -> gift_card_batches (batch_id));
 diesel::allow_tables_to_appear_in_same_query!(
     services,
     system_configs,
@@ -118,4 +149,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     gift_card_redemptions,
     gift_card_tries,
     operator_audit,
+    gift_card_batches,
+    back_office_audit,
 );

@@ -5,7 +5,7 @@
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`), `OPERATOR_JWT_SECRET` (required: the HS256 key of
 //! operator tokens), and for the loyalty back office's routes, which relay to the point
-//! service (`crate::point_service`): `POINT_SERVICE_URL` and `INTERNAL_API_TOKEN`. Both are
+//! service (`crate::upstream`): `POINT_SERVICE_URL` and `INTERNAL_API_TOKEN`. Both are
 //! optional, so that the service hierarchy runs without the point service: while either is
 //! unset those routes answer 500 naming it.
 
@@ -17,6 +17,7 @@ pub struct Config {
     pub database: DatabaseConfig,
     pub jwt_secret: Secret,
     pub point_service_url: Option<String>,
+    pub order_service_url: Option<String>,
     pub internal_token: Option<Secret>,
 }
 
@@ -24,6 +25,7 @@ impl Config {
     pub fn from_env(env: &mut Env, common: CommonConfig, database: DatabaseConfig) -> Self {
         let jwt_secret = env.secret("OPERATOR_JWT_SECRET", common.app_env);
         let point_service_url = env.url("POINT_SERVICE_URL");
+        let order_service_url = env.url("ORDER_SERVICE_URL");
         let internal_token = env
             .optional("INTERNAL_API_TOKEN")
             .map(|_| env.secret("INTERNAL_API_TOKEN", common.app_env));
@@ -32,6 +34,7 @@ impl Config {
             database,
             jwt_secret,
             point_service_url,
+            order_service_url,
             internal_token,
         }
     }

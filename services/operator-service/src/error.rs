@@ -104,6 +104,16 @@ envelope::answer_set! {
 }
 
 envelope::answer_set! {
+    /// What a route for super_admin alone answers besides its own answers.
+    pub SuperAdminAnswers, envelope::Envelope::Operator, {
+        "401" => unauthorized_401(),
+        "403" => forbidden_super_admin_403(),
+        "500" => internal_500(),
+        "503" => db::BUSY_ANSWER,
+    }
+}
+
+envelope::answer_set! {
     /// What a route for super_admin alone that takes a body answers besides its own.
     pub SuperAdminBodyAnswers, envelope::Envelope::Operator, {
         "401" => unauthorized_401(),
@@ -144,12 +154,13 @@ refused!(
     QueryRefusal,
     BodyRefusal,
     ChildrenRefusal,
-    crate::point_service::PointServiceRefusal,
+    crate::upstream::UpstreamRefusal,
     back_office::offers::OfferRefusal,
     back_office::adjustments::AdjustmentRefusal,
     back_office::clients::ClientRefusal,
     back_office::occasions::OccasionRefusal,
-    back_office::expiry_policy::ExpiryPolicyRefusal
+    back_office::expiry_policy::ExpiryPolicyRefusal,
+    back_office::gift_codes::BatchLookupRefusal
 );
 
 impl ResponseError for OpError {

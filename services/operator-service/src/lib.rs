@@ -12,7 +12,6 @@ pub mod error;
 pub mod handlers;
 pub mod hierarchy;
 pub mod lookup;
-pub mod point_service;
 pub mod query;
 pub mod routes;
 pub mod seed;
@@ -20,6 +19,7 @@ pub mod service_schemas;
 pub mod services;
 pub mod startup;
 pub mod state;
+pub mod upstream;
 
 /// The binary's name, used in logs, traces and metrics.
 pub const SERVICE: &str = "operator-service";

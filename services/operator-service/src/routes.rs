@@ -30,6 +30,12 @@ use crate::lookup::ServiceRefusal;
         (name = "offers",
             description = "The loyalty back office: the point offers the app sells, and the audit trail of every \
                            change to points data (kept by the point service, which owns that data)."),
+        (name = "gift codes",
+            description = "The loyalty back office: gift-code batches, kept by the order service (super_admin; the list \
+                           admin too)."),
+        (name = "earn rates",
+            description = "The loyalty back office: the earn-rate table, and the trail of every change to gift codes \
+                           and earn rates (kept by the order service)."),
     ),
 )]
 struct ApiDoc;
@@ -97,6 +103,14 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             route!(handlers::occasions::withdraw),
             route!(handlers::expiry_policy::read),
             route!(handlers::expiry_policy::replace),
+            route!(handlers::gift_codes::list),
+            route!(handlers::gift_codes::issue),
+            route!(handlers::gift_codes::detail),
+            route!(handlers::gift_codes::export),
+            route!(handlers::gift_codes::withdraw),
+            route!(handlers::earn_rates::read),
+            route!(handlers::earn_rates::replace),
+            route!(handlers::earn_rates::audit),
         ],
     )])
 });

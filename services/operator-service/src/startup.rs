@@ -8,16 +8,23 @@ use server::StartError;
 
 use crate::auth::OperatorKeys;
 use crate::config::Config;
-use crate::point_service::PointService;
 use crate::routes;
 use crate::state::AppState;
+use crate::upstream::{self, Upstream};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     let state = AppState {
         pool: pool.clone(),
-        point_service: PointService {
+        point_service: Upstream {
+            keeper: upstream::POINT_SERVICE,
             url: config.point_service_url.clone(),
+            token: config.internal_token.clone(),
+            http: None,
+        },
+        order_service: Upstream {
+            keeper: upstream::ORDER_SERVICE,
+            url: config.order_service_url.clone(),
             token: config.internal_token.clone(),
             http: None,
         },
@@ -26,6 +33,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         let mut worker = state.clone();
         worker.point_service = state.point_service.for_worker();
+        worker.order_service = state.order_service.for_worker();
         cfg.app_data(web::Data::new(worker)).app_data(keys.clone());
     })
 }

@@ -1,10 +1,13 @@
-//! What every handler may need, built once at start (the point service's HTTP client once
-//! per worker).
+//! What every handler may need, built once at start (each keeper's HTTP client once per
+//! worker).
 
-use crate::point_service::PointService;
+use crate::upstream::Upstream;
 
 #[derive(Clone)]
 pub struct AppState {
     pub pool: db::Pool,
-    pub point_service: PointService,
+    /// Offers, occasions, the expiry policy, clients' points.
+    pub point_service: Upstream,
+    /// Gift-code batches, the earn-rate table.
+    pub order_service: Upstream,
 }

@@ -115,6 +115,11 @@ refused_from!(
     crate::stores::StoreRefusal,
     crate::stores::BranchesRefusal,
     crate::system_categories::ServiceRefusal,
+    back_office::access::BackOfficeRefusal,
+    back_office::access::ChangeRefusal,
+    back_office::gift_codes::BatchRefusal,
+    back_office::gift_codes::BatchLookupRefusal,
+    back_office::earn_rates::RatesRefusal,
 );
 
 impl OrderError {

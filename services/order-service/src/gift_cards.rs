@@ -70,7 +70,8 @@ envelope::refusals! {
         /// The body has no code: missing, not a string, empty once trimmed or longer than
         /// [`MAX_CODE_LENGTH`] (a body that is not JSON counts as none).
         NoCode => 400, "code is required";
-        /// No such code, or an inactive code with no redemption (counted as a wrong try).
+        /// No such code, or an inactive (withdrawn) or expired code with no redemption
+        /// (counted as a wrong try).
         UnknownCode => 404, "The code not exist";
         /// Redeemed by another client, or credited and its 200 already given.
         Used => 409, "The code has already been used";
@@ -142,10 +143,19 @@ async fn claim(
 ) -> Result<Claimed, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
         tries::lock_and_check(conn, client_id, ip, limits).await?;
+        // Under a share lock: a withdrawal of the code waits for this claim to end, and this
+        // claim for a withdrawal's (then finding the code inactive), so a code is never both
+        // withdrawn and redeemed (`back_office::gift_codes::withdraw`).
         let points: Option<BigDecimal> = gift_card_codes::table
             .find(code)
             .filter(gift_card_codes::active)
+            .filter(
+                gift_card_codes::expires_at
+                    .is_null()
+                    .or(gift_card_codes::expires_at.gt(diesel::dsl::now)),
+            )
             .select(gift_card_codes::points)
+            .for_share()
             .first(conn)
             .await
             .optional()?;

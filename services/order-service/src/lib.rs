@@ -1,7 +1,10 @@
 //! The order service: the app's single address for `/api/v2/client`. It relays the point
 //! routes to the point service and serves the rest itself from the `catalog` database:
-//! earn rates, gift-card codes, services (system categories) and stores.
+//! earn rates, gift-card codes, services (system categories) and stores; and the loyalty
+//! back office's catalog routes (gift-code batches, the earn-rate table), which the operator
+//! service relays to it.
 
+pub mod back_office;
 pub mod config;
 pub mod error;
 pub mod gift_cards;

@@ -2,7 +2,6 @@
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use serde::Serialize;
 use serde_json::Value;
 
 use catalog_db::schema::system_configs;
@@ -10,20 +9,7 @@ use catalog_db::schema::system_configs;
 use crate::error::OrderError;
 use crate::seed::POINT_RATES_KEY;
 
-/// An earn-rate row. The three values are copied from the stored option as they are
-/// (numbers or null as the spec has them).
-#[derive(Debug, Serialize, PartialEq, utoipa::ToSchema)]
-pub struct Rate {
-    /// Start of the range in SAR; null counts as 0 when sorting.
-    #[schema(value_type = Option<f64>, required)]
-    pub amount_from: Value,
-    /// End of the range; null on the last row.
-    #[schema(value_type = Option<f64>, required)]
-    pub amount_to: Value,
-    /// Points earned when the order total falls in the range.
-    #[schema(value_type = f64)]
-    pub point_earn: Value,
-}
+pub use back_office::earn_rates::Rate;
 
 /// The stored option is not a list (a 500: its text outside production).
 pub const NOT_A_LIST: &str = "the point_rates option is not a list";
@@ -48,9 +34,11 @@ pub async fn rates(conn: &mut AsyncPgConnection) -> Result<Vec<Rate>, OrderError
         .first(conn)
         .await
         .optional()?;
-    let Some(stored) = stored else {
-        return Ok(Vec::new());
-    };
+    stored.map_or(Ok(Vec::new()), rows)
+}
+
+/// The rows of the stored option, sorted; an error when it is not a list of objects.
+pub fn rows(stored: Value) -> Result<Vec<Rate>, OrderError> {
     let Value::Array(rows) = stored else {
         return Err(OrderError::Internal(NOT_A_LIST.into()));
     };

@@ -8,7 +8,7 @@ use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
-use crate::handlers::{gift_cards, point_rates, stores, system_categories};
+use crate::handlers::{back_office, gift_cards, point_rates, stores, system_categories};
 use crate::relayed_routes;
 
 #[derive(OpenApi)]
@@ -40,7 +40,7 @@ use crate::relayed_routes;
                        exhausted or a deadlock or lock timeout happened; a 500 shows the raw error text outside \
                        production and a fixed message in production (each route's 500 names it)."
     ),
-    components(schemas(envelope::ErrorB, envelope::ErrorC)),
+    components(schemas(envelope::ErrorB, envelope::ErrorC, envelope::OperatorError)),
     modifiers(&LEGACY),
     tags(
         (name = "points", description = "Balance, history, FAQ: relayed to the point service unchanged."),
@@ -51,6 +51,9 @@ use crate::relayed_routes;
         (name = "gift cards", description = "Served by the order service; legacy token."),
         (name = "services", description = "System categories as the app sees them; no token."),
         (name = "stores", description = "Store detail, a brand's branches and the nearest branch; no token."),
+        (name = "back-office", description = "The loyalty back office over the catalog (gift-code batches, earn rates): \
+            the operator service relays its operator routes here (`X-Internal-Token`, the operator in \
+            `X-Operator-Id` and `X-Operator-Role`); answers in the operator API's envelope."),
     ),
 )]
 struct ApiDoc;
@@ -61,20 +64,37 @@ pub fn app() -> ServiceApp {
 }
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
-    Routes::new([scope(
-        Audience::App,
-        relayed_routes::PREFIX,
-        relayed_routes::routes().chain([
-            route!(point_rates::point_rates),
-            route!(gift_cards::redeem),
-            route!(system_categories::home),
-            route!(system_categories::detail),
-            route!(system_categories::children),
-            route!(stores::branches),
-            route!(stores::store),
-            route!(stores::nearest),
-        ]),
-    )])
+    Routes::new([
+        scope(
+            Audience::App,
+            relayed_routes::PREFIX,
+            relayed_routes::routes().chain([
+                route!(point_rates::point_rates),
+                route!(gift_cards::redeem),
+                route!(system_categories::home),
+                route!(system_categories::detail),
+                route!(system_categories::children),
+                route!(stores::branches),
+                route!(stores::store),
+                route!(stores::nearest),
+            ]),
+        ),
+        // The operator service relays the back office's catalog routes here.
+        scope(
+            Audience::Internal,
+            "/internal/v1",
+            [
+                route!(back_office::list_batches),
+                route!(back_office::issue_batch),
+                route!(back_office::batch_codes),
+                route!(back_office::batch_csv),
+                route!(back_office::withdraw_batch),
+                route!(back_office::earn_rates),
+                route!(back_office::replace_earn_rates),
+                route!(back_office::audit_trail),
+            ],
+        ),
+    ])
 });
 
 /// Every route of the service, the relayed ones included, each with its operation.

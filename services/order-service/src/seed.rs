@@ -113,6 +113,9 @@ pub fn load<'c>(conn: &'c mut AsyncPgConnection, fixture: &'c Value) -> SeedFutu
                 gift_card_codes::code.eq(&code.code),
                 gift_card_codes::points.eq(code.points.as_decimal()),
                 gift_card_codes::active.eq(code.active),
+                // The fixture's word is the code's: a code the back office withdrew is as
+                // the fixture says again (a withdrawal's time goes with its inactivity).
+                gift_card_codes::withdrawn_at.eq(None::<chrono::DateTime<chrono::Utc>>),
             );
             let key = gift_card_codes::code;
             server::upsert!(conn, gift_card_codes::table, values, key, values)

@@ -1,5 +1,5 @@
 //! The loyalty back office's client support: adjustments of a client's points, relayed to
-//! the point service (`crate::point_service`), which owns the ledger. Checks here, in order:
+//! the point service (`crate::upstream`), which owns the ledger. Checks here, in order:
 //! the token (401), the role (403: super_admin only), the path's client id (404 unless a
 //! positive integer); the body, the client, the reference and the balance are checked there.
 
@@ -11,11 +11,11 @@ use reqwest::Method;
 
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, OpError, SuperAdminBodyAnswers};
-use crate::point_service::PointServiceRefusal;
 use crate::state::AppState;
+use crate::upstream::UpstreamRefusal;
 
 /// What an adjustment may be refused for, here or by the point service.
-type Refusals = Refuses<(ClientRefusal, AdjustmentRefusal, PointServiceRefusal)>;
+type Refusals = Refuses<(ClientRefusal, AdjustmentRefusal, UpstreamRefusal)>;
 
 /// A client's id in the path, read as text so that anything else is refused in the back
 /// office's words ([`ClientPath::id`]).
@@ -46,7 +46,7 @@ impl ClientPath {
 #[utoipa::path(get, path = "/clients/{id}/points", operation_id = "getClientPoints", tag = "offers",
     security(("operator" = ["super_admin", "admin"])),
     params(ClientPath, relayed_routes::points::HistoryQuery),
-    responses(AdminAnswers, Refuses<(ClientRefusal, PointServiceRefusal)>,
+    responses(AdminAnswers, Refuses<(ClientRefusal, UpstreamRefusal)>,
         (status = 200, description = "points", body = ClientPoints)))]
 pub async fn points(
     operator: Operator,

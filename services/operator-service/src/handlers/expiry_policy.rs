@@ -1,5 +1,5 @@
 //! The loyalty back office's expiry policy, relayed to the point service
-//! (`crate::point_service`), which owns the settings. Checks here: the token (401), the role
+//! (`crate::upstream`), which owns the settings. Checks here: the token (401), the role
 //! (403); the body and the version are checked there.
 
 use actix_web::{HttpResponse, web};
@@ -9,8 +9,8 @@ use reqwest::Method;
 
 use crate::auth::Operator;
 use crate::error::{AdminBodyAnswers, OpError, OperatorAnswers};
-use crate::point_service::PointServiceRefusal;
 use crate::state::AppState;
+use crate::upstream::UpstreamRefusal;
 
 /// The expiry policy
 ///
@@ -18,7 +18,7 @@ use crate::state::AppState;
 /// five.
 #[utoipa::path(get, path = "/expiry-policy", operation_id = "getExpiryPolicy", tag = "offers",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
-    responses(OperatorAnswers, PointServiceRefusal, (status = 200, description = "policy", body = ExpiryPolicy)))]
+    responses(OperatorAnswers, UpstreamRefusal, (status = 200, description = "policy", body = ExpiryPolicy)))]
 pub async fn read(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -37,7 +37,7 @@ pub async fn read(
 /// the audit trail. Roles: admin, super_admin. Checks: token, role, body, version.
 #[utoipa::path(put, path = "/expiry-policy", operation_id = "replaceExpiryPolicy", tag = "offers",
     security(("operator" = ["super_admin", "admin"])), request_body = ExpiryPolicyBody,
-    responses(AdminBodyAnswers, Refuses<(ExpiryPolicyRefusal, PointServiceRefusal)>,
+    responses(AdminBodyAnswers, Refuses<(ExpiryPolicyRefusal, UpstreamRefusal)>,
         (status = 200, description = "replaced", body = ExpiryPolicy)))]
 pub async fn replace(
     operator: Operator,

@@ -4,7 +4,9 @@
 pub mod audit;
 pub mod children;
 pub mod clients;
+pub mod earn_rates;
 pub mod expiry_policy;
+pub mod gift_codes;
 pub mod occasions;
 pub mod offers;
 pub mod services;

@@ -1,5 +1,5 @@
 //! The loyalty back office's occasion routes, relayed to the point service
-//! (`crate::point_service`), which owns the occasions and writes each change with its audit
+//! (`crate::upstream`), which owns the occasions and writes each change with its audit
 //! row. Checks here, in order: the token (401), the role (403), the path's occasion id (404
 //! unless 24 hex characters); the body and the occasion are checked there.
 
@@ -10,11 +10,11 @@ use reqwest::Method;
 
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
-use crate::point_service::PointServiceRefusal;
 use crate::state::AppState;
+use crate::upstream::UpstreamRefusal;
 
 /// What a change of an occasion may be refused for, here or by the point service.
-type Refusals = Refuses<(OccasionRefusal, PointServiceRefusal)>;
+type Refusals = Refuses<(OccasionRefusal, UpstreamRefusal)>;
 
 /// An occasion's id in the path.
 #[derive(serde::Deserialize, utoipa::IntoParams)]
@@ -41,7 +41,7 @@ impl OccasionPath {
 /// The active ones first, then by id. Roles: all five.
 #[utoipa::path(get, path = "/occasions", operation_id = "listOccasions", tag = "offers",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
-    responses(OperatorAnswers, PointServiceRefusal, (status = 200, description = "occasions", body = OccasionList)))]
+    responses(OperatorAnswers, UpstreamRefusal, (status = 200, description = "occasions", body = OccasionList)))]
 pub async fn list(
     _operator: Operator,
     state: web::Data<AppState>,

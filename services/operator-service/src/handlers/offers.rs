@@ -1,5 +1,5 @@
 //! The loyalty back office's offer routes and its audit trail, relayed to the point service
-//! (`crate::point_service`), which owns the offers and writes each change with its audit
+//! (`crate::upstream`), which owns the offers and writes each change with its audit
 //! row. Checks here, in order: the token (401), the role (403), the path's offer id (404
 //! unless 24 hex characters: it becomes part of the point service's path); the body and the
 //! offer are checked there, and its refusals pass on unchanged.
@@ -12,11 +12,11 @@ use reqwest::Method;
 
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
-use crate::point_service::PointServiceRefusal;
 use crate::state::AppState;
+use crate::upstream::UpstreamRefusal;
 
 /// What a change of an offer may be refused for, here or by the point service.
-type Refusals = Refuses<(OfferRefusal, PointServiceRefusal)>;
+type Refusals = Refuses<(OfferRefusal, UpstreamRefusal)>;
 
 /// An offer's id in the path: 24 hex characters, in either case.
 #[derive(serde::Deserialize, utoipa::IntoParams)]
@@ -44,7 +44,7 @@ impl OfferPath {
 /// sequences last). Roles: all five.
 #[utoipa::path(get, path = "/offers", operation_id = "listOffers", tag = "offers",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
-    responses(OperatorAnswers, PointServiceRefusal,
+    responses(OperatorAnswers, UpstreamRefusal,
         (status = 200, description = "offers", body = OfferList)))]
 pub async fn list(
     _operator: Operator,
@@ -143,7 +143,7 @@ pub async fn withdraw(
 /// like the hierarchy's trail: admin, super_admin.
 #[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "offers",
     security(("operator" = ["super_admin", "admin"])),
-    responses(AdminAnswers, PointServiceRefusal,
+    responses(AdminAnswers, UpstreamRefusal,
         (status = 200, description = "changes", body = Page)))]
 pub async fn audit(
     operator: Operator,

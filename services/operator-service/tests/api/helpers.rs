@@ -115,7 +115,9 @@ pub async fn spawn_app_with(
         common: testkit::config::common("operator-service"),
         database: testkit::config::database(database.url(), 10),
         jwt_secret: Secret::new(SECRET),
-        point_service_url,
+        point_service_url: point_service_url.clone(),
+        // The stand-in answers the order service's back-office paths as well.
+        order_service_url: point_service_url,
         internal_token: internal_token.map(Secret::new),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -1,5 +1,6 @@
 //! The order service's own routes (the relayed ones are in `relay.rs`).
 
+pub mod back_office;
 pub mod gift_cards;
 pub mod point_rates;
 pub mod stores;

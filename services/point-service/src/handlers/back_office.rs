@@ -6,6 +6,7 @@
 
 use super::json_body;
 use actix_web::{HttpRequest, HttpResponse, web};
+use back_office::access::{Change, Read};
 use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
 };
@@ -26,28 +27,6 @@ use crate::balance;
 use crate::error::{DatabaseAnswers, PointError};
 use crate::internal_access::{self, BackOfficeRefusal, ChangeRefusal};
 use crate::state::AppState;
-
-/// A read's headers, as the document shows them (`internal_access` reads them).
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Header)]
-#[allow(dead_code)]
-pub struct Read {
-    #[param(rename = "X-Internal-Token")]
-    token: String,
-}
-
-/// A change's headers: the token and the operator it is made for.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Header)]
-#[allow(dead_code)]
-pub struct Change {
-    #[param(rename = "X-Internal-Token")]
-    token: String,
-    #[param(rename = "X-Operator-Id")]
-    operator_id: String,
-    #[param(rename = "X-Operator-Role")]
-    operator_role: String,
-}
 
 /// The offer's or the client's id in the path, as sent (the routes refuse it in their words).
 #[derive(utoipa::IntoParams)]

@@ -1,0 +1,88 @@
+//! Who may call a back-office route of a service that keeps loyalty data (the point service,
+//! the order service): a caller holding `INTERNAL_API_TOKEN` (the operator service), and for
+//! a change, the operator it is made for, whose token and role the operator service checked.
+//! Written once for both services, so that their refusals are one.
+
+use actix_web::HttpRequest;
+use server::Secret;
+
+/// The refusal of a missing or wrong `X-Internal-Token`, in every envelope.
+pub const BAD_TOKEN: &str = "invalid internal token";
+
+envelope::refusals! {
+    /// Why a back-office route serves nothing. Its routes answer in the operator API's
+    /// envelope, every refusal of theirs (a route answers in one envelope), so that the
+    /// operator service can pass the body's refusals on unchanged; it never passes on a
+    /// 401, which is a misconfiguration of ours, not the admin panel's.
+    pub enum BackOfficeRefusal in Operator {
+        /// `X-Internal-Token` missing or wrong.
+        BadToken => 401, [BAD_TOKEN];
+    }
+}
+
+envelope::refusals! {
+    /// Why a back-office change is not made.
+    pub enum ChangeRefusal in Operator {
+        /// `X-Operator-Id` or `X-Operator-Role` missing or empty.
+        NoOperator => 400, "a back-office change needs X-Operator-Id and X-Operator-Role";
+    }
+}
+
+/// `BadToken` unless the request carries the internal token.
+pub fn check_token(req: &HttpRequest, token: &Secret) -> Result<(), BackOfficeRefusal> {
+    if server::internal::token_matches(req, token) {
+        Ok(())
+    } else {
+        Err(BackOfficeRefusal::BadToken)
+    }
+}
+
+/// The operator a back-office change is made for.
+#[derive(Debug, Clone)]
+pub struct ActingOperator {
+    /// The operator token's `sub`.
+    pub id: String,
+    /// The operator token's role.
+    pub role: String,
+}
+
+/// The operator the request names (`NoOperator` when either header is missing or empty).
+pub fn acting_operator(req: &HttpRequest) -> Result<ActingOperator, ChangeRefusal> {
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            // As the token names them, never trimmed: the audit's who is the token's.
+            .filter(|v| !v.trim().is_empty())
+            .map(str::to_owned)
+    };
+    match (
+        header(crate::OPERATOR_ID_HEADER),
+        header(crate::OPERATOR_ROLE_HEADER),
+    ) {
+        (Some(id), Some(role)) => Ok(ActingOperator { id, role }),
+        _ => Err(ChangeRefusal::NoOperator),
+    }
+}
+
+/// A read's headers, as the documents show them (`check_token` reads them).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct Read {
+    #[param(rename = "X-Internal-Token")]
+    token: String,
+}
+
+/// A change's headers: the token and the operator it is made for.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct Change {
+    #[param(rename = "X-Internal-Token")]
+    token: String,
+    #[param(rename = "X-Operator-Id")]
+    operator_id: String,
+    #[param(rename = "X-Operator-Role")]
+    operator_role: String,
+}

@@ -1,0 +1,183 @@
+//! The services that keep the loyalty back office's data, as it reaches them: the point
+//! service (offers, occasions, the expiry policy, clients' points) and the order service
+//! (gift-code batches, the earn-rate table). The operator routes over that data are relayed,
+//! once the operator's token and role are checked here, to the keeper's
+//! `/internal/v1/back-office` routes with the internal token and the operator's id and role,
+//! which it records in the change's audit row. Its answers pass on unchanged: a success
+//! (with its content type: a CSV stays a CSV), or a refusal in the operator API's shape (the
+//! keepers answer the back office's refusals so). Anything else (its own failures, a wrong
+//! internal token) is no answer for the admin panel: it is logged and answered as the
+//! keeper failing. No handler holds a database connection while it waits here.
+
+use std::time::Duration;
+
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::web::Bytes;
+use serde_json::Value;
+use server::Secret;
+
+use crate::auth::Operator;
+use crate::error::OpError;
+
+/// How long the back office waits for a keeper.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+envelope::refusals! {
+    /// Why a back-office route has no answer from the service that keeps its data
+    /// (`service`: `point service` or `order service`).
+    pub enum UpstreamRefusal in Operator {
+        /// `POINT_SERVICE_URL`, `ORDER_SERVICE_URL` or `INTERNAL_API_TOKEN` unset.
+        NotConfigured(name: &'static str, service: &'static str) => 500,
+            "{name} is not set: the loyalty back office cannot reach the {service}";
+        /// Refused connection, broken answer.
+        Unreachable(service: &'static str) => 502, "the {service} could not be reached";
+        /// An answer that is neither a success nor a refusal of the back office's.
+        Failed(service: &'static str, status: u16) => 502, "the {service} failed ({status})";
+        /// The change may still be made: read it back before sending it again (an
+        /// adjustment or a batch again with its reference is safe).
+        TimedOut(service: &'static str) => 504,
+            "the {service} did not answer in time: the change may have been made, \
+             read it back before sending it again";
+    }
+}
+
+/// A service that keeps back-office data: its name in refusals and logs, and the variable
+/// that says where it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keeper {
+    pub name: &'static str,
+    pub url_variable: &'static str,
+}
+
+/// Offers, occasions, the expiry policy, clients' points.
+pub const POINT_SERVICE: Keeper = Keeper {
+    name: "point service",
+    url_variable: "POINT_SERVICE_URL",
+};
+
+/// Gift-code batches, the earn-rate table.
+pub const ORDER_SERVICE: Keeper = Keeper {
+    name: "order service",
+    url_variable: "ORDER_SERVICE_URL",
+};
+
+/// Where a keeper is and how to call it; unset parts answer `NotConfigured`.
+#[derive(Clone)]
+pub struct Upstream {
+    pub keeper: Keeper,
+    pub url: Option<String>,
+    pub token: Option<Secret>,
+    pub http: Option<telemetry::client::HttpClient>,
+}
+
+impl Upstream {
+    /// A copy with an HTTP client of the calling worker's own
+    /// (`telemetry::client::http_client` says why).
+    pub fn for_worker(&self) -> Upstream {
+        let mut link = self.clone();
+        let service = self.keeper.name;
+        link.http = telemetry::client::http_client(TIMEOUT)
+            .inspect_err(
+                |e| tracing::error!(error.message = %e, "no HTTP client for the {service}"),
+            )
+            .ok();
+        link
+    }
+
+    /// Sends `method` to `{<KEEPER>_URL}/internal/v1/back-office{path}`, naming `operator`
+    /// (for a change) and carrying `body`; answers the keeper's answer.
+    pub async fn relay(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        operator: Option<&Operator>,
+        body: Option<Bytes>,
+    ) -> Result<HttpResponse, OpError> {
+        let service = self.keeper.name;
+        let url = self.url.as_deref().ok_or(UpstreamRefusal::NotConfigured(
+            self.keeper.url_variable,
+            service,
+        ))?;
+        let token = self.token.as_ref().ok_or(UpstreamRefusal::NotConfigured(
+            "INTERNAL_API_TOKEN",
+            service,
+        ))?;
+        let http = self
+            .http
+            .as_ref()
+            .ok_or(UpstreamRefusal::Unreachable(service))?;
+        let mut request = http
+            .request(
+                method,
+                format!("{url}{}{path}", back_office::INTERNAL_PREFIX),
+            )
+            .header("x-internal-token", token.expose());
+        if let Some(operator) = operator {
+            request = request
+                .header(back_office::OPERATOR_ID_HEADER, &operator.id)
+                .header(back_office::OPERATOR_ROLE_HEADER, operator.role.as_str());
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_vec());
+        }
+        let answer = request.send().await.map_err(|e| {
+            let timed_out = matches!(&e, reqwest_middleware::Error::Reqwest(e) if e.is_timeout());
+            tracing::warn!(error.message = %telemetry::client::error_chain(&e), "{service} call failed");
+            if timed_out {
+                UpstreamRefusal::TimedOut(service)
+            } else {
+                UpstreamRefusal::Unreachable(service)
+            }
+        })?;
+        let status = StatusCode::from_u16(answer.status().as_u16())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let content_type = answer
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .filter(|_| status.is_success())
+            .unwrap_or("application/json")
+            .to_owned();
+        let disposition = answer
+            .headers()
+            .get(reqwest::header::CONTENT_DISPOSITION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = answer.bytes().await.map_err(|e| {
+            tracing::warn!(error.message = %e.without_url(), "{service} answer broken");
+            UpstreamRefusal::Unreachable(service)
+        })?;
+        if status.is_success() || is_back_office_refusal(status, &body) {
+            let mut answer = HttpResponse::build(status);
+            answer.content_type(content_type);
+            if let Some(disposition) = disposition {
+                answer.insert_header(("content-disposition", disposition));
+            }
+            return Ok(answer.body(body));
+        }
+        tracing::error!(
+            http.upstream_status = status.as_u16(),
+            upstream.body = %String::from_utf8_lossy(&body[..body.len().min(300)]),
+            "{service} failed a back-office call"
+        );
+        Err(UpstreamRefusal::Failed(service, status.as_u16()).into())
+    }
+}
+
+/// A 4xx in the operator API's shape, with its own status: a refusal of the back office's.
+/// Never a 401 or 403: the admin panel's token was checked here, so those say that our
+/// internal token is wrong, which is ours to fix, not the panel's.
+fn is_back_office_refusal(status: StatusCode, body: &[u8]) -> bool {
+    let Ok(Value::Object(answer)) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    status.is_client_error()
+        && status != StatusCode::UNAUTHORIZED
+        && status != StatusCode::FORBIDDEN
+        && answer.get("statusCode").and_then(Value::as_u64) == Some(u64::from(status.as_u16()))
+        && answer.get("message").is_some_and(Value::is_string)
+        && answer.get("error").is_some_and(Value::is_string)
+}

@@ -1,0 +1,114 @@
+//! The earn-rate table (the `point_rates` option): read with its version, replaced whole on
+//! the version it was read at. The option's version is the database's (a trigger takes the
+//! next number of a sequence on every change of its value, `seed`'s included), so a stale
+//! edit is refused whoever made the change in between.
+
+use back_office::access::ActingOperator;
+use back_office::audit;
+use back_office::earn_rates::{EarnRateTable, RatesChange, RatesRefusal};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Jsonb, Text};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+
+use catalog_db::schema::system_configs;
+
+use crate::error::OrderError;
+use crate::point_rates;
+use crate::seed::POINT_RATES_KEY;
+
+type Stored = (Value, i64, DateTime<Utc>);
+
+/// The option as stored, with its version and time; `None` while unset.
+async fn stored(conn: &mut AsyncPgConnection, lock: bool) -> QueryResult<Option<Stored>> {
+    let query = system_configs::table.find(POINT_RATES_KEY).select((
+        system_configs::value,
+        system_configs::version,
+        system_configs::updated_at,
+    ));
+    if lock {
+        query.for_update().first(conn).await.optional()
+    } else {
+        query.first(conn).await.optional()
+    }
+}
+
+/// The table as the app reads it (the same 500 when the stored option is no table).
+fn table(stored: Option<Stored>) -> Result<EarnRateTable, OrderError> {
+    Ok(match stored {
+        None => EarnRateTable {
+            rates: Vec::new(),
+            version: 0,
+            updated_at: None,
+        },
+        Some((value, version, updated_at)) => EarnRateTable {
+            rates: point_rates::rows(value)?,
+            version,
+            updated_at: Some(updated_at),
+        },
+    })
+}
+
+/// The table now.
+pub async fn read(conn: &mut AsyncPgConnection) -> Result<EarnRateTable, OrderError> {
+    table(stored(conn, false).await?)
+}
+
+/// Replaces the table if it is still at the version the change was made from, and records
+/// it, in one transaction. The option's row is locked; while it is unset, its key decides
+/// between two first tables (the second is refused as stale).
+pub async fn replace(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    change: RatesChange,
+) -> Result<EarnRateTable, OrderError> {
+    conn.transaction::<_, OrderError, _>(async |conn| {
+        let now = stored(conn, true).await?;
+        let current = now.as_ref().map_or(0, |(_, version, _)| *version);
+        if change.version != current {
+            return Err(RatesRefusal::Stale(change.version, current).into());
+        }
+        // The table before, as the trail keeps it: a stored option that is no table is kept
+        // as it was.
+        let before = match &now {
+            None => Value::Null,
+            Some((value, ..)) => match table(now.clone()) {
+                Ok(before) => audit::snapshot(&before),
+                Err(_) => value.clone(),
+            },
+        };
+        let value =
+            serde_json::to_value(&change.rates).map_err(|e| OrderError::Internal(e.to_string()))?;
+        // An insert only while unset (a row another first table inserted meanwhile makes
+        // this one stale); an update only of the row locked above.
+        let written = diesel::sql_query(
+            "INSERT INTO system_configs (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value \
+             WHERE system_configs.version = $3",
+        )
+        .bind::<Text, _>(POINT_RATES_KEY)
+        .bind::<Jsonb, _>(&value)
+        .bind::<BigInt, _>(current)
+        .execute(conn)
+        .await?;
+        if written == 0 {
+            let current = stored(conn, false)
+                .await?
+                .map_or(0, |(_, version, _)| version);
+            return Err(RatesRefusal::Stale(change.version, current).into());
+        }
+        let after = table(stored(conn, false).await?)?;
+        audit::record(
+            conn,
+            operator,
+            "earn-rates.replace",
+            "earn-rates",
+            before,
+            audit::snapshot(&after),
+        )
+        .await?;
+        Ok(after)
+    })
+    .await
+}

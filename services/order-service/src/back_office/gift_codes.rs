@@ -1,0 +1,351 @@
+//! Gift-code batches: issued with codes from a cryptographic generator, listed with each
+//! code's state (the `gift_card_code_states` view says it once), withdrawn unused, exported
+//! for printing.
+//!
+//! A withdrawal never takes a code that is being redeemed: a redemption reads its code under
+//! a share lock (`gift_cards::claim`), and a withdrawal first locks the batch's active codes
+//! for update, which waits for every claim in flight to end; its change, a statement of its
+//! own, then sees their redemptions and keeps those codes. A claim that comes after waits
+//! for the withdrawal and finds the code inactive (404).
+
+use back_office::access::ActingOperator;
+use back_office::audit;
+use back_office::gift_codes::{
+    ALPHABET, BatchCodes, BatchFields, BatchLookupRefusal, BatchRecord, BatchRefusal, CodeCounts,
+    CodeRecord, CodeState,
+};
+use bigdecimal::BigDecimal;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Int4, Nullable, Numeric, Text, Timestamptz};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use rand::Rng;
+
+use crate::error::OrderError;
+
+/// How many batches the listing answers, newest first.
+pub const PAGE: i64 = 100;
+
+/// How many times a batch draws again for codes that met an existing one (80 random bits
+/// make even one such meeting unlikely in the catalog's lifetime).
+const DRAWS: usize = 5;
+
+/// A batch's row with its codes counted by state.
+#[derive(QueryableByName)]
+struct BatchRow {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+    #[diesel(sql_type = Text)]
+    reference: String,
+    #[diesel(sql_type = Int4)]
+    code_count: i32,
+    #[diesel(sql_type = Numeric)]
+    points: BigDecimal,
+    #[diesel(sql_type = Nullable<Text>)]
+    prefix: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    expires_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Text)]
+    created_by: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: DateTime<Utc>,
+    #[diesel(sql_type = BigInt)]
+    unused: i64,
+    #[diesel(sql_type = BigInt)]
+    being_credited: i64,
+    #[diesel(sql_type = BigInt)]
+    credited: i64,
+    #[diesel(sql_type = BigInt)]
+    withdrawn: i64,
+    #[diesel(sql_type = BigInt)]
+    expired: i64,
+}
+
+impl From<BatchRow> for BatchRecord {
+    fn from(row: BatchRow) -> Self {
+        BatchRecord {
+            id: row.id,
+            reference: row.reference,
+            count: row.code_count,
+            points: back_office::decimal_text(&row.points),
+            prefix: row.prefix,
+            expires_at: row.expires_at,
+            created_by: row.created_by,
+            created_at: row.created_at,
+            codes: CodeCounts {
+                unused: row.unused,
+                being_credited: row.being_credited,
+                credited: row.credited,
+                withdrawn: row.withdrawn,
+                expired: row.expired,
+            },
+        }
+    }
+}
+
+/// Batches with their counts; `WHERE` and `ORDER` complete it.
+const BATCHES: &str = "SELECT b.id, b.reference, b.code_count, b.points, b.prefix, b.expires_at, \
+            b.created_by, b.created_at, \
+            count(*) FILTER (WHERE s.state = 'unused') AS unused, \
+            count(*) FILTER (WHERE s.state = 'being_credited') AS being_credited, \
+            count(*) FILTER (WHERE s.state = 'credited') AS credited, \
+            count(*) FILTER (WHERE s.state = 'withdrawn') AS withdrawn, \
+            count(*) FILTER (WHERE s.state = 'expired') AS expired \
+     FROM gift_card_batches b LEFT JOIN gift_card_code_states s ON s.batch_id = b.id";
+
+/// The batch with this id, if any.
+async fn batch(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<BatchRecord>> {
+    let row: Option<BatchRow> =
+        diesel::sql_query(format!("{BATCHES} WHERE b.id = $1 GROUP BY b.id"))
+            .bind::<BigInt, _>(id)
+            .get_result(conn)
+            .await
+            .optional()?;
+    Ok(row.map(BatchRecord::from))
+}
+
+/// The batch the path names: a positive integer that is a batch's id, else `UnknownBatch`
+/// with the id as sent.
+pub async fn named(conn: &mut AsyncPgConnection, id: &str) -> Result<BatchRecord, OrderError> {
+    let unknown = || OrderError::from(BatchLookupRefusal::UnknownBatch(id.to_owned()));
+    let Some(number) = id.parse::<i64>().ok().filter(|id| *id > 0) else {
+        return Err(unknown());
+    };
+    batch(conn, number).await?.ok_or_else(unknown)
+}
+
+/// The newest [`PAGE`] batches, newest first.
+pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<BatchRecord>> {
+    let rows: Vec<BatchRow> = diesel::sql_query(format!(
+        "{BATCHES} GROUP BY b.id ORDER BY b.created_at DESC, b.id DESC LIMIT $1"
+    ))
+    .bind::<BigInt, _>(PAGE)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(BatchRecord::from).collect())
+}
+
+/// A code of a batch as its state says it.
+#[derive(QueryableByName)]
+struct CodeRow {
+    #[diesel(sql_type = Text)]
+    code: String,
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    client_id: Option<i64>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    redeemed_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    credited_at: Option<DateTime<Utc>>,
+}
+
+/// The state as the view writes it.
+fn state(text: &str) -> CodeState {
+    match text {
+        "credited" => CodeState::Credited,
+        "being_credited" => CodeState::BeingCredited,
+        "withdrawn" => CodeState::Withdrawn,
+        "expired" => CodeState::Expired,
+        _ => CodeState::Unused,
+    }
+}
+
+/// The batch with each of its codes, in code order.
+pub async fn codes(conn: &mut AsyncPgConnection, batch: BatchRecord) -> QueryResult<BatchCodes> {
+    let rows: Vec<CodeRow> = diesel::sql_query(
+        "SELECT code, state, client_id, redeemed_at, credited_at FROM gift_card_code_states \
+         WHERE batch_id = $1 ORDER BY code",
+    )
+    .bind::<BigInt, _>(batch.id)
+    .load(conn)
+    .await?;
+    let codes = rows
+        .into_iter()
+        .map(|row| CodeRecord {
+            state: state(&row.state),
+            code: row.code,
+            client_id: row.client_id,
+            redeemed_at: row.redeemed_at,
+            credited_at: row.credited_at,
+        })
+        .collect();
+    Ok(BatchCodes { batch, codes })
+}
+
+/// What an issue did: a new batch, or the one its reference already named.
+pub enum Issued {
+    New(BatchRecord),
+    Again(BatchRecord),
+}
+
+/// Issues a batch and records it, in one transaction. Its reference's row is inserted
+/// first, so two tries with one reference meet on its key: the second answers the first
+/// (the same body) or is refused (another body).
+pub async fn issue(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    fields: BatchFields,
+) -> Result<Issued, OrderError> {
+    conn.transaction::<_, OrderError, _>(async |conn| {
+        let id: Option<i64> = diesel::sql_query(
+            "INSERT INTO gift_card_batches (reference, code_count, points, prefix, expires_at, created_by) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (reference) DO NOTHING RETURNING id",
+        )
+        .bind::<Text, _>(&fields.reference)
+        .bind::<Int4, _>(fields.count)
+        .bind::<Numeric, _>(&fields.points)
+        .bind::<Nullable<Text>, _>(&fields.prefix)
+        .bind::<Nullable<Timestamptz>, _>(fields.expires_at)
+        .bind::<Text, _>(&operator.id)
+        .get_result::<Inserted>(conn)
+        .await
+        .optional()?
+        .map(|row| row.id);
+        let Some(id) = id else {
+            let first = first_of(conn, &fields.reference).await?;
+            return if fields.issued(&first) {
+                Ok(Issued::Again(first))
+            } else {
+                Err(BatchRefusal::ReferenceUsed(fields.reference).into())
+            };
+        };
+        insert_codes(conn, id, &fields).await?;
+        let made = batch(conn, id)
+            .await?
+            .ok_or_else(|| OrderError::Internal(format!("gift-code batch {id} vanished")))?;
+        let subject = format!("gift-code-batch:{id}");
+        let after = audit::snapshot(&made);
+        audit::record(conn, operator, "gift-code-batch.issue", &subject, serde_json::Value::Null, after)
+            .await?;
+        Ok(Issued::New(made))
+    })
+    .await
+}
+
+#[derive(QueryableByName)]
+struct Inserted {
+    #[diesel(sql_type = BigInt)]
+    id: i64,
+}
+
+/// The batch a reference already names.
+async fn first_of(
+    conn: &mut AsyncPgConnection,
+    reference: &str,
+) -> Result<BatchRecord, OrderError> {
+    let id: i64 = catalog_db::schema::gift_card_batches::table
+        .filter(catalog_db::schema::gift_card_batches::reference.eq(reference))
+        .select(catalog_db::schema::gift_card_batches::id)
+        .first(conn)
+        .await?;
+    batch(conn, id)
+        .await?
+        .ok_or_else(|| OrderError::Internal(format!("gift-code batch {id} vanished")))
+}
+
+/// Draws the batch's codes and inserts them; a code that meets an existing one is drawn
+/// again.
+async fn insert_codes(
+    conn: &mut AsyncPgConnection,
+    batch_id: i64,
+    fields: &BatchFields,
+) -> Result<(), OrderError> {
+    let wanted = usize::try_from(fields.count).unwrap_or_default();
+    let mut made = 0;
+    for _ in 0..DRAWS {
+        let codes: Vec<String> = {
+            // The thread's generator is a CSPRNG seeded from the operating system's.
+            let mut rng = rand::rng();
+            (made..wanted)
+                .map(|_| {
+                    back_office::gift_codes::code(fields.prefix.as_deref(), || {
+                        ALPHABET[rng.random_range(0..ALPHABET.len())]
+                    })
+                })
+                .collect()
+        };
+        made += diesel::sql_query(
+            "INSERT INTO gift_card_codes (code, points, active, batch_id, expires_at) \
+             SELECT code, $2, true, $3, $4 FROM unnest($1::text[]) AS code \
+             ON CONFLICT (code) DO NOTHING",
+        )
+        .bind::<Array<Text>, _>(&codes)
+        .bind::<Numeric, _>(&fields.points)
+        .bind::<BigInt, _>(batch_id)
+        .bind::<Nullable<Timestamptz>, _>(fields.expires_at)
+        .execute(conn)
+        .await?;
+        if made == wanted {
+            return Ok(());
+        }
+    }
+    Err(OrderError::Internal(format!(
+        "gift-code batch {batch_id}: {made} of {wanted} codes after {DRAWS} draws"
+    )))
+}
+
+/// Withdraws the batch's unused codes (a code redeemed, being credited or credited keeps its
+/// state) and records it, in one transaction; answers the batch after.
+pub async fn withdraw(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    id: &str,
+) -> Result<BatchRecord, OrderError> {
+    conn.transaction::<_, OrderError, _>(async |conn| {
+        let before = named(conn, id).await?;
+        // Waits for every claim of one of these codes in flight (its share lock) to end.
+        diesel::sql_query(
+            "SELECT code FROM gift_card_codes WHERE batch_id = $1 AND active ORDER BY code FOR UPDATE",
+        )
+        .bind::<BigInt, _>(before.id)
+        .execute(conn)
+        .await?;
+        diesel::sql_query(
+            "UPDATE gift_card_codes c SET active = false, withdrawn_at = now() \
+             WHERE c.batch_id = $1 AND c.active \
+               AND NOT EXISTS (SELECT 1 FROM gift_card_redemptions r WHERE r.code = c.code)",
+        )
+        .bind::<BigInt, _>(before.id)
+        .execute(conn)
+        .await?;
+        let after = batch(conn, before.id)
+            .await?
+            .ok_or_else(|| OrderError::Internal(format!("gift-code batch {} vanished", before.id)))?;
+        let subject = format!("gift-code-batch:{}", before.id);
+        audit::record(
+            conn,
+            operator,
+            "gift-code-batch.withdraw",
+            &subject,
+            audit::snapshot(&before),
+            audit::snapshot(&after),
+        )
+        .await?;
+        Ok(after)
+    })
+    .await
+}
+
+/// The batch's unused codes as CSV for printing: `code,points,expires_at`, in code order.
+pub fn csv(batch: &BatchCodes) -> Result<Vec<u8>, OrderError> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let expires = batch
+        .batch
+        .expires_at
+        .map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default();
+    let fail = |e: csv::Error| OrderError::Internal(format!("gift-code CSV: {e}"));
+    out.write_record(["code", "points", "expires_at"])
+        .map_err(fail)?;
+    for code in batch.codes.iter().filter(|c| c.state == CodeState::Unused) {
+        out.write_record([
+            code.code.as_str(),
+            batch.batch.points.as_str(),
+            expires.as_str(),
+        ])
+        .map_err(fail)?;
+    }
+    out.into_inner()
+        .map_err(|e| OrderError::Internal(format!("gift-code CSV: {e}")))
+}

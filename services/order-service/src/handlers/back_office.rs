@@ -1,0 +1,200 @@
+//! The loyalty back office's routes over the catalog under `/internal/v1/back-office`: the
+//! operator service relays its operator routes here once it has checked the operator's
+//! token and role. Checks, in order: `X-Internal-Token`, the operator named (changes), the
+//! body, the batch. Every refusal is in the operator API's envelope, which the operator
+//! service passes on unchanged.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use back_office::access::{self, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read};
+use back_office::audit::Page;
+use back_office::earn_rates::{EarnRateTable, EarnRateTableBody, RatesChange, RatesRefusal};
+use back_office::gift_codes::{
+    BatchBody, BatchCodes, BatchFields, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
+};
+use envelope::Refuses;
+use serde_json::Value;
+
+use crate::back_office::earn_rates;
+use crate::back_office::gift_codes::{self, Issued};
+use crate::error::{DatabaseAnswers, OrderError};
+use crate::state::AppState;
+
+/// The batch's id in the path, as sent (the routes refuse it in their words).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)]
+pub struct BatchId {
+    id: String,
+}
+
+/// What a read of a batch may be refused for.
+type BatchReadRefusals = Refuses<(BackOfficeRefusal, BatchLookupRefusal)>;
+/// What an issue may be refused for.
+type IssueRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, BatchRefusal)>;
+/// What a withdrawal may be refused for.
+type WithdrawRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, BatchLookupRefusal)>;
+/// What a replacement of the table may be refused for.
+type RatesRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, RatesRefusal)>;
+
+/// The internal token, refused in the back office's envelope.
+fn check_token(req: &HttpRequest, state: &AppState) -> Result<(), OrderError> {
+    Ok(access::check_token(req, &state.credit.internal_token)?)
+}
+
+/// The token, then the operator a change is made for.
+fn acting(req: &HttpRequest, state: &AppState) -> Result<ActingOperator, OrderError> {
+    check_token(req, state)?;
+    Ok(access::acting_operator(req)?)
+}
+
+/// A body as JSON (`Value::Null` when it is none, which each body refuses as no object).
+fn json(raw: &[u8]) -> Value {
+    serde_json::from_slice(raw).unwrap_or(Value::Null)
+}
+
+/// Every gift-code batch
+///
+/// The newest 100, newest first, each with its codes counted by state.
+#[utoipa::path(get, path = "/back-office/gift-code-batches", operation_id = "backOfficeGiftCodeBatches",
+    tag = "back-office", params(Read),
+    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "batches", body = BatchList)))]
+pub async fn list_batches(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OrderError> {
+    check_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    let data = gift_codes::list(&mut conn).await?;
+    Ok(HttpResponse::Ok().json(BatchList { data }))
+}
+
+/// Issue a gift-code batch
+///
+/// 201 with the batch; the same reference and body again answers it (200) and issues
+/// nothing. Recorded in the audit trail.
+#[utoipa::path(post, path = "/back-office/gift-code-batches", operation_id = "backOfficeIssueGiftCodes",
+    tag = "back-office", params(Change), request_body = BatchBody,
+    responses(DatabaseAnswers, IssueRefusals,
+        (status = 201, description = "issued", body = BatchRecord),
+        (status = 200, description = "issued before with this reference", body = BatchRecord)))]
+pub async fn issue_batch(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    raw: web::Bytes,
+) -> Result<HttpResponse, OrderError> {
+    let operator = acting(&req, &state)?;
+    let fields = BatchFields::read(&json(&raw), chrono::Utc::now())?;
+    let mut conn = state.pool.get().await?;
+    Ok(
+        match gift_codes::issue(&mut conn, &operator, fields).await? {
+            Issued::New(batch) => HttpResponse::Created().json(batch),
+            Issued::Again(batch) => HttpResponse::Ok().json(batch),
+        },
+    )
+}
+
+/// A gift-code batch with each code's state
+#[utoipa::path(get, path = "/back-office/gift-code-batches/{id}", operation_id = "backOfficeGiftCodeBatch",
+    tag = "back-office", params(BatchId, Read),
+    responses(DatabaseAnswers, BatchReadRefusals, (status = 200, description = "the batch", body = BatchCodes)))]
+pub async fn batch_codes(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Result<HttpResponse, OrderError> {
+    check_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    let batch = gift_codes::named(&mut conn, &id).await?;
+    Ok(HttpResponse::Ok().json(gift_codes::codes(&mut conn, batch).await?))
+}
+
+/// A gift-code batch's unused codes as CSV
+///
+/// `code,points,expires_at` (RFC 3339, empty for never), one row per unused code in code
+/// order, for printing.
+#[utoipa::path(get, path = "/back-office/gift-code-batches/{id}/codes.csv", operation_id = "backOfficeGiftCodesCsv",
+    tag = "back-office", params(BatchId, Read),
+    responses(DatabaseAnswers, BatchReadRefusals,
+        (status = 200, description = "the codes", content_type = "text/csv", body = String)))]
+pub async fn batch_csv(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Result<HttpResponse, OrderError> {
+    check_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    let batch = gift_codes::named(&mut conn, &id).await?;
+    let codes = gift_codes::codes(&mut conn, batch).await?;
+    let file = format!(
+        "attachment; filename=\"gift-code-batch-{}.csv\"",
+        codes.batch.id
+    );
+    Ok(HttpResponse::Ok()
+        .content_type("text/csv; charset=utf-8")
+        .insert_header(("content-disposition", file))
+        .body(gift_codes::csv(&codes)?))
+}
+
+/// Withdraw a batch's unused codes
+///
+/// Every code nobody redeemed becomes unredeemable (the app answers 404); a code redeemed
+/// keeps its state. Answers the batch after; recorded in the audit trail.
+#[utoipa::path(delete, path = "/back-office/gift-code-batches/{id}", operation_id = "backOfficeWithdrawGiftCodes",
+    tag = "back-office", params(BatchId, Change),
+    responses(DatabaseAnswers, WithdrawRefusals, (status = 200, description = "the batch after", body = BatchRecord)))]
+pub async fn withdraw_batch(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Result<HttpResponse, OrderError> {
+    let operator = acting(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(gift_codes::withdraw(&mut conn, &operator, &id).await?))
+}
+
+/// The earn-rate table with its version
+#[utoipa::path(get, path = "/back-office/earn-rates", operation_id = "backOfficeEarnRates",
+    tag = "back-office", params(Read),
+    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "the table", body = EarnRateTable)))]
+pub async fn earn_rates(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OrderError> {
+    check_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(earn_rates::read(&mut conn).await?))
+}
+
+/// Replace the earn-rate table
+///
+/// From the version read (a stale one is refused); the app reads the new table at once.
+/// Recorded in the audit trail.
+#[utoipa::path(put, path = "/back-office/earn-rates", operation_id = "backOfficeReplaceEarnRates",
+    tag = "back-office", params(Change), request_body = EarnRateTableBody,
+    responses(DatabaseAnswers, RatesRefusals, (status = 200, description = "the table", body = EarnRateTable)))]
+pub async fn replace_earn_rates(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    raw: web::Bytes,
+) -> Result<HttpResponse, OrderError> {
+    let operator = acting(&req, &state)?;
+    let change = RatesChange::read(&json(&raw))?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(earn_rates::replace(&mut conn, &operator, change).await?))
+}
+
+/// The catalog's back-office audit trail
+///
+/// Gift-code batches and earn rates: the newest 100 changes, newest first.
+#[utoipa::path(get, path = "/back-office/catalog-audit", operation_id = "backOfficeCatalogAudit",
+    tag = "back-office", params(Read),
+    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "changes", body = Page)))]
+pub async fn audit_trail(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OrderError> {
+    check_token(&req, &state)?;
+    let mut conn = state.pool.get().await?;
+    let data = back_office::audit::newest(&mut conn).await?;
+    Ok(HttpResponse::Ok().json(Page { data }))
+}
