@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on purpose
 
+mod back_office;
 mod gift_cards;
 mod helpers;
 mod housekeeping;
