@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn each_refusal_in_its_order() {
         use RatesRefusal::*;
-        let row = |from: Value, to: Value, earn: Value| json!({"amount_from": from, "amount_to": to, "point_earn": earn});
+        let row = |f: Value, t: Value, e: Value| json!({"amount_from": f, "amount_to": t, "point_earn": e});
         let table = |rows: Vec<Value>| json!({"rates": rows, "version": 3});
         let cases = [
             (json!(null), NotAnObject),
@@ -263,7 +263,11 @@ mod tests {
         .unwrap();
         assert_eq!(
             serde_json::to_string(&change.rates).unwrap(),
-            r#"[{"amount_from":0,"amount_to":49.5,"point_earn":0},{"amount_from":49.5,"amount_to":100.25,"point_earn":7.75},{"amount_from":100.25,"amount_to":null,"point_earn":30.1234}]"#
+            concat!(
+                r#"[{"amount_from":0,"amount_to":49.5,"point_earn":0},"#,
+                r#"{"amount_from":49.5,"amount_to":100.25,"point_earn":7.75},"#,
+                r#"{"amount_from":100.25,"amount_to":null,"point_earn":30.1234}]"#
+            )
         );
         assert_eq!(change.version, 0);
     }

@@ -31,8 +31,8 @@ use crate::lookup::ServiceRefusal;
             description = "The loyalty back office: the point offers the app sells, and the audit trail of every \
                            change to points data (kept by the point service, which owns that data)."),
         (name = "gift codes",
-            description = "The loyalty back office: gift-code batches, kept by the order service (super_admin; the list \
-                           admin too)."),
+            description = "The loyalty back office: gift-code batches, kept by the order service \
+                           (super_admin; the list admin too)."),
         (name = "earn rates",
             description = "The loyalty back office: the earn-rate table, and the trail of every change to gift codes \
                            and earn rates (kept by the order service)."),

@@ -51,7 +51,8 @@ use crate::relayed_routes;
         (name = "gift cards", description = "Served by the order service; legacy token."),
         (name = "services", description = "System categories as the app sees them; no token."),
         (name = "stores", description = "Store detail, a brand's branches and the nearest branch; no token."),
-        (name = "back-office", description = "The loyalty back office over the catalog (gift-code batches, earn rates): \
+        (name = "back-office", description = "The loyalty back office over the catalog (gift-code batches, \
+            earn rates): \
             the operator service relays its operator routes here (`X-Internal-Token`, the operator in \
             `X-Operator-Id` and `X-Operator-Role`); answers in the operator API's envelope."),
     ),

@@ -66,7 +66,7 @@ pub async fn list(operator: Operator, state: web::Data<AppState>) -> Result<Http
     security(("operator" = ["super_admin"])), request_body = BatchBody,
     responses(SuperAdminBodyAnswers, Refuses<(BatchRefusal, UpstreamRefusal)>,
         (status = 201, description = "issued", body = BatchRecord),
-        (status = 200, description = "issued before with this reference", body = BatchRecord)))]
+        (status = 200, description = "a retry", body = BatchRecord)))]
 pub async fn issue(
     operator: Operator,
     state: web::Data<AppState>,
@@ -134,7 +134,7 @@ pub async fn export(
 /// super_admin.
 #[utoipa::path(delete, path = "/gift-code-batches/{id}", operation_id = "withdrawGiftCodes", tag = "gift codes",
     security(("operator" = ["super_admin"])), params(BatchPath),
-    responses(SuperAdminAnswers, BatchRefusals, (status = 200, description = "the batch after", body = BatchRecord)))]
+    responses(SuperAdminAnswers, BatchRefusals, (status = 200, description = "after", body = BatchRecord)))]
 pub async fn withdraw(
     operator: Operator,
     state: web::Data<AppState>,

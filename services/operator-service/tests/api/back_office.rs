@@ -10,56 +10,127 @@ use crate::helpers::*;
 
 const OFFER: &str = "64b7f0c2a1b2c3d4e5f60718";
 
-/// A back-office route: method, path, body, and the roles it admits.
-type Route = (&'static str, String, Option<Value>, fn(Role) -> bool);
+/// A back-office route: method, path, body, the roles it admits, the service it is relayed
+/// to.
+type Route = (
+    &'static str,
+    String,
+    Option<Value>,
+    fn(Role) -> bool,
+    &'static str,
+);
+
+const POINTS: &str = "point service";
+const CATALOG: &str = "order service";
 
 fn routes() -> Vec<Route> {
     let everyone: fn(Role) -> bool = |_| true;
     let admins: fn(Role) -> bool = Role::is_admin;
     let super_admin: fn(Role) -> bool = |role| role == Role::SuperAdmin;
     vec![
-        ("GET", "/offers".to_owned(), None, everyone),
-        ("GET", "/loyalty/audit".to_owned(), None, admins),
+        ("GET", "/offers".to_owned(), None, everyone, POINTS),
+        ("GET", "/loyalty/audit".to_owned(), None, admins, POINTS),
         (
             "POST",
             "/offers".to_owned(),
             Some(json!({"pointAmount": 1, "amount": 1})),
             admins,
+            POINTS,
         ),
         (
             "PATCH",
             format!("/offers/{OFFER}"),
             Some(json!({"active": false})),
             admins,
+            POINTS,
         ),
-        ("DELETE", format!("/offers/{OFFER}"), None, admins),
-        ("GET", "/occasions".to_owned(), None, everyone),
+        ("DELETE", format!("/offers/{OFFER}"), None, admins, POINTS),
+        ("GET", "/occasions".to_owned(), None, everyone, POINTS),
         (
             "POST",
             "/occasions".to_owned(),
             Some(json!({"occasionEn": "Eid"})),
             admins,
+            POINTS,
         ),
         (
             "PATCH",
             format!("/occasions/{OFFER}"),
             Some(json!({"active": true})),
             admins,
+            POINTS,
         ),
-        ("DELETE", format!("/occasions/{OFFER}"), None, admins),
-        ("GET", "/expiry-policy".to_owned(), None, everyone),
-        ("GET", "/clients/1001/points".to_owned(), None, admins),
+        (
+            "DELETE",
+            format!("/occasions/{OFFER}"),
+            None,
+            admins,
+            POINTS,
+        ),
+        ("GET", "/expiry-policy".to_owned(), None, everyone, POINTS),
+        (
+            "GET",
+            "/clients/1001/points".to_owned(),
+            None,
+            admins,
+            POINTS,
+        ),
         (
             "PUT",
             "/expiry-policy".to_owned(),
             Some(json!({"expiry": "never", "inactivityDays": null, "version": 0})),
             admins,
+            POINTS,
         ),
         (
             "POST",
             "/clients/1001/adjustments".to_owned(),
             Some(json!({"points": "-5", "reason": "x", "reference": "r"})),
             super_admin,
+            POINTS,
+        ),
+        (
+            "GET",
+            "/gift-code-batches".to_owned(),
+            None,
+            admins,
+            CATALOG,
+        ),
+        (
+            "POST",
+            "/gift-code-batches".to_owned(),
+            Some(json!({"reference": "r", "count": 1, "points": 1})),
+            super_admin,
+            CATALOG,
+        ),
+        (
+            "GET",
+            "/gift-code-batches/7".to_owned(),
+            None,
+            super_admin,
+            CATALOG,
+        ),
+        (
+            "DELETE",
+            "/gift-code-batches/7".to_owned(),
+            None,
+            super_admin,
+            CATALOG,
+        ),
+        ("GET", "/earn-rates".to_owned(), None, everyone, CATALOG),
+        (
+            "PUT",
+            "/earn-rates".to_owned(),
+            Some(json!({"rates": [], "version": 0})),
+            admins,
+            CATALOG,
+        ),
+        (
+            "GET",
+            "/loyalty/catalog-audit".to_owned(),
+            None,
+            admins,
+            CATALOG,
         ),
     ]
 }
@@ -69,7 +140,7 @@ async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_ch
     let app = spawn_app().await;
     let forbidden =
         json!({"statusCode": 403, "message": "Forbidden resource", "error": "Forbidden"});
-    for (method, path, body, admits) in routes() {
+    for (method, path, body, admits, keeper) in routes() {
         assert_eq!(
             app.call(method, &path, None, body.as_ref()).await,
             (
@@ -91,8 +162,10 @@ async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_ch
             assert_eq!(status, 200, "{method} {path} {role:?}: {answer}");
             let suffix = match path.as_str() {
                 "/loyalty/audit" => "/audit",
+                "/loyalty/catalog-audit" => "/catalog-audit",
                 other => other,
             };
+            assert_eq!(answer["service"], json!(keeper), "{method} {path}");
             assert_eq!(answer["method"], json!(method));
             assert_eq!(
                 answer["path"],
@@ -291,4 +364,100 @@ async fn a_clients_points_are_asked_with_the_page_and_limit_only() {
         )
     );
     assert_eq!(app.admin("GET", "/clients/0/points", None).await.0, 404);
+}
+
+#[tokio::test]
+async fn a_batchs_csv_is_super_admins_and_passes_on_as_csv() {
+    let app = spawn_app().await;
+    for role in Role::ALL {
+        let response = app
+            .client
+            .get(format!(
+                "{}/api/v1/operator/gift-code-batches/7/codes.csv",
+                app.base
+            ))
+            .bearer_auth(app.token(role))
+            .send()
+            .await
+            .unwrap();
+        if role != Role::SuperAdmin {
+            assert_eq!(response.status(), 403, "{role:?}");
+            continue;
+        }
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/csv; charset=utf-8"
+        );
+        assert_eq!(
+            response.headers()["content-disposition"],
+            "attachment; filename=\"b.csv\""
+        );
+        assert_eq!(
+            response.text().await.unwrap(),
+            "code,points,expires_at\nA-1,5,\n"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_batch_id_that_is_not_a_positive_integer_names_no_batch_and_no_other_path() {
+    let app = spawn_app().await;
+    for id in [
+        "0",
+        "-1",
+        "1.5",
+        "abc",
+        "..%2Fearn-rates",
+        "+7",
+        "99999999999999999999",
+    ] {
+        for (method, path) in [
+            ("GET", format!("/gift-code-batches/{id}")),
+            ("GET", format!("/gift-code-batches/{id}/codes.csv")),
+            ("DELETE", format!("/gift-code-batches/{id}")),
+        ] {
+            let (status, answer) = app.call(method, &path, Some(Role::SuperAdmin), None).await;
+            let sent = percent_decode(id);
+            assert_eq!(
+                (status, answer),
+                (
+                    404,
+                    json!({"statusCode": 404,
+                           "message": format!("gift-code batch {sent} does not exist"),
+                           "error": "Not Found"})
+                ),
+                "{method} {path}"
+            );
+        }
+    }
+}
+
+/// The id as the router hands it to the handler (percent-decoded).
+fn percent_decode(id: &str) -> String {
+    id.replace("%2F", "/")
+}
+
+#[tokio::test]
+async fn without_the_order_service_configured_its_routes_say_so_and_the_rest_work() {
+    let app = spawn_app_with(Some(String::from("http://127.0.0.1:9")), Some(INTERNAL)).await;
+    for (method, path, role) in [
+        ("GET", "/earn-rates", Role::DataEntry),
+        ("GET", "/gift-code-batches", Role::Admin),
+        ("GET", "/gift-code-batches/1/codes.csv", Role::SuperAdmin),
+    ] {
+        assert_eq!(
+            app.call(method, path, Some(role), None).await,
+            (
+                500,
+                testkit::operator_error(
+                    500,
+                    "ORDER_SERVICE_URL is not set: the loyalty back office cannot reach the order service",
+                    "Internal Server Error"
+                )
+            ),
+            "{path}"
+        );
+    }
+    assert_eq!(app.admin("GET", "/services", None).await.0, 200);
 }

@@ -19,43 +19,53 @@ pub const REFUSED_OFFER: &str = "ffffffffffffffffffffffff";
 pub const FAILING_OFFER: &str = "eeeeeeeeeeeeeeeeeeeeeeee";
 pub const WRONG_TOKEN_OFFER: &str = "dddddddddddddddddddddddd";
 
-/// The point service as the back office reaches it: answers 200 with what it was sent
-/// (`{method, path, token, operatorId, operatorRole, body}`), except for the offers above:
-/// a refusal of the back office's (404), its own failure (503, envelope B), and the 401 of
-/// a wrong internal token.
-fn stand_in_point_service() -> String {
+/// A service that keeps back-office data (`service`: the point or the order service), as
+/// the back office reaches it: answers 200 with what it was sent (`{service, method, path,
+/// token, operatorId, operatorRole, body}`), except for the offers above: a refusal of the
+/// back office's (404), its own failure (503, envelope B), and the 401 of a wrong internal
+/// token; and a CSV for a path ending `codes.csv`.
+fn stand_in(service: &'static str) -> String {
     use actix_web::{App, HttpRequest, HttpResponse, web};
-    server::spawn_local(|| {
-        App::new().default_service(web::to(|req: HttpRequest, body: web::Bytes| async move {
-            let header = |name: &str| {
-                req.headers()
-                    .get(name)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned)
-            };
-            let path = req.path().to_owned();
-            if path.ends_with(REFUSED_OFFER) {
-                return HttpResponse::NotFound().json(json!({"statusCode": 404,
+    server::spawn_local(move || {
+        App::new().default_service(web::to(
+            move |req: HttpRequest, body: web::Bytes| async move {
+                let header = |name: &str| {
+                    req.headers()
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned)
+                };
+                let path = req.path().to_owned();
+                if path.ends_with(REFUSED_OFFER) {
+                    return HttpResponse::NotFound().json(json!({"statusCode": 404,
                     "message": format!("offer {REFUSED_OFFER} not found"), "error": "Not Found"}));
-            }
-            if path.ends_with(FAILING_OFFER) {
-                return HttpResponse::ServiceUnavailable().json(json!({"success": false,
+                }
+                if path.ends_with(FAILING_OFFER) {
+                    return HttpResponse::ServiceUnavailable().json(json!({"success": false,
                     "error": {"code": "SERVICE_UNAVAILABLE", "message": "busy"}}));
-            }
-            if path.ends_with(WRONG_TOKEN_OFFER) {
-                return HttpResponse::Unauthorized().json(json!({"statusCode": 401,
+                }
+                if path.ends_with(WRONG_TOKEN_OFFER) {
+                    return HttpResponse::Unauthorized().json(json!({"statusCode": 401,
                     "message": "invalid internal token", "error": "Unauthorized"}));
-            }
-            HttpResponse::Ok().json(json!({
-                "method": req.method().as_str(),
-                "path": path,
-                "query": req.query_string(),
-                "token": header("x-internal-token"),
-                "operatorId": header("x-operator-id"),
-                "operatorRole": header("x-operator-role"),
-                "body": serde_json::from_slice::<Value>(&body).ok(),
-            }))
-        }))
+                }
+                if path.ends_with("codes.csv") {
+                    return HttpResponse::Ok()
+                        .content_type("text/csv; charset=utf-8")
+                        .insert_header(("content-disposition", "attachment; filename=\"b.csv\""))
+                        .body("code,points,expires_at\nA-1,5,\n");
+                }
+                HttpResponse::Ok().json(json!({
+                    "service": service,
+                    "method": req.method().as_str(),
+                    "path": path,
+                    "query": req.query_string(),
+                    "token": header("x-internal-token"),
+                    "operatorId": header("x-operator-id"),
+                    "operatorRole": header("x-operator-role"),
+                    "body": serde_json::from_slice::<Value>(&body).ok(),
+                }))
+            },
+        ))
     })
     .unwrap()
 }
@@ -97,12 +107,26 @@ pub struct TestApp {
 }
 
 pub async fn spawn_app() -> TestApp {
-    spawn_app_with(Some(stand_in_point_service()), Some(INTERNAL)).await
+    spawn_app_with_keepers(
+        Some(stand_in("point service")),
+        Some(stand_in("order service")),
+        Some(INTERNAL),
+    )
+    .await
 }
 
 /// The app with the back office's point service at `point_service_url` (unset: `None`).
 pub async fn spawn_app_with(
     point_service_url: Option<String>,
+    internal_token: Option<&str>,
+) -> TestApp {
+    spawn_app_with_keepers(point_service_url, None, internal_token).await
+}
+
+/// The app with the back office's point service and order service where they are given.
+pub async fn spawn_app_with_keepers(
+    point_service_url: Option<String>,
+    order_service_url: Option<String>,
     internal_token: Option<&str>,
 ) -> TestApp {
     let database = testkit::seed::seeded_database(
@@ -115,9 +139,8 @@ pub async fn spawn_app_with(
         common: testkit::config::common("operator-service"),
         database: testkit::config::database(database.url(), 10),
         jwt_secret: Secret::new(SECRET),
-        point_service_url: point_service_url.clone(),
-        // The stand-in answers the order service's back-office paths as well.
-        order_service_url: point_service_url,
+        point_service_url,
+        order_service_url,
         internal_token: internal_token.map(Secret::new),
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -76,7 +76,7 @@ pub async fn list_batches(
     tag = "back-office", params(Change), request_body = BatchBody,
     responses(DatabaseAnswers, IssueRefusals,
         (status = 201, description = "issued", body = BatchRecord),
-        (status = 200, description = "issued before with this reference", body = BatchRecord)))]
+        (status = 200, description = "a retry", body = BatchRecord)))]
 pub async fn issue_batch(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -141,7 +141,7 @@ pub async fn batch_csv(
 /// keeps its state. Answers the batch after; recorded in the audit trail.
 #[utoipa::path(delete, path = "/back-office/gift-code-batches/{id}", operation_id = "backOfficeWithdrawGiftCodes",
     tag = "back-office", params(BatchId, Change),
-    responses(DatabaseAnswers, WithdrawRefusals, (status = 200, description = "the batch after", body = BatchRecord)))]
+    responses(DatabaseAnswers, WithdrawRefusals, (status = 200, description = "after", body = BatchRecord)))]
 pub async fn withdraw_batch(
     state: web::Data<AppState>,
     req: HttpRequest,

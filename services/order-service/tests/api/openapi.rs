@@ -46,6 +46,21 @@ const RELAYED: [(&str, &str); 11] = [
     ),
 ];
 
+/// The loyalty back office's catalog routes, which the operator service relays here.
+const BACK_OFFICE: [(&str, &str); 8] = [
+    ("get", "/internal/v1/back-office/gift-code-batches"),
+    ("post", "/internal/v1/back-office/gift-code-batches"),
+    ("get", "/internal/v1/back-office/gift-code-batches/{id}"),
+    (
+        "get",
+        "/internal/v1/back-office/gift-code-batches/{id}/codes.csv",
+    ),
+    ("delete", "/internal/v1/back-office/gift-code-batches/{id}"),
+    ("get", "/internal/v1/back-office/earn-rates"),
+    ("put", "/internal/v1/back-office/earn-rates"),
+    ("get", "/internal/v1/back-office/catalog-audit"),
+];
+
 async fn document(app: &TestApp) -> Value {
     openapi::document(&app.client, &app.base).await
 }
@@ -53,6 +68,7 @@ async fn document(app: &TestApp) -> Value {
 fn listed() -> BTreeSet<(String, String)> {
     OWN.iter()
         .chain(&RELAYED)
+        .chain(&BACK_OFFICE)
         .chain(&openapi::OPS)
         .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
         .collect()
@@ -93,6 +109,34 @@ async fn the_document_lists_every_route_and_nothing_else() {
         (&legacy["type"], &legacy["scheme"]),
         (&json!("http"), &json!("bearer"))
     );
+}
+
+#[tokio::test]
+async fn the_back_offices_routes_are_internal_and_refuse_in_the_operator_envelope() {
+    let app = spawn_app().await;
+    let doc = document(&app).await;
+    for (method, path) in BACK_OFFICE {
+        let operation = &doc["paths"][path][method];
+        assert_eq!(operation["x-audience"], "internal", "{method} {path}");
+        let names: Vec<&str> = operation["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"X-Internal-Token"), "{method} {path}");
+        assert_eq!(
+            names.contains(&"X-Operator-Id"),
+            matches!(method, "post" | "put" | "delete"),
+            "{method} {path}"
+        );
+        let answers = operation["responses"].as_object().unwrap();
+        assert_eq!(
+            schema_ref(&answers["401"]),
+            Some("#/components/schemas/OperatorError"),
+            "{method} {path}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -22,10 +22,7 @@ async fn replace(app: &TestApp, body: Value) -> (u16, Value) {
 async fn the_table_is_replaced_on_its_version_and_the_app_reads_it_next() {
     let app = spawn_app().await;
     let before = table(&app).await;
-    assert_eq!(
-        testkit::keys(&before),
-        ["rates", "version", "updatedAt"]
-    );
+    assert_eq!(testkit::keys(&before), ["rates", "version", "updatedAt"]);
     // As the app reads the seeded table, sorted (null counts as 0).
     let (_, app_rows) = app.point_rates("").await;
     assert_eq!(before["rates"], app_rows);
@@ -60,7 +57,10 @@ async fn the_table_is_replaced_on_its_version_and_the_app_reads_it_next() {
                        "version": version});
     assert_eq!(
         replace(&app, stale).await,
-        refusal(RatesRefusal::Stale(version, after["version"].as_i64().unwrap()))
+        refusal(RatesRefusal::Stale(
+            version,
+            after["version"].as_i64().unwrap()
+        ))
     );
     assert_eq!(app.point_rates("").await, (200, stored));
 }
@@ -90,19 +90,23 @@ async fn a_stale_edit_says_both_versions_in_its_words() {
 #[tokio::test]
 async fn with_no_table_the_first_is_made_from_version_0_and_a_seed_change_moves_the_version() {
     let app = spawn_app().await;
-    app.sql("DELETE FROM system_configs WHERE key = 'point_rates'").await;
+    app.sql("DELETE FROM system_configs WHERE key = 'point_rates'")
+        .await;
     let empty = table(&app).await;
     assert_eq!(empty, json!({"rates": [], "version": 0, "updatedAt": null}));
-    let body = json!({"rates": [{"amount_from": 0, "amount_to": null, "point_earn": 2}], "version": 0});
+    let body =
+        json!({"rates": [{"amount_from": 0, "amount_to": null, "point_earn": 2}], "version": 0});
     let (status, first) = replace(&app, body.clone()).await;
     assert_eq!(status, 200, "{first}");
     assert_eq!(change_count(&app).await, 1);
     // A second first table is stale.
     assert_eq!(replace(&app, body).await.0, 409);
     // A write of the same value keeps the version; another value takes a new one.
-    app.sql("UPDATE system_configs SET value = value WHERE key = 'point_rates'").await;
+    app.sql("UPDATE system_configs SET value = value WHERE key = 'point_rates'")
+        .await;
     assert_eq!(table(&app).await["version"], first["version"]);
-    app.sql("UPDATE system_configs SET value = '[]' WHERE key = 'point_rates'").await;
+    app.sql("UPDATE system_configs SET value = '[]' WHERE key = 'point_rates'")
+        .await;
     assert!(table(&app).await["version"].as_i64() > first["version"].as_i64());
 }
 
@@ -115,14 +119,18 @@ async fn change_count(app: &TestApp) -> usize {
 async fn every_table_refusal_in_its_words() {
     let app = spawn_app().await;
     let version = table(&app).await["version"].as_i64().unwrap();
-    let row = |from: Value, to: Value, earn: Value| {
-        json!({"amount_from": from, "amount_to": to, "point_earn": earn})
-    };
+    let row = |from: Value, to: Value, earn: Value| json!({"amount_from": from, "amount_to": to, "point_earn": earn});
     let with = |rows: Vec<Value>| json!({"rates": rows, "version": version});
     let cases = [
         (json!([]), "the body must be a JSON object"),
-        (json!({"rows": []}), "rows is not a field of the earn-rate table"),
-        (json!({"rates": {}, "version": version}), "rates must be a list of 1 to 100 rows"),
+        (
+            json!({"rows": []}),
+            "rows is not a field of the earn-rate table",
+        ),
+        (
+            json!({"rates": {}, "version": version}),
+            "rates must be a list of 1 to 100 rows",
+        ),
         (
             with(vec![json!({"amount_from": 0, "amount_to": null})]),
             "rates[0] must be an object of amount_from, amount_to and point_earn",
@@ -132,11 +140,17 @@ async fn every_table_refusal_in_its_words() {
             "rates[0].amount_from must be an amount of SAR from 0, with at most 2 decimals",
         ),
         (
-            with(vec![row(json!(0), json!(50), json!(1)), row(json!(51), json!(null), json!(1))]),
+            with(vec![
+                row(json!(0), json!(50), json!(1)),
+                row(json!(51), json!(null), json!(1)),
+            ]),
             "rates[1].amount_from must be 50, where the row before it ends",
         ),
         (
-            with(vec![row(json!(5), json!(4), json!(1)), row(json!(4), json!(null), json!(1))]),
+            with(vec![
+                row(json!(5), json!(4), json!(1)),
+                row(json!(4), json!(null), json!(1)),
+            ]),
             "rates[0].amount_to must be an amount of SAR above its amount_from, with at most 2 decimals",
         ),
         (

@@ -13,7 +13,10 @@ use crate::helpers::*;
 
 /// Issues a batch; answers it (201).
 pub async fn issue(app: &TestApp, body: Value) -> Value {
-    let (status, batch) = call(Method::POST, "/gift-code-batches").body(body).send(app).await;
+    let (status, batch) = call(Method::POST, "/gift-code-batches")
+        .body(body)
+        .send(app)
+        .await;
     assert_eq!(status, 201, "{batch}");
     batch
 }
@@ -38,7 +41,9 @@ pub async fn csv_codes(app: &TestApp, id: i64) -> Vec<String> {
 
 /// The batch with each code's state.
 pub async fn codes(app: &TestApp, id: i64) -> Value {
-    let (status, batch) = call(Method::GET, &format!("/gift-code-batches/{id}")).send(app).await;
+    let (status, batch) = call(Method::GET, &format!("/gift-code-batches/{id}"))
+        .send(app)
+        .await;
     assert_eq!(status, 200, "{batch}");
     batch
 }
@@ -90,7 +95,10 @@ async fn the_token_then_the_operator_then_the_body_then_the_batch() {
         }
     }
     assert_eq!(
-        call(Method::POST, "/gift-code-batches").body(bad).send(&app).await,
+        call(Method::POST, "/gift-code-batches")
+            .body(bad)
+            .send(&app)
+            .await,
         refusal(BatchRefusal::BadReference)
     );
     for id in ["999", "0", "-1", "abc", "1.0"] {
@@ -126,14 +134,26 @@ async fn every_body_refusal_in_its_words_and_nothing_issued() {
     };
     let cases = [
         (json!("x"), "the body must be a JSON object"),
-        (with("code", json!("A")), "code is not a field of a gift-code batch"),
-        (with("reference", json!(" ")), "reference must be text of 1 to 200 visible characters"),
-        (with("count", json!(10_001)), "count must be an integer from 1 to 10000"),
+        (
+            with("code", json!("A")),
+            "code is not a field of a gift-code batch",
+        ),
+        (
+            with("reference", json!(" ")),
+            "reference must be text of 1 to 200 visible characters",
+        ),
+        (
+            with("count", json!(10_001)),
+            "count must be an integer from 1 to 10000",
+        ),
         (
             with("points", json!(-5)),
             "points must be a decimal above 0 and at most 1000000000, with at most 4 decimals",
         ),
-        (with("prefix", json!("gift")), "prefix must be null or 1 to 12 capital letters and digits"),
+        (
+            with("prefix", json!("gift")),
+            "prefix must be null or 1 to 12 capital letters and digits",
+        ),
         (
             with("expiresAt", json!("2000-01-01T00:00:00Z")),
             "expiresAt must be null or a date-time with its offset (RFC 3339) in the future",
@@ -141,7 +161,10 @@ async fn every_body_refusal_in_its_words_and_nothing_issued() {
     ];
     for (body, message) in cases {
         assert_eq!(
-            call(Method::POST, "/gift-code-batches").body(body.clone()).send(&app).await,
+            call(Method::POST, "/gift-code-batches")
+                .body(body.clone())
+                .send(&app)
+                .await,
             (400, testkit::operator_error(400, message, "Bad Request")),
             "{body}"
         );
@@ -162,7 +185,17 @@ async fn a_batch_is_issued_listed_recorded_and_its_codes_redeemable_once() {
     let id = batch["id"].as_i64().unwrap();
     assert_eq!(
         testkit::keys(&batch),
-        ["id", "reference", "count", "points", "prefix", "expiresAt", "createdBy", "createdAt", "codes"]
+        [
+            "id",
+            "reference",
+            "count",
+            "points",
+            "prefix",
+            "expiresAt",
+            "createdBy",
+            "createdAt",
+            "codes"
+        ]
     );
     assert_eq!(batch["points"], "12.5");
     assert_eq!(batch["expiresAt"], "2098-12-31T21:00:00Z");
@@ -193,7 +226,8 @@ async fn a_batch_is_issued_listed_recorded_and_its_codes_redeemable_once() {
         assert_eq!(groups.len(), 4, "{code}");
         assert!(
             groups.iter().all(|g| g.len() == 4
-                && g.bytes().all(|b| back_office::gift_codes::ALPHABET.contains(&b))),
+                && g.bytes()
+                    .all(|b| back_office::gift_codes::ALPHABET.contains(&b))),
             "{code}"
         );
     }
@@ -202,7 +236,10 @@ async fn a_batch_is_issued_listed_recorded_and_its_codes_redeemable_once() {
     let (status, redeemed) = app.redeem(1001, code).await;
     assert_eq!(
         (status, redeemed),
-        (200, json!({"message": "The code was redeemed", "code": code, "points": "12.5"}))
+        (
+            200,
+            json!({"message": "The code was redeemed", "code": code, "points": "12.5"})
+        )
     );
     assert_eq!(
         app.redeem(1002, code).await,
@@ -233,7 +270,10 @@ async fn a_reference_again_answers_the_first_batch_or_is_refused() {
     let app = spawn_app().await;
     let body = json!({"reference": "ticket-77", "count": 3, "points": "5"});
     let first = issue(&app, body.clone()).await;
-    let (status, again) = call(Method::POST, "/gift-code-batches").body(body).send(&app).await;
+    let (status, again) = call(Method::POST, "/gift-code-batches")
+        .body(body)
+        .send(&app)
+        .await;
     assert_eq!((status, &again), (200, &first));
     for other in [
         json!({"reference": "ticket-77", "count": 4, "points": "5"}),
@@ -241,7 +281,10 @@ async fn a_reference_again_answers_the_first_batch_or_is_refused() {
         json!({"reference": " ticket-77 ", "count": 3, "points": "5", "prefix": "A"}),
     ] {
         assert_eq!(
-            call(Method::POST, "/gift-code-batches").body(other).send(&app).await,
+            call(Method::POST, "/gift-code-batches")
+                .body(other)
+                .send(&app)
+                .await,
             (
                 409,
                 testkit::operator_error(
@@ -266,7 +309,8 @@ async fn a_withdrawn_code_is_404_and_a_redeemed_one_keeps_its_state() {
     let printed = csv_codes(&app, id).await;
     assert_eq!(app.redeem(1001, &printed[0]).await.0, 200);
     // One redemption still being credited: the point service fails it.
-    app.credits_fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    app.credits_fail
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(app.redeem(1002, &printed[1]).await.0, 502);
 
     let (status, after) = call(Method::DELETE, &format!("/gift-code-batches/{id}"))
@@ -282,9 +326,13 @@ async fn a_withdrawn_code_is_404_and_a_redeemed_one_keeps_its_state() {
     assert_eq!(change["before"]["codes"]["unused"], 1);
     assert_eq!(change["after"], after);
 
-    assert_eq!(app.redeem(1003, &printed[2]).await, error_c(404, "The code not exist"));
+    assert_eq!(
+        app.redeem(1003, &printed[2]).await,
+        error_c(404, "The code not exist")
+    );
     // The redemption being credited is its owner's still, and lands.
-    app.credits_fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    app.credits_fail
+        .store(false, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(app.redeem(1002, &printed[1]).await.0, 200);
     let listed = codes(&app, id).await;
     assert_eq!(state_of(&listed, &printed[0])["state"], "credited");
@@ -314,7 +362,10 @@ async fn an_expired_code_is_404_and_listed_expired() {
         "UPDATE gift_card_codes SET expires_at = now() - interval '1 second' WHERE batch_id = {id}"
     ))
     .await;
-    assert_eq!(app.redeem(1001, &printed[1]).await, error_c(404, "The code not exist"));
+    assert_eq!(
+        app.redeem(1001, &printed[1]).await,
+        error_c(404, "The code not exist")
+    );
     let listed = codes(&app, id).await;
     assert_eq!(state_of(&listed, &printed[0])["state"], "credited");
     assert_eq!(state_of(&listed, &printed[1])["state"], "expired");
@@ -329,10 +380,17 @@ async fn an_expired_code_is_404_and_listed_expired() {
 #[tokio::test]
 async fn a_batch_of_the_largest_count_has_distinct_codes() {
     let app = spawn_app().await;
-    let batch = issue(&app, json!({"reference": "big", "count": 10_000, "points": "1"})).await;
+    let batch = issue(
+        &app,
+        json!({"reference": "big", "count": 10_000, "points": "1"}),
+    )
+    .await;
     let printed = csv_codes(&app, batch["id"].as_i64().unwrap()).await;
     assert_eq!(printed.iter().collect::<BTreeSet<_>>().len(), 10_000);
-    assert!(printed.iter().all(|code| code.len() == 19), "no prefix: 4 groups of 4 and 3 dashes");
+    assert!(
+        printed.iter().all(|code| code.len() == 19),
+        "no prefix: 4 groups of 4 and 3 dashes"
+    );
 }
 
 #[tokio::test]
@@ -342,5 +400,8 @@ async fn seeded_codes_stay_outside_every_batch() {
     let (_, list) = call(Method::GET, "/gift-code-batches").send(&app).await;
     assert_eq!(list["data"][0]["count"], 1);
     assert_eq!(app.redeem(1001, "WELCOME-100").await.0, 200);
-    assert_eq!(app.redeem(1001, "OLD-50").await, error_c(404, "The code not exist"));
+    assert_eq!(
+        app.redeem(1001, "OLD-50").await,
+        error_c(404, "The code not exist")
+    );
 }

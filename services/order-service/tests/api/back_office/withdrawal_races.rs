@@ -61,7 +61,10 @@ async fn until_a_request_waits_on_a_lock(app: &TestApp) {
         .await
         == 0
     {
-        assert!(std::time::Instant::now() < deadline, "no request waited on the lock");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no request waited on the lock"
+        );
         tokio::task::yield_now().await;
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
@@ -71,7 +74,11 @@ async fn until_a_request_waits_on_a_lock(app: &TestApp) {
 async fn a_withdrawal_waits_for_a_redemption_in_flight_and_keeps_its_code() {
     use diesel_async::SimpleAsyncConnection;
     let app = spawn_app().await;
-    let batch = issue(&app, json!({"reference": "held", "count": 2, "points": "3"})).await;
+    let batch = issue(
+        &app,
+        json!({"reference": "held", "count": 2, "points": "3"}),
+    )
+    .await;
     let id = batch["id"].as_i64().unwrap();
     let printed = csv_codes(&app, id).await;
     let code = &printed[0];
@@ -108,7 +115,11 @@ async fn a_withdrawal_waits_for_a_redemption_in_flight_and_keeps_its_code() {
 async fn a_redemption_waits_for_a_withdrawal_in_flight_and_finds_no_code() {
     use diesel_async::SimpleAsyncConnection;
     let app = spawn_app().await;
-    let batch = issue(&app, json!({"reference": "held", "count": 1, "points": "3"})).await;
+    let batch = issue(
+        &app,
+        json!({"reference": "held", "count": 1, "points": "3"}),
+    )
+    .await;
     let id = batch["id"].as_i64().unwrap();
     let code = csv_codes(&app, id).await.remove(0);
     // A withdrawal caught before its commit, as the back office makes it.
