@@ -83,9 +83,12 @@ impl Stack {
         ]));
         order_env.extend(owned(order_extra));
         let order = Service::start("order-service", &databases.catalog, &pairs(&order_env)).await;
-        // The back office's routes relay to the point service.
+        // The back office's routes relay to the point service and the order service.
         let mut operator_env = common_env.clone();
-        operator_env.extend(owned(&[("POINT_SERVICE_URL", &points.base)]));
+        operator_env.extend(owned(&[
+            ("POINT_SERVICE_URL", &points.base),
+            ("ORDER_SERVICE_URL", &order.base),
+        ]));
         let operator = Service::start(
             "operator-service",
             &databases.catalog,

@@ -1,7 +1,8 @@
 //! The loyalty back office over the real services: an operator creates, reprices and
 //! withdraws an offer through the operator API (relayed to the real point service), and the
 //! app, through the order service's relay, lists, buys and loses it at each step; the audit
-//! trail names the operator of each change.
+//! trail names the operator of each change. A gift-code batch issued through it is printed,
+//! redeemed by a client through the app, and listed credited.
 
 use e2e::DemoDatabases;
 use e2e::demo::{OMAR, SARA};
@@ -139,4 +140,182 @@ async fn an_offer_the_back_office_creates_is_sold_by_the_app_until_it_is_withdra
     );
     assert_eq!(audit["data"][1]["before"]["amount"], json!("6.25"));
     assert_eq!(audit["data"][2]["before"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_batch_the_back_office_issues_is_printed_redeemed_and_listed_credited() {
+    let databases = DemoDatabases::create("back_office_gift_codes").await;
+    let stack = Stack::start(&databases.urls()).await;
+    let issuer = operator_token("super_admin", "loyalty-1", 1);
+    let admin = operator_token("admin", "loyalty-7", 1);
+    let operator = |path: &str| format!("{}/api/v1/operator{path}", stack.operator.base);
+    let app = |path: &str| format!("{}/api/v2/client{path}", stack.order.base);
+    let balance = |token: &'static str| {
+        let stack = &stack;
+        async move {
+            let (status, body) = stack
+                .call("GET", &app("/points"), Some(token), &[], None)
+                .await;
+            assert_eq!(status, 200, "{body}");
+            body["points"].as_str().unwrap().to_owned()
+        }
+    };
+
+    // Only super_admin issues.
+    let body = json!({"reference": "eid-print-1", "count": 3, "points": "25.5", "prefix": "EID"});
+    let (status, _) = stack
+        .call(
+            "POST",
+            &operator("/gift-code-batches"),
+            Some(&admin),
+            &[],
+            Some(&body),
+        )
+        .await;
+    assert_eq!(status, 403);
+    let (status, batch) = stack
+        .call(
+            "POST",
+            &operator("/gift-code-batches"),
+            Some(&issuer),
+            &[],
+            Some(&body),
+        )
+        .await;
+    assert_eq!(status, 201, "{batch}");
+    let id = batch["id"].as_i64().unwrap();
+
+    // Printed: the CSV's codes, as the print shop gets them.
+    let (status, csv) = stack
+        .call(
+            "GET",
+            &operator(&format!("/gift-code-batches/{id}/codes.csv")),
+            Some(&issuer),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let mut rows = csv.as_str().unwrap().lines();
+    assert_eq!(rows.next(), Some("code,points,expires_at"));
+    let codes: Vec<String> = rows
+        .map(|row| row.split(',').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(codes.len(), 3);
+
+    // A client redeems one through the app: the real point service credits her.
+    assert_eq!(balance(SARA).await, "630.5");
+    let (status, redeemed) = stack
+        .call(
+            "POST",
+            &app("/gift-card-code"),
+            Some(SARA),
+            &[],
+            Some(&json!({"code": codes[0]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{redeemed}");
+    assert_eq!(redeemed["points"], json!("25.5"));
+    assert_eq!(balance(SARA).await, "656");
+
+    // The batch lists that code credited to her, and the CSV no longer holds it.
+    let (status, listed) = stack
+        .call(
+            "GET",
+            &operator(&format!("/gift-code-batches/{id}")),
+            Some(&issuer),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{listed}");
+    let code = listed["codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["code"] == json!(codes[0]))
+        .unwrap();
+    assert_eq!(
+        (&code["state"], &code["clientId"]),
+        (&json!("credited"), &json!(1001))
+    );
+    assert_eq!(listed["batch"]["codes"]["credited"], json!(1));
+
+    // Withdrawn: the rest are 404 to the app; the credited one stays credited.
+    let (status, withdrawn) = stack
+        .call(
+            "DELETE",
+            &operator(&format!("/gift-code-batches/{id}")),
+            Some(&issuer),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{withdrawn}");
+    assert_eq!(
+        withdrawn["codes"],
+        json!({"unused": 0, "beingCredited": 0, "credited": 1, "withdrawn": 2, "expired": 0})
+    );
+    let (status, _) = stack
+        .call(
+            "POST",
+            &app("/gift-card-code"),
+            Some(OMAR),
+            &[],
+            Some(&json!({"code": codes[1]})),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // The earn-rate table: replaced by an admin on its version, read by the app next.
+    let (_, table) = stack
+        .call("GET", &operator("/earn-rates"), Some(&admin), &[], None)
+        .await;
+    let rates = json!([{"amount_from": 0, "amount_to": 75.5, "point_earn": 3},
+                       {"amount_from": 75.5, "amount_to": null, "point_earn": 9.25}]);
+    let (status, replaced) = stack
+        .call(
+            "PUT",
+            &operator("/earn-rates"),
+            Some(&admin),
+            &[],
+            Some(&json!({"rates": rates, "version": table["version"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{replaced}");
+    let (_, read) = stack
+        .call("GET", &app("/system_configs/point_rates"), None, &[], None)
+        .await;
+    assert_eq!(read, rates);
+
+    // The catalog's trail names each change's operator.
+    let (status, trail) = stack
+        .call(
+            "GET",
+            &operator("/loyalty/catalog-audit"),
+            Some(&admin),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{trail}");
+    let actions: Vec<(&str, &str)> = trail["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap(),
+                e["operatorId"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("earn-rates.replace", "loyalty-7"),
+            ("gift-code-batch.withdraw", "loyalty-1"),
+            ("gift-code-batch.issue", "loyalty-1"),
+        ]
+    );
 }
