@@ -203,7 +203,8 @@ OWN = {
         "PAYMENT_SERVICE_TIMEOUT_MS", "PAYMENT_WEBHOOK_SECRET", "POINT_ORDER_POINT_ENABLED",
         "POINT_ORDER_CARD_ENABLED", "PAYMENT_SYNC_AFTER_SECONDS", "PAYMENT_SYNC_INTERVAL_SECONDS",
         "PAYMENT_SYNC_READS_PER_SECOND", "PAYMENT_SYNC_HORIZON_DAYS"},
-    "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET", "POINT_SERVICE_URL", "INTERNAL_API_TOKEN"},
+    "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET", "POINT_SERVICE_URL", "ORDER_SERVICE_URL",
+                                       "INTERNAL_API_TOKEN"},
     "payment-sandbox": COMMON | {
         "PAYMENT_WEBHOOK_SECRET", "POINT_SERVICE_WEBHOOK_URL", "SANDBOX_AUTO_CAPTURE",
         "SANDBOX_PUBLIC_URL"},
@@ -387,32 +388,42 @@ for path in sys.argv[1:]:
         named = set(re.findall(r'(?:owner_name|cronjob)="([^"]+)"', f.read()))
     check(named and named <= set(cronjobs), f"{where} deploy/prometheus/alerts.yml names CronJobs {sorted(named - set(cronjobs))} that are not rendered")
 
-    # point-service is reachable only from order-service pods and the ingress controller (plus
-    # the sandbox's webhook in dev, and Prometheus on its metrics port: whom the monitoring
-    # component's prometheus-scrape lets in, and to what, scripts/metrics-reach.py checks).
-    # Every policy that selects point-service's pods counts, also one that selects more.
-    point_labels = point["spec"]["template"]["metadata"]["labels"] if point else {}
-    sources = set()
-    for pol in by_kind.get("NetworkPolicy", []):
-        selector = pol["spec"]["podSelector"]
-        if not pol["spec"].get("ingress") or not (selector.get("matchLabels", {}).items() <= point_labels.items()
-                                                  or selector.get("matchExpressions")):
-            continue
-        if pol["metadata"]["name"] == "prometheus-scrape":
-            continue
-        for rule in pol["spec"].get("ingress", []):
-            check(rule.get("from"), f"{where} NetworkPolicy {pol['metadata']['name']} opens point-service to everyone")
-            for peer in rule.get("from", []):
-                check(set(peer) <= {"podSelector", "namespaceSelector"} and len(peer) == 1,
-                      f"{where} NetworkPolicy {pol['metadata']['name']}: unexpected peer {peer}")
-                if "podSelector" in peer:
-                    sources.add("pods " + peer["podSelector"].get("matchLabels", {}).get("app.kubernetes.io/name", "<any>"))
-                if "namespaceSelector" in peer:
-                    sources.add("namespace " + peer["namespaceSelector"].get("matchLabels", {}).get("kubernetes.io/metadata.name", "<any>"))
+    # point-service is reachable only from order-service and operator-service pods and the
+    # ingress controller (plus the sandbox's webhook in dev), order-service only from
+    # operator-service pods (the back office) and the ingress controller; and Prometheus on
+    # their metrics ports: whom the monitoring component's prometheus-scrape lets in, and to
+    # what, scripts/metrics-reach.py checks. Every policy that selects a service's pods counts,
+    # also one that selects more.
+    def reachable_from(deployment):
+        labels = deployment["spec"]["template"]["metadata"]["labels"] if deployment else {}
+        sources = set()
+        for pol in by_kind.get("NetworkPolicy", []):
+            selector = pol["spec"]["podSelector"]
+            if not pol["spec"].get("ingress") or not (selector.get("matchLabels", {}).items() <= labels.items()
+                                                      or selector.get("matchExpressions")):
+                continue
+            if pol["metadata"]["name"] == "prometheus-scrape":
+                continue
+            for rule in pol["spec"].get("ingress", []):
+                check(rule.get("from"), f"{where} NetworkPolicy {pol['metadata']['name']} opens {labels.get('app.kubernetes.io/name')} to everyone")
+                for peer in rule.get("from", []):
+                    check(set(peer) <= {"podSelector", "namespaceSelector"} and len(peer) == 1,
+                          f"{where} NetworkPolicy {pol['metadata']['name']}: unexpected peer {peer}")
+                    if "podSelector" in peer:
+                        sources.add("pods " + peer["podSelector"].get("matchLabels", {}).get("app.kubernetes.io/name", "<any>"))
+                    if "namespaceSelector" in peer:
+                        sources.add("namespace " + peer["namespaceSelector"].get("matchLabels", {}).get("kubernetes.io/metadata.name", "<any>"))
+        return sources
+
     allowed_sources = {"pods order-service", "pods operator-service", "namespace ingress-nginx"}
     if overlay == "dev":
         allowed_sources.add("pods payment-sandbox")
+    sources = reachable_from(point)
     check(sources == allowed_sources, f"{where} point-service is reachable from {sorted(sources)}, expected {sorted(allowed_sources)}")
+    order_deployment = next((d for d in by_kind.get("Deployment", []) if d["metadata"]["name"] == "order-service"), None)
+    sources = reachable_from(order_deployment)
+    allowed_sources = {"pods operator-service", "namespace ingress-nginx"}
+    check(sources == allowed_sources, f"{where} order-service is reachable from {sorted(sources)}, expected {sorted(allowed_sources)}")
     check(any(p["spec"]["podSelector"] == {} and not p["spec"].get("ingress") for p in by_kind.get("NetworkPolicy", [])),
           f"{where} no default-deny NetworkPolicy")
     check(any(p["spec"]["podSelector"] == {} and p["spec"].get("policyTypes") == ["Egress"]

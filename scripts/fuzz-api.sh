@@ -63,7 +63,7 @@ declare -A pid_of
 # The development settings (scripts/dev.env), on ports of our own.
 load_dev_env
 export LOG_FORMAT=json RUST_LOG=${RUST_LOG:-warn} HTTP_WORKERS=2
-export_service_urls "${port[auth]}" "${port[point]}" "${port[sandbox]}"
+export_service_urls "${port[auth]}" "${port[point]}" "${port[sandbox]}" "${port[order]}"
 
 migrate_and_seed target/debug "$FIXTURE" auth-service="$server_url/${database[auth]}" \
     point-service="$server_url/${database[point]}" order-service="$server_url/${database[order]}" \

@@ -9,7 +9,7 @@
 #
 #   log MESSAGE / fail MESSAGE           a line on stderr; `fail` exits 1 after it
 #   load_dev_env                         export scripts/dev.env, the development settings
-#   export_service_urls AUTH POINT PAY   the addresses the services call each other on
+#   export_service_urls AUTH POINT PAY ORDER   the addresses the services call each other on
 #   postgres_admin_url                   find or start PostgreSQL (scripts/postgres.sh)
 #   create_missing_databases ADMIN DB…   make the databases that do not exist yet, marked as ours
 #   drop_our_databases ADMIN DB…         drop those of them that carry that mark, keep the rest
@@ -55,11 +55,13 @@ load_dev_env() {
 
 # The addresses the services call each other on, for services on the given ports: the auth
 # service (caller lookup, profiles), the point service (relay, credits, the sandbox's
-# webhook) and the payment service (the sandbox).
+# webhook, the back office), the payment service (the sandbox) and the order service (the
+# back office).
 export_service_urls() {
-    local auth=$1 point=$2 payment=$3
+    local auth=$1 point=$2 payment=$3 order=$4
     export AUTH_SERVICE_URL=http://127.0.0.1:$auth
     export POINT_SERVICE_URL=http://127.0.0.1:$point
+    export ORDER_SERVICE_URL=http://127.0.0.1:$order
     export PAYMENT_SERVICE_URL=http://127.0.0.1:$payment
     export POINT_SERVICE_WEBHOOK_URL=http://127.0.0.1:$point/webhooks/v1/payments
 }

@@ -21,7 +21,7 @@ cargo build --workspace --bins --quiet
 # production start), on the standard ports (docs/design.md, "Topology").
 load_dev_env
 export LOG_FORMAT=${LOG_FORMAT:-pretty} RUST_LOG=${RUST_LOG:-info}
-export_service_urls 8081 8083 8085
+export_service_urls 8081 8083 8085 8082
 # The sandbox waits on its 3-D Secure page unless SANDBOX_AUTO_CAPTURE=true is set.
 
 services=(auth-service=auth point-service=points order-service=catalog operator-service=catalog)

@@ -66,6 +66,10 @@ async fn a_python_client_drives_the_journey_against_the_services() {
         .env("ORDER_URL", &stack.order.base)
         .env("OPERATOR_URL", &stack.operator.base)
         .env("SANDBOX_URL", &stack.sandbox.base)
-        .env("OPERATOR_TOKEN", operator_token("admin", "journey", 1));
+        .env("OPERATOR_TOKEN", operator_token("admin", "journey", 1))
+        .env(
+            "SUPER_ADMIN_TOKEN",
+            operator_token("super_admin", "journey-issuer", 1),
+        );
     passes(command, "the Python journey through the generated clients").await;
 }

@@ -21,11 +21,13 @@ use crate::upstream::UpstreamRefusal;
 /// What a read or a withdrawal of a batch may be refused for, here or by the order service.
 type BatchRefusals = Refuses<(BatchLookupRefusal, UpstreamRefusal)>;
 
-/// A batch's id in the path.
+/// A batch's id in the path, read as text so that anything else is refused in the back
+/// office's words ([`BatchPath::id`]).
 #[derive(serde::Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct BatchPath {
-    /// A positive integer.
+    /// The batch id: a positive integer (anything else is 404).
+    #[param(value_type = i64, minimum = 1, example = 7)]
     id: String,
 }
 

@@ -19,11 +19,13 @@ use crate::back_office::gift_codes::{self, Issued};
 use crate::error::{DatabaseAnswers, OrderError};
 use crate::state::AppState;
 
-/// The batch's id in the path, as sent (the routes refuse it in their words).
+/// The batch's id in the path: a positive integer (anything else, as sent, is refused in
+/// the routes' words).
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 #[allow(dead_code)]
 pub struct BatchId {
+    #[param(value_type = i64, minimum = 1)]
     id: String,
 }
 

@@ -742,6 +742,91 @@ def operator_offers():
     check(actions == ["offer.withdraw", "offer.update", "offer.create"], f"the trail is {actions}")
 
 
+def check_batch(batch):
+    """A gift-code batch as the back office sees it: points exact text, prefix and expiry
+    always there, the codes counted by state."""
+    is_model(batch, admin_model("GiftCodeBatch"), "a gift-code batch")
+    counts = field(batch, "codes", admin_model("GiftCodeCounts"))
+    read = SimpleNamespace(id=field(batch, "id", int), points=field(batch, "points", str),
+                           prefix=field(batch, "prefix", str, None),
+                           credited=field(counts, "credited", int),
+                           withdrawn=field(counts, "withdrawn", int),
+                           unused=field(counts, "unused", int))
+    field(batch, "expiresAt", datetime.datetime, None)
+    field(batch, "createdAt", datetime.datetime)
+    return read
+
+
+@step
+def operator_gift_codes():
+    """The loyalty back office: a super_admin issues a batch through the admin client, a code
+    from its CSV is redeemed through the app client, the batch lists it credited to the
+    client, and the rest withdrawn are refused (docs/decisions.md, "The loyalty back office")."""
+    issuer = admin_client.AuthenticatedClient(
+        base_url=os.environ["OPERATOR_URL"], token=os.environ["SUPER_ADMIN_TOKEN"],
+        timeout=TIMEOUT, raise_on_unexpected_status=True)
+    op = admin("gift codes", "issueGiftCodes", "POST", "/api/v1/operator/gift-code-batches")
+    body = body_class(op)(reference="journey-print", count=2, points="25.5", prefix="EID")
+    issued = check_batch(answer(op.sync_detailed(client=issuer, body=body),
+                                admin_model("GiftCodeBatch"), status=201))
+    check((issued.points, issued.prefix, issued.unused) == ("25.5", "EID", 2),
+          f"the batch issued is {issued}")
+    op = admin("gift codes", "exportGiftCodes", "GET",
+               "/api/v1/operator/gift-code-batches/{id}/codes.csv")
+    integer_path_ids(op, "id")
+    printed = op.sync_detailed(issued.id, client=issuer)
+    check(printed.status_code == 200, f"the CSV answered {printed.status_code}")
+    rows = printed.content.decode().splitlines()
+    check(rows[0] == "code,points,expires_at" and len(rows) == 3, f"the CSV is {rows}")
+    code = rows[1].split(",")[0]
+
+    op = app("gift cards", "redeemGiftCardCode", "POST", "/api/v2/client/gift-card-code")
+    redeemed = answer(op.sync_detailed(client=j.order, body=body_class(op)(code=code)),
+                      app_model("Redeemed"))
+    check(field(redeemed, "points", str) == "25.5", f"redeemed {redeemed}")
+
+    op = admin("gift codes", "getGiftCodeBatch", "GET", "/api/v1/operator/gift-code-batches/{id}")
+    listing = answer(op.sync_detailed(issued.id, client=issuer), admin_model("GiftCodeBatchCodes"))
+    check(check_batch(field(listing, "batch", admin_model("GiftCodeBatch"))).credited == 1,
+          "the batch does not count the code credited")
+    state = admin_model("GiftCodeState")
+    codes = {field(c, "code", str): (field(c, "state", state), field(c, "client_id", int, None))
+             for c in field(listing, "codes", list)}
+    check(codes[code] == (member(admin_client, "GiftCodeState", "credited"), 1001),
+          f"the code redeemed is {codes[code]}")
+
+    op = admin("gift codes", "withdrawGiftCodes", "DELETE", "/api/v1/operator/gift-code-batches/{id}")
+    after = check_batch(answer(op.sync_detailed(issued.id, client=issuer), admin_model("GiftCodeBatch")))
+    check((after.credited, after.withdrawn) == (1, 1), f"the batch withdrawn is {after}")
+    op = admin("gift codes", "listGiftCodeBatches", "GET", "/api/v1/operator/gift-code-batches")
+    batches = field(answer(op.sync_detailed(client=j.operator), admin_model("GiftCodeBatchList")),
+                    "data", list)
+    check([check_batch(b).id for b in batches][:1] == [issued.id], "the batch is not listed first")
+
+
+@step
+def operator_earn_rates():
+    """The earn-rate table replaced through the admin client on its version is what the app
+    reads next; the catalog's trail records it."""
+    op = admin("earn rates", "getEarnRates", "GET", "/api/v1/operator/earn-rates")
+    table = answer(op.sync_detailed(client=j.operator), admin_model("EarnRateTable"))
+    version = field(table, "version", int)
+    op = admin("earn rates", "replaceEarnRates", "PUT", "/api/v1/operator/earn-rates")
+    body = body_class(op).from_dict({"rates": [
+        {"amount_from": 0, "amount_to": 60.5, "point_earn": 4},
+        {"amount_from": 60.5, "amount_to": None, "point_earn": 10.25}], "version": version})
+    replaced = answer(op.sync_detailed(client=j.operator, body=body), admin_model("EarnRateTable"))
+    check(field(replaced, "version", int) > version, "the version did not move")
+    op = app("earn rates", "listEarnRates", "GET", "/api/v2/client/system_configs/point_rates")
+    ends = [field(r, "amount_to", NUMBER, None)
+            for r in listed(op.sync_detailed(client=j.catalog), app_model("Rate"))]
+    check(ends == [60.5, None], f"the app's rates end at {ends}")
+    op = admin("earn rates", "listCatalogLoyaltyAudit", "GET", "/api/v1/operator/loyalty/catalog-audit")
+    trail = field(answer(op.sync_detailed(client=j.operator), admin_model("BackOfficeAuditPage")),
+                  "data", list)
+    check(field(trail[0], "action", str) == "earn-rates.replace", f"the trail begins {trail[:1]}")
+
+
 def main():
     global current_step
     broken = []

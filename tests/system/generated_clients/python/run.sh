@@ -11,6 +11,7 @@
 #                                  docs/api/admin.json in the repository)
 #   AUTH_URL ORDER_URL OPERATOR_URL SANDBOX_URL   the running services' base URLs
 #   OPERATOR_TOKEN                 an operator token with the admin role
+#   SUPER_ADMIN_TOKEN              one with the super_admin role (gift-code batches)
 #   API_CLIENTS_DIR                where the cached virtualenv and the clients go (default
 #                                  target/api-clients in the repository)
 #   PYTHON                         the interpreter that makes the virtualenv (default python3)
@@ -27,6 +28,7 @@ app_document=$(realpath -m "${APP_DOCUMENT:-$REPO/docs/api/app.json}")
 admin_document=$(realpath -m "${ADMIN_DOCUMENT:-$REPO/docs/api/admin.json}")
 dir=$(realpath -m "${API_CLIENTS_DIR:-$REPO/target/api-clients}")/python
 : "${AUTH_URL:?}" "${ORDER_URL:?}" "${OPERATOR_URL:?}" "${SANDBOX_URL:?}" "${OPERATOR_TOKEN:?}"
+: "${SUPER_ADMIN_TOKEN:?}"
 
 # lib.sh's stamp and lock make the virtualenv once per pin and Python version.
 venv=$dir/venv

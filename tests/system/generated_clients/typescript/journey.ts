@@ -144,7 +144,9 @@ type AdminOperationId =
   | "listChildCandidates" | "updateChildren" | "listAuditEntries"
   | "listOffers" | "createOffer" | "updateOffer" | "withdrawOffer" | "listLoyaltyAudit"
   | "adjustPoints" | "listOccasions" | "createOccasion" | "updateOccasion" | "withdrawOccasion"
-  | "getExpiryPolicy" | "replaceExpiryPolicy" | "getClientPoints";
+  | "getExpiryPolicy" | "replaceExpiryPolicy" | "getClientPoints"
+  | "listGiftCodeBatches" | "issueGiftCodes" | "getGiftCodeBatch" | "exportGiftCodes" | "withdrawGiftCodes"
+  | "getEarnRates" | "replaceEarnRates" | "listCatalogLoyaltyAudit";
 type _operationIds = [
   Nothing<Exclude<AppOperationId, keyof AppOperations>>, // ids the app document lacks
   Nothing<Exclude<keyof AppOperations, AppOperationId>>, // ids it has instead
@@ -168,6 +170,9 @@ type _integerIds = [
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/services/{id}/children", "patch">["id"], number>>,
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/clients/{id}/adjustments", "post">["id"], number>>,
   Check<Exact<PathParams<AdminPaths, "/api/v1/operator/clients/{id}/points", "get">["id"], number>>,
+  Check<Exact<PathParams<AdminPaths, "/api/v1/operator/gift-code-batches/{id}", "get">["id"], number>>,
+  Check<Exact<PathParams<AdminPaths, "/api/v1/operator/gift-code-batches/{id}", "delete">["id"], number>>,
+  Check<Exact<PathParams<AdminPaths, "/api/v1/operator/gift-code-batches/{id}/codes.csv", "get">["id"], number>>,
 ];
 // Text ids stay text: address ids are 24 hex, order ids UUIDs, offer ids 24 hex.
 type _textIds = [
@@ -246,6 +251,14 @@ const adminSteps: { [R in RouteOf<AdminPaths>]: string } = {
   "GET /api/v1/operator/expiry-policy": "expiry policy",
   "PUT /api/v1/operator/expiry-policy": "expiry policy",
   "GET /api/v1/operator/clients/{id}/points": "client support",
+  "GET /api/v1/operator/gift-code-batches": "gift codes",
+  "POST /api/v1/operator/gift-code-batches": "gift codes",
+  "GET /api/v1/operator/gift-code-batches/{id}": "gift codes",
+  "GET /api/v1/operator/gift-code-batches/{id}/codes.csv": "gift codes",
+  "DELETE /api/v1/operator/gift-code-batches/{id}": "gift codes",
+  "GET /api/v1/operator/earn-rates": "earn rates",
+  "PUT /api/v1/operator/earn-rates": "earn rates",
+  "GET /api/v1/operator/loyalty/catalog-audit": "earn rates",
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -915,6 +928,91 @@ async function admin(urls: Urls, tokens: Tokens): Promise<void> {
   exactly<string>()(adjusted.role);
   exactly<string>()(adjusted.balanceAfter);
   exactly<string>()(adjusted.createdAt);
+
+  // --- gift codes and earn rates (kept by the order service) ----------------------------------
+  await giftCodes(operator);
+  await earnRates(operator);
+}
+
+/** A gift-code batch: points exact text, prefix and expiry always there (null for none), its
+ * codes counted by state. */
+type GiftCodeBatch = Answer<AdminPaths, "/api/v1/operator/gift-code-batches/{id}", "delete", 200>;
+function readGiftCodeBatch(batch: GiftCodeBatch): void {
+  keysAre<
+    "id" | "reference" | "count" | "points" | "prefix" | "expiresAt" | "createdBy" | "createdAt" | "codes"
+  >()(batch);
+  exactly<number>()(batch.id);
+  exactly<string>()(batch.reference);
+  exactly<number>()(batch.count);
+  exactly<string>()(batch.points);
+  exactly<string | null>()(batch.prefix);
+  exactly<string | null>()(batch.expiresAt);
+  exactly<string>()(batch.createdBy);
+  exactly<string>()(batch.createdAt);
+  keysAre<"unused" | "beingCredited" | "credited" | "withdrawn" | "expired">()(batch.codes);
+  exactly<number>()(batch.codes.unused);
+  exactly<number>()(batch.codes.beingCredited);
+  exactly<number>()(batch.codes.credited);
+  exactly<number>()(batch.codes.withdrawn);
+  exactly<number>()(batch.codes.expired);
+}
+
+async function giftCodes(operator: ReturnType<typeof createClient<AdminPaths>>): Promise<void> {
+  const issued = await ok("issue gift codes", operator.POST("/api/v1/operator/gift-code-batches", {
+    body: { reference: "journey-print", count: 2, points: "25.5", prefix: "EID", expiresAt: null },
+  }));
+  readGiftCodeBatch(exactly<GiftCodeBatch>()(issued));
+  const batches = await ok("gift-code batches", operator.GET("/api/v1/operator/gift-code-batches"));
+  keysAre<"data">()(batches);
+  batches.data.forEach(readGiftCodeBatch);
+  const batchId = { params: { path: { id: issued.id } } };
+  const detail = await ok("gift-code batch", operator.GET("/api/v1/operator/gift-code-batches/{id}", batchId));
+  keysAre<"batch" | "codes">()(detail);
+  readGiftCodeBatch(detail.batch);
+  for (const code of detail.codes) {
+    keysAre<"code" | "state" | "clientId" | "redeemedAt" | "creditedAt">()(code);
+    exactly<string>()(code.code);
+    exactly<"unused" | "being_credited" | "credited" | "withdrawn" | "expired">()(code.state);
+    exactly<number | null>()(code.clientId);
+    exactly<string | null>()(code.redeemedAt);
+    exactly<string | null>()(code.creditedAt);
+  }
+  const csv = await ok("export gift codes", operator.GET("/api/v1/operator/gift-code-batches/{id}/codes.csv", {
+    ...batchId,
+    parseAs: "text",
+  }));
+  exactly<string>()(csv);
+  readGiftCodeBatch(await ok("withdraw gift codes", operator.DELETE("/api/v1/operator/gift-code-batches/{id}", batchId)));
+}
+
+async function earnRates(operator: ReturnType<typeof createClient<AdminPaths>>): Promise<void> {
+  const table = await ok("earn rates", operator.GET("/api/v1/operator/earn-rates"));
+  readEarnRates(table);
+  readEarnRates(await ok("replace earn rates", operator.PUT("/api/v1/operator/earn-rates", {
+    body: {
+      rates: [{ amount_from: 0, amount_to: 50, point_earn: 5 }, { amount_from: 50, amount_to: null, point_earn: 12 }],
+      version: table.version,
+    },
+  })));
+  const trail = await ok("catalog audit", operator.GET("/api/v1/operator/loyalty/catalog-audit"));
+  keysAre<"data">()(trail);
+  for (const entry of trail.data) {
+    exactly<number>()(entry.id);
+    exactly<string>()(entry.action);
+  }
+}
+
+/** The earn-rate table: the app's rows (numbers, null where the spec allows) and its version. */
+function readEarnRates(table: Answer<AdminPaths, "/api/v1/operator/earn-rates", "get", 200>): void {
+  keysAre<"rates" | "version" | "updatedAt">()(table);
+  exactly<number>()(table.version);
+  exactly<string | null>()(table.updatedAt);
+  for (const rate of table.rates) {
+    keysAre<"amount_from" | "amount_to" | "point_earn">()(rate);
+    exactly<number | null>()(rate.amount_from);
+    exactly<number | null>()(rate.amount_to);
+    exactly<number>()(rate.point_earn);
+  }
 }
 
 /** An offer as the back office sees it: exact decimals as text, every key always there. */
