@@ -108,6 +108,12 @@ pub async fn replace(
             audit::snapshot(&after),
         )
         .await?;
+        tracing::info!(
+            earn_rates.version = after.version,
+            earn_rates.rows = after.rates.len(),
+            operator.id = %operator.id,
+            "earn-rate table replaced"
+        );
         Ok(after)
     })
     .await

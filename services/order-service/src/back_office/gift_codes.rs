@@ -218,6 +218,13 @@ pub async fn issue(
         let after = audit::snapshot(&made);
         audit::record(conn, operator, "gift-code-batch.issue", &subject, serde_json::Value::Null, after)
             .await?;
+        tracing::info!(
+            gift_code_batch.id = id,
+            gift_code_batch.count = made.count,
+            gift_code_batch.points = %made.points,
+            operator.id = %operator.id,
+            "gift-code batch issued"
+        );
         Ok(Issued::New(made))
     })
     .await
@@ -322,6 +329,12 @@ pub async fn withdraw(
             audit::snapshot(&after),
         )
         .await?;
+        tracing::info!(
+            gift_code_batch.id = after.id,
+            gift_code_batch.withdrawn = after.codes.withdrawn - before.codes.withdrawn,
+            operator.id = %operator.id,
+            "gift-code batch withdrawn"
+        );
         Ok(after)
     })
     .await
