@@ -288,7 +288,7 @@ async fn a_batch_the_back_office_issues_is_printed_redeemed_and_listed_credited(
         .await;
     assert_eq!(read, rates);
 
-    // The catalog's trail names each change's operator.
+    // The catalog's trail names each change's operator, and who saw the codes.
     let (status, trail) = stack
         .call(
             "GET",
@@ -315,6 +315,8 @@ async fn a_batch_the_back_office_issues_is_printed_redeemed_and_listed_credited(
         [
             ("earn-rates.replace", "loyalty-7"),
             ("gift-code-batch.withdraw", "loyalty-1"),
+            ("gift-code-batch.read", "loyalty-1"),
+            ("gift-code-batch.export", "loyalty-1"),
             ("gift-code-batch.issue", "loyalty-1"),
         ]
     );

@@ -25,8 +25,18 @@ envelope::refusals! {
     pub enum ChangeRefusal in Operator {
         /// `X-Operator-Id` or `X-Operator-Role` missing or empty.
         NoOperator => 400, "a back-office change needs X-Operator-Id and X-Operator-Role";
+        /// The role named may not do this. The operator service lets no such call through
+        /// (its `auth` decides who may do what); a keeper that gets one refuses it all the
+        /// same, so that holding the internal token is not enough to mint points.
+        RoleRefused(role: String) => 403, "role {role} may not do this in the back office";
     }
 }
+
+/// Who may change the programme's settings: offers, occasions, the expiry policy, the
+/// earn-rate table (as `operator_service::auth` says).
+pub const ADMINS: &[&str] = &["super_admin", "admin"];
+/// Who may move points or handle vouchers: adjustments, gift-code batches and their codes.
+pub const SUPER_ADMIN: &[&str] = &["super_admin"];
 
 /// `BadToken` unless the request carries the internal token.
 pub fn check_token(req: &HttpRequest, token: &Secret) -> Result<(), BackOfficeRefusal> {
@@ -46,8 +56,9 @@ pub struct ActingOperator {
     pub role: String,
 }
 
-/// The operator the request names (`NoOperator` when either header is missing or empty).
-pub fn acting_operator(req: &HttpRequest) -> Result<ActingOperator, ChangeRefusal> {
+/// The operator the request names, if its role is one of `roles` (`NoOperator` when either
+/// header is missing or empty, `RoleRefused` for another role).
+pub fn acting_operator(req: &HttpRequest, roles: &[&str]) -> Result<ActingOperator, ChangeRefusal> {
     let header = |name: &str| {
         req.headers()
             .get(name)
@@ -60,6 +71,9 @@ pub fn acting_operator(req: &HttpRequest) -> Result<ActingOperator, ChangeRefusa
         header(crate::OPERATOR_ID_HEADER),
         header(crate::OPERATOR_ROLE_HEADER),
     ) {
+        (Some(_), Some(role)) if !roles.contains(&role.as_str()) => {
+            Err(ChangeRefusal::RoleRefused(role))
+        }
         (Some(id), Some(role)) => Ok(ActingOperator { id, role }),
         _ => Err(ChangeRefusal::NoOperator),
     }

@@ -48,11 +48,14 @@ pub fn nonzero_points(value: &Value) -> Option<BigDecimal> {
 }
 
 /// Text of 1 to `max` characters once trimmed, as trimmed; never a control character or an
-/// invisible one (a zero-width space would make two references that read the same).
+/// invisible one (a format character such as a zero-width space, a bidirectional mark or a
+/// tag, or a variation selector: two references that read the same must be the same).
 pub fn text(value: &Value, max: usize) -> Option<String> {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
     let invisible = |c: char| {
         c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+            || c.general_category() == GeneralCategory::Format
+            || matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
     };
     value
         .as_str()
@@ -114,6 +117,10 @@ mod tests {
             json!("abcd"),
             json!("a\u{0}"),
             json!("a\u{200b}b"),
+            json!("a\u{2066}b"),
+            json!("a\u{ad}b"),
+            json!("a\u{fe0f}"),
+            json!("a\u{e0041}"),
             json!(1),
         ] {
             assert_eq!(super::text(&refused, 3), None, "{refused}");

@@ -9,7 +9,7 @@
 //! bits, so that the wrong-code limits leave guessing hopeless (the arithmetic is in
 //! docs/decisions.md).
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, DurationRound, TimeDelta, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -143,7 +143,7 @@ pub const KEYS: [&str; 5] = ["reference", "count", "points", "prefix", "expiresA
 
 envelope::refusals! {
     /// Why a batch is not issued, checked in this order: the body (its form, then each key in
-    /// [`KEYS`]' order), then the reference.
+    /// [`KEYS`]' order), then the reference, then (a new batch) that `expiresAt` is to come.
     pub enum BatchRefusal in Operator {
         NotAnObject => 400, [body::NOT_AN_OBJECT];
         UnknownKey(key: String) => 400, "{key} is not a field of a gift-code batch";
@@ -178,8 +178,11 @@ pub struct BatchFields {
 }
 
 impl BatchFields {
-    /// Reads a batch's body; `now` is what "in the future" is measured from.
-    pub fn read(body: &Value, now: DateTime<Utc>) -> Result<BatchFields, BatchRefusal> {
+    /// Reads a batch's body. `expiresAt` is kept to the microsecond, as the database keeps
+    /// it (so that the same body again is the same batch); whether it is in the future is
+    /// [`BatchFields::check_future`]'s, asked of a new batch only (a retry after the time
+    /// passed still answers the batch it made).
+    pub fn read(body: &Value) -> Result<BatchFields, BatchRefusal> {
         let Value::Object(map) = body else {
             return Err(BatchRefusal::NotAnObject);
         };
@@ -211,9 +214,14 @@ impl BatchFields {
             Value::Null => None,
             Value::String(text) => Some(
                 DateTime::parse_from_rfc3339(text)
-                    .map(|at| at.with_timezone(&Utc))
                     .ok()
-                    .filter(|at| *at > now)
+                    // A leap second (`:60`) names no instant the database keeps.
+                    .filter(|at| at.nanosecond() < 1_000_000_000)
+                    .and_then(|at| {
+                        at.with_timezone(&Utc)
+                            .duration_trunc(TimeDelta::microseconds(1))
+                            .ok()
+                    })
                     .ok_or(BatchRefusal::BadExpiry)?,
             ),
             _ => return Err(BatchRefusal::BadExpiry),
@@ -225,6 +233,14 @@ impl BatchFields {
             prefix,
             expires_at,
         })
+    }
+
+    /// `BadExpiry` unless `expiresAt` is after `now` (or there is none).
+    pub fn check_future(&self, now: DateTime<Utc>) -> Result<(), BatchRefusal> {
+        match self.expires_at {
+            Some(at) if at <= now => Err(BatchRefusal::BadExpiry),
+            _ => Ok(()),
+        }
     }
 
     /// Whether `batch` is what this body would issue (a retry of it, not another batch
@@ -282,17 +298,16 @@ mod tests {
             (with("prefix", json!("")), BadPrefix),
             (with("prefix", json!("ABCDEFGHIJKLM")), BadPrefix),
             (with("prefix", json!("A-B")), BadPrefix),
-            (with("expiresAt", json!("2026-12-31T23:59:59Z")), BadExpiry),
+            (with("expiresAt", json!("2027-06-30T23:59:60Z")), BadExpiry),
             (with("expiresAt", json!("2027-06-01")), BadExpiry),
             (with("expiresAt", json!(1)), BadExpiry),
         ];
         for (body, refusal) in cases {
-            assert_eq!(BatchFields::read(&body, now()), Err(refusal), "{body}");
+            assert_eq!(BatchFields::read(&body), Err(refusal), "{body}");
         }
         let read = BatchFields::read(
             &json!({"reference": " r ", "count": 10000, "points": 0.0001, "prefix": "RMDN27",
-                    "expiresAt": "2027-01-01T03:00:01+03:00"}),
-            now(),
+                    "expiresAt": "2027-01-01T03:00:01.0000005+03:00"}),
         )
         .unwrap();
         assert_eq!(read.reference, "r");
@@ -303,6 +318,12 @@ mod tests {
             read.expires_at,
             Some("2027-01-01T00:00:01Z".parse().unwrap())
         );
+        assert_eq!(read.check_future(now()), Ok(()));
+        let past = BatchFields::read(
+            &json!({"reference": "r", "count": 1, "points": 1, "expiresAt": "2026-12-31T23:59:59Z"}),
+        )
+        .unwrap();
+        assert_eq!(past.check_future(now()), Err(BatchRefusal::BadExpiry));
     }
 
     #[test]

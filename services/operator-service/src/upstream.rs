@@ -141,11 +141,17 @@ impl Upstream {
             .filter(|_| status.is_success())
             .unwrap_or("application/json")
             .to_owned();
-        let disposition = answer
-            .headers()
-            .get(reqwest::header::CONTENT_DISPOSITION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        // What says how to keep the answer: a file's name, and that vouchers are not cached.
+        let kept: Vec<(reqwest::header::HeaderName, String)> = [
+            reqwest::header::CONTENT_DISPOSITION,
+            reqwest::header::CACHE_CONTROL,
+        ]
+        .into_iter()
+        .filter_map(|name| {
+            let value = answer.headers().get(&name)?.to_str().ok()?.to_owned();
+            Some((name, value))
+        })
+        .collect();
         let body = answer.bytes().await.map_err(|e| {
             tracing::warn!(error.message = %e.without_url(), "{service} answer broken");
             UpstreamRefusal::Unreachable(service)
@@ -153,8 +159,8 @@ impl Upstream {
         if status.is_success() || is_back_office_refusal(status, &body) {
             let mut answer = HttpResponse::build(status);
             answer.content_type(content_type);
-            if let Some(disposition) = disposition {
-                answer.insert_header(("content-disposition", disposition));
+            for (name, value) in kept {
+                answer.insert_header((name.as_str(), value));
             }
             return Ok(answer.body(body));
         }

@@ -4,4 +4,5 @@
 //! change is made with its audit row (`back_office::audit`) in one transaction.
 
 pub mod earn_rates;
+pub mod gift_code_export;
 pub mod gift_codes;

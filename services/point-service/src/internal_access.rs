@@ -32,7 +32,8 @@ pub fn check_back_office_token(req: &HttpRequest, state: &AppState) -> Result<()
     check_token(req, state).map_err(|_| BackOfficeRefusal::BadToken.into())
 }
 
-/// The operator a back-office change is made for (`NoOperator` when it names none).
-pub fn acting_operator(req: &HttpRequest) -> Result<ActingOperator, PointError> {
-    Ok(back_office::access::acting_operator(req)?)
+/// The operator a back-office change is made for, if its role is one of `roles`
+/// (`back_office::access::{ADMINS, SUPER_ADMIN}`).
+pub fn acting_operator(req: &HttpRequest, roles: &[&str]) -> Result<ActingOperator, PointError> {
+    Ok(back_office::access::acting_operator(req, roles)?)
 }

@@ -89,7 +89,7 @@ pub async fn issue(
 /// A gift-code batch with each code's state
 ///
 /// Each code, in code order: unused, being_credited, credited (with the client and when),
-/// withdrawn or expired. Roles: super_admin.
+/// withdrawn or expired. Recorded in the trail as read by the operator. Roles: super_admin.
 #[utoipa::path(get, path = "/gift-code-batches/{id}", operation_id = "getGiftCodeBatch", tag = "gift codes",
     security(("operator" = ["super_admin"])), params(BatchPath),
     responses(SuperAdminAnswers, BatchRefusals, (status = 200, description = "the batch", body = BatchCodes)))]
@@ -103,14 +103,15 @@ pub async fn detail(
     let path = format!("/gift-code-batches/{id}");
     state
         .order_service
-        .relay(Method::GET, &path, None, None)
+        .relay(Method::GET, &path, Some(&operator), None)
         .await
 }
 
 /// A gift-code batch's unused codes as CSV, for printing
 ///
 /// `text/csv`: the header `code,points,expires_at`, then one row per unused code in code
-/// order (`expires_at` in RFC 3339, empty for never). Roles: super_admin.
+/// order (`expires_at` in RFC 3339, empty for never). Recorded in the trail as exported by
+/// the operator. Roles: super_admin.
 #[utoipa::path(get, path = "/gift-code-batches/{id}/codes.csv", operation_id = "exportGiftCodes", tag = "gift codes",
     security(("operator" = ["super_admin"])), params(BatchPath),
     responses(SuperAdminAnswers, BatchRefusals,
@@ -125,7 +126,7 @@ pub async fn export(
     let path = format!("/gift-code-batches/{id}/codes.csv");
     state
         .order_service
-        .relay(Method::GET, &path, None, None)
+        .relay(Method::GET, &path, Some(&operator), None)
         .await
 }
 

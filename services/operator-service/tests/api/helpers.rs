@@ -52,6 +52,7 @@ fn stand_in(service: &'static str) -> String {
                     return HttpResponse::Ok()
                         .content_type("text/csv; charset=utf-8")
                         .insert_header(("content-disposition", "attachment; filename=\"b.csv\""))
+                        .insert_header(("cache-control", "no-store"))
                         .body("code,points,expires_at\nA-1,5,\n");
                 }
                 HttpResponse::Ok().json(json!({

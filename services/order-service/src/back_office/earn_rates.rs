@@ -56,7 +56,8 @@ pub async fn read(conn: &mut AsyncPgConnection) -> Result<EarnRateTable, OrderEr
 }
 
 /// Replaces the table if it is still at the version the change was made from, and records
-/// it, in one transaction. The option's row is locked; while it is unset, its key decides
+/// it, in one transaction (a table equal to the one stored changes nothing: it keeps its
+/// version and is not recorded). The option's row is locked; while it is unset, its key decides
 /// between two first tables (the second is refused as stale).
 pub async fn replace(
     conn: &mut AsyncPgConnection,
@@ -99,6 +100,10 @@ pub async fn replace(
             return Err(RatesRefusal::Stale(change.version, current).into());
         }
         let after = table(stored(conn, false).await?)?;
+        if after.version == current {
+            // The same table again: nothing changed, nothing to record.
+            return Ok(after);
+        }
         audit::record(
             conn,
             operator,

@@ -83,20 +83,28 @@ impl From<BatchRow> for BatchRecord {
     }
 }
 
-/// Batches with their counts; `WHERE` and `ORDER` complete it.
-const BATCHES: &str = "SELECT b.id, b.reference, b.code_count, b.points, b.prefix, b.expires_at, \
-            b.created_by, b.created_at, \
-            count(*) FILTER (WHERE s.state = 'unused') AS unused, \
-            count(*) FILTER (WHERE s.state = 'being_credited') AS being_credited, \
-            count(*) FILTER (WHERE s.state = 'credited') AS credited, \
-            count(*) FILTER (WHERE s.state = 'withdrawn') AS withdrawn, \
-            count(*) FILTER (WHERE s.state = 'expired') AS expired \
-     FROM gift_card_batches b LEFT JOIN gift_card_code_states s ON s.batch_id = b.id";
+/// Batches from `source` (a table expression of `gift_card_batches` rows) with their codes
+/// counted by state: each batch's codes only (its index), so the newest batches cost the
+/// same however many codes the catalog holds.
+fn batches(source: &str) -> String {
+    format!(
+        "SELECT b.id, b.reference, b.code_count, b.points, b.prefix, b.expires_at, \
+                b.created_by, b.created_at, c.unused, c.being_credited, c.credited, c.withdrawn, \
+                c.expired \
+         FROM {source} b CROSS JOIN LATERAL ( \
+             SELECT count(*) FILTER (WHERE s.state = 'unused') AS unused, \
+                    count(*) FILTER (WHERE s.state = 'being_credited') AS being_credited, \
+                    count(*) FILTER (WHERE s.state = 'credited') AS credited, \
+                    count(*) FILTER (WHERE s.state = 'withdrawn') AS withdrawn, \
+                    count(*) FILTER (WHERE s.state = 'expired') AS expired \
+             FROM gift_card_code_states s WHERE s.batch_id = b.id) c"
+    )
+}
 
 /// The batch with this id, if any.
 async fn batch(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<BatchRecord>> {
     let row: Option<BatchRow> =
-        diesel::sql_query(format!("{BATCHES} WHERE b.id = $1 GROUP BY b.id"))
+        diesel::sql_query(batches("(SELECT * FROM gift_card_batches WHERE id = $1)"))
             .bind::<BigInt, _>(id)
             .get_result(conn)
             .await
@@ -108,16 +116,23 @@ async fn batch(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<Batc
 /// with the id as sent.
 pub async fn named(conn: &mut AsyncPgConnection, id: &str) -> Result<BatchRecord, OrderError> {
     let unknown = || OrderError::from(BatchLookupRefusal::UnknownBatch(id.to_owned()));
-    let Some(number) = id.parse::<i64>().ok().filter(|id| *id > 0) else {
+    let Some(number) = batch_id(id) else {
         return Err(unknown());
     };
     batch(conn, number).await?.ok_or_else(unknown)
 }
 
+/// The path's id as a batch id: a positive integer.
+fn batch_id(id: &str) -> Option<i64> {
+    id.parse::<i64>().ok().filter(|id| *id > 0)
+}
+
 /// The newest [`PAGE`] batches, newest first.
 pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<BatchRecord>> {
+    let newest = "(SELECT * FROM gift_card_batches ORDER BY created_at DESC, id DESC LIMIT $1)";
     let rows: Vec<BatchRow> = diesel::sql_query(format!(
-        "{BATCHES} GROUP BY b.id ORDER BY b.created_at DESC, b.id DESC LIMIT $1"
+        "{} ORDER BY b.created_at DESC, b.id DESC",
+        batches(newest)
     ))
     .bind::<BigInt, _>(PAGE)
     .load(conn)
@@ -152,7 +167,7 @@ fn state(text: &str) -> CodeState {
 }
 
 /// The batch with each of its codes, in code order.
-pub async fn codes(conn: &mut AsyncPgConnection, batch: BatchRecord) -> QueryResult<BatchCodes> {
+async fn codes(conn: &mut AsyncPgConnection, batch: BatchRecord) -> QueryResult<BatchCodes> {
     let rows: Vec<CodeRow> = diesel::sql_query(
         "SELECT code, state, client_id, redeemed_at, credited_at FROM gift_card_code_states \
          WHERE batch_id = $1 ORDER BY code",
@@ -210,6 +225,7 @@ pub async fn issue(
                 Err(BatchRefusal::ReferenceUsed(fields.reference).into())
             };
         };
+        fields.check_future(chrono::Utc::now())?;
         insert_codes(conn, id, &fields).await?;
         let made = batch(conn, id)
             .await?
@@ -293,33 +309,47 @@ async fn insert_codes(
 }
 
 /// Withdraws the batch's unused codes (a code redeemed, being credited or credited keeps its
-/// state) and records it, in one transaction; answers the batch after.
+/// state) and records it, in one transaction; answers the batch after. The batch's row is
+/// locked first, so two withdrawals of it run one after the other, and the record before is
+/// read once every claim in flight has ended: the trail says what this withdrawal did, and a
+/// withdrawal that found nothing to withdraw records nothing.
 pub async fn withdraw(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
     id: &str,
 ) -> Result<BatchRecord, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
-        let before = named(conn, id).await?;
+        let unknown = || OrderError::from(BatchLookupRefusal::UnknownBatch(id.to_owned()));
+        let number = batch_id(id).ok_or_else(unknown)?;
+        let locked: Option<i64> = catalog_db::schema::gift_card_batches::table
+            .find(number)
+            .select(catalog_db::schema::gift_card_batches::id)
+            .for_update()
+            .first(conn)
+            .await
+            .optional()?;
+        locked.ok_or_else(unknown)?;
         // Waits for every claim of one of these codes in flight (its share lock) to end.
         diesel::sql_query(
             "SELECT code FROM gift_card_codes WHERE batch_id = $1 AND active ORDER BY code FOR UPDATE",
         )
-        .bind::<BigInt, _>(before.id)
+        .bind::<BigInt, _>(number)
         .execute(conn)
         .await?;
-        diesel::sql_query(
+        let before = named(conn, id).await?;
+        let withdrawn = diesel::sql_query(
             "UPDATE gift_card_codes c SET active = false, withdrawn_at = now() \
              WHERE c.batch_id = $1 AND c.active \
                AND NOT EXISTS (SELECT 1 FROM gift_card_redemptions r WHERE r.code = c.code)",
         )
-        .bind::<BigInt, _>(before.id)
+        .bind::<BigInt, _>(number)
         .execute(conn)
         .await?;
-        let after = batch(conn, before.id)
-            .await?
-            .ok_or_else(|| OrderError::Internal(format!("gift-code batch {} vanished", before.id)))?;
-        let subject = format!("gift-code-batch:{}", before.id);
+        let after = named(conn, id).await?;
+        if withdrawn == 0 {
+            return Ok(after);
+        }
+        let subject = format!("gift-code-batch:{number}");
         audit::record(
             conn,
             operator,
@@ -330,8 +360,8 @@ pub async fn withdraw(
         )
         .await?;
         tracing::info!(
-            gift_code_batch.id = after.id,
-            gift_code_batch.withdrawn = after.codes.withdrawn - before.codes.withdrawn,
+            gift_code_batch.id = number,
+            gift_code_batch.withdrawn = withdrawn,
             operator.id = %operator.id,
             "gift-code batch withdrawn"
         );
@@ -340,25 +370,29 @@ pub async fn withdraw(
     .await
 }
 
-/// The batch's unused codes as CSV for printing: `code,points,expires_at`, in code order.
-pub fn csv(batch: &BatchCodes) -> Result<Vec<u8>, OrderError> {
-    let mut out = csv::Writer::from_writer(Vec::new());
-    let expires = batch
-        .batch
-        .expires_at
-        .map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default();
-    let fail = |e: csv::Error| OrderError::Internal(format!("gift-code CSV: {e}"));
-    out.write_record(["code", "points", "expires_at"])
-        .map_err(fail)?;
-    for code in batch.codes.iter().filter(|c| c.state == CodeState::Unused) {
-        out.write_record([
-            code.code.as_str(),
-            batch.batch.points.as_str(),
-            expires.as_str(),
-        ])
-        .map_err(fail)?;
-    }
-    out.into_inner()
-        .map_err(|e| OrderError::Internal(format!("gift-code CSV: {e}")))
+/// The batch with its codes, for `operator`, who is recorded as having read them: an unused
+/// code is a voucher, so the trail says who saw which batch's codes (`action`:
+/// `gift-code-batch.read` or `gift-code-batch.export`).
+pub async fn codes_for(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    id: &str,
+    action: &str,
+) -> Result<BatchCodes, OrderError> {
+    conn.transaction::<_, OrderError, _>(async |conn| {
+        let batch = named(conn, id).await?;
+        let subject = format!("gift-code-batch:{}", batch.id);
+        let after = audit::snapshot(&batch);
+        audit::record(
+            conn,
+            operator,
+            action,
+            &subject,
+            serde_json::Value::Null,
+            after,
+        )
+        .await?;
+        Ok(codes(conn, batch).await?)
+    })
+    .await
 }

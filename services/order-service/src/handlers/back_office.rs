@@ -5,7 +5,9 @@
 //! service passes on unchanged.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use back_office::access::{self, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read};
+use back_office::access::{
+    self, ADMINS, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read, SUPER_ADMIN,
+};
 use back_office::audit::Page;
 use back_office::earn_rates::{EarnRateTable, EarnRateTableBody, RatesChange, RatesRefusal};
 use back_office::gift_codes::{
@@ -14,8 +16,8 @@ use back_office::gift_codes::{
 use envelope::Refuses;
 use serde_json::Value;
 
-use crate::back_office::earn_rates;
 use crate::back_office::gift_codes::{self, Issued};
+use crate::back_office::{earn_rates, gift_code_export};
 use crate::error::{DatabaseAnswers, OrderError};
 use crate::state::AppState;
 
@@ -29,8 +31,8 @@ pub struct BatchId {
     id: String,
 }
 
-/// What a read of a batch may be refused for.
-type BatchReadRefusals = Refuses<(BackOfficeRefusal, BatchLookupRefusal)>;
+/// What a read of a batch's codes may be refused for.
+type BatchReadRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, BatchLookupRefusal)>;
 /// What an issue may be refused for.
 type IssueRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, BatchRefusal)>;
 /// What a withdrawal may be refused for.
@@ -43,10 +45,22 @@ fn check_token(req: &HttpRequest, state: &AppState) -> Result<(), OrderError> {
     Ok(access::check_token(req, &state.credit.internal_token)?)
 }
 
-/// The token, then the operator a change is made for.
-fn acting(req: &HttpRequest, state: &AppState) -> Result<ActingOperator, OrderError> {
+/// The token, then the operator a change (or a read of codes) is made for, if its role is
+/// one of `roles`.
+fn acting(
+    req: &HttpRequest,
+    state: &AppState,
+    roles: &[&str],
+) -> Result<ActingOperator, OrderError> {
     check_token(req, state)?;
-    Ok(access::acting_operator(req)?)
+    Ok(access::acting_operator(req, roles)?)
+}
+
+/// An answer that holds codes: no cache keeps a copy of vouchers.
+fn uncached() -> actix_web::HttpResponseBuilder {
+    let mut answer = HttpResponse::Ok();
+    answer.insert_header(("cache-control", "no-store"));
+    answer
 }
 
 /// A body as JSON (`Value::Null` when it is none, which each body refuses as no object).
@@ -84,8 +98,8 @@ pub async fn issue_batch(
     req: HttpRequest,
     raw: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state)?;
-    let fields = BatchFields::read(&json(&raw), chrono::Utc::now())?;
+    let operator = acting(&req, &state, SUPER_ADMIN)?;
+    let fields = BatchFields::read(&json(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(
         match gift_codes::issue(&mut conn, &operator, fields).await? {
@@ -96,26 +110,28 @@ pub async fn issue_batch(
 }
 
 /// A gift-code batch with each code's state
+///
+/// Recorded in the trail as read by the operator named.
 #[utoipa::path(get, path = "/back-office/gift-code-batches/{id}", operation_id = "backOfficeGiftCodeBatch",
-    tag = "back-office", params(BatchId, Read),
+    tag = "back-office", params(BatchId, Change),
     responses(DatabaseAnswers, BatchReadRefusals, (status = 200, description = "the batch", body = BatchCodes)))]
 pub async fn batch_codes(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, OrderError> {
-    check_token(&req, &state)?;
+    let operator = acting(&req, &state, SUPER_ADMIN)?;
     let mut conn = state.pool.get().await?;
-    let batch = gift_codes::named(&mut conn, &id).await?;
-    Ok(HttpResponse::Ok().json(gift_codes::codes(&mut conn, batch).await?))
+    let codes = gift_codes::codes_for(&mut conn, &operator, &id, "gift-code-batch.read").await?;
+    Ok(uncached().json(codes))
 }
 
 /// A gift-code batch's unused codes as CSV
 ///
 /// `code,points,expires_at` (RFC 3339, empty for never), one row per unused code in code
-/// order, for printing.
+/// order, for printing. Recorded in the trail as exported by the operator named.
 #[utoipa::path(get, path = "/back-office/gift-code-batches/{id}/codes.csv", operation_id = "backOfficeGiftCodesCsv",
-    tag = "back-office", params(BatchId, Read),
+    tag = "back-office", params(BatchId, Change),
     responses(DatabaseAnswers, BatchReadRefusals,
         (status = 200, description = "the codes", content_type = "text/csv", body = String)))]
 pub async fn batch_csv(
@@ -123,18 +139,17 @@ pub async fn batch_csv(
     req: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, OrderError> {
-    check_token(&req, &state)?;
+    let operator = acting(&req, &state, SUPER_ADMIN)?;
     let mut conn = state.pool.get().await?;
-    let batch = gift_codes::named(&mut conn, &id).await?;
-    let codes = gift_codes::codes(&mut conn, batch).await?;
+    let codes = gift_codes::codes_for(&mut conn, &operator, &id, "gift-code-batch.export").await?;
     let file = format!(
         "attachment; filename=\"gift-code-batch-{}.csv\"",
         codes.batch.id
     );
-    Ok(HttpResponse::Ok()
+    Ok(uncached()
         .content_type("text/csv; charset=utf-8")
         .insert_header(("content-disposition", file))
-        .body(gift_codes::csv(&codes)?))
+        .body(gift_code_export::csv(&codes)?))
 }
 
 /// Withdraw a batch's unused codes
@@ -149,7 +164,7 @@ pub async fn withdraw_batch(
     req: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state)?;
+    let operator = acting(&req, &state, SUPER_ADMIN)?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(gift_codes::withdraw(&mut conn, &operator, &id).await?))
 }
@@ -179,7 +194,7 @@ pub async fn replace_earn_rates(
     req: HttpRequest,
     raw: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state)?;
+    let operator = acting(&req, &state, ADMINS)?;
     let change = RatesChange::read(&json(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(earn_rates::replace(&mut conn, &operator, change).await?))

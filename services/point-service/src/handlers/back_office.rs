@@ -6,7 +6,7 @@
 
 use super::json_body;
 use actix_web::{HttpRequest, HttpResponse, web};
-use back_office::access::{Change, Read};
+use back_office::access::{ADMINS, Change, Read, SUPER_ADMIN};
 use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
 };
@@ -99,7 +99,7 @@ pub async fn create_offer(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, ADMINS)?;
     let offer = OfferFields::read(&json_body(&raw), true)?.created()?;
     let mut conn = state.pool.get().await?;
     let created = offers::create(&mut conn, &operator, offer).await?;
@@ -121,7 +121,7 @@ pub async fn update_offer(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, ADMINS)?;
     let change = OfferFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
     let updated = offers::update(&mut conn, &operator, &id, change).await?;
@@ -142,7 +142,7 @@ pub async fn withdraw_offer(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, ADMINS)?;
     let mut conn = state.pool.get().await?;
     let withdrawn = offers::withdraw(&mut conn, &operator, &id).await?;
     Ok(HttpResponse::Ok().json(withdrawn))
@@ -205,7 +205,7 @@ pub async fn adjust(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, SUPER_ADMIN)?;
     let fields = AdjustmentFields::read(&json_body(&raw))?;
     let client_id = known_client(&state, &id).await?;
     let mut conn = state.pool.get().await?;
@@ -245,7 +245,7 @@ pub async fn create_occasion(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, ADMINS)?;
     let fields = OccasionFields::read(&json_body(&raw), true)?;
     let mut conn = state.pool.get().await?;
     let created = occasions::create(&mut conn, &operator, fields).await?;
@@ -265,7 +265,7 @@ pub async fn update_occasion(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, ADMINS)?;
     let fields = OccasionFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
     let changed = occasions::update(&mut conn, &operator, &id, fields, "occasion.update").await?;
@@ -285,7 +285,7 @@ pub async fn withdraw_occasion(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, ADMINS)?;
     let inactive = OccasionFields {
         active: Some(false),
         ..OccasionFields::default()
@@ -321,7 +321,7 @@ pub async fn replace_expiry_policy(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req)?;
+    let operator = internal_access::acting_operator(&req, ADMINS)?;
     let change = ExpiryChange::read(&json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(expiry_policy::replace(&mut conn, &operator, change).await?))

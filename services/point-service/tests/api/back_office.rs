@@ -26,7 +26,13 @@ pub fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
     }
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
+    /// The operator's role, for a route that admits fewer than admin's.
+    pub fn by_role(mut self, role: &'a str) -> Self {
+        self.operator = Some(("op-7", role));
+        self
+    }
+
     pub fn body(mut self, body: Value) -> Self {
         self.body = Some(body);
         self

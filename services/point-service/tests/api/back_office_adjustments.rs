@@ -18,6 +18,7 @@ fn adjustments(client: impl std::fmt::Display) -> String {
 
 async fn adjust(app: &TestApp, client: i64, body: Value) -> (u16, Value) {
     call(reqwest::Method::POST, &adjustments(client))
+        .by_role("super_admin")
         .body(body)
         .send(app)
         .await
@@ -153,6 +154,7 @@ async fn each_refusal_in_its_order_and_nothing_moved() {
     for client in [GHOST.to_string(), "0".to_owned(), "abc".to_owned()] {
         assert_eq!(
             call(reqwest::Method::POST, &adjustments(&client))
+                .by_role("super_admin")
                 .body(good.clone())
                 .send(&app)
                 .await,
@@ -334,4 +336,41 @@ async fn support_sees_a_clients_points_as_the_app_does() {
     let mut unauthorized = call(reqwest::Method::GET, &format!("/clients/{SARA}/points"));
     unauthorized.token = None;
     assert_eq!(unauthorized.send(&app).await.0, 401);
+}
+
+#[tokio::test]
+async fn the_point_service_refuses_a_role_the_operator_service_would_not_let_through() {
+    let app = spawn_app().await;
+    let body = json!({"points": "5", "reason": "x", "reference": "role-1"});
+    for role in ["admin", "data_entry", "Super_Admin"] {
+        assert_eq!(
+            call(reqwest::Method::POST, &adjustments(SARA))
+                .by_role(role)
+                .body(body.clone())
+                .send(&app)
+                .await,
+            (
+                403,
+                operator_refusal(
+                    403,
+                    &format!("role {role} may not do this in the back office")
+                )
+            )
+        );
+    }
+    let offer = json!({"pointAmount": 1, "amount": 1});
+    assert_eq!(
+        call(reqwest::Method::POST, "/offers")
+            .by_role("store_manager")
+            .body(offer)
+            .send(&app)
+            .await
+            .0,
+        403
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM back_office_audit")
+            .await,
+        0
+    );
 }

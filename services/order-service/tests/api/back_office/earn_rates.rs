@@ -101,6 +101,11 @@ async fn with_no_table_the_first_is_made_from_version_0_and_a_seed_change_moves_
     assert_eq!(change_count(&app).await, 1);
     // A second first table is stale.
     assert_eq!(replace(&app, body).await.0, 409);
+    // The same table again changes nothing and records nothing.
+    let same = json!({"rates": [{"amount_from": 0, "amount_to": null, "point_earn": 2}],
+                      "version": first["version"]});
+    assert_eq!(replace(&app, same).await, (200, first.clone()));
+    assert_eq!(change_count(&app).await, 1);
     // A write of the same value keeps the version; another value takes a new one.
     app.sql("UPDATE system_configs SET value = value WHERE key = 'point_rates'")
         .await;
@@ -173,6 +178,28 @@ async fn every_table_refusal_in_its_words() {
             "{body}"
         );
     }
+    assert_eq!(change_count(&app).await, 0);
+}
+
+#[tokio::test]
+async fn a_role_below_admin_is_refused_by_the_order_service_too() {
+    let app = spawn_app().await;
+    let version = table(&app).await["version"].as_i64().unwrap();
+    let mut put = call(Method::PUT, "/earn-rates").body(
+        json!({"rates": [{"amount_from": 0, "amount_to": null, "point_earn": 1}], "version": version}),
+    );
+    put.operator = Some(("op-1", "merchant_manager"));
+    assert_eq!(
+        put.send(&app).await,
+        (
+            403,
+            testkit::operator_error(
+                403,
+                "role merchant_manager may not do this in the back office",
+                "Forbidden"
+            )
+        )
+    );
     assert_eq!(change_count(&app).await, 0);
 }
 

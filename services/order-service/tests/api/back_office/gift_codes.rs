@@ -82,6 +82,8 @@ async fn the_token_then_the_operator_then_the_body_then_the_batch() {
     }
     for (method, path) in [
         (Method::POST, "/gift-code-batches"),
+        (Method::GET, "/gift-code-batches/999"),
+        (Method::GET, "/gift-code-batches/999/codes.csv"),
         (Method::DELETE, "/gift-code-batches/999"),
     ] {
         for operator in [None, Some(("", "super_admin")), Some(("op-1", " "))] {
@@ -302,6 +304,119 @@ async fn a_reference_again_answers_the_first_batch_or_is_refused() {
 }
 
 #[tokio::test]
+async fn the_order_service_refuses_a_role_the_operator_service_would_not_let_through() {
+    let app = spawn_app().await;
+    let body = json!({"reference": "r", "count": 1, "points": "1"});
+    for role in ["admin", "data_entry", "SUPER_ADMIN"] {
+        for (method, path) in [
+            (Method::POST, "/gift-code-batches"),
+            (Method::GET, "/gift-code-batches/1"),
+            (Method::GET, "/gift-code-batches/1/codes.csv"),
+            (Method::DELETE, "/gift-code-batches/1"),
+        ] {
+            let mut call = call(method.clone(), path).body(body.clone());
+            call.operator = Some(("op-1", role));
+            assert_eq!(
+                call.send(&app).await,
+                (
+                    403,
+                    testkit::operator_error(
+                        403,
+                        &format!("role {role} may not do this in the back office"),
+                        "Forbidden"
+                    )
+                ),
+                "{method} {path} {role}"
+            );
+        }
+    }
+    let (_, list) = call(Method::GET, "/gift-code-batches").send(&app).await;
+    assert_eq!(list, json!({"data": []}));
+}
+
+#[tokio::test]
+async fn a_retry_is_the_same_batch_to_the_microsecond_and_after_its_expiry() {
+    let app = spawn_app().await;
+    let body = json!({"reference": "us", "count": 1, "points": "2",
+                      "expiresAt": "2099-01-01T00:00:00.0000005Z"});
+    let first = issue(&app, body.clone()).await;
+    assert_eq!(first["expiresAt"], "2099-01-01T00:00:00Z");
+    let (status, again) = call(Method::POST, "/gift-code-batches")
+        .body(body)
+        .send(&app)
+        .await;
+    assert_eq!((status, again), (200, first));
+    // A batch whose expiry has passed since it was issued (made here as issuing made it).
+    app.sql(
+        "INSERT INTO gift_card_batches (reference, code_count, points, expires_at, created_by) \
+         VALUES ('past', 1, 2, '2001-01-01T00:00:00Z', 'op-9')",
+    )
+    .await;
+    let (status, retried) = call(Method::POST, "/gift-code-batches")
+        .body(json!({"reference": "past", "count": 1, "points": "2",
+                     "expiresAt": "2001-01-01T00:00:00Z"}))
+        .send(&app)
+        .await;
+    assert_eq!(
+        (status, &retried["reference"]),
+        (200, &json!("past")),
+        "{retried}"
+    );
+}
+
+#[tokio::test]
+async fn codes_are_answered_uncached_and_whoever_reads_them_is_in_the_trail() {
+    let app = spawn_app().await;
+    let batch = issue(
+        &app,
+        json!({"reference": "seen", "count": 1, "points": "1"}),
+    )
+    .await;
+    let id = batch["id"].as_i64().unwrap();
+    for (path, action) in [
+        (format!("/gift-code-batches/{id}"), "gift-code-batch.read"),
+        (
+            format!("/gift-code-batches/{id}/codes.csv"),
+            "gift-code-batch.export",
+        ),
+    ] {
+        let response = call(Method::GET, &path).response(&app).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["cache-control"], "no-store", "{path}");
+        let change = newest_change(&app).await;
+        assert_eq!(
+            (&change["action"], &change["operatorId"], &change["subject"]),
+            (
+                &json!(action),
+                &json!("op-9"),
+                &json!(format!("gift-code-batch:{id}"))
+            )
+        );
+        assert_eq!(change["after"], batch);
+    }
+}
+
+#[tokio::test]
+async fn two_services_with_the_same_history_draw_different_codes() {
+    // Two catalogs that issued the same batches in the same order: a generator seeded from
+    // anything they share (the batch id, the count, the time to the second) would draw the
+    // same codes in both.
+    let (one, two) = tokio::join!(spawn_app(), spawn_app());
+    let body = json!({"reference": "same", "count": 50, "points": "1"});
+    let (a, b) = tokio::join!(issue(&one, body.clone()), issue(&two, body));
+    assert_eq!(a["id"], b["id"]);
+    let (a, b) = tokio::join!(
+        csv_codes(&one, a["id"].as_i64().unwrap()),
+        csv_codes(&two, b["id"].as_i64().unwrap())
+    );
+    let a: BTreeSet<String> = a.into_iter().collect();
+    assert!(
+        b.iter().all(|code| !a.contains(code)),
+        "the two catalogs share codes"
+    );
+}
+
+#[tokio::test]
 async fn a_withdrawn_code_is_404_and_a_redeemed_one_keeps_its_state() {
     let app = spawn_app().await;
     let batch = issue(&app, json!({"reference": "w", "count": 3, "points": "7"})).await;
@@ -339,12 +454,14 @@ async fn a_withdrawn_code_is_404_and_a_redeemed_one_keeps_its_state() {
     assert_eq!(state_of(&listed, &printed[1])["state"], "credited");
     assert_eq!(state_of(&listed, &printed[2])["state"], "withdrawn");
     assert!(csv_codes(&app, id).await.is_empty());
-    // Withdrawing again changes nothing.
+    // Withdrawing again changes nothing, and records nothing.
+    let trail = newest_change(&app).await;
     let (status, again) = call(Method::DELETE, &format!("/gift-code-batches/{id}"))
         .send(&app)
         .await;
     assert_eq!(status, 200);
     assert_eq!(again["codes"]["withdrawn"], 1);
+    assert_eq!(newest_change(&app).await, trail);
 }
 
 #[tokio::test]

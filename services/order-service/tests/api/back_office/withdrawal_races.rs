@@ -142,3 +142,29 @@ async fn a_redemption_waits_for_a_withdrawal_in_flight_and_finds_no_code() {
     assert!(app.credits.lock().unwrap().is_empty());
     assert_eq!(codes(&app, id).await["batch"]["codes"]["withdrawn"], 1);
 }
+
+#[tokio::test]
+async fn of_two_withdrawals_at_once_the_trail_has_the_one_that_withdrew() {
+    let app = spawn_app().await;
+    let batch = issue(
+        &app,
+        json!({"reference": "twice", "count": 4, "points": "1"}),
+    )
+    .await;
+    let path = format!("/gift-code-batches/{}", batch["id"]);
+    let (a, b) = tokio::join!(
+        call(Method::DELETE, &path).send(&app),
+        call(Method::DELETE, &path).send(&app)
+    );
+    assert_eq!((a.0, b.0), (200, 200));
+    let withdrawals = app
+        .database
+        .count(
+            "SELECT count(*) AS n FROM back_office_audit WHERE action = 'gift-code-batch.withdraw'",
+        )
+        .await;
+    assert_eq!(withdrawals, 1);
+    let change = super::newest_change(&app).await;
+    assert_eq!(change["before"]["codes"]["unused"], 4);
+    assert_eq!(change["after"]["codes"]["withdrawn"], 4);
+}
