@@ -12,9 +12,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::access::ActingOperator;
-
-/// How many changes the trail answers, newest first.
-pub const PAGE: i64 = 100;
+use crate::paging::Paging;
 
 /// One change, in this key order.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, diesel::QueryableByName)]
@@ -47,10 +45,11 @@ pub struct Entry {
 }
 
 /// A page of the trail, newest first.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = BackOfficeAuditPage)]
 pub struct Page {
     pub data: Vec<Entry>,
+    pub meta: domain::PageMeta,
 }
 
 /// A record as the trail keeps it: its JSON as the back office answers it.
@@ -82,13 +81,28 @@ pub async fn record(
     .map(drop)
 }
 
-/// The newest [`PAGE`] changes, newest first.
-pub async fn newest(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Entry>> {
-    diesel::sql_query(
+/// A page of the changes, newest first.
+pub async fn page(conn: &mut AsyncPgConnection, paging: Paging) -> QueryResult<Page> {
+    let data = diesel::sql_query(
         "SELECT id, operator_id, role, action, subject, before, after, created_at \
-         FROM back_office_audit ORDER BY created_at DESC, id DESC LIMIT $1",
+         FROM back_office_audit ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2",
     )
-    .bind::<BigInt, _>(PAGE)
+    .bind::<BigInt, _>(paging.limit())
+    .bind::<BigInt, _>(paging.offset())
     .load(conn)
-    .await
+    .await?;
+    let total: Count = diesel::sql_query("SELECT count(*) AS n FROM back_office_audit")
+        .get_result(conn)
+        .await?;
+    Ok(Page {
+        data,
+        meta: paging.meta(total.n),
+    })
+}
+
+/// A row count.
+#[derive(diesel::QueryableByName)]
+pub struct Count {
+    #[diesel(sql_type = BigInt)]
+    pub n: i64,
 }

@@ -101,11 +101,12 @@ pub struct CodeRecord {
     pub credited_at: Option<DateTime<Utc>>,
 }
 
-/// Every batch, newest first.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+/// A page of the batches, newest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(as = GiftCodeBatchList)]
 pub struct BatchList {
     pub data: Vec<BatchRecord>,
+    pub meta: domain::PageMeta,
 }
 
 /// A batch with each of its codes, in code order.

@@ -17,6 +17,7 @@ pub mod expiry_policy;
 pub mod gift_codes;
 pub mod occasions;
 pub mod offers;
+pub mod paging;
 
 use bigdecimal::BigDecimal;
 

@@ -2,7 +2,7 @@
 //! to the order service (`crate::upstream`), which keeps them. Checks here: the token
 //! (401), the role (403); the body and the version are checked there.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use back_office::audit::Page;
 use back_office::earn_rates::{EarnRateTable, EarnRateTableBody, RatesRefusal};
 use envelope::Refuses;
@@ -10,6 +10,8 @@ use reqwest::Method;
 
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
+use crate::handlers::paging;
+use crate::query::PageParams;
 use crate::state::AppState;
 use crate::upstream::UpstreamRefusal;
 
@@ -19,7 +21,7 @@ use crate::upstream::UpstreamRefusal;
 /// all five.
 #[utoipa::path(get, path = "/earn-rates", operation_id = "getEarnRates", tag = "earn rates",
     security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
-    responses(OperatorAnswers, UpstreamRefusal, (status = 200, description = "the table", body = EarnRateTable)))]
+    responses(OperatorAnswers, UpstreamRefusal, (status = 200, description = "table", body = EarnRateTable)))]
 pub async fn read(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -39,7 +41,7 @@ pub async fn read(
 #[utoipa::path(put, path = "/earn-rates", operation_id = "replaceEarnRates", tag = "earn rates",
     security(("operator" = ["super_admin", "admin"])), request_body = EarnRateTableBody,
     responses(AdminBodyAnswers, Refuses<(RatesRefusal, UpstreamRefusal)>,
-        (status = 200, description = "replaced", body = EarnRateTable)))]
+        (status = 200, description = "done", body = EarnRateTable)))]
 pub async fn replace(
     operator: Operator,
     state: web::Data<AppState>,
@@ -54,19 +56,22 @@ pub async fn replace(
 
 /// The catalog's loyalty audit trail
 ///
-/// The newest 100 changes to gift-code batches and the earn-rate table, newest first: who
-/// (the token's `sub` and role), what, the record before and after (`/loyalty/audit` has
-/// those of points data). Roles: admin, super_admin.
+/// A page of the changes to gift-code batches and the earn-rate table, newest first (`page`,
+/// `limit` as the other lists): who (the token's `sub` and role), what, the record before and
+/// after, reads of codes included (`/loyalty/audit` has those of points data). Roles: admin,
+/// super_admin.
 #[utoipa::path(get, path = "/loyalty/catalog-audit", operation_id = "listCatalogLoyaltyAudit", tag = "earn rates",
-    security(("operator" = ["super_admin", "admin"])),
-    responses(AdminAnswers, UpstreamRefusal, (status = 200, description = "changes", body = Page)))]
+    security(("operator" = ["super_admin", "admin"])), params(PageParams),
+    responses(AdminAnswers, UpstreamRefusal, (status = 200, description = "page", body = Page)))]
 pub async fn audit(
     operator: Operator,
     state: web::Data<AppState>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, OpError> {
     operator.require_admin()?;
+    let path = format!("/catalog-audit{}", paging(&req).query());
     state
         .order_service
-        .relay(Method::GET, "/catalog-audit", None, None)
+        .relay(Method::GET, &path, None, None)
         .await
 }

@@ -6,7 +6,7 @@
 //! service's path); the body and the batch are checked there, and its refusals pass on
 //! unchanged.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use back_office::gift_codes::{
     BatchBody, BatchCodes, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
 };
@@ -15,6 +15,8 @@ use reqwest::Method;
 
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, OpError, SuperAdminAnswers, SuperAdminBodyAnswers};
+use crate::handlers::paging;
+use crate::query::PageParams;
 use crate::state::AppState;
 use crate::upstream::UpstreamRefusal;
 
@@ -43,18 +45,23 @@ impl BatchPath {
     }
 }
 
-/// Every gift-code batch
+/// The gift-code batches
 ///
-/// The newest 100, newest first, each with its codes counted by state (no codes). Roles:
-/// admin, super_admin.
+/// A page of them, newest first (`page`, `limit` as the other lists), each with its codes
+/// counted by state (no codes). Roles: admin, super_admin.
 #[utoipa::path(get, path = "/gift-code-batches", operation_id = "listGiftCodeBatches", tag = "gift codes",
-    security(("operator" = ["super_admin", "admin"])),
-    responses(AdminAnswers, UpstreamRefusal, (status = 200, description = "batches", body = BatchList)))]
-pub async fn list(operator: Operator, state: web::Data<AppState>) -> Result<HttpResponse, OpError> {
+    security(("operator" = ["super_admin", "admin"])), params(PageParams),
+    responses(AdminAnswers, UpstreamRefusal, (status = 200, description = "page", body = BatchList)))]
+pub async fn list(
+    operator: Operator,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, OpError> {
     operator.require_admin()?;
+    let path = format!("/gift-code-batches{}", paging(&req).query());
     state
         .order_service
-        .relay(Method::GET, "/gift-code-batches", None, None)
+        .relay(Method::GET, &path, None, None)
         .await
 }
 
@@ -92,7 +99,7 @@ pub async fn issue(
 /// withdrawn or expired. Recorded in the trail as read by the operator. Roles: super_admin.
 #[utoipa::path(get, path = "/gift-code-batches/{id}", operation_id = "getGiftCodeBatch", tag = "gift codes",
     security(("operator" = ["super_admin"])), params(BatchPath),
-    responses(SuperAdminAnswers, BatchRefusals, (status = 200, description = "the batch", body = BatchCodes)))]
+    responses(SuperAdminAnswers, BatchRefusals, (status = 200, description = "batch", body = BatchCodes)))]
 pub async fn detail(
     operator: Operator,
     state: web::Data<AppState>,
@@ -115,7 +122,7 @@ pub async fn detail(
 #[utoipa::path(get, path = "/gift-code-batches/{id}/codes.csv", operation_id = "exportGiftCodes", tag = "gift codes",
     security(("operator" = ["super_admin"])), params(BatchPath),
     responses(SuperAdminAnswers, BatchRefusals,
-        (status = 200, description = "the codes", content_type = "text/csv", body = String)))]
+        (status = 200, description = "codes", content_type = "text/csv", body = String)))]
 pub async fn export(
     operator: Operator,
     state: web::Data<AppState>,

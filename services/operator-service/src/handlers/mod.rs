@@ -13,6 +13,13 @@ pub mod services;
 
 use serde_json::Value;
 
+/// The page a back-office list asks its keeper for: the panel's `page` and `limit`, read by
+/// the rules of every operator list (`query::Page`), sent on as integers and nothing else.
+fn paging(req: &actix_web::HttpRequest) -> back_office::paging::Paging {
+    let page = crate::query::Params::parse(req.query_string()).page();
+    back_office::paging::Paging::new(page.page, page.limit)
+}
+
 /// A raw body as JSON; unreadable is null, which the body rules refuse in their words.
 fn json_body(raw: &[u8]) -> Value {
     serde_json::from_slice(raw).unwrap_or(Value::Null)

@@ -4,7 +4,7 @@
 //! unless 24 hex characters: it becomes part of the point service's path); the body and the
 //! offer are checked there, and its refusals pass on unchanged.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use back_office::audit::Page;
 use back_office::offers::{OfferBody, OfferList, OfferRecord, OfferRefusal};
 use envelope::Refuses;
@@ -12,6 +12,8 @@ use reqwest::Method;
 
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, AdminBodyAnswers, OpError, OperatorAnswers};
+use crate::handlers::paging;
+use crate::query::PageParams;
 use crate::state::AppState;
 use crate::upstream::UpstreamRefusal;
 
@@ -138,20 +140,22 @@ pub async fn withdraw(
 
 /// The loyalty back office's audit trail
 ///
-/// The newest 100 changes to points data, newest first: who (the token's `sub` and role),
-/// what, the record before and after. It names clients and their balances (adjustments), so,
-/// like the hierarchy's trail: admin, super_admin.
+/// A page of the changes to points data, newest first (`page`, `limit` as the other lists):
+/// who (the token's `sub` and role), what, the record before and after. It names clients and
+/// their balances (adjustments), so, like the hierarchy's trail: admin, super_admin.
 #[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "offers",
-    security(("operator" = ["super_admin", "admin"])),
+    security(("operator" = ["super_admin", "admin"])), params(PageParams),
     responses(AdminAnswers, UpstreamRefusal,
-        (status = 200, description = "changes", body = Page)))]
+        (status = 200, description = "page", body = Page)))]
 pub async fn audit(
     operator: Operator,
     state: web::Data<AppState>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, OpError> {
     operator.require_admin()?;
+    let path = format!("/audit{}", paging(&req).query());
     state
         .point_service
-        .relay(Method::GET, "/audit", None, None)
+        .relay(Method::GET, &path, None, None)
         .await
 }

@@ -463,3 +463,38 @@ async fn without_the_order_service_configured_its_routes_say_so_and_the_rest_wor
     }
     assert_eq!(app.admin("GET", "/services", None).await.0, 200);
 }
+
+#[tokio::test]
+async fn a_list_asks_its_keeper_for_the_page_and_limit_only() {
+    let app = spawn_app().await;
+    for (path, relayed) in [
+        ("/loyalty/audit", "/audit"),
+        ("/loyalty/catalog-audit", "/catalog-audit"),
+        ("/gift-code-batches", "/gift-code-batches"),
+    ] {
+        for (query, sent) in [
+            ("", "page=1&limit=10"),
+            ("?page=3&limit=25&x=1", "page=3&limit=25"),
+            ("?page=abc&limit=500&limit=2", "page=1&limit=100"),
+            ("?page=2%26limit%3D1", "page=1&limit=10"),
+        ] {
+            let (status, answer) = app
+                .call(
+                    "GET",
+                    &format!("{path}{query}"),
+                    Some(Role::SuperAdmin),
+                    None,
+                )
+                .await;
+            assert_eq!(status, 200, "{path}{query}: {answer}");
+            assert_eq!(
+                (&answer["path"], &answer["query"]),
+                (
+                    &json!(format!("/internal/v1/back-office{relayed}")),
+                    &json!(sent)
+                ),
+                "{path}{query}"
+            );
+        }
+    }
+}

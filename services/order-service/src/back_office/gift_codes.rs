@@ -9,11 +9,12 @@
 //! for the withdrawal and finds the code inactive (404).
 
 use back_office::access::ActingOperator;
-use back_office::audit;
+use back_office::audit::{self, Count};
 use back_office::gift_codes::{
-    ALPHABET, BatchCodes, BatchFields, BatchLookupRefusal, BatchRecord, BatchRefusal, CodeCounts,
-    CodeRecord, CodeState,
+    ALPHABET, BatchCodes, BatchFields, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
+    CodeCounts, CodeRecord, CodeState,
 };
+use back_office::paging::Paging;
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -22,9 +23,6 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use rand::Rng;
 
 use crate::error::OrderError;
-
-/// How many batches the listing answers, newest first.
-pub const PAGE: i64 = 100;
 
 /// How many times a batch draws again for codes that met an existing one (80 random bits
 /// make even one such meeting unlikely in the catalog's lifetime).
@@ -127,17 +125,25 @@ fn batch_id(id: &str) -> Option<i64> {
     id.parse::<i64>().ok().filter(|id| *id > 0)
 }
 
-/// The newest [`PAGE`] batches, newest first.
-pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<BatchRecord>> {
-    let newest = "(SELECT * FROM gift_card_batches ORDER BY created_at DESC, id DESC LIMIT $1)";
+/// A page of the batches, newest first.
+pub async fn list(conn: &mut AsyncPgConnection, paging: Paging) -> QueryResult<BatchList> {
+    let newest =
+        "(SELECT * FROM gift_card_batches ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2)";
     let rows: Vec<BatchRow> = diesel::sql_query(format!(
         "{} ORDER BY b.created_at DESC, b.id DESC",
         batches(newest)
     ))
-    .bind::<BigInt, _>(PAGE)
+    .bind::<BigInt, _>(paging.limit())
+    .bind::<BigInt, _>(paging.offset())
     .load(conn)
     .await?;
-    Ok(rows.into_iter().map(BatchRecord::from).collect())
+    let total: Count = diesel::sql_query("SELECT count(*) AS n FROM gift_card_batches")
+        .get_result(conn)
+        .await?;
+    Ok(BatchList {
+        data: rows.into_iter().map(BatchRecord::from).collect(),
+        meta: paging.meta(total.n),
+    })
 }
 
 /// A code of a batch as its state says it.

@@ -13,6 +13,7 @@ use back_office::earn_rates::{EarnRateTable, EarnRateTableBody, RatesChange, Rat
 use back_office::gift_codes::{
     BatchBody, BatchCodes, BatchFields, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
 };
+use back_office::paging::Paging;
 use envelope::Refuses;
 use serde_json::Value;
 
@@ -68,20 +69,21 @@ fn json(raw: &[u8]) -> Value {
     serde_json::from_slice(raw).unwrap_or(Value::Null)
 }
 
-/// Every gift-code batch
+/// The gift-code batches
 ///
-/// The newest 100, newest first, each with its codes counted by state.
+/// A page of them, newest first, each with its codes counted by state.
 #[utoipa::path(get, path = "/back-office/gift-code-batches", operation_id = "backOfficeGiftCodeBatches",
-    tag = "back-office", params(Read),
-    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "batches", body = BatchList)))]
+    tag = "back-office", params(Read, Paging),
+    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "page", body = BatchList)))]
 pub async fn list_batches(
     state: web::Data<AppState>,
     req: HttpRequest,
+    query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, OrderError> {
     check_token(&req, &state)?;
     let mut conn = state.pool.get().await?;
-    let data = gift_codes::list(&mut conn).await?;
-    Ok(HttpResponse::Ok().json(BatchList { data }))
+    let list: BatchList = gift_codes::list(&mut conn, Paging::from_pairs(&query)).await?;
+    Ok(HttpResponse::Ok().json(list))
 }
 
 /// Issue a gift-code batch
@@ -114,7 +116,7 @@ pub async fn issue_batch(
 /// Recorded in the trail as read by the operator named.
 #[utoipa::path(get, path = "/back-office/gift-code-batches/{id}", operation_id = "backOfficeGiftCodeBatch",
     tag = "back-office", params(BatchId, Change),
-    responses(DatabaseAnswers, BatchReadRefusals, (status = 200, description = "the batch", body = BatchCodes)))]
+    responses(DatabaseAnswers, BatchReadRefusals, (status = 200, description = "batch", body = BatchCodes)))]
 pub async fn batch_codes(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -133,7 +135,7 @@ pub async fn batch_codes(
 #[utoipa::path(get, path = "/back-office/gift-code-batches/{id}/codes.csv", operation_id = "backOfficeGiftCodesCsv",
     tag = "back-office", params(BatchId, Change),
     responses(DatabaseAnswers, BatchReadRefusals,
-        (status = 200, description = "the codes", content_type = "text/csv", body = String)))]
+        (status = 200, description = "codes", content_type = "text/csv", body = String)))]
 pub async fn batch_csv(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -172,7 +174,7 @@ pub async fn withdraw_batch(
 /// The earn-rate table with its version
 #[utoipa::path(get, path = "/back-office/earn-rates", operation_id = "backOfficeEarnRates",
     tag = "back-office", params(Read),
-    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "the table", body = EarnRateTable)))]
+    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "table", body = EarnRateTable)))]
 pub async fn earn_rates(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -188,7 +190,7 @@ pub async fn earn_rates(
 /// Recorded in the audit trail.
 #[utoipa::path(put, path = "/back-office/earn-rates", operation_id = "backOfficeReplaceEarnRates",
     tag = "back-office", params(Change), request_body = EarnRateTableBody,
-    responses(DatabaseAnswers, RatesRefusals, (status = 200, description = "the table", body = EarnRateTable)))]
+    responses(DatabaseAnswers, RatesRefusals, (status = 200, description = "table", body = EarnRateTable)))]
 pub async fn replace_earn_rates(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -202,16 +204,17 @@ pub async fn replace_earn_rates(
 
 /// The catalog's back-office audit trail
 ///
-/// Gift-code batches and earn rates: the newest 100 changes, newest first.
+/// Gift-code batches and earn rates: a page of the changes, newest first.
 #[utoipa::path(get, path = "/back-office/catalog-audit", operation_id = "backOfficeCatalogAudit",
-    tag = "back-office", params(Read),
-    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "changes", body = Page)))]
+    tag = "back-office", params(Read, Paging),
+    responses(DatabaseAnswers, BackOfficeRefusal, (status = 200, description = "page", body = Page)))]
 pub async fn audit_trail(
     state: web::Data<AppState>,
     req: HttpRequest,
+    query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, OrderError> {
     check_token(&req, &state)?;
     let mut conn = state.pool.get().await?;
-    let data = back_office::audit::newest(&mut conn).await?;
-    Ok(HttpResponse::Ok().json(Page { data }))
+    let page: Page = back_office::audit::page(&mut conn, Paging::from_pairs(&query)).await?;
+    Ok(HttpResponse::Ok().json(page))
 }

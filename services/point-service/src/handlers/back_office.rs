@@ -19,6 +19,7 @@ use back_office::occasions::{
     OccasionBody, OccasionFields, OccasionList, OccasionRecord, OccasionRefusal,
 };
 use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
+use back_office::paging::Paging;
 use envelope::Refuses;
 
 use crate::back_office::adjustments::{self, Adjusted};
@@ -150,19 +151,20 @@ pub async fn withdraw_offer(
 
 /// The back office's audit trail
 ///
-/// The newest 100 changes, newest first.
+/// A page of the changes, newest first.
 #[utoipa::path(get, path = "/back-office/audit", operation_id = "backOfficeAudit", tag = "back-office",
-    params(Read),
+    params(Read, Paging),
     responses(DatabaseAnswers, ReadRefusal,
         (status = 200, description = "changes", body = Page)))]
 pub async fn audit_trail(
     state: web::Data<AppState>,
     req: HttpRequest,
+    query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let mut conn = state.pool.get().await?;
-    let data = audit::newest(&mut conn).await?;
-    Ok(HttpResponse::Ok().json(Page { data }))
+    let paging = Paging::from_pairs(&query);
+    Ok(HttpResponse::Ok().json(audit::page(&mut conn, paging).await?))
 }
 
 /// A client's points as the app sees them

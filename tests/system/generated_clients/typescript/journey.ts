@@ -963,7 +963,8 @@ async function giftCodes(operator: ReturnType<typeof createClient<AdminPaths>>):
   }));
   readGiftCodeBatch(exactly<GiftCodeBatch>()(issued));
   const batches = await ok("gift-code batches", operator.GET("/api/v1/operator/gift-code-batches"));
-  keysAre<"data">()(batches);
+  keysAre<"data" | "meta">()(batches);
+  readAdminPageMeta(batches.meta);
   batches.data.forEach(readGiftCodeBatch);
   const batchId = { params: { path: { id: issued.id } } };
   const detail = await ok("gift-code batch", operator.GET("/api/v1/operator/gift-code-batches/{id}", batchId));
@@ -995,7 +996,8 @@ async function earnRates(operator: ReturnType<typeof createClient<AdminPaths>>):
     },
   })));
   const trail = await ok("catalog audit", operator.GET("/api/v1/operator/loyalty/catalog-audit"));
-  keysAre<"data">()(trail);
+  keysAre<"data" | "meta">()(trail);
+  readAdminPageMeta(trail.meta);
   for (const entry of trail.data) {
     exactly<number>()(entry.id);
     exactly<string>()(entry.action);
@@ -1048,7 +1050,8 @@ async function offers(operator: ReturnType<typeof createClient<AdminPaths>>): Pr
   })));
   readOfferRecord(await ok("withdraw offer", operator.DELETE("/api/v1/operator/offers/{id}", offerId)));
   const trail = await ok("loyalty audit", operator.GET("/api/v1/operator/loyalty/audit"));
-  keysAre<"data">()(trail);
+  keysAre<"data" | "meta">()(trail);
+  readAdminPageMeta(trail.meta);
   for (const entry of trail.data) {
     keysAre<"id" | "operatorId" | "role" | "action" | "subject" | "before" | "after" | "createdAt">()(entry);
     exactly<number>()(entry.id);

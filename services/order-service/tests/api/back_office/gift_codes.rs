@@ -172,7 +172,10 @@ async fn every_body_refusal_in_its_words_and_nothing_issued() {
         );
     }
     let (_, list) = call(Method::GET, "/gift-code-batches").send(&app).await;
-    assert_eq!(list, json!({"data": []}));
+    assert_eq!(
+        list,
+        json!({"data": [], "meta": {"totalItems": 0, "page": 1, "itemsPerPage": 10, "totalPages": 0}})
+    );
 }
 
 #[tokio::test]
@@ -216,7 +219,14 @@ async fn a_batch_is_issued_listed_recorded_and_its_codes_redeemable_once() {
     assert_eq!(change["after"], batch);
 
     let (status, list) = call(Method::GET, "/gift-code-batches").send(&app).await;
-    assert_eq!((status, list), (200, json!({"data": [batch.clone()]})));
+    assert_eq!(
+        (status, list),
+        (
+            200,
+            json!({"data": [batch.clone()],
+                   "meta": {"totalItems": 1, "page": 1, "itemsPerPage": 10, "totalPages": 1}})
+        )
+    );
 
     let printed = csv_codes(&app, id).await;
     assert_eq!(printed.len(), 5);
@@ -331,7 +341,10 @@ async fn the_order_service_refuses_a_role_the_operator_service_would_not_let_thr
         }
     }
     let (_, list) = call(Method::GET, "/gift-code-batches").send(&app).await;
-    assert_eq!(list, json!({"data": []}));
+    assert_eq!(
+        list,
+        json!({"data": [], "meta": {"totalItems": 0, "page": 1, "itemsPerPage": 10, "totalPages": 0}})
+    );
 }
 
 #[tokio::test]
@@ -520,5 +533,56 @@ async fn seeded_codes_stay_outside_every_batch() {
     assert_eq!(
         app.redeem(1001, "OLD-50").await,
         error_c(404, "The code not exist")
+    );
+}
+
+#[tokio::test]
+async fn the_batches_and_the_trail_come_a_page_at_a_time_newest_first() {
+    let app = spawn_app().await;
+    for n in 0..3 {
+        issue(
+            &app,
+            json!({"reference": format!("p-{n}"), "count": 1, "points": "1"}),
+        )
+        .await;
+    }
+    let references = |page: &Value| -> Vec<String> {
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["reference"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, first) = call(Method::GET, "/gift-code-batches?page=1&limit=2")
+        .send(&app)
+        .await;
+    assert_eq!(references(&first), ["p-2", "p-1"]);
+    assert_eq!(
+        first["meta"],
+        json!({"totalItems": 3, "page": 1, "itemsPerPage": 2, "totalPages": 2})
+    );
+    let (_, second) = call(Method::GET, "/gift-code-batches?page=2&limit=2")
+        .send(&app)
+        .await;
+    assert_eq!(references(&second), ["p-0"]);
+    let (_, trail) = call(Method::GET, "/catalog-audit?page=2&limit=1")
+        .send(&app)
+        .await;
+    assert_eq!(
+        trail["data"][0]["subject"],
+        json!(format!(
+            "gift-code-batch:{}",
+            second["data"][0]["id"].as_i64().unwrap() + 1
+        ))
+    );
+    assert_eq!(trail["meta"]["totalItems"], 3);
+    // Unreadable or out of range: the defaults, never a refusal.
+    let (status, odd) = call(Method::GET, "/gift-code-batches?page=x&limit=1000")
+        .send(&app)
+        .await;
+    assert_eq!(
+        (status, &odd["meta"]["page"], &odd["meta"]["itemsPerPage"]),
+        (200, &json!(1), &json!(100))
     );
 }
