@@ -56,7 +56,8 @@ fn description() -> String {
          <path>`, a method the path does not serve 405 `Method Not Allowed` (with `Allow`), a request \
          body over 64 KiB 413 `Payload Too Large` (read after the token, before the role check), a \
          path id that is not an integer 400 `{}`; 503 `{}` when the database pool is exhausted or a \
-         deadlock or lock timeout happens, 500 `{}` on any other failure.\n\n\
+         deadlock or lock timeout happens (on the loyalty back office's routes, in the service \
+         that keeps the data too), 500 `{}` on any other failure.\n\n\
          **Lists** answer `{{data, meta: {{totalItems, page, itemsPerPage, totalPages}}}}`; `page` and \
          `limit` are never refused: unreadable or below 1 they fall back to 1 and 10, `limit` is capped \
          at 100 and `page` at 1 000 000. Rows are ordered by `ordering`, then id.",

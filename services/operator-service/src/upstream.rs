@@ -5,9 +5,10 @@
 //! `/internal/v1/back-office` routes with the internal token and the operator's id and role,
 //! which it records in the change's audit row. Its answers pass on unchanged: a success
 //! (with its content type: a CSV stays a CSV), or a refusal in the operator API's shape (the
-//! keepers answer the back office's refusals so). Anything else (its own failures, a wrong
-//! internal token) is no answer for the admin panel: it is logged and answered as the
-//! keeper failing. No handler holds a database connection while it waits here.
+//! keepers answer the back office's refusals so). A keeper that is busy (503) is answered
+//! as the operator service's own busy database is, 503, which the panel may retry. Anything
+//! else (its own failures, a wrong internal token) is no answer for the admin panel: it is
+//! logged and answered as the keeper failing. No handler holds a database connection while it waits here.
 
 use std::time::Duration;
 
@@ -163,6 +164,11 @@ impl Upstream {
                 answer.insert_header((name.as_str(), value));
             }
             return Ok(answer.body(body));
+        }
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            // The keeper's database is busy (its pool, a deadlock): ours to say as our own
+            // busy answer, which the panel may send again, as every operator route's 503.
+            return Err(OpError::Busy(format!("the {service} is busy")));
         }
         tracing::error!(
             http.upstream_status = status.as_u16(),
