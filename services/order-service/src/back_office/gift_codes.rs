@@ -263,14 +263,13 @@ async fn first_of(
     conn: &mut AsyncPgConnection,
     reference: &str,
 ) -> Result<BatchRecord, OrderError> {
-    let id: i64 = catalog_db::schema::gift_card_batches::table
-        .filter(catalog_db::schema::gift_card_batches::reference.eq(reference))
-        .select(catalog_db::schema::gift_card_batches::id)
-        .first(conn)
-        .await?;
-    batch(conn, id)
-        .await?
-        .ok_or_else(|| OrderError::Internal(format!("gift-code batch {id} vanished")))
+    let row: BatchRow = diesel::sql_query(batches(
+        "(SELECT * FROM gift_card_batches WHERE reference = $1)",
+    ))
+    .bind::<Text, _>(reference)
+    .get_result(conn)
+    .await?;
+    Ok(BatchRecord::from(row))
 }
 
 /// Draws the batch's codes and inserts them; a code that meets an existing one is drawn

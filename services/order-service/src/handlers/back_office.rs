@@ -15,7 +15,6 @@ use back_office::gift_codes::{
 };
 use back_office::paging::Paging;
 use envelope::Refuses;
-use serde_json::Value;
 
 use crate::back_office::gift_codes::{self, Issued};
 use crate::back_office::{earn_rates, gift_code_export};
@@ -64,11 +63,6 @@ fn uncached() -> actix_web::HttpResponseBuilder {
     answer
 }
 
-/// A body as JSON (`Value::Null` when it is none, which each body refuses as no object).
-fn json(raw: &[u8]) -> Value {
-    serde_json::from_slice(raw).unwrap_or(Value::Null)
-}
-
 /// The gift-code batches
 ///
 /// A page of them, newest first, each with its codes counted by state.
@@ -101,7 +95,7 @@ pub async fn issue_batch(
     raw: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
     let operator = acting(&req, &state, SUPER_ADMIN)?;
-    let fields = BatchFields::read(&json(&raw))?;
+    let fields = BatchFields::read(&super::json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(
         match gift_codes::issue(&mut conn, &operator, fields).await? {
@@ -197,7 +191,7 @@ pub async fn replace_earn_rates(
     raw: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
     let operator = acting(&req, &state, ADMINS)?;
-    let change = RatesChange::read(&json(&raw))?;
+    let change = RatesChange::read(&super::json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(earn_rates::replace(&mut conn, &operator, change).await?))
 }

@@ -2,7 +2,6 @@
 //! errors are envelope C.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde_json::Value;
 use server::caller::Caller;
 use server::client_ip;
 
@@ -55,7 +54,7 @@ pub async fn redeem(
     body: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
     let client_id = caller.client_id;
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let body = super::json_body(&body);
     let code = gift_cards::code_in(&body)?;
     let ip = client_ip(&req, state.trust_forwarded_for);
     let limits = Limits {

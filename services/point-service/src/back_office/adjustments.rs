@@ -17,11 +17,11 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Points;
 use serde_json::json;
 
-use super::audit;
 use crate::db::schema::support_adjustments;
 use crate::error::PointError;
 use crate::internal_access::ActingOperator;
 use crate::ledger::{self, Entry, Kind};
+use ::back_office::audit;
 
 type Row = (
     String,

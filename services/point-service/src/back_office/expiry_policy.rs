@@ -11,10 +11,10 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 
-use super::audit::{self, snapshot};
 use crate::db::schema::point_settings;
 use crate::error::PointError;
 use crate::internal_access::ActingOperator;
+use ::back_office::audit::{self, snapshot};
 
 type Row = (String, Option<i32>, i32, DateTime<Utc>);
 

@@ -4,7 +4,6 @@
 //! `back_office` crate's.
 
 pub mod adjustments;
-pub mod audit;
 pub mod expiry_policy;
 pub mod occasions;
 pub mod offers;

@@ -8,10 +8,10 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 
-use super::audit::{self, snapshot};
 use crate::db::schema::point_occasions;
 use crate::error::PointError;
 use crate::internal_access::ActingOperator;
+use ::back_office::audit::{self, snapshot};
 
 /// The columns of [`Row`], in its order.
 const COLUMNS: (

@@ -12,10 +12,10 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Money;
 use serde_json::Value;
 
-use super::audit::{self, snapshot};
 use crate::db::schema::point_offers;
 use crate::error::PointError;
 use crate::internal_access::ActingOperator;
+use ::back_office::audit::{self, snapshot};
 
 /// The columns of [`Row`], in its order.
 const COLUMNS: (

@@ -10,7 +10,7 @@ use back_office::access::{ADMINS, Change, Read, SUPER_ADMIN};
 use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
 };
-use back_office::audit::Page;
+use back_office::audit::{self, Page};
 use back_office::clients::{ClientPoints, ClientRefusal};
 use back_office::expiry_policy::{
     ExpiryChange, ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal,
@@ -23,7 +23,7 @@ use back_office::paging::Paging;
 use envelope::Refuses;
 
 use crate::back_office::adjustments::{self, Adjusted};
-use crate::back_office::{audit, expiry_policy, occasions, offers};
+use crate::back_office::{expiry_policy, occasions, offers};
 use crate::balance;
 use crate::error::{DatabaseAnswers, PointError};
 use crate::internal_access::{self, BackOfficeRefusal, ChangeRefusal};
