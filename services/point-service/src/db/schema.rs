@@ -179,6 +179,18 @@ diesel::table! {
         listed_at -> Nullable<Timestamptz>,
         resolved_at -> Nullable<Timestamptz>,
         resolution -> Nullable<Text>,
+        disagreements -> Int4,
+    }
+}
+
+diesel::table! {
+    payment_sync_readings (correlation_id, payment_id) {
+        correlation_id -> Uuid,
+        payment_id -> Text,
+        status -> Text,
+        amount_minor -> Int8,
+        currency -> Text,
+        read_at -> Timestamptz,
     }
 }
 
@@ -227,6 +239,7 @@ diesel::table! {
 
 diesel::joinable!(payment_attempts -> point_orders (correlation_id));
 diesel::joinable!(payment_syncs -> point_orders (correlation_id));
+diesel::joinable!(payment_sync_readings -> payment_syncs (correlation_id));
 diesel::joinable!(unapplied_captures -> payment_events (event_id));
 diesel::allow_tables_to_appear_in_same_query!(
     payment_attempts,

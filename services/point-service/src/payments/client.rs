@@ -252,12 +252,21 @@ impl PaymentClient {
         self.read(Route::ReadPayment, url, true).await
     }
 
-    /// `GET /v1/payments?reference=`: every payment made for the reference.
-    pub async fn payments_for(&self, reference: &str) -> Result<Vec<ReadPayment>, ReadError> {
+    /// `GET /v1/payments?reference=&cursor=`: the payments made for the reference, one page
+    /// (the contract answers them all at once; a gateway that pages them says `next`, as its
+    /// settlements do).
+    pub async fn payments_for(
+        &self,
+        reference: &str,
+        cursor: Option<&str>,
+    ) -> Result<PaymentList, ReadError> {
         let mut url = self.url(&["v1", "payments"])?;
         url.query_pairs_mut().append_pair("reference", reference);
+        if let Some(cursor) = cursor {
+            url.query_pairs_mut().append_pair("cursor", cursor);
+        }
         let list: Option<PaymentList> = self.read(Route::PaymentsByReference, url, false).await?;
-        Ok(list.map(|l| l.data).unwrap_or_default())
+        list.ok_or(ReadError::Status(404))
     }
 
     /// `GET /v1/settlements/<day>?cursor=`: one page of the payments captured that UTC day.
@@ -331,9 +340,13 @@ pub struct ReadPayment {
     pub currency: String,
 }
 
-#[derive(Deserialize)]
-struct PaymentList {
-    data: Vec<ReadPayment>,
+/// One page of a reference's payments; `next` is the cursor of the next page, `None` (or
+/// absent) at the end.
+#[derive(Debug, Deserialize)]
+pub struct PaymentList {
+    pub data: Vec<ReadPayment>,
+    #[serde(default)]
+    pub next: Option<String>,
 }
 
 /// A payment the payment service captured on the settlement's day.

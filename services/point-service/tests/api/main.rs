@@ -29,6 +29,7 @@ mod pay;
 mod reconcile;
 mod seed;
 mod sync;
+mod sync_not_final;
 mod unapplied;
 mod unreadable;
 mod webhook;

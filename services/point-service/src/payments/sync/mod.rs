@@ -13,30 +13,40 @@
 //!   between reading and applying leaves it due again; applying twice is harmless (a read
 //!   back payment is the event `sync:<status>:<payment id>`, idempotent like any event,
 //!   and a capture of a payment already decided is never a second credit).
-//! - A read that fails (the payment service down or slow), or a payment still pending,
-//!   leaves the order open and tries it again later, doubling the wait each time up to
+//! - A read that fails (the payment service down or slow), a payment still pending, or a
+//!   pay call whose answer was lost and whose payment has not turned up yet (the payment
+//!   service may commit it after our first read: finding nothing is not final) leaves the
+//!   order open and tries it again later, doubling the wait each time up to
 //!   [`MAX_BACKOFF`](queue::MAX_BACKOFF); past the horizon (`PAYMENT_SYNC_HORIZON_DAYS`) it
 //!   is listed for a person instead (`point-service unsynced-orders`), logged at error level
 //!   and counted.
 //! - A read-back that names another order's reference, or another payment than the one
 //!   asked for, is not applied: it is logged at error level and counted in
 //!   `payment_sync_anomalies_total{kind}`, and the order is tried again later.
+//! - Two reads of one payment that disagree on status, amount or currency (by id and by
+//!   reference in one pass, or this pass and an earlier one's final reading, kept in
+//!   [`earlier`]) decide nothing: nothing of the order is applied, the order is read again
+//!   after the backoff, and at the [`DISAGREEMENTS_LISTED`]th such pass it is listed for a
+//!   person with both readings (`payment_sync_anomalies_total{kind="disagreement"}`).
 //!
 //! No connection is held while the payment service is asked: the order's attempts are read
 //! and the connection returned first, and each apply takes a new one.
 
+pub mod earlier;
 pub mod gauges;
 pub mod listed;
 pub mod queue;
 pub mod read;
+pub mod reading;
 pub mod task;
 
 use std::time::Duration;
 
 use uuid::Uuid;
 
-use self::queue::{Taken, finished, undecided};
-use self::read::{Reading, plan, read, still_open};
+use self::queue::{Taken, disagreed, finished, undecided};
+use self::read::{plan, read, still_open};
+use self::reading::Reading;
 use crate::config::SyncSettings;
 use crate::error::PointError;
 use crate::payments::client::{self, PaymentClient, ReadPayment, ReadStatus};
@@ -49,6 +59,10 @@ pub const LISTED: &str = "payment_sync_orders_listed_total";
 pub const ANOMALIES: &str = "payment_sync_anomalies_total";
 /// Read-back payments applied, by the outcome the webhook's rules gave them.
 pub const APPLIED: &str = "payment_sync_applied_total";
+/// The passes with disagreeing reads (since the order's latest attempt) at which the order
+/// is listed for a person: a gateway whose reads of one payment differ once may be catching
+/// up with itself (the next pass agrees); three times, backoff apart, it is not.
+pub const DISAGREEMENTS_LISTED: i32 = 3;
 /// Syncs of an order that failed on our side (the database, a bug): the order is tried
 /// again with backoff and listed past the horizon like an undecided one.
 pub const ERRORS: &str = "payment_sync_errors_total";
@@ -60,15 +74,22 @@ pub enum Anomaly {
     OtherPayment,
     /// The payment names another order's reference.
     OtherReference,
+    /// Two reads of one payment disagree on its status, amount or currency.
+    Disagreement,
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 2] = [Anomaly::OtherPayment, Anomaly::OtherReference];
+    pub const ALL: [Anomaly; 3] = [
+        Anomaly::OtherPayment,
+        Anomaly::OtherReference,
+        Anomaly::Disagreement,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Anomaly::OtherPayment => "other_payment",
             Anomaly::OtherReference => "other_reference",
+            Anomaly::Disagreement => "disagreement",
         }
     }
 }
@@ -97,10 +118,11 @@ fn event(correlation_id: Uuid, payment: &ReadPayment, kind: &str) -> Event {
     }
 }
 
-/// Applies what was read: every capture (one credits the order, any other is listed for
-/// refund as its webhook would be), then, while the order is still open, every decline.
-/// True when the order may still change at the payment service (a payment still pending
-/// or in an unknown state, or a decline that must wait for a pay call's answer).
+/// Applies what was agreed ([`Reading::agreed`]): every capture (one credits the order,
+/// any other is listed for refund as its webhook would be), then, while the order is still
+/// open, every decline. True when the order may still change at the payment service (a
+/// payment still pending or in an unknown state, or a decline that must wait for a pay
+/// call's answer).
 pub async fn apply(
     pool: &db::Pool,
     correlation_id: Uuid,
@@ -110,8 +132,7 @@ pub async fn apply(
     let mut open = true;
     let mut waiting = false;
     for payment in reading
-        .payments
-        .iter()
+        .agreed()
         .filter(|p| p.status == ReadStatus::Captured)
     {
         let event = event(correlation_id, payment, CAPTURED);
@@ -121,7 +142,7 @@ pub async fn apply(
             open = false;
         }
     }
-    for payment in &reading.payments {
+    for payment in reading.agreed() {
         match payment.status {
             ReadStatus::Declined if open => {
                 let event = event(correlation_id, payment, DECLINED);
@@ -140,9 +161,10 @@ pub async fn apply(
     Ok(open && waiting)
 }
 
-/// Syncs one order taken by [`queue::take_due`]: reads its payments back (paced by `pace`), applies
-/// them, and leaves it done, due again later, or listed. Every write of the outcome holds
-/// only while the schedule it took is current (`Taken::generation`).
+/// Syncs one order taken by [`queue::take_due`]: reads its payments back (paced by `pace`),
+/// checks them against each other and against earlier passes, applies what agrees, and
+/// leaves it done, due again later, or listed. Every write of the outcome holds only while
+/// the schedule it took is current (`Taken::generation`).
 pub async fn sync_one(
     pool: &db::Pool,
     payments: &PaymentClient,
@@ -160,18 +182,34 @@ pub async fn sync_one(
         let mut conn = pool.get().await?;
         return Ok(finished(&mut conn, taken).await?);
     }
-    let reading = read(payments, id, &plan, pace).await;
-    let waiting = apply(pool, id, &reading, window).await?;
-    let why = match (&reading.unsure, waiting || plan.in_flight) {
-        (Some(why), _) => why.clone(),
-        (None, true) => "a payment is still pending at the payment service".to_owned(),
-        (None, false) => {
-            // Every payment is final and applied; none is left to wait for. The order may
-            // still be open (every payment declined but one a newer attempt superseded, or
-            // none made): the client may pay it again, which schedules it again.
-            let mut conn = pool.get().await?;
-            return Ok(finished(&mut conn, taken).await?);
+    let mut reading = read(payments, id, &plan, pace).await;
+    {
+        let mut conn = pool.get().await?;
+        reading.against_earlier(&earlier::readings(&mut conn, id).await?);
+        if !reading.disputed.is_empty() {
+            let why = disputes(id, &reading);
+            return Ok(disagreed(&mut conn, settings, taken, &why).await?);
         }
+        earlier::remember(&mut conn, id, reading.agreed()).await?;
+    }
+    let waiting = apply(pool, id, &reading, window).await?;
+    let lost = plan.lost_unaccounted(&reading);
+    let why = if let Some(why) = &reading.unsure {
+        why.clone()
+    } else if waiting || plan.in_flight {
+        "a payment is still pending at the payment service".to_owned()
+    } else if lost > 0 {
+        format!(
+            "{lost} pay call(s) whose answer was lost, and no payment of it has turned up at \
+             the payment service yet"
+        )
+    } else {
+        // Every payment is final and applied, and every lost pay call's payment has turned
+        // up: none is left to wait for. The order may still be open (every payment declined
+        // but one a newer attempt superseded, or a capture of another amount): the client
+        // may pay it again, which schedules it again.
+        let mut conn = pool.get().await?;
+        return Ok(finished(&mut conn, taken).await?);
     };
     let mut conn = pool.get().await?;
     if still_open(&mut conn, id).await? {
@@ -180,4 +218,20 @@ pub async fn sync_one(
         finished(&mut conn, taken).await?;
     }
     Ok(())
+}
+
+/// Logs and counts each disputed payment; the text kept as the order's `last_error` (and
+/// listed with it): every dispute with both readings.
+fn disputes(correlation_id: Uuid, reading: &Reading) -> String {
+    let mut why = Vec::new();
+    for dispute in &reading.disputed {
+        metrics::counter!(ANOMALIES, "kind" => Anomaly::Disagreement.as_str()).increment(1);
+        tracing::error!(
+            order.id = %correlation_id, payment.id = %dispute.later.payment.id,
+            earlier = %dispute.earlier, later = %dispute.later,
+            "two reads of a payment disagree; nothing of the order applied, read again later"
+        );
+        why.push(dispute.to_string());
+    }
+    why.join("; ")
 }

@@ -10,7 +10,7 @@ use diesel::sql_types::{Bool, Double, Integer, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use super::LISTED;
+use super::{DISAGREEMENTS_LISTED, LISTED};
 use crate::config::SyncSettings;
 use crate::db::schema::payment_syncs;
 
@@ -28,8 +28,8 @@ pub async fn schedule(
         "INSERT INTO payment_syncs (correlation_id, since, due_at) \
          VALUES ($1, now(), now() + make_interval(secs => $2)) \
          ON CONFLICT (correlation_id) DO UPDATE \
-         SET since = now(), due_at = EXCLUDED.due_at, tries = 0, last_error = NULL, \
-             listed_at = NULL, resolved_at = NULL, resolution = NULL, \
+         SET since = now(), due_at = EXCLUDED.due_at, tries = 0, disagreements = 0, \
+             last_error = NULL, listed_at = NULL, resolved_at = NULL, resolution = NULL, \
              generation = payment_syncs.generation + 1",
     )
     .bind::<diesel::sql_types::Uuid, _>(correlation_id)
@@ -187,6 +187,32 @@ pub async fn undecided(
         list(conn, taken, why).await
     } else {
         retry_later(conn, taken, backoff(settings, taken.tries), why).await
+    }
+}
+
+/// A pass whose reads of a payment disagreed (`why` has both readings): nothing was
+/// applied; read again after the backoff, or listed for a person at the
+/// [`DISAGREEMENTS_LISTED`]th such pass since the latest attempt (or past the horizon).
+pub async fn disagreed(
+    conn: &mut AsyncPgConnection,
+    settings: &SyncSettings,
+    taken: &Taken,
+    why: &str,
+) -> QueryResult<()> {
+    let disagreements: Option<i32> = diesel::update(
+        payment_syncs::table
+            .find(taken.correlation_id)
+            .filter(payment_syncs::generation.eq(taken.generation)),
+    )
+    .set(payment_syncs::disagreements.eq(payment_syncs::disagreements + 1))
+    .returning(payment_syncs::disagreements)
+    .get_result(conn)
+    .await
+    .optional()?;
+    match disagreements {
+        None => Ok(()),
+        Some(n) if n >= DISAGREEMENTS_LISTED || taken.past_horizon => list(conn, taken, why).await,
+        Some(_) => retry_later(conn, taken, backoff(settings, taken.tries), why).await,
     }
 }
 

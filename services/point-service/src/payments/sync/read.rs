@@ -9,11 +9,16 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
+use super::reading::{Read, Reading, Via};
 use super::{ANOMALIES, Anomaly};
 use crate::payments::attempts;
 use crate::payments::client::{PaymentClient, ReadPayment};
 use crate::payments::machine::Attempt;
 use crate::payments::webhook::event::canonical_reference;
+
+/// The most pages of one reference's payments read in one pass: a reference has a payment
+/// per pay call, and pay calls are bounded per order, so more means a gateway gone wrong.
+pub const MAX_REFERENCE_PAGES: usize = 20;
 
 /// What is known of an order before its payments are read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,11 +27,29 @@ pub struct Plan {
     pub final_: bool,
     /// The payment ids its pay calls were answered with, oldest first, each once.
     pub ids: Vec<String>,
+    /// Its pay calls whose answer was lost: each may have made a payment whose id we never
+    /// learned, and which the payment service may commit after our first read.
+    pub lost: usize,
     /// A pay call's answer was lost (or there is no attempt at all): its payments are
     /// found by the order's reference.
     pub by_reference: bool,
     /// A pay call is still waiting for its answer: read again later.
     pub in_flight: bool,
+}
+
+impl Plan {
+    /// How many lost pay calls no payment read back accounts for: a payment of the order
+    /// that no answered attempt names is a lost call's (a 4xx made none). While one is
+    /// left, its payment may still appear: finding nothing is not final.
+    pub fn lost_unaccounted(&self, reading: &Reading) -> usize {
+        let found = reading
+            .payments
+            .iter()
+            .chain(reading.disputed.iter().map(|d| &d.later))
+            .filter(|read| !self.ids.contains(&read.payment.id))
+            .count();
+        self.lost.saturating_sub(found)
+    }
 }
 
 /// The order's [`Plan`] from its status and attempts. `window` is how long a pay call's
@@ -40,6 +63,7 @@ pub async fn plan(
         return Ok(Plan {
             final_: true,
             ids: Vec::new(),
+            lost: 0,
             by_reference: false,
             in_flight: false,
         });
@@ -53,41 +77,14 @@ pub async fn plan(
             ids.push(id.clone());
         }
     }
+    let lost = attempts.iter().filter(|a| **a == Attempt::Lost).count();
     Ok(Plan {
         final_: false,
         ids,
-        by_reference: attempts.is_empty() || attempts.contains(&Attempt::Lost),
+        lost,
+        by_reference: attempts.is_empty() || lost > 0,
         in_flight: attempts.contains(&Attempt::InFlight),
     })
-}
-
-/// What the payment service said of an order's payments.
-#[derive(Debug, Default)]
-pub struct Reading {
-    /// Payments that belong to the order, each once.
-    pub payments: Vec<ReadPayment>,
-    /// Something is not known yet: a read failed, an id is unknown to the payment service,
-    /// an answer contradicted the question. Why, for the order's `last_error`.
-    pub unsure: Option<String>,
-}
-
-impl Reading {
-    fn unsure(&mut self, why: String) {
-        self.unsure.get_or_insert(why);
-    }
-
-    /// Adds a payment read once more (by id and by reference) once; two readings of one
-    /// payment that disagree decide nothing this time.
-    fn add(&mut self, payment: ReadPayment) {
-        match self.payments.iter().find(|p| p.id == payment.id) {
-            None => self.payments.push(payment),
-            Some(seen) if *seen == payment => {}
-            Some(_) => self.unsure(format!(
-                "payment {} read back twice, differently",
-                payment.id
-            )),
-        }
-    }
 }
 
 /// Reads the order's payments back, waiting on `pace` before each call.
@@ -99,16 +96,15 @@ pub async fn read(
 ) -> Reading {
     let reference = correlation_id.to_string();
     let mut reading = Reading::default();
-    let belongs = |payment: &ReadPayment, reading: &mut Reading| {
+    let add = |payment: ReadPayment, via: Via, reading: &mut Reading| {
         if canonical_reference(&payment.reference) == reference {
-            true
+            reading.add(Read { payment, via });
         } else {
-            anomaly(Anomaly::OtherReference, correlation_id, payment);
+            anomaly(Anomaly::OtherReference, correlation_id, &payment);
             reading.unsure(format!(
                 "payment {} read back names another reference",
                 payment.id
             ));
-            false
         }
     };
     for id in &plan.ids {
@@ -118,26 +114,37 @@ pub async fn read(
                 anomaly(Anomaly::OtherPayment, correlation_id, &payment);
                 reading.unsure(format!("payment {id} read back as another payment"));
             }
-            Ok(Some(payment)) => {
-                if belongs(&payment, &mut reading) {
-                    reading.add(payment);
-                }
-            }
+            Ok(Some(payment)) => add(payment, Via::ById, &mut reading),
             Ok(None) => reading.unsure(format!("payment {id} is unknown to the payment service")),
             Err(e) => reading.unsure(format!("payment {id}: {e}")),
         }
     }
     if plan.by_reference {
-        pace.tick().await;
-        match payments.payments_for(&reference).await {
-            Ok(found) => {
-                for payment in found {
-                    if belongs(&payment, &mut reading) {
-                        reading.add(payment);
+        // Every page: a payment left on a later one could be the lost call's.
+        let mut cursor: Option<String> = None;
+        for page in 1.. {
+            if page > MAX_REFERENCE_PAGES {
+                reading.unsure(format!(
+                    "payments of the reference: more than {MAX_REFERENCE_PAGES} pages"
+                ));
+                break;
+            }
+            pace.tick().await;
+            match payments.payments_for(&reference, cursor.as_deref()).await {
+                Ok(list) => {
+                    for payment in list.data {
+                        add(payment, Via::ByReference, &mut reading);
+                    }
+                    cursor = list.next;
+                    if cursor.is_none() {
+                        break;
                     }
                 }
+                Err(e) => {
+                    reading.unsure(format!("payments of the reference: {e}"));
+                    break;
+                }
             }
-            Err(e) => reading.unsure(format!("payments of the reference: {e}")),
         }
     }
     reading
@@ -171,27 +178,38 @@ pub(super) async fn still_open(
 mod tests {
     use super::*;
     use crate::payments::client::ReadStatus;
+    use crate::payments::sync::reading::{Read, Via};
 
-    fn payment(status: ReadStatus) -> ReadPayment {
-        ReadPayment {
-            id: "pay_1".into(),
-            reference: "r".into(),
-            status,
-            amount_minor: 1500,
-            currency: "SAR".into(),
+    fn read(status: ReadStatus, id: &str) -> Read {
+        Read {
+            payment: ReadPayment {
+                id: id.into(),
+                reference: "r".into(),
+                status,
+                amount_minor: 1500,
+                currency: "SAR".into(),
+            },
+            via: Via::ByReference,
         }
     }
 
     #[test]
-    fn a_payment_read_twice_alike_counts_once_and_differently_decides_nothing() {
+    fn a_lost_call_is_accounted_for_only_by_a_payment_no_answer_named() {
+        let plan = Plan {
+            final_: false,
+            ids: vec!["pay_1".into()],
+            lost: 1,
+            by_reference: true,
+            in_flight: false,
+        };
         let mut reading = Reading::default();
-        reading.add(payment(ReadStatus::Captured));
-        reading.add(payment(ReadStatus::Captured));
-        assert_eq!((reading.payments.len(), &reading.unsure), (1, &None));
-        reading.add(payment(ReadStatus::Declined));
+        reading.add(read(ReadStatus::Declined, "pay_1"));
         assert_eq!(
-            reading.unsure.as_deref(),
-            Some("payment pay_1 read back twice, differently")
+            plan.lost_unaccounted(&reading),
+            1,
+            "pay_1 is the answered call's"
         );
+        reading.add(read(ReadStatus::Captured, "pay_2"));
+        assert_eq!(plan.lost_unaccounted(&reading), 0);
     }
 }

@@ -1,0 +1,18 @@
+-- Payment sync (docs/design.md, "Payment service"): two reads of one payment that disagree
+-- decide nothing. A read of a payment in a final state (captured or declined) is kept while
+-- its order is synced, so that a later pass that reads it otherwise is seen to disagree;
+-- the first final reading stays (a gateway that flips keeps disagreeing with it).
+CREATE TABLE payment_sync_readings (
+    correlation_id UUID NOT NULL REFERENCES payment_syncs (correlation_id) ON DELETE CASCADE,
+    payment_id     TEXT NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ('captured', 'declined')),
+    amount_minor   BIGINT NOT NULL,
+    currency       TEXT NOT NULL,
+    read_at        TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (correlation_id, payment_id)
+);
+
+-- Passes since the order's latest attempt whose reads disagreed: at
+-- `payments::sync::DISAGREEMENTS_LISTED` the order is listed for a person with both readings.
+ALTER TABLE payment_syncs
+    ADD COLUMN disagreements INTEGER NOT NULL DEFAULT 0 CHECK (disagreements >= 0);
