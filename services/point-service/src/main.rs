@@ -140,6 +140,9 @@ enum PointCommand {
     ///   currency_mismatch       the capture's currency is not its credit's
     ///   reference_mismatch      the capture was credited to another order than the one it
     ///                           names (the points went to someone who did not pay them)
+    ///   credited_twice          a payment of the day's settlement, or credited that day,
+    ///                           credited more than once (the ledger column lists every
+    ///                           credit, whatever its day)
     ///
     /// A credit is a payment_captured event applied (outcome captured), by the webhook or the
     /// payment sync alike. Each run's outcome (agrees, differs, unreadable) is recorded for

@@ -452,6 +452,119 @@ async fn a_credit_just_after_midnight_finds_its_capture_in_the_day_before() {
     assert_eq!(recorded(&app, BEFORE).await, ("agrees".to_owned(), 0));
 }
 
+/// Plants a second card credit of `payment_id` to `order` behind the service's back, as a bug
+/// or a hand-made insert would leave it: the applied event and the recipient's entry.
+async fn credit_again(app: &TestApp, event_id: &str, order: &str, payment_id: &str, at: &str) {
+    app.sql(&format!(
+        "INSERT INTO payment_events (id, type, reference, payment_id, amount_minor, currency, outcome, received_at)
+         VALUES ('{event_id}', 'payment_captured', '{order}', '{payment_id}', 1500, 'SAR', 'captured', '{at}');
+         INSERT INTO point_entries (client_id, kind, points, order_correlation_id, created_at)
+         SELECT recipient_id, CASE WHEN recipient_id = payer_id THEN 'purchase' ELSE 'gift_received' END,
+                point_amount, correlation_id, '{at}'
+         FROM point_orders WHERE correlation_id = '{order}';
+         UPDATE point_accounts a SET balance = balance + o.point_amount
+         FROM point_orders o WHERE o.correlation_id = '{order}' AND a.client_id = o.recipient_id"
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn a_payment_credited_twice_is_reported_by_the_run_of_either_day() {
+    let app = spawn_app().await;
+    let order = paid(&app, "evt_1", "pay_1", "2026-11-10T09:00:00Z").await;
+    let after = "2026-11-11";
+    let (payments, _) = spawn_settlements(vec![
+        (
+            DAY,
+            vec![Page::Captures(vec![settled(
+                "pay_1",
+                &order,
+                1500,
+                "SAR",
+                "2026-11-10T08:59:59Z",
+            )])],
+        ),
+        (after, vec![Page::Captures(vec![])]),
+    ]);
+    // Credited once: the day agrees.
+    assert_eq!(
+        reconcile(&app, &payments, &["--date", DAY]).await,
+        (
+            0,
+            "settlement 2026-11-10: agrees (captures: 1, of them listed for refund: 0; card \
+             credits applied that day: 1)\n"
+                .to_owned(),
+            String::new()
+        )
+    );
+
+    // The next day, the same payment credited again.
+    credit_again(&app, "evt_again", &order, "pay_1", "2026-11-11T08:00:00Z").await;
+    let twice = format!(
+        "credited_twice\tpay_1\t{order}\tcaptured 15.00 SAR at 2026-11-10T08:59:59Z\tcredited 15.00 SAR \
+         at 2026-11-10T09:00:00Z (event evt_1); credited 15.00 SAR at 2026-11-11T08:00:00Z (event evt_again)\n"
+    );
+    assert_eq!(
+        reconcile(&app, &payments, &["--date", DAY]).await,
+        (
+            1,
+            format!(
+                "{twice}settlement 2026-11-10: 1 difference (captures: 1, of them listed for refund: 0; \
+                 card credits applied that day: 1)\n"
+            ),
+            String::new()
+        )
+    );
+    assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 1));
+    // The day of the second credit: its capture is the day before's, and the first credit,
+    // another day's, is read too.
+    assert_eq!(
+        reconcile(&app, &payments, &["--date", after]).await,
+        (
+            1,
+            format!(
+                "{twice}settlement 2026-11-11: 1 difference (captures: 0, of them listed for refund: 0; \
+                 card credits applied that day: 1)\n"
+            ),
+            String::new()
+        )
+    );
+    assert_eq!(recorded(&app, after).await, ("differs".to_owned(), 1));
+}
+
+#[tokio::test]
+async fn a_payment_credited_to_two_orders_is_reported() {
+    let app = spawn_app().await;
+    let order = paid(&app, "evt_1", "pay_1", "2026-11-10T09:00:00Z").await;
+    let other = checkout_for_omar(&app).await;
+    credit_again(&app, "evt_other", &other, "pay_1", "2026-11-10T09:30:00Z").await;
+    let (payments, _) = spawn_settlements(vec![(
+        DAY,
+        vec![Page::Captures(vec![settled(
+            "pay_1",
+            &order,
+            1500,
+            "SAR",
+            "2026-11-10T08:59:59Z",
+        )])],
+    )]);
+    assert_eq!(
+        reconcile(&app, &payments, &["--date", DAY]).await,
+        (
+            1,
+            format!(
+                "credited_twice\tpay_1\t{order}, {other}\tcaptured 15.00 SAR at 2026-11-10T08:59:59Z\t\
+                 credited 15.00 SAR at 2026-11-10T09:00:00Z (event evt_1) to order {order}; \
+                 credited 15.00 SAR at 2026-11-10T09:30:00Z (event evt_other) to order {other}\n\
+                 settlement 2026-11-10: 1 difference (captures: 1, of them listed for refund: 0; \
+                 card credits applied that day: 2)\n"
+            ),
+            String::new()
+        )
+    );
+    assert_eq!(recorded(&app, DAY).await, ("differs".to_owned(), 1));
+}
+
 #[tokio::test]
 async fn an_unreadable_settlement_concludes_nothing_and_exits_2() {
     let app = spawn_app().await;
@@ -562,6 +675,7 @@ async fn the_help_names_the_kinds_and_the_exit_codes() {
         "amount_mismatch",
         "currency_mismatch",
         "reference_mismatch",
+        "credited_twice",
         "Exit codes: 0 the day agrees; 1 there is at least one difference",
         "2 nothing concluded",
     ] {

@@ -23,8 +23,9 @@ pub struct Credit {
 /// What the ledger holds for the day, read after the settlement.
 #[derive(Debug, Default)]
 pub struct Ledger {
-    /// The credits of the payments in the day's settlement (whenever applied) and every
-    /// credit applied that day, oldest first.
+    /// The credits of the payments in the day's settlement and of those credited that day
+    /// (each payment's every credit, whenever applied), and every credit applied that day,
+    /// oldest first.
     pub credits: Vec<Credit>,
     /// The payments of the day's settlement listed for refund (`unapplied_captures`),
     /// resolved or not.
@@ -43,6 +44,9 @@ pub enum Kind {
     /// Credited to another order than the one the settlement's capture names: the points
     /// went to someone who did not pay for them.
     ReferenceMismatch,
+    /// One payment credited more than once (in the day's settlement, or credited that day).
+    /// The webhook and the sync decide a payment once, so this is a bug or a hand-made row.
+    CreditedTwice,
 }
 
 impl Kind {
@@ -53,6 +57,7 @@ impl Kind {
             Kind::AmountMismatch => "amount_mismatch",
             Kind::CurrencyMismatch => "currency_mismatch",
             Kind::ReferenceMismatch => "reference_mismatch",
+            Kind::CreditedTwice => "credited_twice",
         }
     }
 }
@@ -118,13 +123,16 @@ pub fn bounds(day: NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
 }
 
 /// Compares `day`'s settlement (`settled`) and the day before's (`before`) with `ledger`:
-/// the captures in the settlement's order, then the day's credits in theirs.
+/// the captures in the settlement's order, then the day's credits in theirs, then the
+/// payments credited twice in the order of their first credit.
 pub fn compare(day: NaiveDate, settled: &[Settled], before: &[Settled], ledger: &Ledger) -> Report {
     let (start, end) = bounds(day);
-    let mut credited: HashMap<&str, &Credit> = HashMap::new();
+    let that_day = |credit: &Credit| credit.received_at >= start && credit.received_at < end;
+    // Each payment's credits, oldest first: a capture is compared with the first.
+    let mut credited: HashMap<&str, Vec<&Credit>> = HashMap::new();
     for credit in &ledger.credits {
         if let Some(payment) = credit.payment_id.as_deref() {
-            credited.entry(payment).or_insert(credit);
+            credited.entry(payment).or_default().push(credit);
         }
     }
     let mut report = Report::default();
@@ -135,7 +143,7 @@ pub fn compare(day: NaiveDate, settled: &[Settled], before: &[Settled], ledger: 
         }
         report.captures += 1;
         match credited.get(capture.id.as_str()) {
-            Some(credit) => agree(&mut report.differences, capture, credit),
+            Some(credits) => agree(&mut report.differences, capture, credits[0]),
             None if ledger.listed.contains(&capture.id) => report.listed += 1,
             None => report.differences.push(Difference {
                 kind: Kind::CaptureNotCredited,
@@ -147,11 +155,7 @@ pub fn compare(day: NaiveDate, settled: &[Settled], before: &[Settled], ledger: 
         }
     }
     let before: HashMap<&str, &Settled> = before.iter().map(|s| (s.id.as_str(), s)).collect();
-    let applied = ledger
-        .credits
-        .iter()
-        .filter(|c| c.received_at >= start && c.received_at < end);
-    for credit in applied {
+    for credit in ledger.credits.iter().filter(|c| that_day(c)) {
         report.credits += 1;
         let payment = credit.payment_id.as_deref();
         if payment.is_some_and(|p| seen.contains(p)) {
@@ -164,17 +168,71 @@ pub fn compare(day: NaiveDate, settled: &[Settled], before: &[Settled], ledger: 
                 payment_id: credit.payment_id.clone(),
                 reference: credit.reference.clone(),
                 settlement: match payment {
-                    Some(_) => format!(
-                        "not in the settlements of {} and {day}",
-                        day.pred_opt().unwrap_or(day)
-                    ),
+                    Some(_) => not_settled(day),
                     None => "the credit names no payment".to_owned(),
                 },
                 ledger: credited_line(credit),
             }),
         }
     }
+    // Defence in depth: a payment credited more than once, one line however many credits,
+    // from the run of each day it bears on.
+    let mut reported: HashSet<&str> = HashSet::new();
+    for payment in ledger
+        .credits
+        .iter()
+        .filter_map(|c| c.payment_id.as_deref())
+    {
+        let credits = &credited[payment];
+        let bears_on_day = seen.contains(payment) || credits.iter().any(|c| that_day(c));
+        if credits.len() > 1 && bears_on_day && reported.insert(payment) {
+            let capture = settled
+                .iter()
+                .find(|s| s.id == payment)
+                .or(before.get(payment).copied());
+            report
+                .differences
+                .push(twice(day, payment, capture, credits));
+        }
+    }
     report
+}
+
+/// The line of a payment credited more than once: every credit, and the order each went to
+/// when they went to several.
+fn twice(
+    day: NaiveDate,
+    payment: &str,
+    capture: Option<&Settled>,
+    credits: &[&Credit],
+) -> Difference {
+    let mut orders: Vec<&str> = Vec::new();
+    for credit in credits {
+        if !orders.contains(&credit.reference.as_str()) {
+            orders.push(&credit.reference);
+        }
+    }
+    let ledger: Vec<String> = credits
+        .iter()
+        .map(|credit| match orders.len() {
+            1 => credited_line(credit),
+            _ => format!("{} to order {}", credited_line(credit), credit.reference),
+        })
+        .collect();
+    Difference {
+        kind: Kind::CreditedTwice,
+        payment_id: Some(payment.to_owned()),
+        reference: orders.join(", "),
+        settlement: capture.map_or_else(|| not_settled(day), captured),
+        ledger: ledger.join("; "),
+    }
+}
+
+fn not_settled(day: NaiveDate) -> String {
+    format!(
+        "not in the settlements of {} and {day}",
+        day.pred_opt().unwrap_or(day)
+    )
 }
 
 /// The amount and currency checks of a capture and its credit.
@@ -236,4 +294,86 @@ fn amount(minor: Option<i64>, currency: Option<&str>) -> String {
 
 fn time(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: &str = "2026-11-10";
+
+    fn at(time: &str) -> DateTime<Utc> {
+        time.parse().unwrap()
+    }
+
+    fn capture(id: &str, order: &str, time: &str) -> Settled {
+        Settled {
+            id: id.to_owned(),
+            reference: order.to_owned(),
+            amount_minor: 1500,
+            currency: "SAR".to_owned(),
+            captured_at: at(time),
+        }
+    }
+
+    fn credit(event: &str, order: &str, payment: &str, time: &str) -> Credit {
+        Credit {
+            event_id: event.to_owned(),
+            reference: order.to_owned(),
+            payment_id: Some(payment.to_owned()),
+            amount_minor: Some(1500),
+            currency: Some("SAR".to_owned()),
+            received_at: at(time),
+        }
+    }
+
+    fn lines(settled: &[Settled], before: &[Settled], credits: Vec<Credit>) -> Vec<String> {
+        let ledger = Ledger {
+            credits,
+            listed: HashSet::new(),
+        };
+        let report = compare(DAY.parse().unwrap(), settled, before, &ledger);
+        report.differences.iter().map(Difference::line).collect()
+    }
+
+    #[test]
+    fn a_payment_of_the_settlement_credited_twice_is_one_line() {
+        let settled = [capture("pay_1", "order-a", "2026-11-10T08:59:59Z")];
+        let credits = vec![
+            credit("evt_1", "order-a", "pay_1", "2026-11-10T09:00:00Z"),
+            // Another day's credit of the same payment (the reading fetches every one).
+            credit("evt_2", "order-a", "pay_1", "2026-11-12T10:00:00Z"),
+        ];
+        assert_eq!(
+            lines(&settled, &[], credits),
+            [
+                "credited_twice\tpay_1\torder-a\tcaptured 15.00 SAR at 2026-11-10T08:59:59Z\t\
+              credited 15.00 SAR at 2026-11-10T09:00:00Z (event evt_1); \
+              credited 15.00 SAR at 2026-11-12T10:00:00Z (event evt_2)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_payment_credited_that_day_and_before_to_two_orders_is_one_line() {
+        let before = [capture("pay_1", "order-a", "2026-11-09T23:59:00Z")];
+        let credits = vec![
+            credit("evt_1", "order-a", "pay_1", "2026-11-09T23:59:30Z"),
+            credit("evt_2", "order-b", "pay_1", "2026-11-10T10:00:00Z"),
+            // Credited twice, but neither in the day's settlement nor applied that day.
+            credit("evt_3", "order-c", "pay_3", "2026-11-08T10:00:00Z"),
+            credit("evt_4", "order-c", "pay_3", "2026-11-09T10:00:00Z"),
+        ];
+        assert_eq!(
+            lines(&[], &before, credits),
+            [
+                // The day's credit is compared with the day before's capture, as before.
+                "reference_mismatch\tpay_1\torder-a\tcaptured 15.00 SAR at 2026-11-09T23:59:00Z\t\
+                 credited 15.00 SAR at 2026-11-10T10:00:00Z (event evt_2) to order order-b",
+                "credited_twice\tpay_1\torder-a, order-b\tcaptured 15.00 SAR at 2026-11-09T23:59:00Z\t\
+                 credited 15.00 SAR at 2026-11-09T23:59:30Z (event evt_1) to order order-a; \
+                 credited 15.00 SAR at 2026-11-10T10:00:00Z (event evt_2) to order order-b",
+            ]
+        );
+    }
 }

@@ -1,9 +1,10 @@
 //! `point-service reconcile [--date YYYY-MM-DD]`, the daily settlement check (docs/design.md,
 //! "Payment service"): a UTC day's captures at the payment service against the ledger's card
 //! credits. Every capture of the day is credited or listed for refund, every credit applied
-//! that day has its capture in that day's settlement or the day before's, and amounts and
-//! currencies agree. Each difference is one line on stdout; the outcome is written to
-//! `settlement_checks`, which every replica exports as gauges (`payments::sync::gauges`).
+//! that day has its capture in that day's settlement or the day before's, amounts and
+//! currencies agree, and no payment is credited twice. Each difference is one line on
+//! stdout; the outcome is written to `settlement_checks`, which every replica exports as
+//! gauges (`payments::sync::gauges`).
 //!
 //! Both days' settlements are read whole, every page, before the database is opened: no
 //! connection waits on the payment service. A page that cannot be read concludes nothing.
@@ -140,12 +141,22 @@ pub async fn ledger(
 ) -> QueryResult<Ledger> {
     let (start, end) = compare::bounds(day);
     let ids: Vec<&str> = settled.iter().map(|s| s.id.as_str()).collect();
+    // The payments credited that day, so that each one's other credits, on any day, are
+    // read too: a payment credited twice is found by the run of either credit's day.
+    let that_day = diesel::alias!(payment_events as that_day);
+    let credited_that_day = that_day
+        .filter(that_day.field(payment_events::kind).eq("payment_captured"))
+        .filter(that_day.field(payment_events::outcome).eq("captured"))
+        .filter(that_day.field(payment_events::received_at).ge(start))
+        .filter(that_day.field(payment_events::received_at).lt(end))
+        .select(that_day.field(payment_events::payment_id));
     let credits = payment_events::table
         .filter(payment_events::kind.eq("payment_captured"))
         .filter(payment_events::outcome.eq("captured"))
         .filter(
             payment_events::payment_id
                 .eq_any(&ids)
+                .or(payment_events::payment_id.eq_any(credited_that_day))
                 .or(payment_events::received_at
                     .ge(start)
                     .and(payment_events::received_at.lt(end))
