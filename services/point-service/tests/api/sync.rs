@@ -460,17 +460,23 @@ async fn an_order_undecided_past_the_horizon_is_listed_for_a_person() {
 
 #[tokio::test]
 async fn a_read_back_naming_another_order_or_payment_is_not_applied() {
-    for lie in [Lie::OtherReference, Lie::OtherPayment] {
+    // Read by id (an answered call) and by reference (a lost one, whose payment another
+    // order's must not stand for).
+    for (lie, card, answered) in [
+        (Lie::OtherReference, "silent-1", 200),
+        (Lie::OtherReference, "lost-1", 500),
+        (Lie::OtherPayment, "silent-1", 200),
+    ] {
         let (app, gateway) = quiet_app().await;
         let worker = worker(&app, &gateway, 100, "w");
-        let order = paid_with(&app, "silent-1", 200).await;
+        let order = paid_with(&app, card, answered).await;
         gateway.set_lie(lie);
         sync_due(&app, &worker, &order).await;
-        assert_eq!(status_of(&app, &order).await, "initial_order", "{lie:?}");
+        assert_eq!(status_of(&app, &order).await, "initial_order", "{lie:?} {card}");
         assert_eq!(
             app.count("SELECT count(*) AS n FROM payment_events").await,
             0,
-            "{lie:?}"
+            "{lie:?} {card}"
         );
         assert_eq!(
             app.count(&format!(
@@ -479,12 +485,12 @@ async fn a_read_back_naming_another_order_or_payment_is_not_applied() {
             ))
             .await,
             1,
-            "{lie:?}: read again later"
+            "{lie:?} {card}: read again later"
         );
         // The payment service tells the truth again.
         gateway.set_lie(Lie::None);
         sync_due(&app, &worker, &order).await;
-        assert_eq!(status_of(&app, &order).await, "successful", "{lie:?}");
+        assert_eq!(status_of(&app, &order).await, "successful", "{lie:?} {card}");
     }
 }
 

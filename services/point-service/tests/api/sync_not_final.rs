@@ -172,6 +172,18 @@ async fn a_lost_call_for_which_no_payment_ever_turns_up_is_listed_past_the_horiz
         listed_reason(&app, &order).as_deref(),
         Some(NOTHING_TURNED_UP)
     );
+    // The payment turns up after the horizon and its webhook comes: credited once, and the
+    // order is no longer listed.
+    let (status, body) = app
+        .webhook(
+            &capture("evt_after", &order, "pay_late"),
+            WEBHOOK_SECRET,
+            now(),
+        )
+        .await;
+    assert_eq!((status, &body["outcome"]), (200, &json!("captured")));
+    assert_eq!(credits_of(&app, &order).await, 1);
+    assert_eq!(listed_reason(&app, &order), None);
 }
 
 /// A pay/session call whose answer was lost: the session turns up after the first read,
