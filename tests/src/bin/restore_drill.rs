@@ -13,15 +13,41 @@
 //!    ledger remembers: `point-service cross-check` lists exactly those, and redeeming one of
 //!    those codes again credits nothing.
 //!
-//! After each: `point-service audit`, `point-service reconcile` for today, the gift-code
-//! checks and `point-service cross-check`. Prints the figures (backup, restore and
-//! time-to-ready seconds, what was lost) for docs/runbook.md; exits 1 on any failure.
+//! After each: `point-service audit`, `point-service reconcile` for each UTC day of the drill,
+//! the gift-code checks and `point-service cross-check`. Prints the figures (backup, restore
+//! and time-to-ready seconds, what was lost) and the reconcile lines for docs/runbook.md;
+//! exits 1 on any failure.
+//!
+//! **Money, not counts.** Phase 1 also pays card orders through the payment sandbox, which
+//! plays the payment service and, like it, is not restored (it keeps running through the
+//! restore, with what it captured): with each of its cards (`card_…` approved on its 3-D
+//! Secure page as a client would, `silent_…` captured with its webhook lost, `lost_…` captured
+//! with its pay answer lost; the last two credited by the point service's payment sync), some
+//! credited before the target, some paid before it and approved only after it, and some made
+//! after it. After the restore `reconcile` must report exactly one `capture_not_credited` line
+//! per payment of an order made after the target (the order row is gone, so neither a webhook
+//! nor the sync has anything to credit), and nothing for the others: those credited before
+//! the target are in the restored ledger, and those paid before it but captured after it
+//! belong to an order the restore kept open (`initial_order`, with its pay attempt), which the
+//! sync reads back and credits again. The drill asserts those lines (kind, payment id, order)
+//! and the exit codes, and that every card order kept is credited exactly once (one ledger
+//! entry, one captured event) and every one taken back has neither.
 //!
 //! `RESTORE_DRILL_ORDERS` (default 200) point orders and `RESTORE_DRILL_CODES` (default 60)
-//! gift codes per phase of load.
+//! gift codes per phase of load; `RESTORE_DRILL_CARDS` (default 3) card orders per card and
+//! per side of the target.
+//!
+//! `DRILL_PLANT=double,missing` (either or both; read by this drill and `make failover` only)
+//! makes the money wrong on purpose after the restore and before the checks, through SQL in
+//! the restored ledger: `double` credits one card order kept a second time (a second entry and
+//! a second captured event), `missing` deletes the credit of another (its entry and its
+//! captured event); the balances follow, so what fails is what looks per reference (the
+//! reconcile lines, the card credits, the audit's card-order check). The run must then fail
+//! naming exactly those orders and payments.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a drill driver fails loudly on purpose
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -30,6 +56,7 @@ use e2e::money::{self, CLIENTS};
 use e2e::pg_server::{as_server_user, give_to_server_user, pg_bindir};
 use e2e::stack::{Databases, Stack};
 use e2e::{LocalCluster, Service, free_port, run};
+use serde_json::json;
 
 const STANZA: &str = "loyalty";
 /// Quick gift-card retries, so that nothing is left pending when the checks run.
@@ -37,6 +64,26 @@ const ORDER_ENV: [(&str, &str); 2] = [
     ("GIFT_CARD_RETRY_INTERVAL_MS", "200"),
     ("GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS", "1"),
 ];
+/// The point service's payment sync, quick enough that a lost webhook or a lost pay answer is
+/// read back and credited within seconds (the binary's defaults are 120 s, 30 s, 10 reads/s).
+const POINTS_ENV: [(&str, &str); 3] = [
+    ("PAYMENT_SYNC_AFTER_SECONDS", "1"),
+    ("PAYMENT_SYNC_INTERVAL_SECONDS", "1"),
+    ("PAYMENT_SYNC_READS_PER_SECOND", "50"),
+];
+/// The sandbox's cards (docs/design.md, "Payment service"): one that waits on its 3-D Secure
+/// page (the drill approves it there, as its client would; the webhook credits it), one
+/// captured at once whose webhook is never sent, one captured at once whose pay answer is
+/// lost (502, so the pay route answers 500); the payment sync credits the last two.
+const CARDS: [&str; 3] = ["card_drill", "silent_drill", "lost_drill"];
+/// How long a capture may wait for its credit while the sync runs.
+const SYNCED: Duration = Duration::from_secs(30);
+/// How long an order the restore reopened may wait for the sync to credit it again: the
+/// sync's lease (`worker_leases`) comes back with the database, held by a process that is
+/// gone, and no other takes it before it runs out: `PAYMENT_SYNC_INTERVAL_SECONDS` + 2 ×
+/// (`PAYMENT_SERVICE_TIMEOUT_MS` + 30 s) after its last renewal, 81 s here (110 s with the
+/// binary's defaults); then one interval and a read.
+const RESYNCED: Duration = Duration::from_secs(150);
 
 fn count_of(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -163,31 +210,27 @@ async fn load(
     done
 }
 
-/// The checks after a restore: audit, reconcile (today), cross-check; each failure a line.
+/// A difference line of `point-service reconcile`: kind, payment id, order.
+type Difference = (String, String, String);
+
+/// The checks after a restore: audit, reconcile (every UTC day since `since`: exactly the
+/// `expected` lines), cross-check (exactly `expected_cross`); each failure a line.
 async fn checks(
     databases: &Databases,
     stack: &Stack,
     failures: &mut Vec<String>,
+    since: chrono::NaiveDate,
+    expected: &BTreeSet<Difference>,
     expected_cross: &str,
 ) {
     let audit = run("point-service", &["audit"], &databases.points, &[]).await;
     if !audit.status.success() {
-        failures.push(format!("audit: {}", String::from_utf8_lossy(&audit.stderr)));
-    }
-    let today = chrono::Utc::now().date_naive().to_string();
-    let reconcile = run(
-        "point-service",
-        &["reconcile", "--date", &today],
-        &databases.points,
-        &[("PAYMENT_SERVICE_URL", &stack.sandbox.base)],
-    )
-    .await;
-    if !reconcile.status.success() {
         failures.push(format!(
-            "reconcile: {}",
-            String::from_utf8_lossy(&reconcile.stdout)
+            "audit: {}",
+            String::from_utf8_lossy(&audit.stderr).trim()
         ));
     }
+    reconcile(databases, stack, since, expected, failures).await;
     let cross = run(
         "point-service",
         &["cross-check"],
@@ -204,6 +247,314 @@ async fn checks(
             "cross-check said:\n{lines}expected:\n{expected_cross}"
         ));
     }
+}
+
+/// `point-service reconcile --date <day>` for each UTC day from `since` to today, against the
+/// sandbox, which kept every capture through the restore. Its difference lines, printed, must
+/// be exactly `expected` (by kind, payment id and order), and each day must exit 1 when it
+/// has some, 0 when it has none (never 2: nothing concluded).
+async fn reconcile(
+    databases: &Databases,
+    stack: &Stack,
+    since: chrono::NaiveDate,
+    expected: &BTreeSet<Difference>,
+    failures: &mut Vec<String>,
+) {
+    let today = chrono::Utc::now().date_naive();
+    let mut found = BTreeSet::new();
+    for day in since.iter_days().take_while(|day| *day <= today) {
+        let date = day.to_string();
+        let output = run(
+            "point-service",
+            &["reconcile", "--date", &date],
+            &databases.points,
+            &[("PAYMENT_SERVICE_URL", &stack.sandbox.base)],
+        )
+        .await;
+        let code = output.status.code().unwrap_or(-1);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        // Its log lines (JSON) go to stdout too: a difference is `kind<TAB>payment<TAB>...`.
+        let lines: Vec<&str> = stdout
+            .lines()
+            .filter(|line| {
+                line.split('\t').count() >= 5
+                    && line.split('\t').next().is_some_and(|kind| {
+                        kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                    })
+            })
+            .collect();
+        eprintln!(
+            "restore-drill: reconcile --date {date}: exit {code}, {} line(s){}",
+            lines.len(),
+            if lines.is_empty() { "" } else { ":" }
+        );
+        for line in &lines {
+            eprintln!("  {line}");
+            let fields: Vec<&str> = line.split('\t').collect();
+            found.insert((
+                fields[0].to_owned(),
+                fields.get(1).copied().unwrap_or_default().to_owned(),
+                fields.get(2).copied().unwrap_or_default().to_owned(),
+            ));
+        }
+        if let Some(summary) = stdout.lines().find(|line| line.starts_with("settlement ")) {
+            eprintln!("  {summary}");
+        }
+        let want = if lines.is_empty() { 0 } else { 1 };
+        if code != want {
+            failures.push(format!(
+                "reconcile --date {date} exited {code} with {} difference line(s), not {want}: {}",
+                lines.len(),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+    }
+    for (kind, payment, order) in expected.difference(&found) {
+        failures.push(format!(
+            "reconcile did not report {kind} of payment {payment} (order {order})"
+        ));
+    }
+    for (kind, payment, order) in found.difference(expected) {
+        failures.push(format!(
+            "reconcile reported {kind} of payment {payment} (order {order}), which it must not"
+        ));
+    }
+}
+
+/// The `capture_not_credited` line of `card`'s payment.
+fn line_of(card: &CardPayment) -> Difference {
+    (
+        "capture_not_credited".to_owned(),
+        card.payment.clone(),
+        card.order.clone(),
+    )
+}
+
+/// A checkout order paid by card: its payer's token, the card, the order, the payment.
+#[derive(Clone)]
+struct CardPayment {
+    token: &'static str,
+    card: &'static str,
+    order: String,
+    payment: String,
+}
+
+/// A checkout order for `friend`, paid by `token` with `card`. A `lost` card's pay answer is
+/// lost on purpose (500 `INTERNAL_ERROR`): its payment is found by reference, as the sync
+/// finds it. A 3-D Secure card's payment waits on its page.
+async fn pay_by_card(
+    stack: &Stack,
+    token: &'static str,
+    friend: i64,
+    card: &'static str,
+) -> CardPayment {
+    let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
+    let body =
+        json!({"point_offer_id": money::OFFER, "to_client_id": friend, "payment_type": "checkout"});
+    let (status, created) = stack
+        .call("POST", &orders, Some(token), &[], Some(&body))
+        .await;
+    assert_eq!(status, 200, "checkout order: {created}");
+    let order = created["correlation_id"].as_str().unwrap().to_owned();
+    let (status, started) = stack
+        .call(
+            "POST",
+            &format!("{orders}/{order}/pay/card"),
+            Some(token),
+            &[],
+            Some(&json!({"id": card, "cvv": "123"})),
+        )
+        .await;
+    let payment = if card.starts_with("lost") {
+        assert_eq!(status, 500, "pay/card with {card}: {started}");
+        let (status, found) = stack
+            .call(
+                "GET",
+                &format!("{}/v1/payments?reference={order}", stack.sandbox.base),
+                None,
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(status, 200, "payments of {order}: {found}");
+        found["data"][0]["id"].as_str().unwrap().to_owned()
+    } else {
+        assert_eq!(status, 200, "pay/card with {card}: {started}");
+        started["id"].as_str().unwrap().to_owned()
+    };
+    CardPayment {
+        token,
+        card,
+        order,
+        payment,
+    }
+}
+
+/// Presses Approve on the payment's 3-D Secure page: captured now, and answered once the
+/// point service took the webhook.
+async fn approve(stack: &Stack, card: &CardPayment) {
+    let (status, page) = stack
+        .call(
+            "POST",
+            &format!("{}/3ds/{}/approve", stack.sandbox.base, card.payment),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "approving {}: {page}", card.payment);
+}
+
+/// `n` card orders with each card of [`CARDS`] among the demo's clients; a 3-D Secure one is
+/// approved at once when `approve_now`, else left waiting on its page.
+async fn card_load(stack: &Stack, n: usize, approve_now: bool) -> Vec<CardPayment> {
+    let mut paid = Vec::new();
+    for i in 0..n {
+        for (c, card) in CARDS.iter().enumerate() {
+            if !approve_now && !is_3ds(card) {
+                continue;
+            }
+            let (_, token) = CLIENTS[(i + c) % CLIENTS.len()];
+            let friend = CLIENTS[(i + c + 1) % CLIENTS.len()].0;
+            let payment = pay_by_card(stack, token, friend, card).await;
+            if approve_now && is_3ds(card) {
+                approve(stack, &payment).await;
+            }
+            paid.push(payment);
+        }
+    }
+    paid
+}
+
+fn is_3ds(card: &str) -> bool {
+    !card.starts_with("silent") && !card.starts_with("lost")
+}
+
+/// Waits until every order of `cards` is successful (credited by its webhook or by the
+/// payment sync), at most `within`; a failure line for each that is not.
+async fn wait_successful(
+    stack: &Stack,
+    cards: &[CardPayment],
+    within: Duration,
+    failures: &mut Vec<String>,
+) {
+    let http = stack.order.client();
+    let started = Instant::now();
+    let mut open: Vec<&CardPayment> = cards.iter().collect();
+    while !open.is_empty() && started.elapsed() < within {
+        let mut still = Vec::new();
+        for card in open {
+            let order = money::order_status(http, &stack.order.base, card.token, &card.order).await;
+            if order["status"] != "successful" {
+                still.push(card);
+            }
+        }
+        open = still;
+        if !open.is_empty() {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+    for card in open {
+        failures.push(format!(
+            "card order {} ({}, payment {}) not successful within {} s",
+            card.order,
+            card.card,
+            card.payment,
+            within.as_secs()
+        ));
+    }
+}
+
+/// The ledger's credits of each card order: `kept` ones (acknowledged before the target, or
+/// open at it and credited again by the sync) successful with exactly one credit entry and
+/// one captured event of their payment; the others (made after the target) gone, with
+/// neither.
+async fn card_credits(
+    points_db: &str,
+    cards: &[CardPayment],
+    kept: bool,
+    failures: &mut Vec<String>,
+) {
+    for card in cards {
+        let found = sql(
+            points_db,
+            &format!(
+                "SELECT COALESCE((SELECT status FROM point_orders WHERE correlation_id = '{order}'), 'gone') \
+                 || ' ' || (SELECT count(*) FROM point_entries WHERE order_correlation_id = '{order}') \
+                 || ' ' || (SELECT count(*) FROM payment_events WHERE payment_id = '{payment}' \
+                            AND type = 'payment_captured' AND outcome = 'captured')",
+                order = card.order,
+                payment = card.payment
+            ),
+        )
+        .await;
+        let want = if kept { "successful 1 1" } else { "gone 0 0" };
+        if found != want {
+            failures.push(format!(
+                "card order {} ({}, payment {}): status, credit entries, captured events = {found}, \
+                 expected {want}",
+                card.order, card.card, card.payment
+            ));
+        }
+    }
+}
+
+/// What `DRILL_PLANT` asks for (`double`, `missing`, both, comma-separated), else nothing.
+fn plants() -> (bool, bool) {
+    let raw = std::env::var("DRILL_PLANT").unwrap_or_default();
+    let mut plant = (false, false);
+    for word in raw.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        match word {
+            "double" => plant.0 = true,
+            "missing" => plant.1 = true,
+            other => panic!("DRILL_PLANT={raw:?}: {other:?} is neither double nor missing"),
+        }
+    }
+    plant
+}
+
+/// Credits `card`'s order a second time, as a bug applying one capture twice would: a second
+/// ledger entry like its first (the balance follows) and a second captured event of its
+/// payment.
+async fn plant_double(points_db: &str, card: &CardPayment) {
+    sql(
+        points_db,
+        &format!(
+            "BEGIN;
+             WITH e AS (INSERT INTO point_entries (client_id, kind, points, order_correlation_id)
+                        SELECT client_id, kind, points, order_correlation_id FROM point_entries
+                        WHERE order_correlation_id = '{order}' RETURNING client_id, points)
+             UPDATE point_accounts a SET balance = a.balance + e.points FROM e WHERE a.client_id = e.client_id;
+             INSERT INTO payment_events (id, type, reference, payment_id, amount_minor, currency, outcome)
+             SELECT 'drill-plant-' || id, type, reference, payment_id, amount_minor, currency, outcome
+             FROM payment_events WHERE payment_id = '{payment}' AND type = 'payment_captured' AND outcome = 'captured';
+             COMMIT;",
+            order = card.order,
+            payment = card.payment
+        ),
+    )
+    .await;
+}
+
+/// Takes `card`'s credit away, as a lost write would: its ledger entry (past the append-only
+/// trigger; the balance follows) and its captured event.
+async fn plant_missing(points_db: &str, card: &CardPayment) {
+    sql(
+        points_db,
+        &format!(
+            "BEGIN;
+             SET LOCAL session_replication_role = replica;
+             WITH e AS (DELETE FROM point_entries WHERE order_correlation_id = '{order}'
+                        RETURNING client_id, points)
+             UPDATE point_accounts a SET balance = a.balance - e.points FROM e WHERE a.client_id = e.client_id;
+             DELETE FROM payment_events
+             WHERE payment_id = '{payment}' AND type = 'payment_captured' AND outcome = 'captured';
+             COMMIT;",
+            order = card.order,
+            payment = card.payment
+        ),
+    )
+    .await;
 }
 
 /// Each code of `codes` is credited exactly once in the ledger, to its redeemer.
@@ -238,6 +589,9 @@ async fn exists(points_db: &str, order: &str) -> bool {
 async fn main() -> std::process::ExitCode {
     let orders = count_of("RESTORE_DRILL_ORDERS", 200);
     let codes = count_of("RESTORE_DRILL_CODES", 60);
+    let cards = count_of("RESTORE_DRILL_CARDS", 3);
+    let (plant_double_credit, plant_missing_credit) = plants();
+    let since = chrono::Utc::now().date_naive();
     let mut failures = Vec::new();
     let work =
         std::env::temp_dir().join(format!("loyalty-restore-{}", uuid::Uuid::new_v4().simple()));
@@ -266,20 +620,42 @@ async fn main() -> std::process::ExitCode {
     let backup_seconds = started.elapsed().as_secs_f64();
 
     // --- 1. a mistaken mass update, recovered by restoring the cluster to just before it.
-    let mut stack = Stack::start_with(&databases, &[], &ORDER_ENV).await;
+    let mut stack = Stack::start_with_extra(&databases, &[], &POINTS_ENV, &ORDER_ENV).await;
     let before = load(&stack, "a", orders, codes, 0).await;
+    // Card orders credited before the target: by their webhook, or by the sync.
+    let cards_before = card_load(&stack, cards, true).await;
+    // Paid before the target, approved on their 3-D Secure page only after it.
+    let cards_open = card_load(&stack, cards, false).await;
+    wait_successful(&stack, &cards_before, SYNCED, &mut failures).await;
     // The update starts after this answer, so it commits after the target: not replayed.
     let target = sql(&admin, "SELECT now()::text").await;
     sql(&databases.points, "UPDATE point_accounts SET balance = 0").await;
-    // Writes go on meanwhile (point orders now fail for want of points: gift codes only).
+    // Writes go on meanwhile (point orders now fail for want of points: gift codes and card
+    // orders only), and the ledger credits every card payment before the restore.
     let after = load(&stack, "b", 0, codes / 4, codes).await;
+    for card in &cards_open {
+        approve(&stack, card).await;
+    }
+    let cards_after = card_load(&stack, cards, true).await;
+    wait_successful(&stack, &cards_open, SYNCED, &mut failures).await;
+    wait_successful(&stack, &cards_after, SYNCED, &mut failures).await;
     let audit = run("point-service", &["audit"], &databases.points, &[]).await;
     assert!(
         !audit.status.success(),
         "the mass update breaks the ledger's audit"
     );
     eprintln!("restore-drill: balances zeroed after {target}; restoring the cluster to it");
-    drop(stack);
+    // Our services scaled to 0; the payment service (the sandbox) is not ours and keeps
+    // running, with every capture it made, before the target and after.
+    let (auth_port, operator_port) = (stack.auth.port(), stack.operator.port());
+    for service in [
+        &mut stack.order,
+        &mut stack.operator,
+        &mut stack.points,
+        &mut stack.auth,
+    ] {
+        service.stop().await;
+    }
     sql(&admin, "SELECT pg_switch_wal()").await;
     backups.run(&["check"]); // every WAL segment up to now is archived
     let started = Instant::now();
@@ -298,8 +674,59 @@ async fn main() -> std::process::ExitCode {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let ready_seconds = started.elapsed().as_secs_f64();
-    stack = Stack::start_with(&databases, &[], &ORDER_ENV).await;
-    checks(&databases, &stack, &mut failures, "").await;
+    // Reconciled with the services still at 0, as the runbook's checks are: every payment
+    // captured after the target is missing from the ledger, those of orders made before it
+    // (reopened, so the sync will credit them) as well as those of orders made after it.
+    let (at_zero, made_after): (BTreeSet<Difference>, BTreeSet<Difference>) = (
+        cards_after.iter().chain(&cards_open).map(line_of).collect(),
+        cards_after.iter().map(line_of).collect(),
+    );
+    eprintln!("restore-drill: reconcile with the services still at 0");
+    reconcile(&databases, &stack, since, &at_zero, &mut failures).await;
+    // Back on their ports (the sandbox's webhooks still go to the point service's).
+    stack.auth = Service::start_on("auth-service", auth_port, &databases.auth, &[]).await;
+    stack.start_points_again().await;
+    stack.start_order_again().await;
+    stack.operator = Service::start_on(
+        "operator-service",
+        operator_port,
+        &databases.catalog,
+        &[
+            ("POINT_SERVICE_URL", &stack.points.base),
+            ("ORDER_SERVICE_URL", &stack.order.base),
+        ],
+    )
+    .await;
+    // The orders paid before the target and captured after it are open again: the sync reads
+    // their payments back and credits them once more, once the sync's lease, restored with
+    // the database and held by a process gone, has run out.
+    let resynced = Instant::now();
+    wait_successful(&stack, &cards_open, RESYNCED, &mut failures).await;
+    let resync_seconds = resynced.elapsed().as_secs_f64();
+    let kept: Vec<CardPayment> = cards_before.iter().chain(&cards_open).cloned().collect();
+    if plant_double_credit {
+        let card = &cards_before[0];
+        plant_double(&databases.points, card).await;
+        eprintln!(
+            "restore-drill: DRILL_PLANT double: order {} (payment {}) credited a second time",
+            card.order, card.payment
+        );
+    }
+    if plant_missing_credit {
+        let card = &cards_before[1];
+        plant_missing(&databases.points, card).await;
+        eprintln!(
+            "restore-drill: DRILL_PLANT missing: the credit of order {} (payment {}) deleted",
+            card.order, card.payment
+        );
+    }
+    // Once the sync has run: every payment of an order made after the target (captured, its
+    // order gone), and nothing else.
+    let capture_lines = made_after;
+    eprintln!("restore-drill: the checks, the services back and the sync run");
+    checks(&databases, &stack, &mut failures, since, &capture_lines, "").await;
+    card_credits(&databases.points, &kept, true, &mut failures).await;
+    card_credits(&databases.points, &cards_after, false, &mut failures).await;
     for (_, order) in &before.orders {
         if !exists(&databases.points, order).await {
             failures.push(format!(
@@ -336,6 +763,18 @@ async fn main() -> std::process::ExitCode {
         before.orders.len(),
         before.codes.len(),
         after.codes.len()
+    );
+    eprintln!(
+        "restore-drill 1, card payments: {} credited before the target, each credited once after \
+         it; {} paid before it and captured after it, listed by reconcile with the services at 0 \
+         and credited again by the payment sync {:.1} s after they were back (its restored lease \
+         ran out first); {} of orders made after it, gone with their orders, each one \
+         capture_not_credited line of reconcile ({}) before and after the sync",
+        cards_before.len(),
+        cards_open.len(),
+        resync_seconds,
+        cards_after.len(),
+        capture_lines.len()
     );
 
     // --- 2. the catalog alone back to an earlier time, while the ledger keeps going.
@@ -436,7 +875,17 @@ async fn main() -> std::process::ExitCode {
         })
         .collect();
     expected.sort();
-    checks(&databases, &stack, &mut failures, &expected.concat()).await;
+    // The day still differs by phase 1's captures (reconcile reads captures, not refunds):
+    // the same lines, and no others.
+    checks(
+        &databases,
+        &stack,
+        &mut failures,
+        since,
+        &capture_lines,
+        &expected.concat(),
+    )
+    .await;
     // Redeemed again, by the same client (answered 200) and by another (refused): the ledger's
     // gift-code credits, every reference counted, and every balance do not move.
     let ledger = "SELECT count(*) || ' ' || COALESCE(sum(points), 0) FROM point_entries \
@@ -480,7 +929,15 @@ async fn main() -> std::process::ExitCode {
         }
     }
     expected.sort();
-    checks(&databases, &stack, &mut failures, &expected.concat()).await;
+    checks(
+        &databases,
+        &stack,
+        &mut failures,
+        since,
+        &capture_lines,
+        &expected.concat(),
+    )
+    .await;
     if sql(&databases.points, ledger).await != credits_before
         || sql(&databases.points, balances).await != balances_before
     {
@@ -503,7 +960,9 @@ async fn main() -> std::process::ExitCode {
     drop(stack);
     drop(cluster);
     let _ = std::fs::remove_dir_all(&work);
-    for failure in &failures {
+    // A difference still there at a later check is named once.
+    let mut named = BTreeSet::new();
+    for failure in failures.iter().filter(|f| named.insert(f.as_str())) {
         eprintln!("FAILED: {failure}");
     }
     if failures.is_empty() {

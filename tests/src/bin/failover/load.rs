@@ -9,6 +9,12 @@ use serde_json::{Value, json};
 
 /// Gift codes the fixture gets (`FO-0000` on), more than a run redeems.
 pub(crate) const GIFT_CODES: usize = 5000;
+/// What each of them credits (`e2e::loaded_databases` makes them worth 10 points).
+pub(crate) const CODE_POINTS: &str = "10";
+/// The demo offer the load buys ([`money::OFFER`]): 100 points for 120 (`e2e::demo`), what an
+/// order left unanswered would have moved.
+pub(crate) const OFFER_POINTS: &str = "100";
+pub(crate) const OFFER_PRICE_POINTS: &str = "120";
 
 /// One answer the clients got: when it was sent, when it came, what it was.
 pub(crate) struct Answer {
@@ -19,13 +25,42 @@ pub(crate) struct Answer {
     pub(crate) code: String,
 }
 
+/// A point order answered 200: what the ledger must hold for it.
+#[derive(Clone)]
+pub(crate) struct Acknowledged {
+    pub(crate) token: &'static str,
+    pub(crate) payer: i64,
+    pub(crate) friend: i64,
+    pub(crate) id: String,
+    /// When the answer came.
+    pub(crate) at: Instant,
+    /// The answer's `point_amount` (credited to the friend) and `purchased_point_amount`
+    /// (charged to the payer), as decimal text.
+    pub(crate) points: String,
+    pub(crate) price: String,
+}
+
 #[derive(Default)]
 pub(crate) struct Observed {
     pub(crate) answers: Vec<Answer>,
-    /// Point orders answered 200: (payer token, correlation id, when the answer came).
-    pub(crate) orders: Vec<(&'static str, String, Instant)>,
-    /// Gift codes answered 200.
-    pub(crate) redeemed: Vec<String>,
+    /// Point orders answered 200.
+    pub(crate) orders: Vec<Acknowledged>,
+    /// Point orders whose Idempotency-Key never got a 200 (an error, then a 4xx or no
+    /// answer): (payer, friend, key). One may have been applied.
+    pub(crate) unanswered: Vec<(i64, i64, String)>,
+    /// Gift codes answered 200: (redeemer, code).
+    pub(crate) redeemed: Vec<(i64, String)>,
+    /// Gift codes asked for and never answered 200: (redeemer, code). One may have been
+    /// credited (a 5xx whose redemption went through, then a 409 or a 401).
+    pub(crate) tried: Vec<(i64, String)>,
+}
+
+/// A JSON number or string as decimal text (`100`, `9.125`).
+fn decimal_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 pub(crate) struct Load {
@@ -86,7 +121,7 @@ impl Load {
         let mut round = 0usize;
         while !self.stop.load(Ordering::Relaxed) {
             round += 1;
-            let (_, token) = CLIENTS[(worker + round) % CLIENTS.len()];
+            let (payer, token) = CLIENTS[(worker + round) % CLIENTS.len()];
             let (friend, _) = CLIENTS[(worker + round + 1) % CLIENTS.len()];
             let key = format!("failover-{worker}-{round}");
             loop {
@@ -101,14 +136,23 @@ impl Load {
                         .as_str()
                         .unwrap_or_default()
                         .to_owned();
-                    self.observed
-                        .lock()
-                        .unwrap()
-                        .orders
-                        .push((token, id, Instant::now()));
+                    self.observed.lock().unwrap().orders.push(Acknowledged {
+                        token,
+                        payer,
+                        friend,
+                        id,
+                        at: Instant::now(),
+                        points: decimal_text(&body["point_amount"]),
+                        price: decimal_text(&body["purchased_point_amount"]),
+                    });
                     break;
                 }
                 if (400..500).contains(&status) && status != 429 {
+                    self.observed
+                        .lock()
+                        .unwrap()
+                        .unanswered
+                        .push((payer, friend, key.clone()));
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -117,6 +161,7 @@ impl Load {
                 let n = self.next_code.fetch_add(1, Ordering::Relaxed) as usize;
                 if n < GIFT_CODES {
                     let code = format!("FO-{n:04}");
+                    let mut answered = false;
                     for _ in 0..600 {
                         let sent = Instant::now();
                         let (status, body) = self
@@ -129,12 +174,20 @@ impl Load {
                             .await;
                         self.record("gift code", sent, status, &body);
                         if status == 200 {
-                            self.observed.lock().unwrap().redeemed.push(code.clone());
+                            answered = true;
+                            self.observed
+                                .lock()
+                                .unwrap()
+                                .redeemed
+                                .push((payer, code.clone()));
                         }
                         if status < 500 && status != 429 {
                             break;
                         }
                         tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    if !answered {
+                        self.observed.lock().unwrap().tried.push((payer, code));
                     }
                 }
             }

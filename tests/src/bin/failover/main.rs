@@ -4,8 +4,12 @@
 //! answers in the gap, and checks that every order acknowledged before the event (and after
 //! it) exists on the new primary, that every answer during the gap was one the specification
 //! names, that nothing was left half-written (the ledger audit, no gift code left pending)
-//! and that every gift code credited is credited once. Prints the figures; exits 1 on any
-//! failure.
+//! and that the money is right per reference (`credits.rs`): every movement of points the
+//! clients were answered 200 for (an order's charge and gift, a gift code's credit) is in the
+//! ledger exactly once, and the ledger holds nothing else since the load began but what a
+//! request left unanswered may have made, at most once; each difference is named by its
+//! reference (`order:<id>`, `gift-card:<code>`), where totals let a double credit and a
+//! lost one cancel out. Prints the figures; exits 1 on any failure.
 //!
 //! `FAILOVER_ENGINE`:
 //! - `patroni` (the default): three Patroni members (Debian's `patroni`) and one etcd, in
@@ -37,10 +41,18 @@
 //! "Nothing half-written" is the point service's audit (an order's entries exist exactly
 //! when it is successful, every credit once, every balance the sum of its entries) and the
 //! gift-code checks (`check.rs`).
+//!
+//! `DRILL_PLANT=double,missing` (either or both; read by this drill and `make restore-drill`
+//! only) makes the money wrong on purpose after the load and before the checks, through SQL
+//! on the new primary: `double` credits the first gift code answered 200 a second time under
+//! its redemption's id (`gift-card:<id>`), `missing` deletes the second one's credit; the
+//! balances and the internal-credit records follow, so the audit and the old totals still
+//! agree. The run must then fail naming exactly those two codes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test driver fails loudly on purpose
 
 mod check;
+mod credits;
 mod load;
 mod pg_ctl;
 
@@ -317,6 +329,8 @@ async fn main() -> std::process::ExitCode {
         points: engine.url("points"),
         catalog: engine.url("catalog"),
     };
+    // The ledger's entries after this one are the load's.
+    let baseline = check::last_entry(&databases.points).await;
     let stack = Stack::start_with(&databases, &[], &ORDER_ENV).await;
     let load = Arc::new(Load {
         http: reqwest::Client::builder()
@@ -380,7 +394,12 @@ async fn main() -> std::process::ExitCode {
     let unsettled = engine.settle(mode, &mut event).await;
 
     let new_primary = |database: &str| engine.url(database);
-    let mut failures = check::verify(&load, &stack, &new_primary, killed).await;
+    let redeemed = load.observed.lock().unwrap().redeemed.clone();
+    for planted in check::plant(&redeemed, &new_primary).await {
+        eprintln!("failover: DRILL_PLANT {planted}");
+    }
+    let (mut failures, compared) =
+        check::verify(&load, &stack, &new_primary, killed, baseline).await;
     failures.extend(unsettled);
     check::report(
         &load.observed.lock().unwrap(),
@@ -388,6 +407,7 @@ async fn main() -> std::process::ExitCode {
         mode,
         &event,
         back,
+        &compared,
         &failures,
     );
     drop(stack);
