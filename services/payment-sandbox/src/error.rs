@@ -29,7 +29,8 @@ pub enum Refusal {
     /// A `fail5xx` card.
     #[error("The card gateway failed")]
     GatewayFailed,
-    /// A `lost` card: the payment was made and captured, and its answer never arrived.
+    /// A `lost` card: the payment was made and captured, and its answer never arrived; or a
+    /// late card, answered so once its hold passed (its payment is made later).
     #[error(
         "The answer to this payment was lost on the way back; find the payment by its reference"
     )]

@@ -9,6 +9,16 @@
 //!   payment is captured at once; its webhook is never sent (a lost webhook).
 //! - `lost…`: 502 `{"error": {"code": "answer_lost", …}}`: the caller never learns the id; the
 //!   payment is captured at once; no webhook ever: find it by its reference.
+//! - `latelost<N>…` and `latedecline<N>…` (N: 1 to 600 seconds, e.g. `latelost12-soak`): a
+//!   slow gateway whose answer is lost and which commits the payment after the caller's first
+//!   look. The call is held N seconds (set N past the caller's wait, so that it times out)
+//!   and answered 502 `answer_lost`. The payment, captured (`latelost`) or declined
+//!   (`latedecline`), with no webhook ever, is made once N seconds have passed and its
+//!   reference has been read back (`GET /v1/payments?reference=`) since the call: that read
+//!   found nothing, and only a later one finds it. With no such read it is made ten minutes
+//!   after the call. Before that, no read-back route knows of it (not by id, not by
+//!   reference, not in a settlement). It is made by a task of its own, so a caller that hung
+//!   up changes nothing. A late card id without a hold of 1 to 600 s is refused with 422.
 //! - anything else: 200 `{id, status: "pending", redirect_url}`; the payment is pending on its
 //!   3-D Secure page, whose buttons capture or decline it (captured at once with
 //!   `SANDBOX_AUTO_CAPTURE=true`); webhook `payment_captured` or `payment_declined`.

@@ -35,8 +35,8 @@ pub fn challenge(payment: &Payment) -> String {
         ),
         Webhook::Delivered => format!("<p>This payment was {done}.</p>"),
         Webhook::Never => format!(
-            "<p>This payment was {done}. Its webhook is never sent (a <code>silent</code> or \
-<code>lost</code> card: the lost webhook).</p>"
+            "<p>This payment was {done}. Its webhook is never sent (a <code>silent</code>, \
+<code>lost</code> or late card: the lost webhook).</p>"
         ),
     };
     let state = match payment.status {

@@ -1,5 +1,7 @@
 //! Payments and sessions the sandbox has been asked for, and what a card id makes of them.
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -16,12 +18,37 @@ pub enum Decision {
     Silent,
     /// Captured at once with no webhook, and the answer lost on the way back: 502.
     Lost,
+    /// A slow gateway whose answer is lost, and which commits the payment after the
+    /// caller's first look: the call is held `hold` (past the caller's wait) and answered
+    /// 502; the payment (settled with `outcome`, captured or declined, no webhook) is made
+    /// only once `hold` has passed and its reference has been read back since the call (that
+    /// read found nothing), or [`LATE_UNREAD_COMMIT`] after the call if no read comes.
+    LateLost { outcome: Status, hold: Duration },
     /// Waits on the 3-D Secure page (or auto-captures).
     ThreeDSecure,
 }
 
+/// The card id prefixes of [`Decision::LateLost`], each followed by the hold in seconds
+/// (`latelost12-soak`, `latedecline45`), and the outcome the payment is committed with.
+/// No other prefix starts with `late`, nor is `late` the start of another, so their order
+/// against the others does not matter.
+pub const LATE_PREFIXES: [(&str, Status); 2] = [
+    ("latelost", Status::Captured),
+    ("latedecline", Status::Declined),
+];
+
+/// The longest hold a late card may name, in seconds.
+pub const MAX_LATE_SECONDS: u64 = 600;
+
+/// When a late card's payment is made if its reference is never read back: this long after
+/// the call (a gateway does commit in the end).
+pub const LATE_UNREAD_COMMIT: Duration = Duration::from_secs(600);
+
 impl Decision {
-    pub fn for_card(card_id: &str) -> Self {
+    /// What the card id asks for; why not, when it is a late card without a valid hold
+    /// (a 422).
+    pub fn for_card(card_id: &str) -> Result<Self, String> {
+        // Checked in this order: a prefix listed later never starts with an earlier one.
         const PREFIXES: [(&str, Decision); 5] = [
             ("decline", Decision::Decline),
             ("fail4xx", Decision::Fail4xx),
@@ -29,16 +56,32 @@ impl Decision {
             ("silent", Decision::Silent),
             ("lost", Decision::Lost),
         ];
-        PREFIXES
+        for (prefix, outcome) in LATE_PREFIXES {
+            let Some(rest) = card_id.strip_prefix(prefix) else {
+                continue;
+            };
+            let digits = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+            return match digits.parse::<u64>() {
+                Ok(seconds) if (1..=MAX_LATE_SECONDS).contains(&seconds) => Ok(Self::LateLost {
+                    outcome,
+                    hold: Duration::from_secs(seconds),
+                }),
+                _ => Err(format!(
+                    "a {prefix} card id names its hold in seconds, 1 to {MAX_LATE_SECONDS}, right \
+                     after the prefix (e.g. {prefix}30-card)"
+                )),
+            };
+        }
+        Ok(PREFIXES
             .iter()
             .find(|(prefix, _)| card_id.starts_with(prefix))
-            .map_or(Self::ThreeDSecure, |(_, decision)| *decision)
+            .map_or(Self::ThreeDSecure, |(_, decision)| *decision))
     }
 
     /// Whether the payment's webhook is ever sent.
     pub fn webhook(self) -> Webhook {
         match self {
-            Self::Silent | Self::Lost => Webhook::Never,
+            Self::Silent | Self::Lost | Self::LateLost { .. } => Webhook::Never,
             _ => Webhook::Due,
         }
     }
@@ -67,7 +110,8 @@ pub enum Webhook {
     Due,
     /// Taken by the point service (it answered 2xx).
     Delivered,
-    /// Never sent: a `silent` or `lost` card, the lost webhook on purpose.
+    /// Never sent: a `silent`, `lost`, `latelost` or `latedecline` card, the lost webhook on
+    /// purpose.
     Never,
 }
 
@@ -94,7 +138,8 @@ pub struct CardSource {
     #[schema(example = "card")]
     pub kind: String,
     /// The saved card; its prefix decides what the sandbox does (`decline`, `fail4xx`,
-    /// `fail5xx`, `silent`, `lost`, anything else waits on the 3-D Secure page).
+    /// `fail5xx`, `silent`, `lost`, `latelost<seconds>`, `latedecline<seconds>`, anything
+    /// else waits on the 3-D Secure page).
     #[schema(example = "card_visa_4242")]
     pub card_id: String,
     /// 3 or 4 digits. Required like the real service; never stored or logged.
@@ -219,16 +264,51 @@ mod tests {
 
     #[test]
     fn card_ids_choose_the_outcome() {
-        assert_eq!(Decision::for_card("decline-1"), Decision::Decline);
-        assert_eq!(Decision::for_card("fail4xx"), Decision::Fail4xx);
-        assert_eq!(Decision::for_card("fail5xx-x"), Decision::Fail5xx);
-        assert_eq!(Decision::for_card("silent_1"), Decision::Silent);
-        assert_eq!(Decision::for_card("lost-answer"), Decision::Lost);
-        assert_eq!(Decision::for_card("card_visa_4242"), Decision::ThreeDSecure);
-        assert_eq!(Decision::for_card("card_silent"), Decision::ThreeDSecure);
+        let decided = |card: &str| Decision::for_card(card).unwrap();
+        assert_eq!(decided("decline-1"), Decision::Decline);
+        assert_eq!(decided("fail4xx"), Decision::Fail4xx);
+        assert_eq!(decided("fail5xx-x"), Decision::Fail5xx);
+        assert_eq!(decided("silent_1"), Decision::Silent);
+        assert_eq!(decided("lost-answer"), Decision::Lost);
+        assert_eq!(decided("card_visa_4242"), Decision::ThreeDSecure);
+        assert_eq!(decided("card_silent"), Decision::ThreeDSecure);
         assert_eq!(Decision::Silent.webhook(), Webhook::Never);
         assert_eq!(Decision::Lost.webhook(), Webhook::Never);
         assert_eq!(Decision::Decline.webhook(), Webhook::Due);
+    }
+
+    #[test]
+    fn late_card_ids_carry_their_hold_and_outcome() {
+        let late = |outcome, seconds| Decision::LateLost {
+            outcome,
+            hold: Duration::from_secs(seconds),
+        };
+        assert_eq!(
+            Decision::for_card("latelost30-soak"),
+            Ok(late(Status::Captured, 30))
+        );
+        assert_eq!(
+            Decision::for_card("latedecline1"),
+            Ok(late(Status::Declined, 1))
+        );
+        assert_eq!(
+            Decision::for_card("latelost600x"),
+            Ok(late(Status::Captured, 600))
+        );
+        // `lost` and `decline` are matched by their start only: the late ones are not theirs.
+        assert_eq!(Decision::for_card("lostlate30"), Ok(Decision::Lost));
+        assert_eq!(Decision::for_card("declinelate30"), Ok(Decision::Decline));
+        for bad in [
+            "latelost",
+            "latelost-30",
+            "latelost0",
+            "latelost601",
+            "latedecline",
+            "latelost99999999999999999999999",
+        ] {
+            assert!(Decision::for_card(bad).is_err(), "{bad}");
+        }
+        assert_eq!(late(Status::Declined, 5).webhook(), Webhook::Never);
     }
 
     #[test]

@@ -19,8 +19,13 @@ use crate::ops;
                        3-D Secure page, and the signed webhook to the point service. The card id decides \
                        what happens: `decline…` is declined, `fail4xx…` is 402, `fail5xx…` is 500, \
                        `silent…` is captured with no webhook ever sent, `lost…` is captured with no \
-                       webhook and answered 502, anything else waits on its 3-D Secure page (or is \
-                       captured at once with SANDBOX_AUTO_CAPTURE=true). Errors are \
+                       webhook and answered 502, `latelost<N>…` and `latedecline<N>…` (N: 1 to 600 \
+                       seconds) are held N seconds, past the caller's wait, and answered 502, and \
+                       their payment is made captured (declined) with no webhook only after the \
+                       first read of its reference since the call, which finds nothing (ten minutes \
+                       after the call without one; made even if the caller hung up); anything \
+                       else waits on its 3-D Secure page (or is captured at once with \
+                       SANDBOX_AUTO_CAPTURE=true). Errors are \
                        {\"error\": {\"code\", \"message\"}}."
     ),
     // The routes' refusals name it from their answer types (`crate::error::answers`).

@@ -830,6 +830,130 @@ async fn a_lost_answer_is_502_and_the_payment_is_found_by_reference() {
     assert!(!names(&events, &lost), "no webhook for it: {events:?}");
 }
 
+impl Harness {
+    /// The payments of `reference` (`GET /v1/payments?reference=`): a look that tells the
+    /// late payments held for it.
+    async fn listed(&self, reference: &str) -> Vec<Value> {
+        let (status, listed) = self
+            .get(&format!("/v1/payments?reference={reference}"))
+            .await;
+        assert_eq!(status, 200, "{listed}");
+        listed["data"].as_array().unwrap().clone()
+    }
+
+    /// The one payment of `reference` once it has been made (polled: a late payment is
+    /// made in the background after a look).
+    async fn made_for(&self, reference: &str) -> Value {
+        let deadline = std::time::Instant::now() + EVENT_WAIT;
+        loop {
+            let listed = self.listed(reference).await;
+            if let [made] = listed.as_slice() {
+                return made.clone();
+            }
+            assert!(listed.is_empty(), "{listed:?}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the late payment of {reference} was never made"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Whether `id` is in the settlement of the day of `at`.
+    async fn settled(&self, id: &str, at: DateTime<Utc>) -> bool {
+        self.settlement_pages(&at.date_naive().to_string())
+            .await
+            .iter()
+            .flat_map(|p| p["data"].as_array().unwrap().clone())
+            .any(|entry| entry["id"] == id)
+    }
+}
+
+#[tokio::test]
+async fn a_late_card_is_made_after_its_hold_and_the_first_look_even_when_the_caller_hung_up() {
+    let sandbox = start(true).await;
+    let reference = "order-late-hung-up";
+    // A caller whose wait (0.3 s) runs out long before the card's hold (2 s): it hangs up,
+    // then looks for its payment by reference and finds nothing.
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let sent = Utc::now();
+    let gave_up = impatient
+        .post(format!("{}/v1/payments", sandbox.base))
+        .json(&payment_for(reference, "latelost2-card"))
+        .send()
+        .await
+        .expect_err("held past the caller's wait");
+    assert!(gave_up.is_timeout(), "{gave_up}");
+    assert_eq!(sandbox.listed(reference).await, Vec::<Value>::new());
+
+    // Looked at during the hold: made, captured, as the hold ends.
+    let made = sandbox.made_for(reference).await;
+    assert_eq!(made["status"], "captured", "{made}");
+    let id = made["id"].as_str().unwrap().to_owned();
+    assert_eq!(sandbox.read_back(&id).await, made);
+    let committed = at(made["updated_at"].as_str().unwrap());
+    assert!(
+        committed - sent >= chrono::Duration::milliseconds(1_900),
+        "made {} ms after the call, within its 2 s hold",
+        (committed - sent).num_milliseconds()
+    );
+    assert!(
+        sandbox.settled(&id, committed).await,
+        "the settlement lists it"
+    );
+
+    // No webhook for it: a payment made after it has the next one.
+    let normal = sandbox.pay("card_1").await;
+    let events = sandbox.events_until(&normal).await;
+    assert!(!names(&events, &id), "no webhook for it: {events:?}");
+    assert_eq!(events.len(), 1, "{events:?}");
+}
+
+#[tokio::test]
+async fn a_late_decline_answers_502_after_its_hold_and_is_made_after_the_first_look() {
+    let sandbox = start(true).await;
+    let reference = "order-late-declined";
+    let sent = std::time::Instant::now();
+    let (status, body) = sandbox
+        .post("/v1/payments", &payment_for(reference, "latedecline1-card"))
+        .await;
+    assert!(
+        sent.elapsed() >= Duration::from_secs(1),
+        "held for its hold"
+    );
+    assert_eq!(status, 502);
+    assert_error(&body, "answer_lost");
+    // Nobody looked during the hold: the first look finds nothing, and the payment is made
+    // after it.
+    assert_eq!(sandbox.listed(reference).await, Vec::<Value>::new());
+    let made = sandbox.made_for(reference).await;
+    assert_eq!(
+        (made["status"].as_str(), made["amount_minor"].as_i64()),
+        (Some("declined"), Some(1500)),
+        "{made}"
+    );
+    let declined = made["id"].as_str().unwrap().to_owned();
+    let when = at(made["updated_at"].as_str().unwrap());
+    assert!(
+        !sandbox.settled(&declined, when).await,
+        "a decline is in no settlement"
+    );
+    let normal = sandbox.pay("card_1").await;
+    let events = sandbox.events_until(&normal).await;
+    assert!(!names(&events, &declined), "no webhook for it: {events:?}");
+
+    for card in ["latelost", "latedecline-5", "latelost601"] {
+        let (status, body) = sandbox
+            .post("/v1/payments", &payment_for(reference, card))
+            .await;
+        assert_eq!(status, 422, "{card}: {body}");
+        assert_error(&body, "invalid_request");
+    }
+}
+
 #[tokio::test]
 async fn bad_requests_get_422_and_unknown_paths_404_in_json() {
     let sandbox = start(false).await;
@@ -905,6 +1029,10 @@ async fn the_document_lists_every_route_and_the_docs_page_answers() {
         ("get", "/readyz"),
         ("get", "/metrics"),
     ];
+    let description = doc["info"]["description"].as_str().unwrap();
+    for card in ["`lost…`", "`latelost<N>…`", "`latedecline<N>…`"] {
+        assert!(description.contains(card), "{card}: {description}");
+    }
     let documented = server::testing::openapi::documented(&doc);
     let expected = every_route
         .iter()

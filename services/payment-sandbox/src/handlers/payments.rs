@@ -14,11 +14,14 @@ refusal_answers! {
     /// What a card payment refuses: a body that is not a payment, and the cards that play a
     /// failure.
     pub PaymentRefusals {
-        Refusal::InvalidRequest("<why>".into()) => "the body is not a valid payment",
+        Refusal::InvalidRequest("<why>".into()) => "the body is not a valid payment, or a late \
+                                                    card id names no hold of 1 to 600 s",
         Refusal::CardDeclined => "a `fail4xx` card",
         Refusal::GatewayFailed => "a `fail5xx` card; nothing is made",
         Refusal::AnswerLost => "a `lost` card: the payment was made and captured (no webhook); \
-                                find it by its reference",
+                                find it by its reference; or a `latelost<N>` (`latedecline<N>`) \
+                                card, answered after N s: its payment is made captured \
+                                (declined), no webhook, after the first read by reference",
     }
 }
 
@@ -40,8 +43,14 @@ refusal_answers! {
 /// declined`, `redirect_url: null`, then the `payment_declined` webhook), `fail4xx` is
 /// refused with 402, `fail5xx` fails with 500, `silent` is captured at once and answered like
 /// any 3-D Secure payment but its webhook is never sent, `lost` is captured at once with no
-/// webhook and its answer is lost (502), anything else waits on its 3-D Secure page (or is
-/// captured at once, webhook sent, with `SANDBOX_AUTO_CAPTURE=true`).
+/// webhook and its answer is lost (502), `latelost<N>` and `latedecline<N>` (N: 1 to 600
+/// seconds, e.g. `latelost12-card`) are a slow gateway whose answer is lost and which
+/// commits after the caller's first look: the call is held N seconds (past the caller's
+/// wait) and answered 502; the payment, captured or declined with no webhook, is made once N
+/// seconds have passed and the reference has been read back since the call (that read finds
+/// nothing), or ten minutes after the call without such a read; until then no read-back route
+/// knows of it, and a caller that hung up changes nothing. Anything else waits on its 3-D
+/// Secure page (or is captured at once, webhook sent, with `SANDBOX_AUTO_CAPTURE=true`).
 #[utoipa::path(post, path = "/payments", tag = "payments", request_body = PaymentRequest,
     responses((status = 200, body = PaymentStarted, description = "started"), PaymentRefusals))]
 pub async fn create_payment(
@@ -49,7 +58,7 @@ pub async fn create_payment(
     body: web::Bytes,
 ) -> Result<web::Json<PaymentStarted>, Refusal> {
     let request: PaymentRequest = super::json_body(&body)?;
-    gateway.pay(request).map(web::Json)
+    gateway.pay(request).await.map(web::Json)
 }
 
 /// A payment or a session as the gateway has it now

@@ -472,7 +472,11 @@ async fn a_read_back_naming_another_order_or_payment_is_not_applied() {
         let order = paid_with(&app, card, answered).await;
         gateway.set_lie(lie);
         sync_due(&app, &worker, &order).await;
-        assert_eq!(status_of(&app, &order).await, "initial_order", "{lie:?} {card}");
+        assert_eq!(
+            status_of(&app, &order).await,
+            "initial_order",
+            "{lie:?} {card}"
+        );
         assert_eq!(
             app.count("SELECT count(*) AS n FROM payment_events").await,
             0,
@@ -490,7 +494,11 @@ async fn a_read_back_naming_another_order_or_payment_is_not_applied() {
         // The payment service tells the truth again.
         gateway.set_lie(Lie::None);
         sync_due(&app, &worker, &order).await;
-        assert_eq!(status_of(&app, &order).await, "successful", "{lie:?} {card}");
+        assert_eq!(
+            status_of(&app, &order).await,
+            "successful",
+            "{lie:?} {card}"
+        );
     }
 }
 

@@ -229,7 +229,8 @@ mod tests {
         assert_eq!(
             compare(&[], &maybe, &twice),
             [
-                "gift-card:FO-0005\tcredited 2 times: gift_card_credit 10 to 1005 (not acknowledged, maybe applied once)"
+                "gift-card:FO-0005\tcredited 2 times: gift_card_credit 10 to 1005 \
+                 (not acknowledged, maybe applied once)"
             ]
         );
     }

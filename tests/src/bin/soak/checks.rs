@@ -1,15 +1,15 @@
 //! After the load: everything up again, then the checks of the ledger, the card orders, the
-//! unapplied captures, the gift codes, and every payment the sandbox captured against the
-//! ledger (with `point-service reconcile`).
+//! unapplied captures, the gift codes, every payment the sandbox captured against the ledger
+//! (with `point-service reconcile`), and what became of the late-lost orders.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 use e2e::run;
 use e2e::stack::Databases;
 
-use crate::load::{Soak, System};
+use crate::load::{LateLost, Soak, System};
 
 /// How long the checks wait for the payment sync to leave no captured order open. The sync
 /// itself is quick (`POINTS_ENV`), but an order whose sync failed half-way (the point service
@@ -33,6 +33,37 @@ pub(crate) struct Payments {
     pub(crate) settled_after: Duration,
     /// Each day's `point-service reconcile` summary line.
     pub(crate) reconciled: Vec<String>,
+    /// The late-lost orders, by the outcome their card asks for.
+    pub(crate) late_captured: LateTally,
+    pub(crate) late_declined: LateTally,
+}
+
+/// What became of one kind of late-lost order.
+#[derive(Default)]
+pub(crate) struct LateTally {
+    /// Pays sent with the card.
+    pub(crate) sent: u64,
+    /// By what the pay answered (`500` is the expected one).
+    pub(crate) answered: BTreeMap<String, u64>,
+    /// Orders whose payment the sandbox made (the call reached it).
+    pub(crate) made: u64,
+    /// Orders whose pay never reached the sandbox (no attempt recorded, or no payment by
+    /// the time it was due): nothing to check.
+    pub(crate) not_made: u64,
+    /// Of those made: credited once (captured), or `payment_failed` with nothing credited
+    /// (declined).
+    pub(crate) decided: u64,
+    /// Of those made: listed by `point-service unsynced-orders` instead.
+    pub(crate) listed: u64,
+    /// Of those made: neither (each is a failure).
+    pub(crate) neither: u64,
+}
+
+/// A late-lost order whose payment the sandbox made: the payment's id and status.
+struct LateMade {
+    order: LateLost,
+    payment: String,
+    status: String,
 }
 
 /// Everything up again, then the checks; returns what failed and what the payment checks
@@ -419,13 +450,260 @@ async fn counts(points: &mut diesel_async::AsyncPgConnection, sql: &str) -> Hash
     rows.into_iter().map(|r| (r.text, r.n)).collect()
 }
 
+impl Payments {
+    fn late(&mut self, declined: bool) -> &mut LateTally {
+        if declined {
+            &mut self.late_declined
+        } else {
+            &mut self.late_captured
+        }
+    }
+}
+
+/// The late-lost orders whose pay call may have reached the sandbox: those with a pay attempt
+/// recorded (the attempt is written before the call); the others are counted as never made.
+/// Read from the database only: a read by reference at the sandbox would make a held
+/// payment, which only the point service's own first read may do.
+async fn late_tried(
+    soak: &Soak,
+    points: &mut diesel_async::AsyncPgConnection,
+    payments: &mut Payments,
+) -> Vec<LateLost> {
+    use diesel::sql_types::Uuid as SqlUuid;
+    use diesel_async::RunQueryDsl;
+    let late = soak.observed.lock().unwrap().late_lost.clone();
+    let mut tried = Vec::new();
+    for order in late {
+        let tally = payments.late(order.declined);
+        tally.sent += 1;
+        *tally.answered.entry(order.answered.clone()).or_default() += 1;
+        let attempts: Count = diesel::sql_query(
+            "SELECT count(*) AS n FROM payment_attempts WHERE correlation_id = $1",
+        )
+        .bind::<SqlUuid, _>(order.id.parse::<uuid::Uuid>().unwrap())
+        .get_result(points)
+        .await
+        .unwrap();
+        if attempts.n == 0 {
+            tally.not_made += 1;
+        } else {
+            tried.push(order);
+        }
+    }
+    tried
+}
+
+/// After the wait: the payment the sandbox made for each late-lost order that may have
+/// reached it, read by the order's reference. The sandbox makes it after the first such read
+/// since the call, so a payment that turns up only after this read was never looked for by
+/// the point service (a failure); none at all means the call never reached the sandbox,
+/// which is a failure too when the pay answered 500 after the point service's whole wait
+/// (the sandbox held that call).
+async fn late_reads(
+    soak: &Soak,
+    sandbox: &str,
+    tried: Vec<LateLost>,
+    payments: &mut Payments,
+) -> (Vec<LateMade>, Vec<String>) {
+    let mut failures = Vec::new();
+    let wait = Duration::from_millis(crate::points_setting("PAYMENT_SERVICE_TIMEOUT_MS"));
+    let mut made = Vec::new();
+    for order in tried {
+        let url = format!("{sandbox}/v1/payments?reference={}", order.id);
+        let mut first = true;
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let found = loop {
+            let (status, listed) = e2e::stack::call(&soak.http, "GET", &url, None, &[], None).await;
+            match listed["data"]
+                .as_array()
+                .filter(|_| status == 200)
+                .map(Vec::as_slice)
+            {
+                Some([payment]) => break Some((payment.clone(), first)),
+                Some([]) if Instant::now() < deadline => {}
+                Some([]) => break None,
+                _ => {
+                    failures.push(format!(
+                        "GET {url}: {status} {listed} (one payment at most expected)"
+                    ));
+                    break None;
+                }
+            }
+            first = false;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let tally = payments.late(order.declined);
+        let Some((payment, looked_for)) = found else {
+            tally.not_made += 1;
+            if order.answered == "500" && order.took >= wait {
+                failures.push(format!(
+                    "the pay of late-lost order {} answered 500 after {} ms (the point service's \
+                     wait ran out: the sandbox held the call), but the sandbox made no payment \
+                     for it",
+                    order.id,
+                    order.took.as_millis()
+                ));
+            }
+            continue;
+        };
+        let id = payment["id"].as_str().unwrap_or_default().to_owned();
+        let status = payment["status"].as_str().unwrap_or_default().to_owned();
+        let expected = if order.declined {
+            "declined"
+        } else {
+            "captured"
+        };
+        if status != expected {
+            failures.push(format!(
+                "the sandbox made the late-lost payment {id} of order {} {status}, not {expected}",
+                order.id
+            ));
+        }
+        tally.made += 1;
+        if !looked_for {
+            tally.neither += 1;
+            failures.push(format!(
+                "late-lost order {}: the point service never read its payments back by \
+                 reference within the checks' wait (the sandbox made its payment {id} only after \
+                 the checks' own read)",
+                order.id
+            ));
+            continue;
+        }
+        made.push(LateMade {
+            order,
+            payment: id,
+            status,
+        });
+    }
+    (made, failures)
+}
+
+/// Each late-lost order whose payment the sandbox made ended as the payment says: credited
+/// once, by that payment (captured), or `payment_failed` with nothing credited (declined);
+/// or it is listed by `point-service unsynced-orders`. `credited` counts the captures applied
+/// by payment id.
+async fn check_late_lost(
+    databases: &Databases,
+    points: &mut diesel_async::AsyncPgConnection,
+    made: &[LateMade],
+    credited: &HashMap<String, i64>,
+    payments: &mut Payments,
+) -> Vec<String> {
+    use diesel::sql_types::Uuid as SqlUuid;
+    use diesel_async::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct OrderState {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        status: String,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        entries: i64,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        sync: String,
+    }
+    let mut failures = Vec::new();
+    if made.is_empty() {
+        return failures;
+    }
+    let unsynced = run(
+        "point-service",
+        &["unsynced-orders"],
+        &databases.points,
+        &[],
+    )
+    .await;
+    if !unsynced.status.success() {
+        failures.push(format!(
+            "point-service unsynced-orders failed: {}",
+            String::from_utf8_lossy(&unsynced.stderr)
+        ));
+    }
+    // A header, one tab-separated line per listed order, then "<n> open".
+    let listing = String::from_utf8_lossy(&unsynced.stdout).into_owned();
+    let listed: BTreeSet<&str> = listing
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains('\t'))
+        .filter_map(|l| l.split('\t').next())
+        .collect();
+    for late in made {
+        let order = &late.order;
+        let state: OrderState = diesel::sql_query(
+            "SELECT o.status, \
+                    (SELECT count(*) FROM point_entries e \
+                     WHERE e.order_correlation_id = o.correlation_id) AS entries, \
+                    coalesce((SELECT format('since %s, due %s, tries %s, listed %s, last error %s', \
+                                            since, due_at, tries, listed_at, last_error) \
+                              FROM payment_syncs s WHERE s.correlation_id = o.correlation_id), \
+                             'none (the sync is done with it)') AS sync \
+             FROM point_orders o WHERE o.correlation_id = $1",
+        )
+        .bind::<SqlUuid, _>(order.id.parse::<uuid::Uuid>().unwrap())
+        .get_result(points)
+        .await
+        .unwrap();
+        let times = credited.get(&late.payment).copied().unwrap_or(0);
+        let decided = if order.declined {
+            state.status == "payment_failed" && state.entries == 0 && times == 0
+        } else {
+            state.status == "successful" && state.entries == 1 && times == 1
+        };
+        let tally = payments.late(order.declined);
+        if decided {
+            tally.decided += 1;
+        } else if listed.contains(order.id.as_str()) {
+            tally.listed += 1;
+        } else {
+            tally.neither += 1;
+            // At most 20 lines of each kind; the rest are counted.
+            if tally.neither > 20 {
+                continue;
+            }
+            failures.push(format!(
+                "late-lost order {} ({} card, pay answered {} after {} ms; its payment {} made \
+                 {} at the sandbox, with no webhook, after the point service's first read of \
+                 the order's payments by reference, which found nothing) is {} with {} ledger \
+                 entries, the payment credited {times} times, and it is not listed by \
+                 unsynced-orders; its payment_syncs row: {}",
+                order.id,
+                if order.declined {
+                    "latedecline"
+                } else {
+                    "latelost"
+                },
+                order.answered,
+                order.took.as_millis(),
+                late.payment,
+                late.status,
+                state.status,
+                state.entries,
+                state.sync
+            ));
+        }
+    }
+    let hidden: u64 = [&payments.late_captured, &payments.late_declined]
+        .iter()
+        .map(|t| t.neither.saturating_sub(20))
+        .sum();
+    if hidden > 0 {
+        failures.push(format!(
+            "… and {hidden} more late-lost orders neither decided nor listed"
+        ));
+    }
+    failures
+}
+
 /// Every payment the sandbox captured on the days the load ran, against the ledger, once the
 /// payment sync has had the time to apply what no webhook brought: no order with a captured
 /// payment left `initial_order`; each capture credited exactly once (one `payment_captured`
 /// event with outcome `captured` naming it, and one ledger entry for its order) or listed for
 /// refund, never both and never neither; and `point-service reconcile --date` agreeing on
-/// each day. The flows' own payments (silent cards, unknown-type events, late captures) must
-/// be in the settlement read, which checks the read itself.
+/// each day. The flows' own payments (silent cards, unknown-type events, late captures,
+/// late-lost cards) must be in the settlement read, which checks the read itself. The
+/// late-lost orders that may have reached the sandbox ([`late_tried`]) are waited for like
+/// the orders of the captures read (their payments are made only once the payment sync
+/// looks); after the wait their payments are read back ([`late_reads`]) and each order is
+/// checked against its payment ([`check_late_lost`]).
 pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<String>, Payments) {
     use diesel::sql_types::{Array, Uuid as SqlUuid};
     use diesel_async::RunQueryDsl;
@@ -434,9 +712,13 @@ pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<S
     let sandbox = soak.sandbox_base().await;
     let mut points = connect(&databases.points).await;
 
-    // Wait until no order whose payment the sandbox captured is still open. The load has
-    // stopped, so nothing more is captured: the settlement is read once for the wait, and
-    // once more after it (the final word, with any day the wait crossed into).
+    let late_tried = late_tried(soak, &mut points, &mut payments).await;
+
+    // Wait until no order whose payment the sandbox captured, nor any late-lost order that
+    // may have reached it, is still open. The load has stopped, so nothing more is captured
+    // but the late-lost payments, which the payment sync's reads make: the settlement is read
+    // once for the wait, and once more after it (the final word, with any day the wait
+    // crossed into).
     let waiting = Instant::now();
     let days = match settlements(soak, &sandbox).await {
         Ok(days) => days,
@@ -455,6 +737,11 @@ pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<S
             )),
         }
     }
+    references.extend(
+        late_tried
+            .iter()
+            .filter_map(|l| l.id.parse::<uuid::Uuid>().ok()),
+    );
     let mut next_note = Duration::from_secs(30);
     let open = loop {
         let open = still_open(&mut points, &references).await;
@@ -481,6 +768,16 @@ pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<S
         }
     };
     payments.days = days.iter().map(|(d, c)| (*d, c.len())).collect();
+    // Only now may the checks read the late-lost orders by reference: a late-lost order with
+    // no payment at the sandbox was never paid (its call never reached it) and may stay open.
+    let late_ids: BTreeSet<String> = late_tried.iter().map(|l| l.id.clone()).collect();
+    let (late_made, late_failures) = late_reads(soak, &sandbox, late_tried, &mut payments).await;
+    failures.extend(late_failures);
+    let made_ids: BTreeSet<&str> = late_made.iter().map(|l| l.order.id.as_str()).collect();
+    let open: Vec<String> = open
+        .into_iter()
+        .filter(|o| !late_ids.contains(o) || made_ids.contains(o.as_str()))
+        .collect();
     if !open.is_empty() {
         let ids: Vec<uuid::Uuid> = open.iter().filter_map(|o| o.parse().ok()).collect();
         let syncs: Vec<Text> = diesel::sql_query(
@@ -493,8 +790,8 @@ pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<S
         .await
         .unwrap();
         failures.push(format!(
-            "{} orders whose payment the sandbox captured are still initial_order after {} s of \
-             waiting: {}; their payment_syncs rows: {}",
+            "{} orders whose payment the sandbox captured (or made late) are still initial_order \
+             after {} s of waiting: {}; their payment_syncs rows: {}",
             open.len(),
             SETTLE_WITHIN.as_secs(),
             open.iter().take(20).cloned().collect::<Vec<_>>().join(", "),
@@ -582,6 +879,12 @@ pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<S
                     .unapplied
                     .iter()
                     .map(|(_, order, payment)| (order, payment, "capture after a decline")),
+            )
+            .chain(
+                late_made
+                    .iter()
+                    .filter(|l| l.status == "captured")
+                    .map(|l| (&l.order.id, &l.payment, "late-lost card")),
             );
         for (order, payment, flow) in expected {
             if !seen.contains(payment.as_str()) {
@@ -597,6 +900,9 @@ pub(crate) async fn check_payments(soak: &Soak, databases: &Databases) -> (Vec<S
         problems.push(format!("… and {more} more"));
     }
     failures.extend(problems);
+    failures.extend(
+        check_late_lost(databases, &mut points, &late_made, &credited, &mut payments).await,
+    );
 
     #[derive(diesel::QueryableByName)]
     struct Credits {

@@ -1,13 +1,14 @@
 //! The load: the clients' passes (balance, history, offers, point and card orders, gift
-//! codes), the money paths' awkward flows (lost webhooks, lost pay answers and events of an
-//! unknown type among them), and what disrupts them: the chaos that kills and restarts the
-//! point service, the order service and PostgreSQL, or (with replicas) the rolling restart
-//! and the sampler of each replica's and database's connections.
+//! codes), the money paths' awkward flows (lost webhooks, lost pay answers, lost pay answers
+//! whose payment is made late and events of an unknown type among them), and what disrupts
+//! them: the chaos that kills and restarts the point service, the order service and
+//! PostgreSQL, or (with replicas) the rolling restart and the sampler of each replica's and
+//! database's connections.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 use e2e::LocalCluster;
@@ -24,6 +25,31 @@ use crate::{CLIENTS, GIFT_CODES, OFFER, PRE_STOP, RUSH_CODES};
 /// answer lost (502 from the payment service, 500 `INTERNAL_ERROR` from the pay route).
 pub(crate) const SILENT_CARD: &str = "silent-soak";
 pub(crate) const LOST_CARD: &str = "lost-soak";
+
+/// A late-lost card id (services/payment-sandbox): the sandbox holds the pay call `hold`
+/// (past the point service's wait) and answers 502, and makes the payment, captured or
+/// (`declined`) declined, with no webhook, only after the first read of the order's payments
+/// by reference since the call; before that no read-back knows of it.
+pub(crate) fn late_card(declined: bool, hold: Duration) -> String {
+    let prefix = if declined { "latedecline" } else { "latelost" };
+    format!("{prefix}{}-soak", hold.as_secs())
+}
+
+/// A card order paid with a late-lost card.
+#[derive(Debug, Clone)]
+pub(crate) struct LateLost {
+    /// The order's correlation id.
+    pub(crate) id: String,
+    /// The card's payment is made declined (`latedecline`), else captured (`latelost`).
+    pub(crate) declined: bool,
+    /// What the pay answered: `500` (the point service's wait ran out: the expected
+    /// answer), another status (a kill's), or `unreachable`.
+    pub(crate) answered: String,
+    /// How long the pay took: a 500 after the point service's whole wait is its timeout,
+    /// so the call certainly reached the sandbox, which must then make the payment once the
+    /// point service reads the order's payments back.
+    pub(crate) took: Duration,
+}
 
 /// A card payment waiting on its 3-D Secure page.
 pub(crate) struct Payment {
@@ -67,6 +93,11 @@ pub(crate) struct Observed {
     /// `INTERNAL_ERROR` (captured, the answer lost): correlation ids. The sync finds the
     /// payment by the order's reference and credits it.
     pub(crate) lost: Vec<String>,
+    /// Card orders paid with a late-lost card, whatever the pay answered (a kill may have
+    /// cut the call after it reached the sandbox): the checks find which have a payment at
+    /// the sandbox, and each of those must end credited once (captured) or `payment_failed`
+    /// with nothing credited (declined), or be listed by `point-service unsynced-orders`.
+    pub(crate) late_lost: Vec<LateLost>,
     /// Events of an unknown type (`payment.captured`) sent after a `silent` payment and
     /// answered 200 `unknown_type`: (correlation id, payment id). Their orders are synced at
     /// once.
@@ -76,7 +107,8 @@ pub(crate) struct Observed {
     /// listed).
     pub(crate) undelivered: Vec<String>,
     /// Answers a flow did not expect that are no 5xx (an unknown-type event answered a 4xx or
-    /// another outcome, a `lost` card's pay answered 2xx or a 4xx but the auth outage's 401).
+    /// another outcome, a `lost` or late-lost card's pay answered 2xx or a 4xx but the auth
+    /// outage's 401).
     pub(crate) wrong: Vec<String>,
     /// 5xx answers outside the specified ones.
     pub(crate) unexpected: Vec<String>,
@@ -97,8 +129,9 @@ pub(crate) enum Expect {
     Usual,
     /// A pay with a `lost` card: the payment service captured and lost its answer (502), and
     /// the pay route answers 500 `INTERNAL_ERROR` (docs/design.md, "Payment service": a 5xx
-    /// of the payment service becomes 500 `INTERNAL_ERROR`). That answer is this call's
-    /// expected one, in the rolling mode too; no other call's.
+    /// of the payment service becomes 500 `INTERNAL_ERROR`); with a late-lost card, its
+    /// timeout does. That answer is this call's expected one, in the rolling mode too; no
+    /// other call's.
     AnswerLost,
 }
 
@@ -160,6 +193,11 @@ pub(crate) struct Soak {
     pub(crate) next_code: AtomicU64,
     pub(crate) next_rush: AtomicU64,
     pub(crate) next_event: AtomicU64,
+    /// Late-lost pays so far: every other one is a `latedecline` card.
+    pub(crate) next_late: AtomicU64,
+    /// How long the sandbox holds a late-lost card's pay call (the card id carries it;
+    /// `crate::late_hold`).
+    pub(crate) late_hold: Duration,
     /// The UTC day the load began on: the checks read every day's settlement since.
     pub(crate) started_on: NaiveDate,
 }
@@ -306,7 +344,10 @@ impl Soak {
                 11 => self.capture_after_decline(token, &key).await,
                 12 => self.duplicate_and_reordered_events(token, &key).await,
                 13 => self.silent_card_order(token, &key).await,
-                14 => self.lost_card_order(token, &key).await,
+                // Half of the lost pay answers are late-lost ones: each holds its client for
+                // the point service's wait (10 s), so they stay a small share of the load.
+                14 if (round / 17).is_multiple_of(2) => self.lost_card_order(token, &key).await,
+                14 => self.late_lost_card_order(token, &key).await,
                 15 => self.unknown_type_event(token, &key).await,
                 _ => self.rush().await,
             }
@@ -771,6 +812,56 @@ impl Soak {
                 "the pay of {id} with a lost card answered {status} {body}, not 500 INTERNAL_ERROR"
             )),
         }
+    }
+
+    /// A card order paid with a late-lost card (every other one declined): the sandbox holds
+    /// the call past the point service's wait (its pay route answers 500 `INTERNAL_ERROR`,
+    /// this call's expected answer, and records the attempt lost) and makes the payment,
+    /// with no webhook, only after the payment sync's first read of the order by reference,
+    /// which so finds nothing. Finding nothing is not final: the sync must read again and
+    /// apply it.
+    pub(crate) async fn late_lost_card_order(&self, token: &'static str, key: &str) {
+        let declined = self.next_late.fetch_add(1, Ordering::Relaxed) % 2 == 1;
+        let Some(created) = self.checkout(token, key).await else {
+            return;
+        };
+        let id = created["correlation_id"].as_str().unwrap().to_owned();
+        let order = self.order_base().await;
+        let card = late_card(declined, self.late_hold);
+        let sent = Instant::now();
+        let answer = self
+            .call_expecting(
+                "late-lost pay",
+                "POST",
+                format!("{order}/api/v2/client/point-orders/{id}/pay/card"),
+                Some(token),
+                None,
+                Some(&json!({"id": card, "cvv": "123"})),
+                Expect::AnswerLost,
+            )
+            .await;
+        let mut observed = self.observed.lock().unwrap();
+        let answered = match answer {
+            Some((500, body)) if body["error"]["code"] == "INTERNAL_ERROR" => "500".to_owned(),
+            // Another 5xx is a kill's (the call judged it), and a 401 the auth service's
+            // outage; the call may have reached the sandbox all the same, and the checks
+            // find out.
+            Some((status, _)) if status >= 500 || status == 401 => status.to_string(),
+            None => "unreachable".to_owned(),
+            Some((status, body)) => {
+                observed.wrong.push(format!(
+                    "the pay of {id} with the late-lost card {card} answered {status} {body}, \
+                     not 500 INTERNAL_ERROR"
+                ));
+                return;
+            }
+        };
+        observed.late_lost.push(LateLost {
+            id,
+            declined,
+            answered,
+            took: sent.elapsed(),
+        });
     }
 
     /// A `silent` payment, then a correctly signed event of a type the point service does

@@ -4,9 +4,12 @@
 //! payments whose older attempt is declined, a capture arriving after the decline that failed
 //! its order, duplicate and reordered webhook events, one gift code redeemed by every client
 //! at once, card payments whose webhook is lost for good (`silent` cards), card payments whose
-//! pay answer is lost on the way back (`lost` cards: the pay answers 500 `INTERNAL_ERROR`), and
-//! signed events of a type the point service does not know. The point service's payment sync
-//! runs quickly (`POINTS_ENV`) so that it credits what the webhooks did not.
+//! pay answer is lost on the way back (`lost` cards: the pay answers 500 `INTERNAL_ERROR`),
+//! card payments whose pay call the gateway holds past the point service's wait and makes
+//! only after the payment sync's first read of the order found nothing (`latelost` and
+//! `latedecline` cards, [`late_hold`]), and signed events of a type the point service does
+//! not know. The point service's payment sync runs quickly (`POINTS_ENV`) so that it credits
+//! what the webhooks did not.
 //!
 //! Afterwards: `point-service audit` passes, every order the clients were told succeeded
 //! exists as successful and was credited once, every capture that could not be applied is
@@ -17,7 +20,9 @@
 //! a captured payment is left `initial_order` (polled, bounded), every captured payment is
 //! credited exactly once (one `payment_captured` event applied, one ledger entry for its order)
 //! or listed for refund, never both and never neither, and `point-service reconcile --date`
-//! exits 0 for each of those days. Prints the counts; exits 1 on any failure.
+//! exits 0 for each of those days. Every late-lost order whose payment the sandbox made is
+//! credited once (captured) or `payment_failed` with nothing credited (declined), or listed by
+//! `point-service unsynced-orders`. Prints the counts; exits 1 on any failure.
 //!
 //! `SOAK_SECONDS` (default 600) bounds the load phase; `SOAK_WORKERS` (default 8) sets the
 //! number of concurrent clients.
@@ -75,12 +80,36 @@ const ORDER_ENV: [(&str, &str); 3] = [
 ];
 /// The point service's payment sync, quick enough that what lost webhooks and lost pay
 /// answers left open is read back and credited while the load runs and within the checks'
-/// wait (the binary's defaults are 120 s, 30 s and 10 reads/s).
-const POINTS_ENV: [(&str, &str); 3] = [
+/// wait (the binary's defaults are 120 s, 30 s and 10 reads/s); and its wait for the payment
+/// service, the binary's default written out because the late-lost cards' hold is derived
+/// from it ([`late_hold`]).
+const POINTS_ENV: [(&str, &str); 4] = [
     ("PAYMENT_SYNC_AFTER_SECONDS", "5"),
     ("PAYMENT_SYNC_INTERVAL_SECONDS", "2"),
     ("PAYMENT_SYNC_READS_PER_SECOND", "50"),
+    ("PAYMENT_SERVICE_TIMEOUT_MS", "10000"),
 ];
+
+/// A number of `POINTS_ENV`.
+fn points_setting(name: &str) -> u64 {
+    POINTS_ENV
+        .iter()
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("POINTS_ENV has no number {name}"))
+}
+
+/// How long the sandbox holds a late-lost card's pay call (the card id carries it,
+/// `load::late_card`): past the point service's wait for the payment service
+/// (`PAYMENT_SERVICE_TIMEOUT_MS`), so that the call times out and its attempt is recorded
+/// lost, as with a slow gateway. The sandbox makes the payment only once the hold is over and
+/// the order's payments have been read by reference since the call: the payment sync's first
+/// read of the order once the attempt is lost finds nothing, whenever it comes (a kill of the
+/// point service may hold the sync back for its lease), and only a later read can find the
+/// payment.
+pub(crate) fn late_hold() -> Duration {
+    Duration::from_millis(points_setting("PAYMENT_SERVICE_TIMEOUT_MS")) + Duration::from_secs(2)
+}
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -130,6 +159,8 @@ async fn main() -> std::process::ExitCode {
         next_code: AtomicU64::new(0),
         next_rush: AtomicU64::new(0),
         next_event: AtomicU64::new(0),
+        next_late: AtomicU64::new(0),
+        late_hold: late_hold(),
         started_on: chrono::Utc::now().date_naive(),
     });
 
@@ -352,6 +383,39 @@ fn report(
         observed.lost.len(),
         observed.unknown_type.len()
     );
+    println!(
+        "- late-lost cards (the pay held {} s, past the point service's {} ms wait; the payment \
+         made, with no webhook, only after the first read of the order's payments by reference):",
+        late_hold().as_secs(),
+        points_setting("PAYMENT_SERVICE_TIMEOUT_MS")
+    );
+    for (kind, tally) in [
+        ("latelost (captured)", &payments.late_captured),
+        ("latedecline (declined)", &payments.late_declined),
+    ] {
+        println!(
+            "  - {kind}: {} pays sent ({}); payment made at the sandbox: {}, none (the call \
+             never reached it): {}; of those made, {}: {}, listed by unsynced-orders: {}, \
+             neither: {}",
+            tally.sent,
+            tally
+                .answered
+                .iter()
+                .map(|(answer, n)| format!("answered {answer}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            tally.made,
+            tally.not_made,
+            if kind.starts_with("latelost") {
+                "credited once"
+            } else {
+                "payment_failed, nothing credited"
+            },
+            tally.decided,
+            tally.listed,
+            tally.neither
+        );
+    }
     for (day, captures) in &payments.days {
         println!("- sandbox settlement {day}: {captures} captures");
     }
