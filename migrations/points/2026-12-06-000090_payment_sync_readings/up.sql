@@ -16,3 +16,10 @@ CREATE TABLE payment_sync_readings (
 -- `payments::sync::DISAGREEMENTS_LISTED` the order is listed for a person with both readings.
 ALTER TABLE payment_syncs
     ADD COLUMN disagreements INTEGER NOT NULL DEFAULT 0 CHECK (disagreements >= 0);
+
+-- A schedule's generation is never handed out twice, even to a row made again after the
+-- order's row was deleted (made final, then paid again): a sync still holding the old
+-- generation must not finish, list or postpone the new schedule (payments::sync::queue).
+CREATE SEQUENCE payment_sync_generations;
+SELECT setval('payment_sync_generations', COALESCE((SELECT max(generation) FROM payment_syncs), 0) + 1);
+ALTER TABLE payment_syncs ALTER COLUMN generation SET DEFAULT nextval('payment_sync_generations');

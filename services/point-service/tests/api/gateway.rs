@@ -263,6 +263,13 @@ impl Gateway {
         payment["status"] = json!(status);
     }
 
+    /// Files payment `id` under another reference (a payment service that mixed up orders).
+    pub fn set_reference(&self, id: &str, reference: &str) {
+        let mut state = self.state.lock().unwrap();
+        let payment = state.payments.iter_mut().find(|p| p["id"] == id).unwrap();
+        payment["reference"] = json!(reference);
+    }
+
     pub fn set_down(&self, down: bool) {
         self.state.lock().unwrap().down = down;
     }

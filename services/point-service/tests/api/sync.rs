@@ -647,6 +647,7 @@ async fn a_crash_between_reading_and_applying_leaves_the_order_due_again() {
         taken.correlation_id,
         &plan,
         &mut worker.pace(),
+        WINDOW,
     )
     .await;
     assert_eq!(reading.payments.len(), 1);

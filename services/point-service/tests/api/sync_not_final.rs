@@ -313,3 +313,94 @@ async fn a_reference_read_that_pages_is_read_to_its_end() {
         ]
     );
 }
+
+/// A payment service that files another order's payment (its pay call was answered with it)
+/// under a lost call's reference: the payment decides nothing here, and does not stand for
+/// the lost call's payment.
+#[tokio::test]
+async fn another_orders_payment_filed_under_our_reference_decides_nothing() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let other = paid_with(&app, "card_visa_4242", 200).await;
+    let payment = gateway.payment_of(&other);
+    let order = paid_with(&app, "void-1", 500).await;
+    gateway.set_reference(&payment, &order);
+    gateway.set_status(&payment, "declined");
+    sync_due(&app, &worker, &order).await;
+    assert_eq!(
+        status_of(&app, &order).await,
+        "initial_order",
+        "not failed by it"
+    );
+    assert_eq!(
+        sync_state(&app, &order).await,
+        (
+            1,
+            false,
+            format!("payment {payment} read back under this order's reference is another order's")
+        )
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM payment_events").await,
+        0
+    );
+}
+
+/// A sync still holding an order's old schedule (it outlived its lease) cannot list or
+/// postpone a schedule made after the order's row was deleted and made again: generations
+/// are never handed out twice (found by review).
+#[tokio::test]
+async fn a_stale_sync_leaves_a_schedule_made_again_alone() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "card_visa_4242", 200).await;
+    due_now(&app, &order).await;
+    let stale = take(&worker, &order).await;
+    app.sql(&format!(
+        "DELETE FROM payment_syncs WHERE correlation_id = '{order}'"
+    ))
+    .await;
+    assert_eq!(pay(&app, &order, "silent-2").await.0, 200);
+    let mut conn = worker.pool.get().await.unwrap();
+    queue::list(&mut conn, &stale, "stale").await.unwrap();
+    queue::retry_later(&mut conn, &stale, HOUR * 24, "stale")
+        .await
+        .unwrap();
+    drop(conn);
+    assert_eq!(
+        app.count(&format!(
+            "SELECT count(*) AS n FROM payment_syncs WHERE correlation_id = '{order}' \
+             AND listed_at IS NULL AND last_error IS NULL AND due_at < now() + interval '1 hour'"
+        ))
+        .await,
+        1,
+        "the new schedule is as its attempt wrote it"
+    );
+}
+
+/// Reads stop once the order's sync has taken its budget: the order is unsure, read again.
+#[tokio::test]
+async fn reads_past_their_budget_leave_the_order_unsure() {
+    let (app, gateway) = quiet_app().await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let order = paid_with(&app, "silent-1", 200).await;
+    let id = order.parse().unwrap();
+    let mut conn = worker.pool.get().await.unwrap();
+    let plan = point_service::payments::sync::read::plan(&mut conn, id, WINDOW)
+        .await
+        .unwrap();
+    drop(conn);
+    let reading = point_service::payments::sync::read::read(
+        &worker.payments,
+        id,
+        &plan,
+        &mut worker.pace(),
+        Duration::ZERO,
+    )
+    .await;
+    assert_eq!(
+        reading.unsure.as_deref(),
+        Some("the payment service's reads took longer than 0 s")
+    );
+    assert!(gateway.reads().is_empty());
+}

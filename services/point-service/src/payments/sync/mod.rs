@@ -74,14 +74,17 @@ pub enum Anomaly {
     OtherPayment,
     /// The payment names another order's reference.
     OtherReference,
+    /// Read by reference, a payment that another order's pay call was answered with.
+    OtherOrder,
     /// Two reads of one payment disagree on its status, amount or currency.
     Disagreement,
 }
 
 impl Anomaly {
-    pub const ALL: [Anomaly; 3] = [
+    pub const ALL: [Anomaly; 4] = [
         Anomaly::OtherPayment,
         Anomaly::OtherReference,
+        Anomaly::OtherOrder,
         Anomaly::Disagreement,
     ];
 
@@ -89,6 +92,7 @@ impl Anomaly {
         match self {
             Anomaly::OtherPayment => "other_payment",
             Anomaly::OtherReference => "other_reference",
+            Anomaly::OtherOrder => "other_order",
             Anomaly::Disagreement => "disagreement",
         }
     }
@@ -182,15 +186,13 @@ pub async fn sync_one(
         let mut conn = pool.get().await?;
         return Ok(finished(&mut conn, taken).await?);
     }
-    let mut reading = read(payments, id, &plan, pace).await;
+    let mut reading = read(payments, id, &plan, pace, window).await;
     {
         let mut conn = pool.get().await?;
-        reading.against_earlier(&earlier::readings(&mut conn, id).await?);
-        if !reading.disputed.is_empty() {
+        if judge(&mut conn, id, &plan, &mut reading).await? {
             let why = disputes(id, &reading);
             return Ok(disagreed(&mut conn, settings, taken, &why).await?);
         }
-        earlier::remember(&mut conn, id, reading.agreed()).await?;
     }
     let waiting = apply(pool, id, &reading, window).await?;
     let lost = plan.lost_unaccounted(&reading);
@@ -218,6 +220,49 @@ pub async fn sync_one(
         finished(&mut conn, taken).await?;
     }
     Ok(())
+}
+
+/// Checks what was read against what we know, in one transaction under the order's sync row
+/// (so two workers on one order compare and remember one after the other): a payment found
+/// by reference that another order's pay call was answered with is set aside, one that an
+/// earlier pass read otherwise is disputed, and the final readings of an undisputed pass
+/// are remembered. True when something is disputed: nothing of the order is to be applied.
+async fn judge(
+    conn: &mut diesel_async::AsyncPgConnection,
+    id: Uuid,
+    plan: &read::Plan,
+    reading: &mut Reading,
+) -> Result<bool, PointError> {
+    use diesel_async::{AsyncConnection, RunQueryDsl};
+    conn.transaction::<_, PointError, _>(async |conn| {
+        diesel::sql_query("SELECT 1 FROM payment_syncs WHERE correlation_id = $1 FOR UPDATE")
+            .bind::<diesel::sql_types::Uuid, _>(id)
+            .execute(conn)
+            .await?;
+        let unnamed = reading
+            .payments
+            .iter()
+            .chain(reading.disputed.iter().map(|d| &d.later))
+            .map(|r| r.payment.id.clone())
+            .filter(|p| !plan.ids.contains(p))
+            .collect();
+        let foreign = read::answered_elsewhere(conn, id, unnamed).await?;
+        for payment in &foreign {
+            metrics::counter!(ANOMALIES, "kind" => Anomaly::OtherOrder.as_str()).increment(1);
+            tracing::error!(
+                order.id = %id, payment.id = %payment, kind = Anomaly::OtherOrder.as_str(),
+                "payment read back under this order's reference was made by another order's pay call; not applied"
+            );
+        }
+        reading.set_aside(&foreign, "read back under this order's reference is another order's");
+        reading.against_earlier(&earlier::readings(conn, id).await?);
+        if !reading.disputed.is_empty() {
+            return Ok(true);
+        }
+        earlier::remember(conn, id, reading.agreed()).await?;
+        Ok(false)
+    })
+    .await
 }
 
 /// Logs and counts each disputed payment; the text kept as the order's `last_error` (and

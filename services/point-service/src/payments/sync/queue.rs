@@ -30,7 +30,7 @@ pub async fn schedule(
          ON CONFLICT (correlation_id) DO UPDATE \
          SET since = now(), due_at = EXCLUDED.due_at, tries = 0, disagreements = 0, \
              last_error = NULL, listed_at = NULL, resolved_at = NULL, resolution = NULL, \
-             generation = payment_syncs.generation + 1",
+             generation = nextval('payment_sync_generations')",
     )
     .bind::<diesel::sql_types::Uuid, _>(correlation_id)
     .bind::<Double, _>(after.as_secs_f64())
@@ -49,7 +49,7 @@ pub async fn schedule_now(conn: &mut AsyncPgConnection, correlation_id: Uuid) ->
          WHERE correlation_id = $1 AND status = 'initial_order' \
          ON CONFLICT (correlation_id) DO UPDATE \
          SET due_at = now(), listed_at = NULL, resolved_at = NULL, resolution = NULL, \
-             generation = payment_syncs.generation + 1",
+             generation = nextval('payment_sync_generations')",
     )
     .bind::<diesel::sql_types::Uuid, _>(correlation_id)
     .execute(conn)

@@ -87,15 +87,29 @@ pub async fn plan(
     })
 }
 
-/// Reads the order's payments back, waiting on `pace` before each call.
+/// Reads the order's payments back, waiting on `pace` before each call, and asking no more
+/// once `budget` has passed (each call is bounded by the client's timeout too): a sync
+/// that outlived the order's lease would meet another worker on the order.
 pub async fn read(
     payments: &PaymentClient,
     correlation_id: Uuid,
     plan: &Plan,
     pace: &mut tokio::time::Interval,
+    budget: Duration,
 ) -> Reading {
     let reference = correlation_id.to_string();
     let mut reading = Reading::default();
+    let deadline = tokio::time::Instant::now() + budget;
+    let out_of_time = |reading: &mut Reading| {
+        let late = tokio::time::Instant::now() >= deadline;
+        if late {
+            reading.unsure(format!(
+                "the payment service's reads took longer than {} s",
+                budget.as_secs()
+            ));
+        }
+        late
+    };
     let add = |payment: ReadPayment, via: Via, reading: &mut Reading| {
         if canonical_reference(&payment.reference) == reference {
             reading.add(Read { payment, via });
@@ -108,6 +122,9 @@ pub async fn read(
         }
     };
     for id in &plan.ids {
+        if out_of_time(&mut reading) {
+            return reading;
+        }
         pace.tick().await;
         match payments.payment(id).await {
             Ok(Some(payment)) if payment.id != *id => {
@@ -127,6 +144,9 @@ pub async fn read(
                 reading.unsure(format!(
                     "payments of the reference: more than {MAX_REFERENCE_PAGES} pages"
                 ));
+                break;
+            }
+            if out_of_time(&mut reading) {
                 break;
             }
             pace.tick().await;
@@ -157,6 +177,28 @@ fn anomaly(kind: Anomaly, correlation_id: Uuid, payment: &ReadPayment) {
         payment.reference = %payment.reference, kind = kind.as_str(),
         "payment read back contradicts the question; not applied (is the payment service answering for another order?)"
     );
+}
+
+/// Of the payments `ids` read back under `correlation_id`'s reference, those that another
+/// order's pay call was answered with: a payment service that filed another order's payment
+/// under ours. Applying one would decide our order by someone else's payment (its decline
+/// would fail ours; its capture would stand for our lost call's payment).
+pub async fn answered_elsewhere(
+    conn: &mut AsyncPgConnection,
+    correlation_id: Uuid,
+    ids: Vec<String>,
+) -> QueryResult<Vec<String>> {
+    use crate::db::schema::payment_attempts;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    payment_attempts::table
+        .filter(payment_attempts::payment_id.eq_any(ids))
+        .filter(payment_attempts::correlation_id.ne(correlation_id))
+        .select(payment_attempts::payment_id.assume_not_null())
+        .distinct()
+        .load(conn)
+        .await
 }
 
 /// The order is still `initial_order`.

@@ -118,12 +118,16 @@ impl Reading {
     }
 
     /// Puts a payment that an earlier pass read in a final state, and this one reads
-    /// otherwise, among the disputed.
+    /// otherwise, among the disputed. A status this contract does not name after a final
+    /// one (refunded, voided) is where a payment goes next, not a disagreement.
     pub fn against_earlier(&mut self, earlier: &[ReadPayment]) {
         for before in earlier {
             let Some(at) = self.payments.iter().position(|r| r.payment.id == before.id) else {
                 continue;
             };
+            if self.payments[at].payment.status == ReadStatus::Other {
+                continue;
+            }
             let before = Read {
                 payment: before.clone(),
                 via: Via::EarlierPass,
@@ -136,6 +140,16 @@ impl Reading {
                 });
             }
         }
+    }
+
+    /// Takes the payments `ids` out of the reading (neither applied nor counted), with why.
+    pub fn set_aside(&mut self, ids: &[String], why: &str) {
+        if ids.is_empty() {
+            return;
+        }
+        self.payments.retain(|r| !ids.contains(&r.payment.id));
+        self.disputed.retain(|d| !ids.contains(&d.later.payment.id));
+        self.unsure(format!("payment {} {why}", ids.join(", ")));
     }
 
     /// The payments to apply, when nothing is disputed.
@@ -205,6 +219,14 @@ mod tests {
         flipped.add(read(ReadStatus::Captured, 1500, Via::ById));
         flipped.against_earlier(&earlier);
         assert_eq!(flipped.agreed().count(), 0);
+        let mut refunded = Reading::default();
+        refunded.add(read(ReadStatus::Other, 1500, Via::ById));
+        refunded.against_earlier(&earlier);
+        assert_eq!(
+            refunded.disputed.len(),
+            0,
+            "refunded after declined: moved on"
+        );
         assert_eq!(
             flipped.disputed[0].to_string(),
             "payment pay_1 read back differently: declined 15.00 SAR (on an earlier pass), then \
