@@ -23,3 +23,10 @@ ALTER TABLE payment_syncs
 CREATE SEQUENCE payment_sync_generations;
 SELECT setval('payment_sync_generations', COALESCE((SELECT max(generation) FROM payment_syncs), 0) + 1);
 ALTER TABLE payment_syncs ALTER COLUMN generation SET DEFAULT nextval('payment_sync_generations');
+
+-- A pay call that never reached the payment service (no connection could be made) made no
+-- payment: recorded as `unsent`, counted for nothing like a refusal, so its order is not
+-- kept under sync waiting for a payment that cannot exist.
+ALTER TABLE payment_attempts DROP CONSTRAINT payment_attempts_state_check;
+ALTER TABLE payment_attempts ADD CONSTRAINT payment_attempts_state_check
+    CHECK (state IN ('started', 'answered', 'refused', 'lost', 'unsent'));

@@ -43,6 +43,11 @@ pub enum PointError {
     /// 500 `INTERNAL_ERROR` [`envelope::INTERNAL_MESSAGE`]; the text goes to the log.
     #[error("{0}")]
     Internal(String),
+    /// Answered as [`PointError::Internal`]: a pay call that never reached the payment
+    /// service (no connection could be made), so it made no payment, and its attempt is
+    /// recorded as such (`payments::attempts::Answer::NotSent`).
+    #[error("{0}")]
+    PaymentNotSent(String),
 }
 
 envelope::answer_set! {
@@ -110,7 +115,9 @@ impl PointError {
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST)
             }
             Self::Busy(_) | Self::RetryLater(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Misconfigured(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Misconfigured(_) | Self::Internal(_) | Self::PaymentNotSent(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 
@@ -119,7 +126,9 @@ impl PointError {
             Self::Refused(refused) | Self::Detailed(refused, _) | Self::Limited(refused, _) => {
                 refused.code
             }
-            Self::Misconfigured(_) | Self::Internal(_) => "INTERNAL_ERROR",
+            Self::Misconfigured(_) | Self::Internal(_) | Self::PaymentNotSent(_) => {
+                "INTERNAL_ERROR"
+            }
             other => ErrorB::code_for(other.status()),
         }
     }
@@ -153,7 +162,9 @@ impl ResponseError for PointError {
                 }
                 response.body(body.clone())
             }
-            Self::Internal(raw) => ErrorB::internal(raw).error_response(),
+            Self::Internal(raw) | Self::PaymentNotSent(raw) => {
+                ErrorB::internal(raw).error_response()
+            }
             Self::Misconfigured(message) => {
                 tracing::error!(error.message = message, "misconfigured");
                 ErrorB::new(self.status(), self.code(), message.as_str()).error_response()

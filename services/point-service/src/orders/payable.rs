@@ -124,6 +124,7 @@ where
             None => attempts::Answer::Lost,
         },
         Err(PointError::PaymentRefused { .. }) => attempts::Answer::Refused,
+        Err(PointError::PaymentNotSent(_)) => attempts::Answer::NotSent,
         Err(_) => attempts::Answer::Lost,
     };
     let recorded = match paying.pool.get().await {

@@ -41,6 +41,9 @@ pub enum Answer {
     Answered(String),
     /// 4xx: it made no payment.
     Refused,
+    /// The call never reached the payment service (no connection could be made): it made
+    /// no payment. Counts for nothing, like a refusal; kept apart for whoever reads it.
+    NotSent,
     /// No usable answer (timeout, transport failure, 5xx, a 2xx without an id): a payment
     /// may exist whose id we never learn.
     Lost,
@@ -126,7 +129,7 @@ pub async fn of_order(
         .into_iter()
         .map(|row| match (row.state.as_str(), row.payment_id) {
             ("answered", Some(id)) => Attempt::Answered(id),
-            ("refused", _) => Attempt::Refused,
+            ("refused" | "unsent", _) => Attempt::Refused,
             ("started", _) if row.in_flight => Attempt::InFlight,
             _ => Attempt::Lost,
         })
@@ -259,6 +262,7 @@ pub async fn finish(
     let (state, payment_id) = match answer {
         Answer::Answered(payment_id) => ("answered", Some(payment_id.as_str())),
         Answer::Refused => ("refused", None),
+        Answer::NotSent => ("unsent", None),
         Answer::Lost => ("lost", None),
     };
     conn.transaction(async |conn| {

@@ -189,7 +189,14 @@ impl PaymentClient {
         let answer = self
             .send(route, self.http.post(format!("{base}{path}")).json(body))
             .await
-            .map_err(crate::clients::unreachable("payment service"))?;
+            .map_err(|e| {
+                if never_sent(&e) {
+                    let e = telemetry::client::without_url(e);
+                    PointError::PaymentNotSent(format!("payment service unreachable: {e}"))
+                } else {
+                    crate::clients::unreachable("payment service")(e)
+                }
+            })?;
         match answer.status {
             200..=299 => {
                 let json = serde_json::from_slice(&answer.body).unwrap_or(serde_json::Value::Null);
@@ -298,6 +305,15 @@ struct Answer {
 fn is_timeout(e: &telemetry::client::CallError) -> bool {
     match e {
         reqwest_middleware::Error::Reqwest(e) => e.is_timeout(),
+        reqwest_middleware::Error::Middleware(_) => false,
+    }
+}
+
+/// A call that failed before any byte of it was sent: no connection could be made (refused,
+/// unresolvable, a connect timeout). The payment service cannot have acted on it.
+fn never_sent(e: &telemetry::client::CallError) -> bool {
+    match e {
+        reqwest_middleware::Error::Reqwest(e) => e.is_connect(),
         reqwest_middleware::Error::Middleware(_) => false,
     }
 }

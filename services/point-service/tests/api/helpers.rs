@@ -229,7 +229,7 @@ fn config(
     }
 }
 
-fn unused_port() -> u16 {
+pub fn unused_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -404,3 +404,49 @@ async fn reads_past_their_budget_leave_the_order_unsure() {
     );
     assert!(gateway.reads().is_empty());
 }
+
+/// A pay call that never reached the payment service (no connection could be made) made no
+/// payment: answered 500 as before, recorded `unsent`, and its order is not kept under sync
+/// waiting for a payment that cannot exist (a payment-service outage would otherwise list
+/// every order paid during it, 3 days later).
+#[tokio::test]
+async fn a_pay_call_that_never_reached_the_payment_service_leaves_nothing_to_wait_for() {
+    let gateway = crate::gateway::Gateway::spawn();
+    let app = spawn_app_with(Options {
+        payment_url: Some(format!("http://127.0.0.1:{}", unused_port())),
+        sync: point_service::config::SyncSettings {
+            after: HOUR,
+            interval: HOUR,
+            reads_per_second: 100,
+            horizon: Duration::from_secs(3 * 24 * 3600),
+        },
+        ..Options::default()
+    })
+    .await;
+    let worker = worker(&app, &gateway, 100, "w");
+    let (status, body) = pay(&app, &checkout(&app).await, "card_visa_4242").await;
+    assert_eq!(
+        (status, body),
+        (
+            500,
+            testkit::envelopes::error_b("INTERNAL_ERROR", "Internal server error")
+        ),
+        "the answer is as before"
+    );
+    let unsent = app
+        .count("SELECT count(*) AS n FROM payment_attempts WHERE state = 'unsent'")
+        .await;
+    assert_eq!(unsent, 1, "recorded as never sent");
+    app.sql("UPDATE payment_syncs SET due_at = now()").await;
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let synced = point_service::payments::sync::task::pass(&worker, &mut worker.pace(), &stop)
+        .await
+        .unwrap();
+    assert_eq!(synced, 1);
+    assert!(gateway.reads().is_empty(), "nothing to look for");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM payment_syncs").await,
+        0,
+        "nothing left to wait for"
+    );
+}
