@@ -57,7 +57,8 @@ pub enum Attempt {
     InFlight,
     /// It answered with this payment (or session) id.
     Answered(String),
-    /// It answered 4xx: no payment was made. Counts for nothing.
+    /// It answered 4xx, or the call never reached it (`unsent`): no payment was made.
+    /// Counts for nothing.
     Refused,
     /// No usable answer (timeout, transport failure, 5xx, no id), or the pay route stopped
     /// before recording it: a payment may exist whose id we never learned.
