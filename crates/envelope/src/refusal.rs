@@ -81,6 +81,35 @@ pub fn shown_template(template: &str) -> String {
     template.replace('{', "<").replace('}', ">")
 }
 
+/// `?` on a refusal of a service's rules: `impl From<R> for $error` through its variant
+/// holding a [`Refused`](crate::Refused), for each refusal type `R` listed. One place for the
+/// rule every service's error type follows.
+///
+/// ```
+/// envelope::refusals! {
+///     pub enum GuestRefusal in B {
+///         UnknownGuest(id: i64) => 404, "guest {id} is not on the list";
+///     }
+/// }
+/// enum BookingError {
+///     Refused(envelope::Refused),
+/// }
+/// envelope::refused_from!(BookingError::Refused: GuestRefusal);
+///
+/// let BookingError::Refused(refused) = GuestRefusal::UnknownGuest(7).into();
+/// assert_eq!((refused.status, refused.message.as_str()), (404, "guest 7 is not on the list"));
+/// ```
+#[macro_export]
+macro_rules! refused_from {
+    ($error:ident :: $variant:ident : $($refusal:ty),+ $(,)?) => {
+        $(impl From<$refusal> for $error {
+            fn from(refusal: $refusal) -> Self {
+                Self::$variant(refusal.into())
+            }
+        })+
+    };
+}
+
 /// Declares a refusal enum: each variant with its status (and envelope-B code when it is not
 /// the status's usual one) and its exact message, a `format!` template over the variant's
 /// named fields. The type implements [`Refusal`], `Display` (the message), `utoipa`'s

@@ -96,20 +96,9 @@ impl From<Refused> for OrderError {
     }
 }
 
-/// `?` on a refusal of the service's rules: it answers through [`OrderError::Refused`].
-macro_rules! refused_from {
-    ($($refusal:ty),+ $(,)?) => {
-        $(
-            impl From<$refusal> for OrderError {
-                fn from(refusal: $refusal) -> Self {
-                    Self::Refused(refusal.into())
-                }
-            }
-        )+
-    };
-}
-
-refused_from!(
+// `?` on a refusal of the service's rules: it answers through [`OrderError::Refused`].
+envelope::refused_from!(
+    OrderError::Refused:
     QueryRefusal,
     crate::gift_cards::RedeemRefusal,
     crate::stores::StoreRefusal,

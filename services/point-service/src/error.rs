@@ -64,18 +64,9 @@ envelope::answer_set! {
 
 db::from_failure!(PointError);
 
-/// Makes `Err(refusal)?` answer the refusal, for each refusal type of the service's routes.
-macro_rules! refused_from {
-    ($($refusal:ty),+ $(,)?) => {
-        $(impl From<$refusal> for PointError {
-            fn from(refusal: $refusal) -> Self {
-                Self::Refused(refusal.into())
-            }
-        })+
-    };
-}
-
-refused_from!(
+// Makes `Err(refusal)?` answer the refusal, for each refusal type of the service's routes.
+envelope::refused_from!(
+    PointError::Refused:
     relayed_routes::offers::OfferRefusal,
     relayed_routes::offers::OccasionRefusal,
     relayed_routes::offers::OfferIdRefusal,
