@@ -15,6 +15,7 @@ pub use log::Log;
 
 pub mod balancer;
 pub mod demo;
+pub mod drill_plant;
 pub mod log;
 pub mod money;
 pub mod patroni;

@@ -499,20 +499,6 @@ async fn card_credits(
     }
 }
 
-/// What `DRILL_PLANT` asks for (`double`, `missing`, both, comma-separated), else nothing.
-fn plants() -> (bool, bool) {
-    let raw = std::env::var("DRILL_PLANT").unwrap_or_default();
-    let mut plant = (false, false);
-    for word in raw.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        match word {
-            "double" => plant.0 = true,
-            "missing" => plant.1 = true,
-            other => panic!("DRILL_PLANT={raw:?}: {other:?} is neither double nor missing"),
-        }
-    }
-    plant
-}
-
 /// Credits `card`'s order a second time, as a bug applying one capture twice would: a second
 /// ledger entry like its first (the balance follows) and a second captured event of its
 /// payment.
@@ -590,7 +576,7 @@ async fn main() -> std::process::ExitCode {
     let orders = count_of("RESTORE_DRILL_ORDERS", 200);
     let codes = count_of("RESTORE_DRILL_CODES", 60);
     let cards = count_of("RESTORE_DRILL_CARDS", 3);
-    let (plant_double_credit, plant_missing_credit) = plants();
+    let (plant_double_credit, plant_missing_credit) = e2e::drill_plant::plants();
     let since = chrono::Utc::now().date_naive();
     let mut failures = Vec::new();
     let work =

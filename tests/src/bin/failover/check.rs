@@ -183,20 +183,6 @@ async fn by_reference(
     }
 }
 
-/// What `DRILL_PLANT` asks for (`double`, `missing`, both, comma-separated), else nothing.
-pub(crate) fn plants() -> (bool, bool) {
-    let raw = std::env::var("DRILL_PLANT").unwrap_or_default();
-    let mut plant = (false, false);
-    for word in raw.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        match word {
-            "double" => plant.0 = true,
-            "missing" => plant.1 = true,
-            other => panic!("DRILL_PLANT={raw:?}: {other:?} is neither double nor missing"),
-        }
-    }
-    plant
-}
-
 /// Makes the money wrong on purpose, after the load and before the checks, as
 /// `DRILL_PLANT` says: `double` credits the first acknowledged gift code again under its
 /// redemption's id (`gift-card:<id>`, as an order service of the release before would), with
@@ -207,7 +193,7 @@ pub(crate) async fn plant(
     redeemed: &[(i64, String)],
     new_primary: &dyn Fn(&str) -> String,
 ) -> Vec<String> {
-    let (double, missing) = plants();
+    let (double, missing) = e2e::drill_plant::plants();
     let mut planted = Vec::new();
     let points = new_primary("points");
     if double {

@@ -239,13 +239,7 @@ async fn judge(
             .bind::<diesel::sql_types::Uuid, _>(id)
             .execute(conn)
             .await?;
-        let unnamed = reading
-            .payments
-            .iter()
-            .chain(reading.disputed.iter().map(|d| &d.later))
-            .map(|r| r.payment.id.clone())
-            .filter(|p| !plan.ids.contains(p))
-            .collect();
+        let unnamed = plan.unnamed(reading).map(|p| p.id.clone()).collect();
         let foreign = read::answered_elsewhere(conn, id, unnamed).await?;
         for payment in &foreign {
             metrics::counter!(ANOMALIES, "kind" => Anomaly::OtherOrder.as_str()).increment(1);

@@ -42,13 +42,15 @@ impl Plan {
     /// that no answered attempt names is a lost call's (a 4xx made none). While one is
     /// left, its payment may still appear: finding nothing is not final.
     pub fn lost_unaccounted(&self, reading: &Reading) -> usize {
-        let found = reading
-            .payments
-            .iter()
-            .chain(reading.disputed.iter().map(|d| &d.later))
-            .filter(|read| !self.ids.contains(&read.payment.id))
-            .count();
-        self.lost.saturating_sub(found)
+        self.lost.saturating_sub(self.unnamed(reading).count())
+    }
+
+    /// The payments read that no answered attempt names: a lost call's, or another order's.
+    pub fn unnamed<'r>(&self, reading: &'r Reading) -> impl Iterator<Item = &'r ReadPayment> {
+        reading
+            .reads()
+            .map(|read| &read.payment)
+            .filter(|payment| !self.ids.contains(&payment.id))
     }
 }
 

@@ -152,6 +152,14 @@ impl Reading {
         self.unsure(format!("payment {} {why}", ids.join(", ")));
     }
 
+    /// Every payment read, each once: the agreed ones and the later reading of each disputed
+    /// one.
+    pub fn reads(&self) -> impl Iterator<Item = &Read> {
+        self.payments
+            .iter()
+            .chain(self.disputed.iter().map(|d| &d.later))
+    }
+
     /// The payments to apply, when nothing is disputed.
     pub fn agreed(&self) -> impl Iterator<Item = &ReadPayment> {
         let agreed = if self.disputed.is_empty() {
