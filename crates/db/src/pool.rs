@@ -166,13 +166,22 @@ pub fn build_pool(settings: &PoolSettings) -> Result<Pool, BuildError> {
     let mut config = ManagerConfig::<AsyncPgConnection>::default();
     // The check is the idle hook's below; diesel-async's own would ping on every checkout.
     config.recycling_method = RecyclingMethod::Fast;
+    // Where every connection is made and its I/O runs: the runtime that builds the pool (the
+    // process's main one), which outlives the HTTP server's workers. Each actix worker is a
+    // runtime of its own that ends when that worker has answered its last request, and a
+    // task lives on the runtime that spawned it: a connection opened by a worker's request
+    // would die with that worker while another worker's request still uses it ("database
+    // error: connection closed" during a graceful stop).
+    let home = tokio::runtime::Handle::try_current()
+        .map_err(|e| BuildError(format!("no async runtime to run the connections on: {e}")))?;
     config.custom_setup = Box::new(move |_url| {
         let connector = connector.clone();
+        let home = home.clone();
         Box::pin(async move {
             // A task of its own, so that a caller who stops waiting (`/readyz` gives up
             // after 3 s, less than a frozen host's connect timeout) does not cancel it: it
             // still finds the host that answers, and the next attempt starts there.
-            tokio::spawn(async move { connector.connect().await })
+            home.spawn(async move { connector.connect().await })
                 .await
                 .map_err(|e| ConnectionError::BadConnection(format!("connect task: {e}")))?
         })

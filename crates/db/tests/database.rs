@@ -661,3 +661,39 @@ async fn a_query_to_a_server_that_stops_answering_fails_after_the_reply_timeout(
     let mut next = pool.get().await.unwrap();
     assert_eq!(count(&mut next, "SELECT 3::bigint AS n").await, 3);
 }
+
+/// The HTTP server's workers are runtimes of their own that end one by one during a graceful
+/// stop, while the pool is shared by all of them: a connection a worker opened must outlive
+/// that worker, else another worker's request still using it fails with "connection closed".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_opened_on_a_runtime_that_ended_still_serves_the_others() {
+    let database = TestDatabase::new(MIGRATIONS).await;
+    let pool = build_pool(&PoolSettings::new(database.url(), 2)).unwrap();
+    let opened_elsewhere = pool.clone();
+    // A worker: a runtime of its own on a thread of its own, as actix's are, that opens a
+    // connection (the pool was empty), hands it back, and ends.
+    let worker = std::thread::spawn(move || {
+        let worker = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        worker.block_on(async move {
+            let mut conn = opened_elsewhere.get().await.unwrap();
+            sql_query("SELECT pg_backend_pid() AS pid")
+                .get_result::<Pid>(&mut conn)
+                .await
+                .unwrap()
+                .pid
+        })
+    });
+    let pid = tokio::task::spawn_blocking(move || worker.join().unwrap())
+        .await
+        .unwrap();
+
+    let mut conn = pool.get().await.unwrap();
+    let again = sql_query("SELECT pg_backend_pid() AS pid")
+        .get_result::<Pid>(&mut conn)
+        .await
+        .expect("the connection the ended runtime opened still answers");
+    assert_eq!(again.pid, pid, "the pool handed out another connection");
+}

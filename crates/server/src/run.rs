@@ -29,7 +29,8 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
 
 /// Builds the HTTP server for `factory` on an already bound listener, with `limits` on its
 /// connections. The returned server runs until SIGTERM or SIGINT; on SIGTERM (what
-/// Kubernetes sends) it stops accepting and lets in-flight requests finish for up to
+/// Kubernetes sends) it serves its open connections for the drain (`limits.stop_drain`,
+/// `crate::stopping`), then stops accepting and lets in-flight requests finish for up to
 /// [`SHUTDOWN_TIMEOUT`].
 ///
 /// What bounds a slow or idle client (`docs/decisions.md`, "Abuse limits"):
@@ -73,7 +74,10 @@ where
     } else {
         KeepAlive::Timeout(limits.keep_alive)
     };
+    let open = crate::stopping::OpenConnections::default();
+    let counted = open.clone();
     let server = HttpServer::new(factory)
+        .on_connect(move |_, data| counted.opened(data))
         .workers(workers)
         .max_connections(limits.connections_per_worker(workers))
         .client_request_timeout(limits.head_timeout)
@@ -84,7 +88,11 @@ where
         .disable_signals()
         .listen(listener)?
         .run();
-    tokio::spawn(crate::stopping::stop_on_signal(server.handle()));
+    tokio::spawn(crate::stopping::stop_on_signal(
+        server.handle(),
+        open,
+        limits.stop_drain,
+    ));
     Ok(server)
 }
 

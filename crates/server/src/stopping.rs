@@ -6,24 +6,33 @@
 //! - ends the background tasks beside the server (the gift-card retry, the payment sync, the
 //!   gauges' refresh: [`watch`]), so they take no new work;
 //! - closes the connection after every answer written from then on (`Connection: close`,
-//!   [`close_connections`]), so no client sends its next request over a kept-alive
+//!   [`CloseConnections`]), so no client sends its next request over a kept-alive
 //!   connection to a process that is going away.
 //!
-//! actix-http drains connections on a graceful stop too (an idle one closes at once, one with
-//! a request in flight answers it with `Connection: close`), but its notice to a connection
-//! with a request in flight was seen to go missing (about one stop in twenty under load):
-//! that answer then kept the connection alive, the client sent its next request into a
-//! closing socket, and the worker waited for the whole shutdown timeout. The flag here is
-//! raised before actix hears of the stop, so every answer written after the drain began
-//! carries `Connection: close`, whichever of the two notices arrives first.
+//! On SIGTERM the server then keeps serving for the drain (`HTTP_STOP_DRAIN_SECS`), and only
+//! then tells actix to stop. actix's graceful stop closes every idle kept-alive connection at
+//! once, and a caller may be writing a request on one of them at that moment: HTTP/1.1 cannot
+//! tell it whether that request was read, so it fails the call ("connection closed before
+//! message completed"), which a rolling deploy did once per service pair. During the drain a
+//! connection is closed only after an answer that says so, or by its caller: the callers drop
+//! an idle connection after `HTTP_CALLER_IDLE_SECS`, which the drain exceeds
+//! (`config::HttpLimits::stop_problems`), so whatever is still open when it ends is idle and
+//! no caller will send on it again. The drain ends early once no connection is open.
+//! (`docs/decisions.md`, "Lossless rollouts".)
+//!
+//! actix-http also answers a request in flight at the stop with `Connection: close`, but its
+//! notice to such a connection was seen to go missing (about one stop in twenty under load):
+//! the flag here is raised before actix hears of the stop, so every answer written after the
+//! drain began carries `Connection: close`, whichever of the two notices arrives first.
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use std::future::{Ready, ready};
 
 use actix_web::dev::{
-    ServerHandle, Service, ServiceRequest, ServiceResponse, Transform, forward_ready,
+    Extensions, ServerHandle, Service, ServiceRequest, ServiceResponse, Transform, forward_ready,
 };
 use actix_web::http::ConnectionType;
 use futures_util::future::{MapOk, TryFutureExt};
@@ -49,9 +58,11 @@ fn raise() {
     sender().send_replace(true);
 }
 
-/// Waits for the first of the signals, raises the flag, then stops `server`: gracefully on
-/// SIGTERM, at once on SIGINT or SIGQUIT. Spawned beside every server [`crate::start`]s.
-pub(crate) async fn stop_on_signal(server: ServerHandle) {
+/// Waits for the first of the signals and raises the flag; on SIGTERM serves the connections
+/// still `open` for up to `drain`, then stops `server`: gracefully on SIGTERM, at once on
+/// SIGINT or SIGQUIT (also when one of those comes during the drain). Spawned beside every
+/// server [`crate::start`]s.
+pub(crate) async fn stop_on_signal(server: ServerHandle, open: OpenConnections, drain: Duration) {
     let graceful = match first_signal().await {
         Ok(graceful) => graceful,
         Err(e) => {
@@ -60,8 +71,67 @@ pub(crate) async fn stop_on_signal(server: ServerHandle) {
         }
     };
     raise();
-    tracing::info!(graceful, "stop signal received; stopping the HTTP server");
+    let graceful = if graceful {
+        tracing::info!(
+            drain_seconds = drain.as_secs(),
+            open_connections = open.count(),
+            "stop signal received; serving the open connections, each answer closing its own, \
+             until their callers have let go of them"
+        );
+        tokio::select! {
+            left = open.until_none(drain) => {
+                tracing::info!(open_connections = left, "drain over; stopping the HTTP server");
+                true
+            }
+            // A second signal, or the signals cannot be watched again: stop now.
+            _ = first_signal() => false,
+        }
+    } else {
+        tracing::info!("stop signal received; stopping the HTTP server at once");
+        false
+    };
     server.stop(graceful).await;
+}
+
+/// How many connections a server has open: one more when actix accepts one (`on_connect`,
+/// [`OpenConnections::opened`]), one fewer when the guard left in the connection's data is
+/// dropped with the connection.
+#[derive(Clone, Default)]
+pub(crate) struct OpenConnections(Arc<AtomicUsize>);
+
+/// Lives as long as its connection.
+struct Open(Arc<AtomicUsize>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl OpenConnections {
+    /// actix's `on_connect` hook: counts the new connection until it closes.
+    pub(crate) fn opened(&self, data: &mut Extensions) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        data.insert(Open(Arc::clone(&self.0)));
+    }
+
+    fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Returns once no connection is open, or after `drain` with how many still are.
+    async fn until_none(&self, drain: Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + drain;
+        // Polled: this runs once, at the stop, and the connections' own code stays untouched.
+        let mut tick = tokio::time::interval(Duration::from_millis(20));
+        loop {
+            tick.tick().await;
+            let open = self.count();
+            if open == 0 || tokio::time::Instant::now() >= deadline {
+                return open;
+            }
+        }
+    }
 }
 
 /// `true` for SIGTERM, `false` for SIGINT or SIGQUIT.

@@ -22,7 +22,9 @@ fn fake_auth(lookups: Arc<AtomicUsize>) -> String {
 }
 
 fn lookup(base: String, ttl: Duration) -> CallerLookup {
-    let http = telemetry::client::http_client(Duration::from_secs(5)).unwrap();
+    let http =
+        telemetry::client::http_client(Duration::from_secs(5), telemetry::client::DEFAULT_IDLE)
+            .unwrap();
     CallerLookup::new(Some(base), http).with_cache(ttl)
 }
 

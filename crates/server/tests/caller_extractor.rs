@@ -58,7 +58,7 @@ fn app(lookup: Option<CallerLookup>) -> String {
 }
 
 fn http() -> telemetry::client::HttpClient {
-    telemetry::client::http_client(Duration::from_secs(5)).unwrap()
+    telemetry::client::http_client(Duration::from_secs(5), telemetry::client::DEFAULT_IDLE).unwrap()
 }
 
 /// `GET /whoami` with `authorization` (none when `None`): the status and the body.

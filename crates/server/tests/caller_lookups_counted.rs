@@ -51,7 +51,9 @@ fn counted(outcome: &str) -> Option<f64> {
 
 #[tokio::test]
 async fn each_lookup_is_counted_by_how_it_ended() {
-    let http = telemetry::client::http_client(Duration::from_millis(500)).unwrap();
+    let http =
+        telemetry::client::http_client(Duration::from_millis(500), telemetry::client::DEFAULT_IDLE)
+            .unwrap();
     let callers = CallerLookup::new(Some(fake_auth()), http.clone());
     let outcomes = [
         "ok",

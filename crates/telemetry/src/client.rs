@@ -15,25 +15,32 @@ use reqwest_tracing::TracingMiddleware;
 
 pub type HttpClient = ClientWithMiddleware;
 
+/// How long an unused connection stays in a client's pool unless the service says otherwise
+/// (`HTTP_CALLER_IDLE_SECS`, `server::config::HttpLimits`).
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(10);
+
 /// What a call through an [`HttpClient`] fails with.
 pub type CallError = reqwest_middleware::Error;
 
-/// One pooled client per upstream; `timeout` bounds each whole call.
+/// One pooled client per upstream; `timeout` bounds each whole call, a resend included, and
+/// `idle` is how long an unused connection stays in the pool (`HTTP_CALLER_IDLE_SECS`: a
+/// stopping service keeps serving for longer than that, `server::stopping`).
 ///
 /// A service builds one per actix worker (in its app factory), not one for the process:
 /// each worker is a single-threaded runtime, and a pooled connection is driven by the
 /// runtime that opened it, so a shared client sends one worker's calls through another
 /// worker's thread, where they wait behind that worker's requests.
-pub fn http_client(timeout: Duration) -> Result<HttpClient, reqwest::Error> {
+pub fn http_client(timeout: Duration, idle: Duration) -> Result<HttpClient, reqwest::Error> {
     let inner = reqwest::Client::builder()
         .timeout(timeout)
         .connect_timeout(timeout.min(Duration::from_secs(3)))
-        .pool_idle_timeout(Duration::from_secs(60))
+        .pool_idle_timeout(idle)
         .build()?;
     // Added last, so it runs innermost: the tracing span records the error without its URL.
     Ok(ClientBuilder::new(inner)
         .with(TracingMiddleware::default())
         .with(propagate)
+        .with(crate::closed_connections::ResendOnce { timeout })
         .with(strip_urls)
         .build())
 }

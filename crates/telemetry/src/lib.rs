@@ -13,6 +13,7 @@
 //! - [`metrics`]: the Prometheus recorder behind `/metrics`.
 
 pub mod client;
+pub mod closed_connections;
 pub mod http;
 mod log_fields;
 pub mod metrics;

@@ -44,6 +44,11 @@ pub const HTTP_REQUEST_DURATION: &str = "http_request_duration_seconds";
 /// `promtool check metrics` finds no family without it (tests/system/metrics_help.rs).
 fn describe() {
     metrics::describe_counter!(
+        crate::closed_connections::CLOSED_CONNECTIONS,
+        metrics::Unit::Count,
+        "Outbound calls that met a connection closed by the other side before their answer, by callee host and outcome (`resent`: a read or a call idempotent by its key, sent once more; `failed`)."
+    );
+    metrics::describe_counter!(
         HTTP_REQUESTS,
         metrics::Unit::Count,
         "HTTP requests answered, by method, route pattern (`unmatched` for a path of no route) and status."

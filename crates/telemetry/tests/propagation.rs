@@ -50,9 +50,11 @@ fn calling_app(upstream: String) -> String {
                 web::get().to(move || {
                     let upstream = upstream.clone();
                     async move {
-                        let client =
-                            telemetry::client::http_client(std::time::Duration::from_secs(5))
-                                .unwrap();
+                        let client = telemetry::client::http_client(
+                            std::time::Duration::from_secs(5),
+                            telemetry::client::DEFAULT_IDLE,
+                        )
+                        .unwrap();
                         let answer = client.get(format!("{upstream}/echo")).send().await;
                         assert!(answer.unwrap().status().is_success());
                         HttpResponse::Ok().finish()

@@ -75,7 +75,7 @@ impl HttpSms {
     pub fn new(url: String, timeout: Duration) -> Result<Self, reqwest::Error> {
         Ok(Self {
             url,
-            client: telemetry::client::http_client(timeout)?,
+            client: telemetry::client::http_client(timeout, telemetry::client::DEFAULT_IDLE)?,
         })
     }
 }

@@ -21,12 +21,14 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             url: config.point_service_url.clone(),
             token: config.internal_token.clone(),
             http: None,
+            idle: config.common.http.caller_idle,
         },
         order_service: Upstream {
             keeper: upstream::ORDER_SERVICE,
             url: config.order_service_url.clone(),
             token: config.internal_token.clone(),
             http: None,
+            idle: config.common.http.caller_idle,
         },
     };
     let keys = web::Data::new(OperatorKeys::new(config.jwt_secret.expose().as_bytes()));

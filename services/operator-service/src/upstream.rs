@@ -70,6 +70,8 @@ pub struct Upstream {
     pub url: Option<String>,
     pub token: Option<Secret>,
     pub http: Option<telemetry::client::HttpClient>,
+    /// How long the client keeps an unused connection (`HTTP_CALLER_IDLE_SECS`).
+    pub idle: std::time::Duration,
 }
 
 impl Upstream {
@@ -78,7 +80,7 @@ impl Upstream {
     pub fn for_worker(&self) -> Upstream {
         let mut link = self.clone();
         let service = self.keeper.name;
-        link.http = telemetry::client::http_client(TIMEOUT)
+        link.http = telemetry::client::http_client(TIMEOUT, self.idle)
             .inspect_err(
                 |e| tracing::error!(error.message = %e, "no HTTP client for the {service}"),
             )

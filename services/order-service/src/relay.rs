@@ -149,6 +149,14 @@ pub async fn relay(
             return Err(OrderError::RelayTimeout);
         }
         Ok(Err(e)) => {
+            // Not resent: the relay carries orders, which the point service may have read
+            // (`telemetry::closed_connections`); counted, and alerted on.
+            if telemetry::closed_connections::met_closing_connection(&e) {
+                telemetry::closed_connections::count(
+                    "point-service",
+                    telemetry::closed_connections::Outcome::Failed,
+                );
+            }
             // hyper's errors carry no URL, so neither the answer nor the log shows the target or
             // its query (which may carry a caller's data).
             let text = telemetry::client::error_chain(&e);

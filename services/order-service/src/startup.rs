@@ -18,11 +18,12 @@ use crate::{gift_cards, routes, system_categories};
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     crate::metric_families::describe();
-    let client = server::http_client;
+    let idle = config.common.http.caller_idle;
+    let client = |wait| server::http_client(wait, idle);
     // The relay's client; each call has its own deadline (10 s or 20 s), connecting at most
     // 3 s of it, like the other clients.
     let relay_wait = config.relay_timeout.min(config.pay_timeout);
-    let upstream = Upstream::new(&config.point_service_url, relay_wait.min(CONNECT))
+    let upstream = Upstream::new(&config.point_service_url, relay_wait.min(CONNECT), idle)
         .map_err(|e| StartError::Http(std::io::Error::other(e)))?;
     let short = client(SHORT_CALLS)?;
     let state = AppState {
@@ -66,7 +67,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         server::shutdown_watch(),
     );
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
-        let worker = with_worker_clients(&state);
+        let worker = with_worker_clients(&state, idle);
         // What `server::caller::Caller` resolves the gift-card route's caller with.
         cfg.app_data(web::Data::new(worker.caller.clone()));
         cfg.app_data(web::Data::new(worker));
@@ -82,10 +83,10 @@ const CONNECT: Duration = Duration::from_secs(3);
 /// The state with HTTP clients of the calling worker's own (`telemetry::client::http_client`
 /// says why); the pool and the caches stay shared. Building a client cannot fail once the
 /// first ones were built at start; if it did, the worker keeps the shared ones.
-fn with_worker_clients(shared: &AppState) -> AppState {
+fn with_worker_clients(shared: &AppState, idle: Duration) -> AppState {
     let mut state = shared.clone();
     state.relay.upstream = shared.relay.upstream.for_worker();
-    match telemetry::client::http_client(SHORT_CALLS) {
+    match telemetry::client::http_client(SHORT_CALLS, idle) {
         Ok(short) => {
             state.caller = state.caller.with_http(short.clone());
             state.credit.http = short;

@@ -75,7 +75,10 @@ impl Sender {
         Ok(Self {
             url,
             secret,
-            http: telemetry::client::http_client(Duration::from_secs(10))?,
+            http: telemetry::client::http_client(
+                Duration::from_secs(10),
+                telemetry::client::DEFAULT_IDLE,
+            )?,
         })
     }
 

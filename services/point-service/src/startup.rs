@@ -20,7 +20,8 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     crate::payments::webhook::export_counters();
     crate::payments::sync::export_counters();
     crate::payments::client::export_counters();
-    let client = server::http_client;
+    let idle = config.common.http.caller_idle;
+    let client = |wait| server::http_client(wait, idle);
     let state = AppState {
         pool: pool.clone(),
         auth: AuthClient::new(
@@ -63,7 +64,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         crate::housekeeping::RULES,
         server::shutdown_watch(),
     );
-    let waits = (config.auth_timeout, config.payment_timeout);
+    let waits = (config.auth_timeout, config.payment_timeout, idle);
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         let worker = with_worker_clients(&state, waits);
         // What `server::caller::Caller` resolves a route's caller with.
@@ -77,10 +78,10 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
 /// the first ones were built at start; if it did, the worker keeps the shared ones.
 fn with_worker_clients(
     shared: &AppState,
-    (auth_wait, payment_wait): (Duration, Duration),
+    (auth_wait, payment_wait, idle): (Duration, Duration, Duration),
 ) -> AppState {
     let mut state = shared.clone();
-    let client = telemetry::client::http_client;
+    let client = |wait| telemetry::client::http_client(wait, idle);
     match (client(auth_wait), client(payment_wait)) {
         (Ok(auth), Ok(payments)) => {
             state.auth = state.auth.with_http(auth);

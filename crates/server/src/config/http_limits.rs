@@ -21,7 +21,15 @@ use super::Env;
 /// - `HTTP_KEEP_ALIVE_SECS` (75; 0 to 3600): an idle keep-alive connection is closed after
 ///   this (0: no keep-alive);
 /// - `HTTP_DISCONNECT_TIMEOUT_MS` (1000; 0 to 30 000): how long a closing connection waits
-///   for the client's side of the shutdown.
+///   for the client's side of the shutdown;
+/// - `HTTP_CALLER_IDLE_SECS` (10; 1 to 60): how long this process's own clients keep an idle
+///   connection to another service before they drop it (the callers' side of the stop);
+/// - `HTTP_STOP_DRAIN_SECS` (12; 2 to 120): how long a stopping server keeps serving the
+///   connections it has open, each answer closing its connection, before it stops
+///   ([`crate::stopping`]). It must exceed `HTTP_CALLER_IDLE_SECS`, and so must
+///   `HTTP_KEEP_ALIVE_SECS` (unless 0): the server never closes an idle connection a caller
+///   may still send on. A start with either wrong is refused, and `scripts/check-deploy.sh`
+///   checks every Deployment's values against every other's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpLimits {
     pub max_connections: usize,
@@ -34,6 +42,10 @@ pub struct HttpLimits {
     pub keep_alive: Duration,
     /// actix's `client_disconnect_timeout`.
     pub disconnect_timeout: Duration,
+    /// The pool idle timeout of this process's clients of other services.
+    pub caller_idle: Duration,
+    /// How long a stopping server serves its open connections before it stops.
+    pub stop_drain: Duration,
 }
 
 impl Default for HttpLimits {
@@ -45,17 +57,20 @@ impl Default for HttpLimits {
             body_timeout: Duration::from_millis(10_000),
             keep_alive: Duration::from_secs(75),
             disconnect_timeout: Duration::from_millis(1000),
+            caller_idle: telemetry::client::DEFAULT_IDLE,
+            stop_drain: Duration::from_secs(12),
         }
     }
 }
 
 impl HttpLimits {
     /// `HTTP_MAX_CONNECTIONS`, `HTTP_BACKLOG`, `HTTP_HEAD_TIMEOUT_MS`, `HTTP_BODY_TIMEOUT_MS`,
-    /// `HTTP_KEEP_ALIVE_SECS`, `HTTP_DISCONNECT_TIMEOUT_MS`.
+    /// `HTTP_KEEP_ALIVE_SECS`, `HTTP_DISCONNECT_TIMEOUT_MS`, `HTTP_CALLER_IDLE_SECS`,
+    /// `HTTP_STOP_DRAIN_SECS`, with the two checks of the stop between them.
     pub fn from_env(env: &mut Env) -> Self {
         let d = Self::default();
         let ms = |d: Duration| d.as_millis() as u64;
-        Self {
+        let limits = Self {
             max_connections: env.int_or(
                 "HTTP_MAX_CONNECTIONS",
                 d.max_connections as u64,
@@ -82,7 +97,43 @@ impl HttpLimits {
                 ms(d.disconnect_timeout),
                 0..=30_000,
             )),
+            caller_idle: Duration::from_secs(env.int_or(
+                "HTTP_CALLER_IDLE_SECS",
+                d.caller_idle.as_secs(),
+                1..=60,
+            )),
+            stop_drain: Duration::from_secs(env.int_or(
+                "HTTP_STOP_DRAIN_SECS",
+                d.stop_drain.as_secs(),
+                2..=120,
+            )),
+        };
+        for problem in limits.stop_problems() {
+            env.error(problem);
         }
+        limits
+    }
+
+    /// What would let a caller send on a connection this server closes: a drain or a
+    /// keep-alive no longer than the callers keep an idle connection.
+    pub fn stop_problems(&self) -> Vec<String> {
+        let idle = self.caller_idle.as_secs();
+        let mut problems = Vec::new();
+        if self.stop_drain <= self.caller_idle {
+            problems.push(format!(
+                "HTTP_STOP_DRAIN_SECS ({}) must exceed HTTP_CALLER_IDLE_SECS ({idle}): a stopping \
+                 server would close connections its callers may still send on",
+                self.stop_drain.as_secs()
+            ));
+        }
+        if !self.keep_alive.is_zero() && self.keep_alive <= self.caller_idle {
+            problems.push(format!(
+                "HTTP_KEEP_ALIVE_SECS ({}) must exceed HTTP_CALLER_IDLE_SECS ({idle}) or be 0: \
+                 the server would close idle connections its callers may still send on",
+                self.keep_alive.as_secs()
+            ));
+        }
+        problems
     }
 
     /// actix's limit is per worker: `max_connections` split evenly, at least one each.
@@ -111,6 +162,8 @@ mod tests {
             ("HTTP_BODY_TIMEOUT_MS", "300"),
             ("HTTP_KEEP_ALIVE_SECS", "0"),
             ("HTTP_DISCONNECT_TIMEOUT_MS", "0"),
+            ("HTTP_CALLER_IDLE_SECS", "1"),
+            ("HTTP_STOP_DRAIN_SECS", "3"),
         ]);
         let http = HttpLimits::from_env(&mut e);
         assert!(e.finish(()).is_ok());
@@ -123,6 +176,8 @@ mod tests {
                 body_timeout: Duration::from_millis(300),
                 keep_alive: Duration::ZERO,
                 disconnect_timeout: Duration::ZERO,
+                caller_idle: Duration::from_secs(1),
+                stop_drain: Duration::from_secs(3),
             }
         );
 
@@ -142,6 +197,34 @@ mod tests {
             err.0[0],
             r#"HTTP_MAX_CONNECTIONS="0" is invalid: expected an integer from 1 to 100000"#
         );
+    }
+
+    #[test]
+    fn a_stop_that_would_close_a_connection_a_caller_may_still_use_is_refused() {
+        let mut e = env(&[
+            ("HTTP_CALLER_IDLE_SECS", "20"),
+            ("HTTP_STOP_DRAIN_SECS", "20"),
+            ("HTTP_KEEP_ALIVE_SECS", "15"),
+        ]);
+        HttpLimits::from_env(&mut e);
+        let err = e.finish(()).unwrap_err();
+        assert_eq!(
+            err.0,
+            [
+                "HTTP_STOP_DRAIN_SECS (20) must exceed HTTP_CALLER_IDLE_SECS (20): a stopping \
+                 server would close connections its callers may still send on",
+                "HTTP_KEEP_ALIVE_SECS (15) must exceed HTTP_CALLER_IDLE_SECS (20) or be 0: the \
+                 server would close idle connections its callers may still send on",
+            ]
+        );
+        // One second above is enough, and keep-alive off closes nothing idle.
+        let mut e = env(&[
+            ("HTTP_CALLER_IDLE_SECS", "20"),
+            ("HTTP_STOP_DRAIN_SECS", "21"),
+            ("HTTP_KEEP_ALIVE_SECS", "0"),
+        ]);
+        HttpLimits::from_env(&mut e);
+        assert!(e.finish(()).is_ok());
     }
 
     #[test]

@@ -76,6 +76,10 @@ where
 
 /// An outbound HTTP client (`telemetry::client::http_client`) built at start, where a
 /// failure stops the service.
-pub fn http_client(timeout: Duration) -> Result<telemetry::client::HttpClient, StartError> {
-    telemetry::client::http_client(timeout).map_err(|e| StartError::Http(std::io::Error::other(e)))
+pub fn http_client(
+    timeout: Duration,
+    idle: Duration,
+) -> Result<telemetry::client::HttpClient, StartError> {
+    telemetry::client::http_client(timeout, idle)
+        .map_err(|e| StartError::Http(std::io::Error::other(e)))
 }

@@ -25,6 +25,8 @@ pub struct Upstream {
     /// on every request.
     host: HeaderValue,
     connect_timeout: Duration,
+    /// How long the pool keeps an unused connection (`HTTP_CALLER_IDLE_SECS`).
+    idle: Duration,
     client: Client<HttpConnector, Body>,
 }
 
@@ -32,7 +34,7 @@ impl Upstream {
     /// `base` is `POINT_SERVICE_URL`: `http://host[:port]`, nothing after the authority but an
     /// optional `/` (a base path would have to be joined with the app's target, which is
     /// exactly the rewriting the relay must not do).
-    pub fn new(base: &str, connect_timeout: Duration) -> Result<Self, String> {
+    pub fn new(base: &str, connect_timeout: Duration, idle: Duration) -> Result<Self, String> {
         let authority = authority(base)?;
         let host = HeaderValue::from_str(&host(&authority))
             .map_err(|e| format!("POINT_SERVICE_URL={base:?} is invalid: {e}"))?;
@@ -40,7 +42,8 @@ impl Upstream {
             authority,
             host,
             connect_timeout,
-            client: client(connect_timeout),
+            idle,
+            client: client(connect_timeout, idle),
         })
     }
 
@@ -53,7 +56,7 @@ impl Upstream {
     /// connection is driven by the runtime that opened it (`telemetry::client::http_client`).
     pub fn for_worker(&self) -> Self {
         Self {
-            client: client(self.connect_timeout),
+            client: client(self.connect_timeout, self.idle),
             ..self.clone()
         }
     }
@@ -120,13 +123,13 @@ fn host(authority: &Authority) -> String {
     }
 }
 
-fn client(connect_timeout: Duration) -> Client<HttpConnector, Body> {
+fn client(connect_timeout: Duration, idle: Duration) -> Client<HttpConnector, Body> {
     let mut connector = HttpConnector::new();
     connector.set_connect_timeout(Some(connect_timeout));
     // Small requests and answers: do not let Nagle's algorithm hold them back.
     connector.set_nodelay(true);
     Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(Duration::from_secs(60))
+        .pool_idle_timeout(idle)
         .pool_timer(TokioTimer::new())
         .build(connector)
 }
@@ -138,7 +141,12 @@ mod tests {
     use super::Upstream;
 
     fn upstream() -> Upstream {
-        Upstream::new("http://point-service:8083", Duration::from_secs(1)).unwrap()
+        Upstream::new(
+            "http://point-service:8083",
+            Duration::from_secs(1),
+            Duration::from_secs(10),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -186,14 +194,22 @@ mod tests {
             ("http://point-service:08083/", "point-service:8083"),
             ("http://[::1]:8083", "[::1]:8083"),
         ] {
-            let upstream = Upstream::new(base, Duration::from_secs(1)).unwrap();
+            let upstream =
+                Upstream::new(base, Duration::from_secs(1), Duration::from_secs(10)).unwrap();
             assert_eq!(upstream.host, host, "{base}");
         }
     }
 
     #[test]
     fn only_a_plain_http_authority_is_an_upstream() {
-        assert!(Upstream::new("http://127.0.0.1:8083/", Duration::from_secs(1)).is_ok());
+        assert!(
+            Upstream::new(
+                "http://127.0.0.1:8083/",
+                Duration::from_secs(1),
+                Duration::from_secs(10)
+            )
+            .is_ok()
+        );
         for base in [
             "https://point-service:8083",
             "http://point-service:8083/prefix",
@@ -202,7 +218,7 @@ mod tests {
             "point-service:8083",
         ] {
             assert!(
-                Upstream::new(base, Duration::from_secs(1)).is_err(),
+                Upstream::new(base, Duration::from_secs(1), Duration::from_secs(10)).is_err(),
                 "{base}"
             );
         }

@@ -60,7 +60,8 @@ pub(crate) fn worker(
         pool: db::build_pool(&database.pool_settings()).unwrap(),
         payments: PaymentClient::new(
             Some(gateway.url.clone()),
-            telemetry::client::http_client(Duration::from_secs(2)).unwrap(),
+            telemetry::client::http_client(Duration::from_secs(2), telemetry::client::DEFAULT_IDLE)
+                .unwrap(),
         ),
         settings: SyncSettings {
             // An order read back comes due again only when a test says so.

@@ -209,7 +209,11 @@ pub(super) fn replica_credit(
         legacy_url: legacy_url.map(str::to_owned),
         point_service: point_url.to_owned(),
         internal_token: server::Secret::new(INTERNAL),
-        http: telemetry::client::http_client(Duration::from_secs(10)).unwrap(),
+        http: telemetry::client::http_client(
+            Duration::from_secs(10),
+            telemetry::client::DEFAULT_IDLE,
+        )
+        .unwrap(),
     }
 }
 

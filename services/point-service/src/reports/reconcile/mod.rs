@@ -238,10 +238,11 @@ pub async fn command(
             crate::SERVICE
         );
     }
-    let http = match telemetry::client::http_client(settings.timeout) {
-        Ok(http) => http,
-        Err(e) => return unconcluded(&format!("cannot build the HTTP client: {e}")),
-    };
+    let http =
+        match telemetry::client::http_client(settings.timeout, telemetry::client::DEFAULT_IDLE) {
+            Ok(http) => http,
+            Err(e) => return unconcluded(&format!("cannot build the HTTP client: {e}")),
+        };
     let client = PaymentClient::new(Some(settings.url.clone()), http);
     let read = settlements(&client, day).await;
     let mut conn = match db::connect(database).await {
