@@ -1,6 +1,7 @@
 //! Stopping a pod (SIGTERM) loses no request: a request in flight when the signal arrives is
-//! answered in full, new connections are refused from then on (the balancer sends them to
-//! another replica), and the process exits cleanly once the request is done. The request is
+//! answered in full, the open connections are served until the drain ends (each answer closing
+//! its own), new connections are refused after it (the balancer sends them to another
+//! replica), and the process exits cleanly once the request is done. The request is
 //! a relayed balance read held at a point service that answers only when the test says so,
 //! so the order of events is the test's, not the clock's.
 
@@ -36,7 +37,8 @@ async fn a_request_in_flight_at_sigterm_is_answered_before_the_process_exits() {
     arrived.recv().await.unwrap();
 
     order.signal_term();
-    // The listener closes: a new connection is refused while the old request still runs.
+    // After the drain the listener closes: a new connection is refused while the old request
+    // still runs.
     let port = order.port();
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -108,13 +110,14 @@ async fn closed_by_server(conn: &mut BufReader<TcpStream>, within: Duration) -> 
 }
 
 /// Behind a balancer that only forwards TCP (kube-proxy), a client keeps its connection to a
-/// replica across requests. After SIGTERM the server closes an idle kept-alive connection
-/// at once, and answers a request in flight on another one in full with
-/// `Connection: close`, then closes it: no client sends its next request to a process that
-/// is going away, and nothing waits for the shutdown timeout (actix-web's graceful
-/// shutdown, 4.14.1 and later; our 4.18).
+/// replica across requests, and may write its next request on it at any moment. After SIGTERM
+/// the server closes no idle kept-alive connection before the drain is over
+/// (`HTTP_STOP_DRAIN_SECS`, longer than the callers keep an idle connection): one used during
+/// the drain is answered with `Connection: close` and closed after its answer, a request in
+/// flight is answered in full with `Connection: close`, and only a connection still idle at
+/// the drain's end is closed by the server. Nothing waits for the shutdown timeout.
 #[tokio::test]
-async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flight_says_so() {
+async fn after_sigterm_kept_alive_connections_are_served_with_close_until_the_drain_ends() {
     let HeldRelay {
         mut order,
         mut arrived,
@@ -127,9 +130,9 @@ async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flig
                 .unwrap(),
         )
     };
-    // Two kept-alive connections, each past one request.
-    let (mut busy, mut idle) = (connect().await, connect().await);
-    for conn in [&mut busy, &mut idle] {
+    // Three kept-alive connections, each past one request.
+    let (mut busy, mut used, mut idle) = (connect().await, connect().await, connect().await);
+    for conn in [&mut busy, &mut used, &mut idle] {
         let (status, headers, _) = exchange(conn, "/healthz").await;
         assert_eq!(status, 200);
         assert_ne!(headers.get("connection").map(String::as_str), Some("close"));
@@ -140,10 +143,28 @@ async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flig
     });
     arrived.recv().await.unwrap();
 
+    let signalled = std::time::Instant::now();
     order.signal_term();
+    // Well inside the drain (it starts after the signal): the idle connection is still open,
+    // and a request written on it now is answered, with `Connection: close`.
     assert!(
-        closed_by_server(&mut idle, Duration::from_secs(5)).await,
-        "the idle kept-alive connection stayed open after SIGTERM"
+        !closed_by_server(&mut idle, DRAIN / 2).await,
+        "an idle kept-alive connection was closed {:?} after SIGTERM, inside the {DRAIN:?} drain",
+        signalled.elapsed()
+    );
+    let (status, headers, _) = exchange(&mut used, "/healthz").await;
+    assert_eq!(status, 200);
+    assert_eq!(headers.get("connection").map(String::as_str), Some("close"));
+    assert!(closed_by_server(&mut used, Duration::from_secs(5)).await);
+    // Once the drain is over, the connection still idle is closed.
+    assert!(
+        closed_by_server(&mut idle, DRAIN * 4).await,
+        "the idle kept-alive connection stayed open after the drain"
+    );
+    assert!(
+        signalled.elapsed() >= DRAIN,
+        "closed after {:?}",
+        signalled.elapsed()
     );
     assert!(!in_flight.is_finished(), "the held request ended early");
 
@@ -168,6 +189,9 @@ async fn after_sigterm_kept_alive_connections_are_closed_and_the_request_in_flig
         server::run::SHUTDOWN_TIMEOUT.as_secs()
     );
 }
+
+/// The order service's drain here: short, and above its callers' idle time (1 s) as it must be.
+const DRAIN: Duration = Duration::from_secs(2);
 
 /// An order service whose relay goes to a point service that holds every balance read: each
 /// one's arrival is sent on `arrived`, and it is answered (200) only when `release` is
@@ -201,7 +225,11 @@ impl HeldRelay {
         let order = Service::start(
             "order-service",
             "postgres://postgres@127.0.0.1:5432/unused",
-            &[("POINT_SERVICE_URL", &points)],
+            &[
+                ("POINT_SERVICE_URL", &points),
+                ("HTTP_CALLER_IDLE_SECS", "1"),
+                ("HTTP_STOP_DRAIN_SECS", &DRAIN.as_secs().to_string()),
+            ],
         )
         .await;
         HeldRelay {

@@ -25,6 +25,7 @@ mod relay;
 mod relay_climb;
 mod relayed_documents;
 mod replicas;
+mod rolling_stop;
 mod sandbox_payments;
 mod security;
 mod tracing;

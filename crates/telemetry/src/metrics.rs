@@ -46,7 +46,8 @@ fn describe() {
     metrics::describe_counter!(
         crate::closed_connections::CLOSED_CONNECTIONS,
         metrics::Unit::Count,
-        "Outbound calls that met a connection closed by the other side before their answer, by callee host and outcome (`resent`: a read or a call idempotent by its key, sent once more; `failed`)."
+        "Outbound calls that met a connection closed by the other side before their answer, by callee \
+         host and outcome (`resent`: a read or a call idempotent by its key, sent once more; `failed`)."
     );
     metrics::describe_counter!(
         HTTP_REQUESTS,
