@@ -413,10 +413,10 @@ impl Service {
         assert!(sent.success());
     }
 
-    /// Waits for the process to exit, at most 45 s (above the pods' 40 s grace period: the
+    /// Waits for the process to exit, at most 55 s (above the pods' 50 s grace period: the
     /// caller judges the time it took).
     pub async fn exited(&mut self) -> ExitStatus {
-        tokio::time::timeout(Duration::from_secs(45), self.child.wait())
+        tokio::time::timeout(Duration::from_secs(55), self.child.wait())
             .await
             .unwrap()
             .unwrap()

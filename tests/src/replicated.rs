@@ -32,7 +32,13 @@ pub struct ReplicatedStack {
     pub sandbox: Service,
     pub balancer: Balancer,
     http: reqwest::Client,
+    /// Calls that replicas already replaced resent after meeting a closing connection.
+    resent_by_retired: usize,
 }
+
+/// The log line of a call resent after meeting a closing connection
+/// (`telemetry::closed_connections`).
+const RESENT: &str = "sent it again";
 
 impl ReplicatedStack {
     /// `replicas` processes of each service over `databases`, the payment sandbox (one; it
@@ -145,7 +151,15 @@ impl ReplicatedStack {
                 .timeout(Duration::from_secs(30))
                 .build()
                 .unwrap(),
+            resent_by_retired: 0,
         }
+    }
+
+    /// Calls resent after meeting a closing connection, by every replica that ran, from their
+    /// logs.
+    pub fn resent_calls(&self) -> usize {
+        let live: usize = self.replicas.values().flatten().map(resent).sum();
+        live + self.resent_by_retired
     }
 
     /// `service`'s base URL through the balancer.
@@ -188,11 +202,22 @@ impl ReplicatedStack {
             "{service} r{replica} exited with {status} after SIGTERM; logs:\n{}",
             old.logs().join("\n")
         );
+        let retired = resent(old);
         let how = &self.launch[service];
         let new = Service::start_on(service, old.port(), &how.database, &pairs(&how.env)).await;
         *old = new;
+        self.resent_by_retired += retired;
         self.balancer.set_state(service, replica, "ready").await;
         self.balancer.wait_for(service, replica, "UP").await;
         drained
     }
+}
+
+/// How many calls `service`'s process resent, from its log.
+fn resent(service: &Service) -> usize {
+    service
+        .logs()
+        .iter()
+        .filter(|line| line.contains(RESENT))
+        .count()
 }

@@ -69,7 +69,7 @@ const RUSH_CODES: usize = 4000;
 /// The pods' `terminationGracePeriodSeconds` and `preStop` sleep (k8s/base): a rolling restart
 /// waits the preStop time after taking a replica out of the balancer, and the process must
 /// exit within the rest of the grace period.
-const GRACE_PERIOD: Duration = Duration::from_secs(40);
+const GRACE_PERIOD: Duration = Duration::from_secs(50);
 const PRE_STOP: Duration = Duration::from_secs(5);
 /// The order service's gift-card retry task, quick enough that what the kills left pending
 /// drains within the checks' wait (lease + longest backoff + interval, well under 180 s).
@@ -242,9 +242,12 @@ async fn main() -> std::process::ExitCode {
             }
         }
     }
-    let requests = match &soak.system {
-        System::Replicated { stack, .. } => stack.lock().await.balancer.stats().await,
-        System::One(_) => Vec::new(),
+    let (requests, resent) = match &soak.system {
+        System::Replicated { stack, .. } => {
+            let stack = stack.lock().await;
+            (stack.balancer.stats().await, Some(stack.resent_calls()))
+        }
+        System::One(_) => (Vec::new(), None),
     };
     report(
         &soak.observed.lock().unwrap(),
@@ -255,6 +258,9 @@ async fn main() -> std::process::ExitCode {
         load_time,
         &failures,
     );
+    if let Some(resent) = resent {
+        println!("- calls between services resent after meeting a closing connection: {resent}");
+    }
     if failures.is_empty() {
         std::process::ExitCode::SUCCESS
     } else {
