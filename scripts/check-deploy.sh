@@ -169,8 +169,10 @@ checkov --framework kubernetes --config-file k8s/.checkov.yaml \
 
 # --- 4 ---------------------------------------------------------------------------------------
 echo "== project rules"
+# The rules of this step over the renders given (each named dev.yaml or prod.yaml).
+project_rules() {
 CONTROLLER_CONFIG=k8s/ingress-nginx/controller-config.yaml ALERT_RULES=deploy/prometheus/alerts.yml \
-    "$venv/bin/python" - "$work/dev.yaml" "$work/prod.yaml" <<'PY'
+    "$venv/bin/python" - "$@" <<'PY'
 import os
 import re
 import sys
@@ -181,7 +183,7 @@ import yaml
 COMMON = {"APP_ENV", "BIND_ADDR", "HTTP_WORKERS", "RUST_LOG", "LOG_FORMAT",
           "OTEL_EXPORTER_OTLP_ENDPOINT", "HTTP_MAX_CONNECTIONS", "HTTP_BACKLOG",
           "HTTP_HEAD_TIMEOUT_MS", "HTTP_BODY_TIMEOUT_MS", "HTTP_KEEP_ALIVE_SECS",
-          "HTTP_DISCONNECT_TIMEOUT_MS"}
+          "HTTP_DISCONNECT_TIMEOUT_MS", "HTTP_CALLER_IDLE_SECS", "HTTP_STOP_DRAIN_SECS"}
 DB = {"DATABASE_URL", "DATABASE_POOL_SIZE", "DATABASE_STATEMENT_CACHE"}
 OWN = {
     "auth-service": COMMON | DB | {
@@ -229,7 +231,10 @@ PASSED_TARGETS = [
     "/api/v1/clients/reset-otp?note=a%2F..", "/api/v1/clients/a..b", "/api/v1/clients/.well",
     "/api/v2/client/point-offers/65f0a1b2c3d4e5f6a7b8c9d0", "/webhooks/v1/payments",
 ]
-SHUTDOWN_TIMEOUT = 25  # crates/server/src/run.rs: in-flight requests get up to 25 s
+# How long a stopped server lets in-flight requests finish, read where it is written.
+with open("crates/server/src/run.rs") as f:
+    SHUTDOWN_TIMEOUT = int(re.search(
+        r"pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs\((\d+)\)", f.read()).group(1))
 DATABASES = {"auth-service": "auth", "point-service": "points",
              "order-service": "catalog", "operator-service": "catalog"}
 
@@ -297,6 +302,7 @@ for path in sys.argv[1:]:
                       f"{where} Ingress path {route} ({kind} -> {backend}) is not one of {INGRESS}")
     check(seen == set(INGRESS), f"{where} Ingress paths {sorted(seen)}, expected {sorted(INGRESS)}")
 
+    stops = {}  # Deployment -> (preStop seconds, grace period, container)
     for dep in by_kind.get("Deployment", []):
         name = dep["metadata"]["name"]
         pod = dep["spec"]["template"]["spec"]
@@ -308,8 +314,7 @@ for path in sys.argv[1:]:
             check(c.get("livenessProbe", {}).get("httpGet", {}).get("path") == "/healthz", f"{where} {name}: liveness is not /healthz")
             check(c.get("readinessProbe", {}).get("httpGet", {}).get("path") == "/readyz", f"{where} {name}: readiness is not /readyz")
             stop = c.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
-            check(grace > stop + SHUTDOWN_TIMEOUT,
-                  f"{where} {name}: grace {grace} s must exceed preStop {stop} s + {SHUTDOWN_TIMEOUT} s of draining")
+            stops[name] = (stop, grace, c)
             env = {e["name"]: e.get("value") for e in c.get("env", [])}
             for each in [c] + pod.get("initContainers", []):
                 allowed = OWN.get(binary_of(each["image"]), set())
@@ -332,6 +337,40 @@ for path in sys.argv[1:]:
                   f"{where} {name}: no init container running wait-for-migrations")
             check(all(i["image"] == pod["containers"][0]["image"] for i in inits),
                   f"{where} {name}: the init container must run the same image as the service")
+
+    # The stop (docs/decisions.md, "Lossless rollouts"): every replica's drain outlasts every
+    # caller's idle connections (each Deployment's clients and the ingress controller's), and
+    # the grace period holds preStop + drain + the in-flight requests' finish.
+    with open(os.environ["CONTROLLER_CONFIG"]) as f:
+        controller = (yaml.safe_load(f) or {}).get("data", {})
+    idles = {"the ingress controller's upstream-keepalive-timeout":
+             int(controller.get("upstream-keepalive-timeout", 60))}
+
+    def setting(container, key):
+        values = {}
+        for source in container.get("envFrom", []):
+            values.update(configmaps.get(source["configMapRef"]["name"], {}))
+        values.update({e["name"]: e.get("value") for e in container.get("env", [])})
+        value = values.get(key)
+        return int(value) if value is not None and str(value).isdigit() else None
+
+    for name, (stop, grace, c) in stops.items():
+        idle, drain = setting(c, "HTTP_CALLER_IDLE_SECS"), setting(c, "HTTP_STOP_DRAIN_SECS")
+        check(idle is not None and drain is not None,
+              f"{where} {name}: HTTP_CALLER_IDLE_SECS and HTTP_STOP_DRAIN_SECS must both be set")
+        if idle is not None:
+            idles[f"{name}'s HTTP_CALLER_IDLE_SECS"] = idle
+    longest = max(idles, key=idles.get)
+    for name, (stop, grace, c) in stops.items():
+        drain = setting(c, "HTTP_STOP_DRAIN_SECS")
+        if drain is None:
+            continue
+        check(drain > idles[longest],
+              f"{where} {name}: HTTP_STOP_DRAIN_SECS {drain} must exceed every caller's idle time "
+              f"(the longest: {longest}, {idles[longest]} s)")
+        check(grace > stop + drain + SHUTDOWN_TIMEOUT,
+              f"{where} {name}: grace {grace} s must exceed preStop {stop} s + drain {drain} s + "
+              f"{SHUTDOWN_TIMEOUT} s for the requests in flight")
 
     # One migration Job per database, each running `migrate` with its own binary.
     migrated = {}
@@ -455,6 +494,22 @@ for e in errors:
     print(f"check-deploy: {e}", file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
+}
+project_rules "$work/dev.yaml" "$work/prod.yaml"
+# The stop's rules refuse what they must: a drain no longer than the callers keep an idle
+# connection, and a grace period that cannot hold preStop + drain + the requests in flight.
+mkdir -p "$work/short-stop"
+sed -e 's/HTTP_STOP_DRAIN_SECS: "12"/HTTP_STOP_DRAIN_SECS: "10"/' \
+    -e 's/terminationGracePeriodSeconds: 50/terminationGracePeriodSeconds: 40/' \
+    "$work/prod.yaml" >"$work/short-stop/prod.yaml"
+if project_rules "$work/short-stop/prod.yaml" 2>"$work/short-stop/errors"; then
+    fail "a render whose drain (10 s) is no longer than its callers' idle time passed"
+fi
+for refusal in "HTTP_STOP_DRAIN_SECS 10 must exceed every caller's idle time" \
+    "grace 40 s must exceed preStop 5 s + drain 10 s"; do
+    grep -qF "$refusal" "$work/short-stop/errors" ||
+        fail "the short-stop render was not refused with: $refusal ($(cat "$work/short-stop/errors"))"
+done
 # --- 5 ---------------------------------------------------------------------------------------
 echo "== who may reach /metrics (network-config-analyzer $NETWORK_CONFIG_ANALYZER_VERSION)"
 # Fails, with NCA's list of the connections in question, when Prometheus may not scrape a

@@ -61,6 +61,13 @@ pub fn dev(name: &str) -> &'static str {
         .unwrap_or_else(|| panic!("scripts/dev.env has no {name}"))
 }
 
+/// How long the tests' own clients keep an idle connection, as the ingress controller does in
+/// front of the services (`upstream-keepalive-timeout`, k8s/ingress-nginx/controller-config.yaml):
+/// below every service's stop drain (`HTTP_STOP_DRAIN_SECS`), so a client that plays the app
+/// never sends on a connection a stopping service closes (docs/decisions.md, "Lossless
+/// rollouts").
+pub const CLIENT_IDLE: Duration = Duration::from_secs(10);
+
 /// The workspace root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -287,6 +294,7 @@ impl Service {
             log,
             client: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
+                .pool_idle_timeout(CLIENT_IDLE)
                 .build()
                 .unwrap(),
         };

@@ -149,6 +149,7 @@ impl ReplicatedStack {
             balancer,
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(30))
+                .pool_idle_timeout(crate::CLIENT_IDLE)
                 .build()
                 .unwrap(),
             resent_by_retired: 0,

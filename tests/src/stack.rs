@@ -107,6 +107,7 @@ impl Stack {
             catalog_db: databases.catalog.clone(),
             http: reqwest::Client::builder()
                 .timeout(std::time::Duration::from_secs(30))
+                .pool_idle_timeout(crate::CLIENT_IDLE)
                 .build()
                 .unwrap(),
         }

@@ -313,7 +313,12 @@ mod tests {
 
     /// A gateway whose webhooks go nowhere (late cards send none).
     fn gateway() -> Gateway {
-        let sender = Sender::new("http://127.0.0.1:9/webhooks".into(), "secret".into()).unwrap();
+        let sender = Sender::new(
+            "http://127.0.0.1:9/webhooks".into(),
+            "secret".into(),
+            Duration::from_secs(10),
+        )
+        .unwrap();
         Gateway::new(sender, false, "http://sandbox".into(), Clock::System, 100)
     }
 

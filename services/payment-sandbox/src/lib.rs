@@ -60,8 +60,12 @@ pub fn build(
     config: config::Config,
     listener: TcpListener,
 ) -> Result<actix_web::dev::Server, String> {
-    let sender = webhook::Sender::new(config.webhook_url.clone(), config.webhook_secret.clone())
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    let sender = webhook::Sender::new(
+        config.webhook_url.clone(),
+        config.webhook_secret.clone(),
+        config.common.http.caller_idle,
+    )
+    .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     let gateway = web::Data::new(gateway::Gateway::new(
         sender,
         config.auto_capture,

@@ -71,14 +71,13 @@ pub fn event(payment: &Payment) -> serde_json::Value {
 }
 
 impl Sender {
-    pub fn new(url: String, secret: String) -> Result<Self, reqwest::Error> {
+    /// `idle`: how long an unused connection to the point service is kept
+    /// (`HTTP_CALLER_IDLE_SECS`).
+    pub fn new(url: String, secret: String, idle: Duration) -> Result<Self, reqwest::Error> {
         Ok(Self {
             url,
             secret,
-            http: telemetry::client::http_client(
-                Duration::from_secs(10),
-                telemetry::client::DEFAULT_IDLE,
-            )?,
+            http: telemetry::client::http_client(Duration::from_secs(10), idle)?,
         })
     }
 

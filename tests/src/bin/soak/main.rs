@@ -153,6 +153,7 @@ async fn main() -> std::process::ExitCode {
         observed: Mutex::default(),
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
+            .pool_idle_timeout(e2e::CLIENT_IDLE)
             .build()
             .unwrap(),
         stop: AtomicBool::new(false),
