@@ -80,7 +80,11 @@ impl ReplicatedStack {
             env.extend(owned(extra));
             env
         };
-        let (auth_url, points_url) = (balancer.url(AUTH), balancer.url(POINTS));
+        let (auth_url, points_url, order_url) = (
+            balancer.url(AUTH),
+            balancer.url(POINTS),
+            balancer.url(ORDER),
+        );
         let mut order_env = with(&[
             ("POINT_SERVICE_URL", &points_url),
             ("AUTH_SERVICE_URL", &auth_url),
@@ -117,7 +121,10 @@ impl ReplicatedStack {
                 OPERATOR,
                 Launch {
                     database: databases.catalog.clone(),
-                    env: with(&[("POINT_SERVICE_URL", &points_url)]),
+                    env: with(&[
+                        ("POINT_SERVICE_URL", &points_url),
+                        ("ORDER_SERVICE_URL", &order_url),
+                    ]),
                 },
             ),
         ]);

@@ -2,11 +2,12 @@
 //! behind a balancer that plays kube-proxy (a connection stays on its replica until one side
 //! closes it); every replica of the auth, point and order services is restarted in turn, as a
 //! rollout does (out of the balancer, preStop, SIGTERM, drain, start, ready), again and again,
-//! while the app's calls run without pause through the order service: relayed reads, point
-//! orders, card orders (the pay call) and gift-code redemptions (the credit). Each crosses a
-//! service pair: order → point (relay, credit), point → auth and order → auth (caller and
-//! profile lookups). Every answer must be the one no restart would have given: no 5xx, no
-//! connection error.
+//! while the app's calls run without pause through the order service (relayed reads, point
+//! orders, card orders with their pay call, gift-code redemptions with their credit) and the
+//! admin panel's through the operator service (a client's points, the gift-code batches). Each
+//! crosses a service pair: order → point (relay, credit), point → auth and order → auth
+//! (caller and profile lookups), operator → point and operator → order (the back office).
+//! Every answer must be the one no restart would have given: no 5xx, no connection error.
 //!
 //! The waits are the rollout's, scaled down so the test is short: callers drop an idle
 //! connection after 1 s (`HTTP_CALLER_IDLE_SECS`), a stopping server drains for 2 s
@@ -19,10 +20,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use e2e::demo_database;
 use e2e::money::{self, CLIENTS};
-use e2e::replicated::{AUTH, ORDER, POINTS, ReplicatedStack};
+use e2e::replicated::{AUTH, OPERATOR, ORDER, POINTS, ReplicatedStack};
 use e2e::stack::Databases;
+use e2e::{demo_database, operator_token};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
@@ -54,6 +55,8 @@ async fn every_call_is_answered_while_each_service_is_rolled_replica_by_replica(
 
     let load = Load {
         order: stack.url(ORDER),
+        operator: stack.url(OPERATOR),
+        admin: operator_token("admin", "rolling-1", 1),
         // The app's side, set as a caller of ours is: an idle connection dropped after 1 s.
         http: reqwest::Client::builder()
             .pool_idle_timeout(Duration::from_secs(1))
@@ -71,7 +74,7 @@ async fn every_call_is_answered_while_each_service_is_rolled_replica_by_replica(
 
     let mut restarts = 0;
     for _ in 0..ROUNDS {
-        for service in [POINTS, AUTH, ORDER] {
+        for service in [POINTS, AUTH, ORDER, OPERATOR] {
             for replica in 0..2 {
                 stack.restart(service, replica, PRE_STOP).await;
                 restarts += 1;
@@ -98,6 +101,9 @@ async fn every_call_is_answered_while_each_service_is_rolled_replica_by_replica(
 #[derive(Clone)]
 struct Load {
     order: String,
+    operator: String,
+    /// An admin's token for the back office.
+    admin: String,
     http: reqwest::Client,
     stop: Arc<AtomicBool>,
     sent: Arc<AtomicUsize>,
@@ -113,7 +119,7 @@ impl Load {
         let mut turn = 0usize;
         while !self.stop.load(Ordering::SeqCst) {
             turn += 1;
-            match (worker + turn) % 4 {
+            match (worker + turn) % 6 {
                 0 => {
                     self.expect("GET", "/api/v2/client/points", token, &[], None, 200)
                         .await;
@@ -149,6 +155,11 @@ impl Load {
                     self.expect("POST", &path, token, &[], Some(&pay), 200)
                         .await;
                 }
+                3 => {
+                    let path = format!("/api/v1/operator/clients/{friend}/points");
+                    self.back_office(&path).await;
+                }
+                4 => self.back_office("/api/v1/operator/gift-code-batches").await,
                 _ => {
                     let code = format!("RS-{:04}", self.codes.fetch_add(1, Ordering::SeqCst));
                     let body = json!({"code": code});
@@ -160,7 +171,14 @@ impl Load {
         }
     }
 
-    /// Sends one call; records it as a failure unless it answers `want`. The answer's body.
+    /// An admin's read through the operator service.
+    async fn back_office(&self, path: &str) {
+        let url = format!("{}{path}", self.operator);
+        self.send("GET", &url, &self.admin, &[], None, 200).await;
+    }
+
+    /// Sends one call of the app; records it as a failure unless it answers `want`. The
+    /// answer's body.
     async fn expect(
         &self,
         method: &str,
@@ -170,10 +188,23 @@ impl Load {
         body: Option<&Value>,
         want: u16,
     ) -> Option<Value> {
+        let url = format!("{}{path}", self.order);
+        self.send(method, &url, token, headers, body, want).await
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        url: &str,
+        token: &str,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+        want: u16,
+    ) -> Option<Value> {
         self.sent.fetch_add(1, Ordering::SeqCst);
         let mut request = self
             .http
-            .request(method.parse().unwrap(), format!("{}{path}", self.order))
+            .request(method.parse().unwrap(), url)
             .bearer_auth(token);
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -188,9 +219,9 @@ impl Load {
                 if status == want {
                     return serde_json::from_str(&text).ok();
                 }
-                format!("{method} {path}: {status} {text}")
+                format!("{method} {url}: {status} {text}")
             }
-            Err(e) => format!("{method} {path}: {}", telemetry_chain(&e)),
+            Err(e) => format!("{method} {url}: {}", telemetry_chain(&e)),
         };
         self.failures.lock().await.push(failure);
         None

@@ -112,3 +112,52 @@ async fn a_streamed_answer_is_passed_on_as_it_arrives() {
     }
     assert_eq!(body, b"first last");
 }
+
+/// The point service read the order and went away before answering (a crash between the two):
+/// the relay cannot know whether the order was made, so it sends nothing again, answers the
+/// spec's 502, and counts the call as one that met a closing connection.
+#[tokio::test]
+async fn an_order_read_by_a_point_service_that_then_went_away_is_not_sent_again() {
+    let upstream = RawUpstream::start(|_, _, stream| {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    });
+    let app = spawn_app_with(Options {
+        point_service_url: Some(upstream.url.clone()),
+        ..Options::default()
+    })
+    .await;
+    let response = app
+        .client
+        .post(app.url("/api/v2/client/point-orders"))
+        .header("content-type", "application/json")
+        .body(r#"{"point_offer_id":"65f0a1b2c3d4e5f6a7b8c9d0","to_client_id":1002,"payment_type":"point"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 502);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "POINT_SERVICE_UNAVAILABLE");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("connection closed before message completed"),
+        "{body}"
+    );
+    assert_eq!(upstream.seen().len(), 1, "the order was sent again");
+    let metrics = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(
+            r#"http_client_closed_connections_total{callee="point-service",outcome="failed"} 1"#
+        ),
+        "{metrics}"
+    );
+}
