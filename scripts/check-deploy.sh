@@ -231,10 +231,14 @@ PASSED_TARGETS = [
     "/api/v1/clients/reset-otp?note=a%2F..", "/api/v1/clients/a..b", "/api/v1/clients/.well",
     "/api/v2/client/point-offers/65f0a1b2c3d4e5f6a7b8c9d0", "/webhooks/v1/payments",
 ]
-# How long a stopped server lets in-flight requests finish, read where it is written.
+# How long a stopped server lets in-flight requests finish, and how much longer than its
+# callers' idle time it drains, read where they are written.
 with open("crates/server/src/run.rs") as f:
     SHUTDOWN_TIMEOUT = int(re.search(
         r"pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs\((\d+)\)", f.read()).group(1))
+with open("crates/server/src/config/http_limits.rs") as f:
+    STOP_MARGIN = int(re.search(
+        r"pub const STOP_MARGIN: Duration = Duration::from_secs\((\d+)\)", f.read()).group(1))
 DATABASES = {"auth-service": "auth", "point-service": "points",
              "order-service": "catalog", "operator-service": "catalog"}
 
@@ -365,9 +369,9 @@ for path in sys.argv[1:]:
         drain = setting(c, "HTTP_STOP_DRAIN_SECS")
         if drain is None:
             continue
-        check(drain > idles[longest],
-              f"{where} {name}: HTTP_STOP_DRAIN_SECS {drain} must exceed every caller's idle time "
-              f"(the longest: {longest}, {idles[longest]} s)")
+        check(drain >= idles[longest] + STOP_MARGIN,
+              f"{where} {name}: HTTP_STOP_DRAIN_SECS {drain} must be at least every caller's idle time "
+              f"+ {STOP_MARGIN} s (the longest: {longest}, {idles[longest]} s)")
         check(grace > stop + drain + SHUTDOWN_TIMEOUT,
               f"{where} {name}: grace {grace} s must exceed preStop {stop} s + drain {drain} s + "
               f"{SHUTDOWN_TIMEOUT} s for the requests in flight")
@@ -499,14 +503,14 @@ project_rules "$work/dev.yaml" "$work/prod.yaml"
 # The stop's rules refuse what they must: a drain no longer than the callers keep an idle
 # connection, and a grace period that cannot hold preStop + drain + the requests in flight.
 mkdir -p "$work/short-stop"
-sed -e 's/HTTP_STOP_DRAIN_SECS: "12"/HTTP_STOP_DRAIN_SECS: "10"/' \
-    -e 's/terminationGracePeriodSeconds: 50/terminationGracePeriodSeconds: 40/' \
+sed -e 's/HTTP_STOP_DRAIN_SECS: "10"/HTTP_STOP_DRAIN_SECS: "8"/' \
+    -e 's/terminationGracePeriodSeconds: 50/terminationGracePeriodSeconds: 35/' \
     "$work/prod.yaml" >"$work/short-stop/prod.yaml"
 if project_rules "$work/short-stop/prod.yaml" 2>"$work/short-stop/errors"; then
-    fail "a render whose drain (10 s) is no longer than its callers' idle time passed"
+    fail "a render whose drain (8 s) is less than its callers' idle time (4 s) + 5 s passed"
 fi
-for refusal in "HTTP_STOP_DRAIN_SECS 10 must exceed every caller's idle time" \
-    "grace 40 s must exceed preStop 5 s + drain 10 s"; do
+for refusal in "HTTP_STOP_DRAIN_SECS 8 must be at least every caller's idle time + 5 s" \
+    "grace 35 s must exceed preStop 5 s + drain 8 s"; do
     grep -qF "$refusal" "$work/short-stop/errors" ||
         fail "the short-stop render was not refused with: $refusal ($(cat "$work/short-stop/errors"))"
 done

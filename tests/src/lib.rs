@@ -66,7 +66,7 @@ pub fn dev(name: &str) -> &'static str {
 /// below every service's stop drain (`HTTP_STOP_DRAIN_SECS`), so a client that plays the app
 /// never sends on a connection a stopping service closes (docs/decisions.md, "Lossless
 /// rollouts").
-pub const CLIENT_IDLE: Duration = Duration::from_secs(10);
+pub const CLIENT_IDLE: Duration = Duration::from_secs(4);
 
 /// The workspace root.
 pub fn repo_root() -> PathBuf {

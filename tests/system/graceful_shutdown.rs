@@ -190,8 +190,9 @@ async fn after_sigterm_kept_alive_connections_are_served_with_close_until_the_dr
     );
 }
 
-/// The order service's drain here: short, and above its callers' idle time (1 s) as it must be.
-const DRAIN: Duration = Duration::from_secs(2);
+/// The order service's drain here: short, and its callers' idle time (1 s) + 5 s as it must
+/// be at least (`server::config::http_limits::STOP_MARGIN`).
+const DRAIN: Duration = Duration::from_secs(6);
 
 /// An order service whose relay goes to a point service that holds every balance read: each
 /// one's arrival is sent on `arrived`, and it is answered (200) only when `release` is

@@ -202,6 +202,8 @@ impl CallerLookup {
             .http
             .get(format!("{base}/api/v1/users"))
             .header("authorization", authorization)
+            // A lookup changes nothing: safe to send again (`telemetry::closed_connections`).
+            .with_extension(telemetry::closed_connections::Resendable)
             .send()
             .await;
         let response = match sent {

@@ -24,6 +24,7 @@ pub mod routes;
 pub mod run;
 pub mod seed;
 mod stopping;
+pub use stopping::CloseConnections;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod token_schemes;

@@ -149,7 +149,7 @@ async fn first_signal() -> std::io::Result<bool> {
 /// Middleware: once the process is stopping, every answer closes its connection. Written out
 /// rather than with `from_fn`, whose boxed future cost about 1 µs of CPU per request on the
 /// lightest route (`/healthz`, one worker, measured side by side), a tenth of its whole cost.
-pub(crate) struct CloseConnections;
+pub struct CloseConnections;
 
 impl<S, B> Transform<S, ServiceRequest> for CloseConnections
 where
@@ -166,7 +166,7 @@ where
     }
 }
 
-pub(crate) struct CloseConnectionsService<S> {
+pub struct CloseConnectionsService<S> {
     service: S,
 }
 

@@ -17,7 +17,7 @@ pub type HttpClient = ClientWithMiddleware;
 
 /// How long an unused connection stays in a client's pool unless the service says otherwise
 /// (`HTTP_CALLER_IDLE_SECS`, `server::config::HttpLimits`).
-pub const DEFAULT_IDLE: Duration = Duration::from_secs(10);
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(4);
 
 /// What a call through an [`HttpClient`] fails with.
 pub type CallError = reqwest_middleware::Error;
@@ -36,12 +36,13 @@ pub fn http_client(timeout: Duration, idle: Duration) -> Result<HttpClient, reqw
         .connect_timeout(timeout.min(Duration::from_secs(3)))
         .pool_idle_timeout(idle)
         .build()?;
-    // Added last, so it runs innermost: the tracing span records the error without its URL.
+    // `strip_urls` inside the tracing span's middleware: the span records the error without
+    // its URL. The resend innermost: it reads the callee's host off an error.
     Ok(ClientBuilder::new(inner)
         .with(TracingMiddleware::default())
         .with(propagate)
-        .with(crate::closed_connections::ResendOnce { timeout })
         .with(strip_urls)
+        .with(crate::closed_connections::ResendOnce { timeout })
         .build())
 }
 

@@ -5,23 +5,26 @@
 //! of ours never closes a connection a caller may still send on (`server::stopping`), so
 //! between our services this should not happen at all; what does happen is counted, and the
 //! alert `InternalCallsMetClosedConnections` fires on any that failed. A call is resent only
-//! when sending it twice does what sending it once does: a read (`GET`, `HEAD`), or a call
-//! its caller marks [`IdempotentByKey`] (a credit by its reference). Anything else fails as it
-//! did, and its caller answers with its usual refusal (502/504).
+//! when its caller marks it [`Resendable`]: sending it twice does what sending it once does
+//! (a caller or profile lookup, a credit by its reference). A read is not resendable by its
+//! method alone: some keepers record who read what (the back office's reads). Anything else
+//! fails as it did, and its caller answers with its usual refusal (502/504).
 
 use std::time::{Duration, Instant};
 
 use http::Extensions;
-use reqwest::{Method, Request, Response};
+use reqwest::{Request, Response};
 use reqwest_middleware::{Middleware, Next, Result};
 
-/// Every such call, by `callee` (the host called) and `outcome`: `resent` or `failed`.
+/// Every such call, by `callee` (the host called) and `outcome`: `resent` (sent once more,
+/// and answered) or `failed` (not resendable, or failed again).
 pub const CLOSED_CONNECTIONS: &str = "http_client_closed_connections_total";
 
-/// Marks a call that is idempotent by a key of its own (`RequestBuilder::with_extension`),
-/// so that it may be resent when its connection closed under it.
+/// Marks a call that may be sent twice (`RequestBuilder::with_extension`): the callee does
+/// for two copies what it does for one, so it may be resent when its connection closed
+/// under it.
 #[derive(Debug, Clone, Copy)]
-pub struct IdempotentByKey;
+pub struct Resendable;
 
 /// What happened to a call that met a closing connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,23 @@ impl Outcome {
         match self {
             Self::Resent => "resent",
             Self::Failed => "failed",
+        }
+    }
+}
+
+/// Exports the series of calls to the host of `url` at 0 for both outcomes, before the first
+/// such call: a counter that first appears at 1 shows no increase to Prometheus, and the alert
+/// would miss the first failure (`crate::metrics::counters_at_zero`). A service calls it at
+/// start for each service it calls.
+pub fn expect_calls_to(url: &str) {
+    crate::metrics::handle();
+    if let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+    {
+        for outcome in [Outcome::Resent, Outcome::Failed] {
+            metrics::counter!(CLOSED_CONNECTIONS, "callee" => host.clone(), "outcome" => outcome.as_str())
+                .increment(0);
         }
     }
 }
@@ -68,6 +88,9 @@ pub fn met_closing_connection(e: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// The least of a call's time that must be left for a resend to be worth sending.
+const MIN_LEFT_TO_RESEND: Duration = Duration::from_millis(200);
+
 /// The middleware: a call that met a closing connection is resent once if it may be, within
 /// what is left of the client's `timeout`, and counted either way.
 pub(crate) struct ResendOnce {
@@ -76,9 +99,22 @@ pub(crate) struct ResendOnce {
 
 impl ResendOnce {
     fn copy(req: &Request, extensions: &Extensions) -> Option<Request> {
-        let may = matches!(*req.method(), Method::GET | Method::HEAD)
-            || extensions.get::<IdempotentByKey>().is_some();
-        if may { req.try_clone() } else { None }
+        extensions.get::<Resendable>().and_then(|_| req.try_clone())
+    }
+}
+
+/// The callee's host when `result` failed on a closing connection. Read from the error (the
+/// middleware runs inside the one that takes URLs off errors), so that a call that did not
+/// fail costs nothing here.
+fn closed_under(result: &Result<Response>) -> Option<String> {
+    match result {
+        Err(reqwest_middleware::Error::Reqwest(e)) if met_closing_connection(e) => Some(
+            e.url()
+                .and_then(|u| u.host_str())
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        _ => None,
     }
 }
 
@@ -92,25 +128,27 @@ impl Middleware for ResendOnce {
     ) -> Result<Response> {
         let started = Instant::now();
         let again = Self::copy(&req, extensions);
-        let callee = req.url().host_str().unwrap_or_default().to_owned();
         let first = next.clone().run(req, extensions).await;
-        let closed = match &first {
-            Err(reqwest_middleware::Error::Reqwest(e)) => met_closing_connection(e),
-            _ => false,
-        };
-        if !closed {
+        let Some(callee) = closed_under(&first) else {
             return first;
-        }
+        };
         let left = self.timeout.saturating_sub(started.elapsed());
         match again {
-            Some(mut again) if !left.is_zero() => {
-                count(&callee, Outcome::Resent);
+            // Not with less left than a call between services takes: it would only time out.
+            Some(mut again) if left >= MIN_LEFT_TO_RESEND => {
                 tracing::warn!(
                     callee,
                     "the connection closed under a call that may be sent twice; sent it again"
                 );
                 *again.timeout_mut() = Some(left);
-                next.run(again, extensions).await
+                let second = next.run(again, extensions).await;
+                let outcome = if second.is_ok() {
+                    Outcome::Resent
+                } else {
+                    Outcome::Failed
+                };
+                count(&callee, outcome);
+                second
             }
             _ => {
                 count(&callee, Outcome::Failed);

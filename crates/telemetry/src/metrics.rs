@@ -47,7 +47,7 @@ fn describe() {
         crate::closed_connections::CLOSED_CONNECTIONS,
         metrics::Unit::Count,
         "Outbound calls that met a connection closed by the other side before their answer, by callee \
-         host and outcome (`resent`: a read or a call idempotent by its key, sent once more; `failed`)."
+         host and outcome (`resent`: a resendable call sent once more and answered; `failed`)."
     );
     metrics::describe_counter!(
         HTTP_REQUESTS,

@@ -14,6 +14,9 @@ use crate::upstream::{self, Upstream};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
+    (config.point_service_url.iter())
+        .chain(&config.order_service_url)
+        .for_each(|url| telemetry::closed_connections::expect_calls_to(url));
     let state = AppState {
         pool: pool.clone(),
         point_service: Upstream {

@@ -153,7 +153,7 @@ pub async fn relay(
             // (`telemetry::closed_connections`); counted, and alerted on.
             if telemetry::closed_connections::met_closing_connection(&e) {
                 telemetry::closed_connections::count(
-                    "point-service",
+                    relay.upstream.host(),
                     telemetry::closed_connections::Outcome::Failed,
                 );
             }

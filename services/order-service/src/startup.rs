@@ -18,6 +18,9 @@ use crate::{gift_cards, routes, system_categories};
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     crate::metric_families::describe();
+    std::iter::once(&config.point_service_url)
+        .chain(&config.auth_service_url)
+        .for_each(|url| telemetry::closed_connections::expect_calls_to(url));
     let idle = config.common.http.caller_idle;
     let client = |wait| server::http_client(wait, idle);
     // The relay's client; each call has its own deadline (10 s or 20 s), connecting at most

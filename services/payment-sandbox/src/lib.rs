@@ -75,6 +75,7 @@ pub fn build(
     ));
     let document = server::ops::Document::from(routes::openapi());
     telemetry::metrics::handle();
+    telemetry::closed_connections::expect_calls_to(&config.webhook_url);
     server::http_server_with(
         listener,
         config.common.workers,
@@ -89,6 +90,9 @@ pub fn build(
                 .default_service(web::to(error::unknown_path))
                 .wrap(error::wrong_method_to_json())
                 .wrap(telemetry::http::observe())
+                // As the services' own app does: every answer after SIGTERM closes its
+                // connection (`server::stopping`).
+                .wrap(server::CloseConnections)
         },
     )
     .map_err(|e| format!("cannot start the HTTP server: {e}"))

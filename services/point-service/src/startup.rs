@@ -20,6 +20,10 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     crate::payments::webhook::export_counters();
     crate::payments::sync::export_counters();
     crate::payments::client::export_counters();
+    config
+        .auth_service_url
+        .iter()
+        .for_each(|url| telemetry::closed_connections::expect_calls_to(url));
     let idle = config.common.http.caller_idle;
     let client = |wait| server::http_client(wait, idle);
     let state = AppState {

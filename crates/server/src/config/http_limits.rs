@@ -5,6 +5,10 @@ use std::time::Duration;
 
 use super::Env;
 
+/// How much longer than the callers' idle time a stopping server drains: the time between the
+/// server writing an answer and its caller reading it, and a busy caller's delay in sending.
+pub const STOP_MARGIN: Duration = Duration::from_secs(5);
+
 /// How many connections a service holds and how long a slow client may hold one
 /// (`docs/decisions.md`, "Abuse limits"). Applied by [`crate::run`] to actix's server and by
 /// the app's body middleware. Each variable, with its default and bounds:
@@ -22,14 +26,19 @@ use super::Env;
 ///   this (0: no keep-alive);
 /// - `HTTP_DISCONNECT_TIMEOUT_MS` (1000; 0 to 30 000): how long a closing connection waits
 ///   for the client's side of the shutdown;
-/// - `HTTP_CALLER_IDLE_SECS` (10; 1 to 60): how long this process's own clients keep an idle
+/// - `HTTP_CALLER_IDLE_SECS` (4; 1 to 60): how long this process's own clients keep an idle
 ///   connection to another service before they drop it (the callers' side of the stop);
-/// - `HTTP_STOP_DRAIN_SECS` (12; 2 to 120): how long a stopping server keeps serving the
+/// - `HTTP_STOP_DRAIN_SECS` (10; 2 to 120): how long a stopping server keeps serving the
 ///   connections it has open, each answer closing its connection, before it stops
-///   ([`crate::stopping`]). It must exceed `HTTP_CALLER_IDLE_SECS`, and so must
-///   `HTTP_KEEP_ALIVE_SECS` (unless 0): the server never closes an idle connection a caller
-///   may still send on. A start with either wrong is refused, and `scripts/check-deploy.sh`
-///   checks every Deployment's values against every other's.
+///   ([`crate::stopping`]).
+///
+/// The server never closes an idle connection a caller may still send on, so the callers'
+/// idle time must be shorter than each of the server's ways of closing one:
+/// `HTTP_STOP_DRAIN_SECS` by [`STOP_MARGIN`] at least (a caller's idle clock starts when it
+/// has read an answer, after the server wrote it), `HTTP_KEEP_ALIVE_SECS` (unless 0), and
+/// `HTTP_HEAD_TIMEOUT_MS` (a connection a caller opened and then never used waits for its
+/// first request head that long). A start with any of them wrong is refused, and
+/// `scripts/check-deploy.sh` checks every Deployment's drain against every caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpLimits {
     pub max_connections: usize,
@@ -58,7 +67,7 @@ impl Default for HttpLimits {
             keep_alive: Duration::from_secs(75),
             disconnect_timeout: Duration::from_millis(1000),
             caller_idle: telemetry::client::DEFAULT_IDLE,
-            stop_drain: Duration::from_secs(12),
+            stop_drain: Duration::from_secs(10),
         }
     }
 }
@@ -114,16 +123,25 @@ impl HttpLimits {
         limits
     }
 
-    /// What would let a caller send on a connection this server closes: a drain or a
-    /// keep-alive no longer than the callers keep an idle connection.
+    /// What would let a caller send on a connection this server closes: a drain, a keep-alive
+    /// or a head timeout no longer than the callers keep an idle connection (the drain by
+    /// [`STOP_MARGIN`] more).
     pub fn stop_problems(&self) -> Vec<String> {
         let idle = self.caller_idle.as_secs();
         let mut problems = Vec::new();
-        if self.stop_drain <= self.caller_idle {
+        if self.stop_drain < self.caller_idle + STOP_MARGIN {
             problems.push(format!(
-                "HTTP_STOP_DRAIN_SECS ({}) must exceed HTTP_CALLER_IDLE_SECS ({idle}): a stopping \
-                 server would close connections its callers may still send on",
-                self.stop_drain.as_secs()
+                "HTTP_STOP_DRAIN_SECS ({}) must be at least HTTP_CALLER_IDLE_SECS ({idle}) + {} s: \
+                 a stopping server would close connections its callers may still send on",
+                self.stop_drain.as_secs(),
+                STOP_MARGIN.as_secs()
+            ));
+        }
+        if self.head_timeout <= self.caller_idle {
+            problems.push(format!(
+                "HTTP_HEAD_TIMEOUT_MS ({}) must exceed HTTP_CALLER_IDLE_SECS ({idle}): the server \
+                 would close opened, unused connections its callers may still send on",
+                self.head_timeout.as_millis()
             ));
         }
         if !self.keep_alive.is_zero() && self.keep_alive <= self.caller_idle {
@@ -158,12 +176,12 @@ mod tests {
         let mut e = env(&[
             ("HTTP_MAX_CONNECTIONS", "2"),
             ("HTTP_BACKLOG", "64"),
-            ("HTTP_HEAD_TIMEOUT_MS", "250"),
+            ("HTTP_HEAD_TIMEOUT_MS", "1250"),
             ("HTTP_BODY_TIMEOUT_MS", "300"),
             ("HTTP_KEEP_ALIVE_SECS", "0"),
             ("HTTP_DISCONNECT_TIMEOUT_MS", "0"),
             ("HTTP_CALLER_IDLE_SECS", "1"),
-            ("HTTP_STOP_DRAIN_SECS", "3"),
+            ("HTTP_STOP_DRAIN_SECS", "6"),
         ]);
         let http = HttpLimits::from_env(&mut e);
         assert!(e.finish(()).is_ok());
@@ -172,12 +190,12 @@ mod tests {
             HttpLimits {
                 max_connections: 2,
                 backlog: 64,
-                head_timeout: Duration::from_millis(250),
+                head_timeout: Duration::from_millis(1250),
                 body_timeout: Duration::from_millis(300),
                 keep_alive: Duration::ZERO,
                 disconnect_timeout: Duration::ZERO,
                 caller_idle: Duration::from_secs(1),
-                stop_drain: Duration::from_secs(3),
+                stop_drain: Duration::from_secs(6),
             }
         );
 
@@ -203,25 +221,29 @@ mod tests {
     fn a_stop_that_would_close_a_connection_a_caller_may_still_use_is_refused() {
         let mut e = env(&[
             ("HTTP_CALLER_IDLE_SECS", "20"),
-            ("HTTP_STOP_DRAIN_SECS", "20"),
+            ("HTTP_STOP_DRAIN_SECS", "24"),
             ("HTTP_KEEP_ALIVE_SECS", "15"),
+            ("HTTP_HEAD_TIMEOUT_MS", "20000"),
         ]);
         HttpLimits::from_env(&mut e);
         let err = e.finish(()).unwrap_err();
         assert_eq!(
             err.0,
             [
-                "HTTP_STOP_DRAIN_SECS (20) must exceed HTTP_CALLER_IDLE_SECS (20): a stopping \
-                 server would close connections its callers may still send on",
+                "HTTP_STOP_DRAIN_SECS (24) must be at least HTTP_CALLER_IDLE_SECS (20) + 5 s: a \
+                 stopping server would close connections its callers may still send on",
+                "HTTP_HEAD_TIMEOUT_MS (20000) must exceed HTTP_CALLER_IDLE_SECS (20): the server \
+                 would close opened, unused connections its callers may still send on",
                 "HTTP_KEEP_ALIVE_SECS (15) must exceed HTTP_CALLER_IDLE_SECS (20) or be 0: the \
                  server would close idle connections its callers may still send on",
             ]
         );
-        // One second above is enough, and keep-alive off closes nothing idle.
+        // The margin exactly is enough, and keep-alive off closes nothing idle.
         let mut e = env(&[
             ("HTTP_CALLER_IDLE_SECS", "20"),
-            ("HTTP_STOP_DRAIN_SECS", "21"),
+            ("HTTP_STOP_DRAIN_SECS", "25"),
             ("HTTP_KEEP_ALIVE_SECS", "0"),
+            ("HTTP_HEAD_TIMEOUT_MS", "20001"),
         ]);
         HttpLimits::from_env(&mut e);
         assert!(e.finish(()).is_ok());

@@ -47,6 +47,11 @@ impl Upstream {
         })
     }
 
+    /// The point service's host, as the metrics of calls between services name a callee.
+    pub fn host(&self) -> &str {
+        self.authority.host()
+    }
+
     /// Whether `base` can be the relay's `POINT_SERVICE_URL` (the configuration's check).
     pub fn check(base: &str) -> Result<(), String> {
         authority(base).map(drop)

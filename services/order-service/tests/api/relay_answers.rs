@@ -156,7 +156,7 @@ async fn an_order_read_by_a_point_service_that_then_went_away_is_not_sent_again(
         .unwrap();
     assert!(
         metrics.contains(
-            r#"http_client_closed_connections_total{callee="point-service",outcome="failed"} 1"#
+            r#"http_client_closed_connections_total{callee="127.0.0.1",outcome="failed"} 1"#
         ),
         "{metrics}"
     );

@@ -86,6 +86,8 @@ impl AuthClient {
             .http
             .get(&url)
             .header("x-internal-token", self.internal_token.expose())
+            // A lookup changes nothing: safe to send again (`telemetry::closed_connections`).
+            .with_extension(telemetry::closed_connections::Resendable)
             .send()
             .await
             .map_err(super::unreachable("auth service"))?;

@@ -74,9 +74,11 @@ pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), Failure> {
                 .json(&json!({"client_id": lease.client_id, "points": points, "reference": reference}))
         }
     };
-    // Credited once per reference, whichever copy arrives: safe to resend when the connection
-    // closed under it (`telemetry::closed_connections`).
-    let request = request.with_extension(telemetry::closed_connections::IdempotentByKey);
+    // The point service credits once per reference, whichever copy arrives, and the legacy
+    // side is sent the reference as its idempotency key (the retry task resends the same
+    // credit anyway): safe to resend when the connection closed under it
+    // (`telemetry::closed_connections`).
+    let request = request.with_extension(telemetry::closed_connections::Resendable);
     match request.send().await {
         Ok(response) if response.status().is_success() => Ok(()),
         Ok(response)
