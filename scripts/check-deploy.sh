@@ -237,8 +237,11 @@ with open("crates/server/src/run.rs") as f:
     SHUTDOWN_TIMEOUT = int(re.search(
         r"pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs\((\d+)\)", f.read()).group(1))
 with open("crates/server/src/config/http_limits.rs") as f:
-    STOP_MARGIN = int(re.search(
-        r"pub const STOP_MARGIN: Duration = Duration::from_secs\((\d+)\)", f.read()).group(1))
+    limits = f.read()
+STOP_MARGIN = int(re.search(r"pub const STOP_MARGIN: Duration = Duration::from_secs\((\d+)\)", limits).group(1))
+# The defaults of the server's own ways of closing a connection (http_limits.rs, `Default`).
+DEFAULT_KEEP_ALIVE = int(re.search(r"keep_alive: Duration::from_secs\((\d+)\)", limits).group(1))
+DEFAULT_HEAD_MS = int(re.search(r"head_timeout: Duration::from_millis\((\d+)\)", limits).group(1))
 DATABASES = {"auth-service": "auth", "point-service": "points",
              "order-service": "catalog", "operator-service": "catalog"}
 
@@ -375,6 +378,17 @@ for path in sys.argv[1:]:
         check(grace > stop + drain + SHUTDOWN_TIMEOUT,
               f"{where} {name}: grace {grace} s must exceed preStop {stop} s + drain {drain} s + "
               f"{SHUTDOWN_TIMEOUT} s for the requests in flight")
+        # Nor, in steady state, may its keep-alive or head timeout close a connection a
+        # caller still holds.
+        keep = setting(c, "HTTP_KEEP_ALIVE_SECS")
+        keep = DEFAULT_KEEP_ALIVE if keep is None else keep
+        head = setting(c, "HTTP_HEAD_TIMEOUT_MS") or DEFAULT_HEAD_MS
+        check(keep == 0 or keep > idles[longest],
+              f"{where} {name}: HTTP_KEEP_ALIVE_SECS {keep} must exceed every caller's idle time "
+              f"(the longest: {longest}, {idles[longest]} s) or be 0")
+        check(head > idles[longest] * 1000,
+              f"{where} {name}: HTTP_HEAD_TIMEOUT_MS {head} must exceed every caller's idle time "
+              f"(the longest: {longest}, {idles[longest]} s)")
 
     # One migration Job per database, each running `migrate` with its own binary.
     migrated = {}

@@ -63,9 +63,10 @@ pub fn dev(name: &str) -> &'static str {
 
 /// How long the tests' own clients keep an idle connection, as the ingress controller does in
 /// front of the services (`upstream-keepalive-timeout`, k8s/ingress-nginx/controller-config.yaml):
-/// below every service's stop drain (`HTTP_STOP_DRAIN_SECS`), so a client that plays the app
-/// never sends on a connection a stopping service closes (docs/decisions.md, "Lossless
-/// rollouts").
+/// 5 s or more below the services' stop drain (`HTTP_STOP_DRAIN_SECS`, 10 s by default), so a
+/// client that plays the app never sends on a connection a stopping service closes
+/// (docs/decisions.md, "Lossless rollouts"). A test that shortens the drain gives its own
+/// client a shorter idle time (tests/system/rolling_stop.rs).
 pub const CLIENT_IDLE: Duration = Duration::from_secs(4);
 
 /// The workspace root.

@@ -1,7 +1,8 @@
 //! A rolling restart loses no request between our services. Two replicas of each service sit
 //! behind a balancer that plays kube-proxy (a connection stays on its replica until one side
-//! closes it); every replica of the auth, point and order services is restarted in turn, as a
-//! rollout does (out of the balancer, preStop, SIGTERM, drain, start, ready), again and again,
+//! closes it); every replica of the auth, point, order and operator services is restarted in
+//! turn, as a rollout does (out of the balancer, preStop, SIGTERM, drain, start, ready), again
+//! and again,
 //! while the app's calls run without pause through the order service (relayed reads, point
 //! orders, card orders with their pay call, gift-code redemptions with their credit) and the
 //! admin panel's through the operator service (a client's points, the gift-code batches). Each

@@ -14,10 +14,12 @@
 //! once, and a caller may be writing a request on one of them at that moment: HTTP/1.1 cannot
 //! tell it whether that request was read, so it fails the call ("connection closed before
 //! message completed"), which a rolling deploy did once per service pair. During the drain a
-//! connection is closed only after an answer that says so, or by its caller: the callers drop
-//! an idle connection after `HTTP_CALLER_IDLE_SECS`, which the drain exceeds
-//! (`config::HttpLimits::stop_problems`), so whatever is still open when it ends is idle and
-//! no caller will send on it again. The drain ends early once no connection is open.
+//! connection is closed after an answer that says so, by its caller, or by the server's own
+//! limits, each longer than the callers keep an idle connection (`HTTP_CALLER_IDLE_SECS`;
+//! `config::HttpLimits::stop_problems`), so whatever is still open when the drain ends is idle
+//! and no caller will send on it again. The drain ends early once no connection is open. (An
+//! answer a middleware gives as an error carries no `Connection: close`: docs/decisions.md,
+//! "Lossless rollouts", known gaps.)
 //! (`docs/decisions.md`, "Lossless rollouts".)
 //!
 //! actix-http also answers a request in flight at the stop with `Connection: close`, but its
@@ -60,8 +62,9 @@ fn raise() {
 
 /// Waits for the first of the signals and raises the flag; on SIGTERM serves the connections
 /// still `open` for up to `drain`, then stops `server`: gracefully on SIGTERM, at once on
-/// SIGINT or SIGQUIT (also when one of those comes during the drain). Spawned beside every
-/// server [`crate::start`]s.
+/// SIGINT or SIGQUIT, and at once on any second signal during the drain (a person's second
+/// Ctrl-C or `kill`; Kubernetes sends SIGTERM once, then SIGKILL at the grace period's end).
+/// Spawned beside every server [`crate::start`]s.
 pub(crate) async fn stop_on_signal(server: ServerHandle, open: OpenConnections, drain: Duration) {
     let graceful = match first_signal().await {
         Ok(graceful) => graceful,

@@ -6,9 +6,17 @@
 //! between our services this should not happen at all; what does happen is counted, and the
 //! alert `InternalCallsMetClosedConnections` fires on any that failed. A call is resent only
 //! when its caller marks it [`Resendable`]: sending it twice does what sending it once does
-//! (a caller or profile lookup, a credit by its reference). A read is not resendable by its
-//! method alone: some keepers record who read what (the back office's reads). Anything else
-//! fails as it did, and its caller answers with its usual refusal (502/504).
+//! (a caller or profile lookup, a credit by its reference: the point service applies it once
+//! per reference, and the legacy side is sent the reference as its `Idempotency-Key` and gets
+//! the same credit again from the retry task anyway). A read is not resendable by its method
+//! alone: some keepers record who read what (the back office's reads). Anything else fails as
+//! it did, and its caller does what it does on a failed call (the relay's 502, the credit's
+//! later retry).
+//!
+//! Every client made by `crate::client::http_client` counts, external callees (the payment
+//! service, the SMS provider, the legacy credit) included; a service exports the series at 0
+//! from its start for the services of ours it calls ([`expect_calls_to`]). The resend's budget
+//! is the client's timeout: none of the calls marked today sets a shorter one of its own.
 
 use std::time::{Duration, Instant};
 

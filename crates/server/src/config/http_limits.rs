@@ -75,7 +75,8 @@ impl Default for HttpLimits {
 impl HttpLimits {
     /// `HTTP_MAX_CONNECTIONS`, `HTTP_BACKLOG`, `HTTP_HEAD_TIMEOUT_MS`, `HTTP_BODY_TIMEOUT_MS`,
     /// `HTTP_KEEP_ALIVE_SECS`, `HTTP_DISCONNECT_TIMEOUT_MS`, `HTTP_CALLER_IDLE_SECS`,
-    /// `HTTP_STOP_DRAIN_SECS`, with the two checks of the stop between them.
+    /// `HTTP_STOP_DRAIN_SECS`, with the stop's three checks of the callers' idle time
+    /// ([`HttpLimits::stop_problems`]).
     pub fn from_env(env: &mut Env) -> Self {
         let d = Self::default();
         let ms = |d: Duration| d.as_millis() as u64;
