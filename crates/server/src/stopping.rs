@@ -17,10 +17,9 @@
 //! connection is closed after an answer that says so, by its caller, or by the server's own
 //! limits, each longer than the callers keep an idle connection (`HTTP_CALLER_IDLE_SECS`;
 //! `config::HttpLimits::stop_problems`), so whatever is still open when the drain ends is idle
-//! and no caller will send on it again. The drain ends early once no connection is open. (An
-//! answer a middleware gives as an error carries no `Connection: close`: docs/decisions.md,
-//! "Lossless rollouts", known gaps.)
-//! (`docs/decisions.md`, "Lossless rollouts".)
+//! and no caller will send on it again. The drain ends early once no connection is open
+//! (`docs/decisions.md`, "Lossless rollouts", also for the known gaps: an answer a middleware
+//! gives as an error carries no `Connection: close`).
 //!
 //! actix-http also answers a request in flight at the stop with `Connection: close`, but its
 //! notice to such a connection was seen to go missing (about one stop in twenty under load):
