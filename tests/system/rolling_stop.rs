@@ -223,20 +223,9 @@ impl Load {
                 }
                 format!("{method} {url}: {status} {text}")
             }
-            Err(e) => format!("{method} {url}: {}", telemetry_chain(&e)),
+            Err(e) => format!("{method} {url}: {}", telemetry::client::error_chain(&e)),
         };
         self.failures.lock().await.push(failure);
         None
     }
-}
-
-/// A reqwest error with its causes on one line.
-fn telemetry_chain(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
