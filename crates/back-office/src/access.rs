@@ -6,6 +6,9 @@
 use actix_web::HttpRequest;
 use server::Secret;
 
+use crate::role::Role;
+use crate::routes::Route;
+
 /// The refusal of a missing or wrong `X-Internal-Token`, in every envelope.
 pub const BAD_TOKEN: &str = "invalid internal token";
 
@@ -25,18 +28,13 @@ envelope::refusals! {
     pub enum ChangeRefusal in Operator {
         /// `X-Operator-Id` or `X-Operator-Role` missing or empty.
         NoOperator => 400, "a back-office change needs X-Operator-Id and X-Operator-Role";
-        /// The role named may not do this. The operator service lets no such call through
-        /// (its `auth` decides who may do what); a keeper that gets one refuses it all the
-        /// same, so that holding the internal token is not enough to mint points.
+        /// The role named (as sent) is none or not one the route admits
+        /// (`crate::routes::Rule::admits`, which the operator service checked too). A keeper
+        /// refuses it all the same; the internal token still speaks for any operator
+        /// (docs/decisions.md, "The loyalty back office").
         RoleRefused(role: String) => 403, "role {role} may not do this in the back office";
     }
 }
-
-/// Who may change the programme's settings: offers, occasions, the expiry policy, the
-/// earn-rate table (as `operator_service::auth` says).
-pub const ADMINS: &[&str] = &["super_admin", "admin"];
-/// Who may move points or handle vouchers: adjustments, gift-code batches and their codes.
-pub const SUPER_ADMIN: &[&str] = &["super_admin"];
 
 /// `BadToken` unless the request carries the internal token.
 pub fn check_token(req: &HttpRequest, token: &Secret) -> Result<(), BackOfficeRefusal> {
@@ -53,12 +51,16 @@ pub struct ActingOperator {
     /// The operator token's `sub`.
     pub id: String,
     /// The operator token's role.
-    pub role: String,
+    pub role: Role,
 }
 
-/// The operator the request names, if its role is one of `roles` (`NoOperator` when either
-/// header is missing or empty, `RoleRefused` for another role).
-pub fn acting_operator(req: &HttpRequest, roles: &[&str]) -> Result<ActingOperator, ChangeRefusal> {
+/// The operator the request names for `route`, if the route admits its role (`NoOperator`
+/// when either header is missing or empty, `RoleRefused` for another role or none).
+pub fn acting_operator(req: &HttpRequest, route: Route) -> Result<ActingOperator, ChangeRefusal> {
+    debug_assert!(
+        route.rule().names_operator,
+        "{route:?}: the operator service does not name the operator"
+    );
     let header = |name: &str| {
         req.headers()
             .get(name)
@@ -71,10 +73,10 @@ pub fn acting_operator(req: &HttpRequest, roles: &[&str]) -> Result<ActingOperat
         header(crate::OPERATOR_ID_HEADER),
         header(crate::OPERATOR_ROLE_HEADER),
     ) {
-        (Some(_), Some(role)) if !roles.contains(&role.as_str()) => {
-            Err(ChangeRefusal::RoleRefused(role))
-        }
-        (Some(id), Some(role)) => Ok(ActingOperator { id, role }),
+        (Some(id), Some(named)) => match named.parse::<Role>() {
+            Ok(role) if route.rule().admits.admits(role) => Ok(ActingOperator { id, role }),
+            _ => Err(ChangeRefusal::RoleRefused(named)),
+        },
         _ => Err(ChangeRefusal::NoOperator),
     }
 }

@@ -71,7 +71,7 @@ pub async fn record(
          VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind::<Text, _>(&operator.id)
-    .bind::<Text, _>(&operator.role)
+    .bind::<Text, _>(operator.role.as_str())
     .bind::<Text, _>(action)
     .bind::<Text, _>(subject)
     .bind::<Jsonb, _>(before)

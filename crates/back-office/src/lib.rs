@@ -18,6 +18,8 @@ pub mod gift_codes;
 pub mod occasions;
 pub mod offers;
 pub mod paging;
+pub mod role;
+pub mod routes;
 
 use bigdecimal::BigDecimal;
 

@@ -67,6 +67,18 @@ impl Paging {
     }
 }
 
+/// `page` and `limit` as an operator list documents them (the operator service reads them by
+/// its own rules, `operator_service::query::Page`).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PageParams {
+    /// Default 1; unreadable or below 1 is 1; at most 1 000 000.
+    page: Option<i64>,
+    /// Default 10; unreadable or below 1 is 10; at most 100.
+    limit: Option<i64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,6 @@
 //! bad token: 401; a role the route does not admit: 403.
 
 use std::collections::HashSet;
-use std::str::FromStr;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest, web};
@@ -22,49 +21,8 @@ envelope::refusals! {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    SuperAdmin,
-    Admin,
-    MerchantManager,
-    StoreManager,
-    DataEntry,
-}
-
-impl Role {
-    pub const ALL: [Role; 5] = [
-        Role::SuperAdmin,
-        Role::Admin,
-        Role::MerchantManager,
-        Role::StoreManager,
-        Role::DataEntry,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::SuperAdmin => "super_admin",
-            Role::Admin => "admin",
-            Role::MerchantManager => "merchant_manager",
-            Role::StoreManager => "store_manager",
-            Role::DataEntry => "data_entry",
-        }
-    }
-
-    /// Writes, the children routes and the audit trail.
-    pub fn is_admin(self) -> bool {
-        matches!(self, Role::SuperAdmin | Role::Admin)
-    }
-}
-
-impl FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Role::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown role {s:?}"))
-    }
-}
+/// The operator roles, one type with the keepers'.
+pub use back_office::role::Role;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {

@@ -5,7 +5,7 @@
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`), `OPERATOR_JWT_SECRET` (required: the HS256 key of
 //! operator tokens), and for the loyalty back office's routes, which relay to the point
-//! service (`crate::upstream`): `POINT_SERVICE_URL` and `INTERNAL_API_TOKEN`. Both are
+//! service (`crate::back_office::upstream`): `POINT_SERVICE_URL` and `INTERNAL_API_TOKEN`. Both are
 //! optional, so that the service hierarchy runs without the point service: while either is
 //! unset those routes answer 500 naming it.
 

@@ -154,7 +154,7 @@ refused!(
     QueryRefusal,
     BodyRefusal,
     ChildrenRefusal,
-    crate::upstream::UpstreamRefusal,
+    crate::back_office::upstream::UpstreamRefusal,
     back_office::offers::OfferRefusal,
     back_office::adjustments::AdjustmentRefusal,
     back_office::clients::ClientRefusal,

@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod back_office;
 pub mod body;
 pub mod children;
 pub mod config;
@@ -19,7 +20,6 @@ pub mod service_schemas;
 pub mod services;
 pub mod startup;
 pub mod state;
-pub mod upstream;
 
 /// The binary's name, used in logs, traces and metrics.
 pub const SERVICE: &str = "operator-service";

@@ -145,15 +145,7 @@ pub struct ListFilters {
 }
 
 /// A page of a list, as the document shows it ([`Page::read`] reads it; never refused).
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct PageParams {
-    /// Default 1; unreadable or below 1 is 1; at most 1 000 000.
-    page: Option<i64>,
-    /// Default 10; unreadable or below 1 is 10; at most 100.
-    limit: Option<i64>,
-}
+pub use back_office::paging::PageParams;
 
 #[cfg(test)]
 mod tests {

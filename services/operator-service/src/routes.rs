@@ -9,6 +9,7 @@ use utoipa::OpenApi;
 
 use crate::SERVICE;
 use crate::auth::AccessRefusal;
+use crate::back_office;
 use crate::error::shown_body;
 use crate::handlers;
 use crate::lookup::ServiceRefusal;
@@ -91,28 +92,9 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             route!(handlers::children::candidates),
             route!(handlers::children::set_children),
             route!(handlers::audit::audit),
-            route!(handlers::offers::list),
-            route!(handlers::offers::create),
-            route!(handlers::offers::update),
-            route!(handlers::offers::withdraw),
-            route!(handlers::offers::audit),
-            route!(handlers::clients::points),
-            route!(handlers::clients::adjust),
-            route!(handlers::occasions::list),
-            route!(handlers::occasions::create),
-            route!(handlers::occasions::update),
-            route!(handlers::occasions::withdraw),
-            route!(handlers::expiry_policy::read),
-            route!(handlers::expiry_policy::replace),
-            route!(handlers::gift_codes::list),
-            route!(handlers::gift_codes::issue),
-            route!(handlers::gift_codes::detail),
-            route!(handlers::gift_codes::export),
-            route!(handlers::gift_codes::withdraw),
-            route!(handlers::earn_rates::read),
-            route!(handlers::earn_rates::replace),
-            route!(handlers::earn_rates::audit),
-        ],
+        ]
+        .into_iter()
+        .chain(back_office::routes()),
     )])
 });
 

@@ -7,10 +7,10 @@ use actix_web::web;
 use server::StartError;
 
 use crate::auth::OperatorKeys;
+use crate::back_office::upstream::Upstream;
 use crate::config::Config;
 use crate::routes;
 use crate::state::AppState;
-use crate::upstream::{self, Upstream};
 
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
@@ -20,14 +20,14 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     let state = AppState {
         pool: pool.clone(),
         point_service: Upstream {
-            keeper: upstream::POINT_SERVICE,
+            keeper: back_office::routes::Keeper::PointService,
             url: config.point_service_url.clone(),
             token: config.internal_token.clone(),
             http: None,
             idle: config.common.http.caller_idle,
         },
         order_service: Upstream {
-            keeper: upstream::ORDER_SERVICE,
+            keeper: back_office::routes::Keeper::OrderService,
             url: config.order_service_url.clone(),
             token: config.internal_token.clone(),
             http: None,

@@ -1,7 +1,7 @@
 //! What every handler may need, built once at start (each keeper's HTTP client once per
 //! worker).
 
-use crate::upstream::Upstream;
+use crate::back_office::upstream::Upstream;
 
 #[derive(Clone)]
 pub struct AppState {

@@ -35,8 +35,11 @@ pub fn check_back_office_token(req: &HttpRequest, state: &AppState) -> Result<()
     )?)
 }
 
-/// The operator a back-office change is made for, if its role is one of `roles`
-/// (`back_office::access::{ADMINS, SUPER_ADMIN}`).
-pub fn acting_operator(req: &HttpRequest, roles: &[&str]) -> Result<ActingOperator, PointError> {
-    Ok(back_office::access::acting_operator(req, roles)?)
+/// The operator a back-office change is made for, if `route` admits its role
+/// (`back_office::routes`).
+pub fn acting_operator(
+    req: &HttpRequest,
+    route: back_office::routes::Route,
+) -> Result<ActingOperator, PointError> {
+    Ok(back_office::access::acting_operator(req, route)?)
 }

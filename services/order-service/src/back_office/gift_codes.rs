@@ -114,15 +114,10 @@ async fn batch(conn: &mut AsyncPgConnection, id: i64) -> QueryResult<Option<Batc
 /// with the id as sent.
 pub async fn named(conn: &mut AsyncPgConnection, id: &str) -> Result<BatchRecord, OrderError> {
     let unknown = || OrderError::from(BatchLookupRefusal::UnknownBatch(id.to_owned()));
-    let Some(number) = batch_id(id) else {
+    let Some(number) = back_office::routes::positive_integer(id) else {
         return Err(unknown());
     };
     batch(conn, number).await?.ok_or_else(unknown)
-}
-
-/// The path's id as a batch id: a positive integer.
-fn batch_id(id: &str) -> Option<i64> {
-    id.parse::<i64>().ok().filter(|id| *id > 0)
 }
 
 /// A page of the batches, newest first.
@@ -325,7 +320,7 @@ pub async fn withdraw(
 ) -> Result<BatchRecord, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
         let unknown = || OrderError::from(BatchLookupRefusal::UnknownBatch(id.to_owned()));
-        let number = batch_id(id).ok_or_else(unknown)?;
+        let number = back_office::routes::positive_integer(id).ok_or_else(unknown)?;
         let locked: Option<i64> = catalog_db::schema::gift_card_batches::table
             .find(number)
             .select(catalog_db::schema::gift_card_batches::id)

@@ -5,15 +5,14 @@
 //! service passes on unchanged.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use back_office::access::{
-    self, ADMINS, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read, SUPER_ADMIN,
-};
+use back_office::access::{self, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read};
 use back_office::audit::Page;
 use back_office::earn_rates::{EarnRateTable, EarnRateTableBody, RatesChange, RatesRefusal};
 use back_office::gift_codes::{
     BatchBody, BatchCodes, BatchFields, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
 };
 use back_office::paging::Paging;
+use back_office::routes::Route;
 use envelope::Refuses;
 
 use crate::back_office::gift_codes::{self, Issued};
@@ -45,15 +44,11 @@ fn check_token(req: &HttpRequest, state: &AppState) -> Result<(), OrderError> {
     Ok(access::check_token(req, &state.credit.internal_token)?)
 }
 
-/// The token, then the operator a change (or a read of codes) is made for, if its role is
-/// one of `roles`.
-fn acting(
-    req: &HttpRequest,
-    state: &AppState,
-    roles: &[&str],
-) -> Result<ActingOperator, OrderError> {
+/// The token, then the operator a change (or a read of codes) is made for, if `route`
+/// admits its role.
+fn acting(req: &HttpRequest, state: &AppState, route: Route) -> Result<ActingOperator, OrderError> {
     check_token(req, state)?;
-    Ok(access::acting_operator(req, roles)?)
+    Ok(access::acting_operator(req, route)?)
 }
 
 /// An answer that holds codes: no cache keeps a copy of vouchers.
@@ -94,7 +89,7 @@ pub async fn issue_batch(
     req: HttpRequest,
     raw: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state, SUPER_ADMIN)?;
+    let operator = acting(&req, &state, Route::IssueBatch)?;
     let fields = BatchFields::read(&super::json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(
@@ -116,7 +111,7 @@ pub async fn batch_codes(
     req: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state, SUPER_ADMIN)?;
+    let operator = acting(&req, &state, Route::Batch)?;
     let mut conn = state.pool.get().await?;
     let codes = gift_codes::codes_for(&mut conn, &operator, &id, "gift-code-batch.read").await?;
     Ok(uncached().json(codes))
@@ -135,7 +130,7 @@ pub async fn batch_csv(
     req: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state, SUPER_ADMIN)?;
+    let operator = acting(&req, &state, Route::ExportBatch)?;
     let mut conn = state.pool.get().await?;
     let codes = gift_codes::codes_for(&mut conn, &operator, &id, "gift-code-batch.export").await?;
     let file = format!(
@@ -160,7 +155,7 @@ pub async fn withdraw_batch(
     req: HttpRequest,
     id: web::Path<String>,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state, SUPER_ADMIN)?;
+    let operator = acting(&req, &state, Route::WithdrawBatch)?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(gift_codes::withdraw(&mut conn, &operator, &id).await?))
 }
@@ -190,7 +185,7 @@ pub async fn replace_earn_rates(
     req: HttpRequest,
     raw: web::Bytes,
 ) -> Result<HttpResponse, OrderError> {
-    let operator = acting(&req, &state, ADMINS)?;
+    let operator = acting(&req, &state, Route::ReplaceEarnRates)?;
     let change = RatesChange::read(&super::json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(earn_rates::replace(&mut conn, &operator, change).await?))

@@ -90,7 +90,7 @@ pub async fn adjust(
                 support_adjustments::points.eq(&fields.points),
                 support_adjustments::reason.eq(&fields.reason),
                 support_adjustments::operator_id.eq(&operator.id),
-                support_adjustments::operator_role.eq(&operator.role),
+                support_adjustments::operator_role.eq(operator.role.as_str()),
                 // Set below, once the entry is written, in this same transaction.
                 support_adjustments::balance_after.eq(BigDecimal::zero()),
             ))

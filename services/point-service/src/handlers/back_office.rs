@@ -6,7 +6,7 @@
 
 use super::json_body;
 use actix_web::{HttpRequest, HttpResponse, web};
-use back_office::access::{ADMINS, Change, Read, SUPER_ADMIN};
+use back_office::access::{Change, Read};
 use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
 };
@@ -20,6 +20,7 @@ use back_office::occasions::{
 };
 use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
 use back_office::paging::Paging;
+use back_office::routes::Route;
 use envelope::Refuses;
 
 use crate::back_office::adjustments::{self, Adjusted};
@@ -100,7 +101,7 @@ pub async fn create_offer(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, ADMINS)?;
+    let operator = internal_access::acting_operator(&req, Route::CreateOffer)?;
     let offer = OfferFields::read(&json_body(&raw), true)?.created()?;
     let mut conn = state.pool.get().await?;
     let created = offers::create(&mut conn, &operator, offer).await?;
@@ -122,7 +123,7 @@ pub async fn update_offer(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, ADMINS)?;
+    let operator = internal_access::acting_operator(&req, Route::UpdateOffer)?;
     let change = OfferFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
     let updated = offers::update(&mut conn, &operator, &id, change).await?;
@@ -143,7 +144,7 @@ pub async fn withdraw_offer(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, ADMINS)?;
+    let operator = internal_access::acting_operator(&req, Route::WithdrawOffer)?;
     let mut conn = state.pool.get().await?;
     let withdrawn = offers::withdraw(&mut conn, &operator, &id).await?;
     Ok(HttpResponse::Ok().json(withdrawn))
@@ -207,7 +208,7 @@ pub async fn adjust(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, SUPER_ADMIN)?;
+    let operator = internal_access::acting_operator(&req, Route::AdjustPoints)?;
     let fields = AdjustmentFields::read(&json_body(&raw))?;
     let client_id = known_client(&state, &id).await?;
     let mut conn = state.pool.get().await?;
@@ -247,7 +248,7 @@ pub async fn create_occasion(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, ADMINS)?;
+    let operator = internal_access::acting_operator(&req, Route::CreateOccasion)?;
     let fields = OccasionFields::read(&json_body(&raw), true)?;
     let mut conn = state.pool.get().await?;
     let created = occasions::create(&mut conn, &operator, fields).await?;
@@ -267,7 +268,7 @@ pub async fn update_occasion(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, ADMINS)?;
+    let operator = internal_access::acting_operator(&req, Route::UpdateOccasion)?;
     let fields = OccasionFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
     let changed = occasions::update(&mut conn, &operator, &id, fields, "occasion.update").await?;
@@ -287,7 +288,7 @@ pub async fn withdraw_occasion(
     id: web::Path<String>,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, ADMINS)?;
+    let operator = internal_access::acting_operator(&req, Route::WithdrawOccasion)?;
     let inactive = OccasionFields {
         active: Some(false),
         ..OccasionFields::default()
@@ -323,7 +324,7 @@ pub async fn replace_expiry_policy(
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
-    let operator = internal_access::acting_operator(&req, ADMINS)?;
+    let operator = internal_access::acting_operator(&req, Route::ReplaceExpiryPolicy)?;
     let change = ExpiryChange::read(&json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(expiry_policy::replace(&mut conn, &operator, change).await?))

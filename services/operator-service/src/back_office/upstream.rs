@@ -18,6 +18,8 @@ use actix_web::web::Bytes;
 use serde_json::Value;
 use server::Secret;
 
+use back_office::routes::Keeper;
+
 use crate::auth::Operator;
 use crate::error::OpError;
 
@@ -43,26 +45,6 @@ envelope::refusals! {
     }
 }
 
-/// A service that keeps back-office data: its name in refusals and logs, and the variable
-/// that says where it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Keeper {
-    pub name: &'static str,
-    pub url_variable: &'static str,
-}
-
-/// Offers, occasions, the expiry policy, clients' points.
-pub const POINT_SERVICE: Keeper = Keeper {
-    name: "point service",
-    url_variable: "POINT_SERVICE_URL",
-};
-
-/// Gift-code batches, the earn-rate table.
-pub const ORDER_SERVICE: Keeper = Keeper {
-    name: "order service",
-    url_variable: "ORDER_SERVICE_URL",
-};
-
 /// Where a keeper is and how to call it; unset parts answer `NotConfigured`.
 #[derive(Clone)]
 pub struct Upstream {
@@ -79,7 +61,7 @@ impl Upstream {
     /// (`telemetry::client::http_client` says why).
     pub fn for_worker(&self) -> Upstream {
         let mut link = self.clone();
-        let service = self.keeper.name;
+        let service = self.keeper.name();
         link.http = telemetry::client::http_client(TIMEOUT, self.idle)
             .inspect_err(
                 |e| tracing::error!(error.message = %e, "no HTTP client for the {service}"),
@@ -97,9 +79,9 @@ impl Upstream {
         operator: Option<&Operator>,
         body: Option<Bytes>,
     ) -> Result<HttpResponse, OpError> {
-        let service = self.keeper.name;
+        let service = self.keeper.name();
         let url = self.url.as_deref().ok_or(UpstreamRefusal::NotConfigured(
-            self.keeper.url_variable,
+            self.keeper.url_variable(),
             service,
         ))?;
         let token = self.token.as_ref().ok_or(UpstreamRefusal::NotConfigured(

@@ -1,0 +1,224 @@
+//! The back office's operations, one function per [`super::Route`]: its method and path
+//! under `/api/v1/operator`, summary and description, body and its own answers. The
+//! rule adds the path and query parameters; the operator service adds the security
+//! requirement, the answers every route shares (401, 403, 413, 500, 503) and those of the
+//! relay (500, 502, 504).
+
+use envelope::Refuses;
+
+use crate::adjustments::{AdjustmentBody, AdjustmentRecord, AdjustmentRefusal};
+use crate::audit::Page;
+use crate::clients::{ClientPoints, ClientRefusal};
+use crate::earn_rates::{EarnRateTable, EarnRateTableBody, RatesRefusal};
+use crate::expiry_policy::{ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal};
+use crate::gift_codes::{
+    BatchBody, BatchCodes, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
+};
+use crate::occasions::{OccasionBody, OccasionList, OccasionRecord, OccasionRefusal};
+use crate::offers::{OfferBody, OfferList, OfferRecord, OfferRefusal};
+
+/// Every offer, on sale or not
+///
+/// Offers not withdrawn first, then as the app lists them (sequence, then id; missing
+/// sequences last). Roles: all five.
+#[utoipa::path(get, path = "/offers", operation_id = "listOffers", tag = "offers",
+    responses((status = 200, description = "offers", body = OfferList)))]
+pub fn list_offers() {}
+
+/// Create an offer
+///
+/// The service assigns the 24-hex id; `active` defaults to true, `purchasedPointAmount` and
+/// `sequence` to null. A points price below what the offer gives is refused (it would let
+/// two clients mint points by buying it for each other). Recorded in the audit trail.
+/// Roles: admin, super_admin. Checks: token, role, body.
+#[utoipa::path(post, path = "/offers", operation_id = "createOffer", tag = "offers",
+    request_body = OfferBody,
+    responses(OfferRefusal,
+        (status = 201, description = "created", body = OfferRecord)))]
+pub fn create_offer() {}
+
+/// Change an offer
+///
+/// The keys sent (at least one), on the offer as it is; the app lists the change at once
+/// and an order made before keeps the price it was made at. Recorded in the audit trail.
+/// Roles: admin, super_admin. Checks: token, role, path id, body, the offer.
+#[utoipa::path(patch, path = "/offers/{id}", operation_id = "updateOffer", tag = "offers", request_body = OfferBody,
+    responses(OfferRefusal,
+        (status = 200, description = "changed", body = OfferRecord)))]
+pub fn update_offer() {}
+
+/// Withdraw an offer
+///
+/// Never on sale again (the app no longer lists it, and an order naming it is refused);
+/// kept for the orders that name it. Recorded in the audit trail. Roles: admin,
+/// super_admin. Checks: token, role, path id, the offer.
+#[utoipa::path(delete, path = "/offers/{id}", operation_id = "withdrawOffer", tag = "offers",
+    responses(OfferRefusal,
+        (status = 200, description = "withdrawn", body = OfferRecord)))]
+pub fn withdraw_offer() {}
+
+/// The loyalty back office's audit trail
+///
+/// A page of the changes to points data, newest first (`page`, `limit` as the other lists):
+/// who (the token's `sub` and role), what, the record before and after. It names clients and
+/// their balances (adjustments), so, like the hierarchy's trail: admin, super_admin.
+#[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "offers",
+    responses((status = 200, description = "page", body = Page)))]
+pub fn points_audit() {}
+
+/// A client's points as the app sees them
+///
+/// The balance object and a page of the history exactly as the app's `GET /points` and
+/// `GET /point-history` answer them (`page`, `limit` read as there), for support. Client data,
+/// so: admin, super_admin. Checks: token, role, the client.
+#[utoipa::path(get, path = "/clients/{id}/points", operation_id = "getClientPoints", tag = "offers",
+    responses(ClientRefusal,
+        (status = 200, description = "points", body = ClientPoints)))]
+pub fn client_points() {}
+
+/// Adjust a client's points
+///
+/// A credit (positive `points`) or a debit (negative), with a reason and the operator's own
+/// reference: the same reference again answers the first adjustment (200) and moves
+/// nothing. A debit never leaves the balance below zero. Shown in the client's history as
+/// `support_adjustment`; recorded in the loyalty audit trail. Roles: super_admin. Checks:
+/// token, role, body, the client, the reference, the balance.
+#[utoipa::path(post, path = "/clients/{id}/adjustments", operation_id = "adjustPoints",
+    tag = "offers", request_body = AdjustmentBody,
+    responses(Refuses<(ClientRefusal, AdjustmentRefusal)>,
+        (status = 201, description = "made", body = AdjustmentRecord),
+        (status = 200, description = "earlier", body = AdjustmentRecord)))]
+pub fn adjust_points() {}
+
+/// Every occasion, active or not
+///
+/// The active ones first, then by id. Roles: all five.
+#[utoipa::path(get, path = "/occasions", operation_id = "listOccasions", tag = "offers",
+    responses((status = 200, description = "occasions", body = OccasionList)))]
+pub fn list_occasions() {}
+
+/// Create an occasion
+///
+/// The service assigns the 24-hex id; `occasionAr` defaults to null, `isCustom` to false,
+/// `active` to true. Recorded in the audit trail. Roles: admin, super_admin. Checks: token,
+/// role, body.
+#[utoipa::path(post, path = "/occasions", operation_id = "createOccasion", tag = "offers", request_body = OccasionBody,
+    responses(OccasionRefusal, (status = 201, description = "created", body = OccasionRecord)))]
+pub fn create_occasion() {}
+
+/// Change an occasion
+///
+/// The keys sent (at least one); the app lists the change at once, and `active: true`
+/// offers a withdrawn occasion again. Recorded in the audit trail. Roles: admin,
+/// super_admin. Checks: token, role, path id, body, the occasion.
+#[utoipa::path(patch, path = "/occasions/{id}", operation_id = "updateOccasion", tag = "offers",
+    request_body = OccasionBody,
+    responses(OccasionRefusal, (status = 200, description = "changed", body = OccasionRecord)))]
+pub fn update_occasion() {}
+
+/// Withdraw an occasion
+///
+/// Inactive: no longer offered to the app nor accepted by a new order; the orders that name
+/// it keep it. Recorded in the audit trail. Roles: admin, super_admin. Checks: token, role,
+/// path id, the occasion.
+#[utoipa::path(delete, path = "/occasions/{id}", operation_id = "withdrawOccasion", tag = "offers",
+    responses(OccasionRefusal, (status = 200, description = "withdrawn", body = OccasionRecord)))]
+pub fn withdraw_occasion() {}
+
+/// The expiry policy
+///
+/// Whether points expire, and after how many days without an earn; its version. Roles: all
+/// five.
+#[utoipa::path(get, path = "/expiry-policy", operation_id = "getExpiryPolicy", tag = "offers",
+    responses((status = 200, description = "policy", body = ExpiryPolicy)))]
+pub fn expiry_policy() {}
+
+/// Replace the expiry policy
+///
+/// Whole, from the version read: a replacement made from an older version is refused (409),
+/// so that of two operators editing at once the second does not undo the first. The
+/// balance's `pointsExpirationDate` and the next expiry run follow it at once. Recorded in
+/// the audit trail. Roles: admin, super_admin. Checks: token, role, body, version.
+#[utoipa::path(put, path = "/expiry-policy", operation_id = "replaceExpiryPolicy", tag = "offers",
+    request_body = ExpiryPolicyBody,
+    responses(ExpiryPolicyRefusal,
+        (status = 200, description = "replaced", body = ExpiryPolicy)))]
+pub fn replace_expiry_policy() {}
+
+/// The gift-code batches
+///
+/// A page of them, newest first (`page`, `limit` as the other lists), each with its codes
+/// counted by state (no codes). Roles: admin, super_admin.
+#[utoipa::path(get, path = "/gift-code-batches", operation_id = "listGiftCodeBatches", tag = "gift codes",
+    responses((status = 200, description = "page", body = BatchList)))]
+pub fn list_batches() {}
+
+/// Issue a gift-code batch
+///
+/// `count` codes worth `points` each, from a cryptographic generator, optionally beginning
+/// with `prefix` and expiring at `expiresAt`. The same `reference` and body again answers
+/// the first batch (200) and issues nothing; with another body it is refused (409).
+/// Recorded in the audit trail. Roles: super_admin. Checks: token, role, body, reference.
+#[utoipa::path(post, path = "/gift-code-batches", operation_id = "issueGiftCodes", tag = "gift codes",
+    request_body = BatchBody,
+    responses(BatchRefusal,
+        (status = 201, description = "issued", body = BatchRecord),
+        (status = 200, description = "a retry", body = BatchRecord)))]
+pub fn issue_batch() {}
+
+/// A gift-code batch with each code's state
+///
+/// Each code, in code order: unused, being_credited, credited (with the client and when),
+/// withdrawn or expired. Recorded in the trail as read by the operator. Roles: super_admin.
+#[utoipa::path(get, path = "/gift-code-batches/{id}", operation_id = "getGiftCodeBatch", tag = "gift codes",
+    responses(BatchLookupRefusal, (status = 200, description = "batch", body = BatchCodes)))]
+pub fn batch() {}
+
+/// A gift-code batch's unused codes as CSV, for printing
+///
+/// `text/csv`: the header `code,points,expires_at`, then one row per unused code in code
+/// order (`expires_at` in RFC 3339, empty for never). Recorded in the trail as exported by
+/// the operator. Roles: super_admin.
+#[utoipa::path(get, path = "/gift-code-batches/{id}/codes.csv", operation_id = "exportGiftCodes", tag = "gift codes",
+    responses(BatchLookupRefusal,
+        (status = 200, description = "codes", content_type = "text/csv", body = String)))]
+pub fn export_batch() {}
+
+/// Withdraw a batch's unused codes
+///
+/// Every code nobody redeemed becomes unredeemable (the app answers 404 for it); a code
+/// redeemed keeps its state. Answers the batch after. Recorded in the audit trail. Roles:
+/// super_admin.
+#[utoipa::path(delete, path = "/gift-code-batches/{id}", operation_id = "withdrawGiftCodes", tag = "gift codes",
+    responses(BatchLookupRefusal, (status = 200, description = "after", body = BatchRecord)))]
+pub fn withdraw_batch() {}
+
+/// The earn-rate table
+///
+/// The rows as the app reads them (sorted by `amount_from`) and the table's version. Roles:
+/// all five.
+#[utoipa::path(get, path = "/earn-rates", operation_id = "getEarnRates", tag = "earn rates",
+    responses((status = 200, description = "table", body = EarnRateTable)))]
+pub fn earn_rates() {}
+
+/// Replace the earn-rate table
+///
+/// Whole, from the version read: ordered ranges without gaps or overlaps, the last
+/// open-ended. A replacement made from an older version is refused (409). The app reads the
+/// new table at once. Recorded in the audit trail. Roles: admin, super_admin. Checks: token,
+/// role, body, version.
+#[utoipa::path(put, path = "/earn-rates", operation_id = "replaceEarnRates", tag = "earn rates",
+    request_body = EarnRateTableBody,
+    responses(RatesRefusal,
+        (status = 200, description = "done", body = EarnRateTable)))]
+pub fn replace_earn_rates() {}
+
+/// The catalog's loyalty audit trail
+///
+/// A page of the changes to gift-code batches and the earn-rate table, newest first (`page`,
+/// `limit` as the other lists): who (the token's `sub` and role), what, the record before and
+/// after, reads of codes included (`/loyalty/audit` has those of points data). Roles: admin,
+/// super_admin.
+#[utoipa::path(get, path = "/loyalty/catalog-audit", operation_id = "listCatalogLoyaltyAudit", tag = "earn rates",
+    responses((status = 200, description = "page", body = Page)))]
+pub fn catalog_audit() {}
