@@ -91,16 +91,6 @@ impl Operator {
             Err(AccessRefusal::NotAdmin.into())
         }
     }
-
-    /// 403 unless the role is super_admin: points moved by hand (docs/decisions.md, "The
-    /// loyalty back office").
-    pub fn require_super_admin(&self) -> Result<(), OpError> {
-        if self.role == Role::SuperAdmin {
-            Ok(())
-        } else {
-            Err(AccessRefusal::NotAdmin.into())
-        }
-    }
 }
 
 impl FromRequest for Operator {

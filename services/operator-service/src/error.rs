@@ -7,9 +7,9 @@ use actix_web::{HttpResponse, ResponseError};
 use envelope::{OperatorError, Refusal, Refused};
 
 use crate::auth::AccessRefusal;
-use crate::body::BodyRefusal;
-use crate::children::ChildrenRefusal;
-use crate::lookup::ServiceRefusal;
+use crate::hierarchy::body::BodyRefusal;
+use crate::hierarchy::children::ChildrenRefusal;
+use crate::hierarchy::lookup::ServiceRefusal;
 use crate::query::QueryRefusal;
 
 /// A refusal's body as the documents quote it, built as the service sends it.
@@ -53,7 +53,7 @@ pub fn forbidden_403() -> String {
     )
 }
 
-/// The 403 of the super_admin routes (`Operator::require_super_admin`).
+/// The 403 of the super_admin routes (`back_office::role::Admits::SuperAdmin`).
 pub fn forbidden_super_admin_403() -> String {
     let refusal = AccessRefusal::NotAdmin;
     format!(
@@ -97,27 +97,6 @@ envelope::answer_set! {
     pub AdminBodyAnswers, envelope::Envelope::Operator, {
         "401" => unauthorized_401(),
         "403" => forbidden_403(),
-        "413" => TOO_LARGE_413,
-        "500" => internal_500(),
-        "503" => db::BUSY_ANSWER,
-    }
-}
-
-envelope::answer_set! {
-    /// What a route for super_admin alone answers besides its own answers.
-    pub SuperAdminAnswers, envelope::Envelope::Operator, {
-        "401" => unauthorized_401(),
-        "403" => forbidden_super_admin_403(),
-        "500" => internal_500(),
-        "503" => db::BUSY_ANSWER,
-    }
-}
-
-envelope::answer_set! {
-    /// What a route for super_admin alone that takes a body answers besides its own.
-    pub SuperAdminBodyAnswers, envelope::Envelope::Operator, {
-        "401" => unauthorized_401(),
-        "403" => forbidden_super_admin_403(),
         "413" => TOO_LARGE_413,
         "500" => internal_500(),
         "503" => db::BUSY_ANSWER,

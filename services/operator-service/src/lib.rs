@@ -3,21 +3,14 @@
 //! order service; and the loyalty back office's routes over points data, relayed to the
 //! point service that owns it (`point_service`).
 
-pub mod audit;
 pub mod auth;
 pub mod back_office;
-pub mod body;
-pub mod children;
 pub mod config;
 pub mod error;
-pub mod handlers;
 pub mod hierarchy;
-pub mod lookup;
 pub mod query;
 pub mod routes;
 pub mod seed;
-pub mod service_schemas;
-pub mod services;
 pub mod startup;
 pub mod state;
 

@@ -133,7 +133,7 @@ impl ListQuery {
 pub struct ListFilters {
     /// `parent`, `standalone` or `child`: a repeated key (also `hierarchy_role[]`) or a
     /// comma-separated list; omitted lists all roles; an empty or other value is 400.
-    #[param(value_type = Option<Vec<crate::service_schemas::HierarchyRole>>)]
+    #[param(value_type = Option<Vec<crate::hierarchy::service_schemas::HierarchyRole>>)]
     hierarchy_role: Option<Vec<String>>,
     /// Exact match (`active` or `hidden`).
     status: Option<String>,

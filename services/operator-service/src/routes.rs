@@ -11,8 +11,8 @@ use crate::SERVICE;
 use crate::auth::AccessRefusal;
 use crate::back_office;
 use crate::error::shown_body;
-use crate::handlers;
-use crate::lookup::ServiceRefusal;
+use crate::hierarchy::handlers;
+use crate::hierarchy::lookup::ServiceRefusal;
 
 #[derive(OpenApi)]
 #[openapi(

@@ -2,9 +2,9 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::audit::{self, Entry};
 use crate::auth::Operator;
 use crate::error::{AdminAnswers, OpError};
+use crate::hierarchy::audit::{self, Entry};
 use crate::query::{ListPage, PageParams, Params};
 use crate::state::AppState;
 

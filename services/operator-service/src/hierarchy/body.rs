@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use catalog_db::schema::services;
 
 use crate::error::quoted;
-use crate::lookup::ServiceRefusal;
+use crate::hierarchy::lookup::ServiceRefusal;
 
 const URL_MAX: usize = 2048;
 
@@ -297,7 +297,7 @@ pub struct ServiceBody {
     /// `active` (the default) or `hidden`.
     #[schema(
         nullable = false,
-        value_type = Option<crate::service_schemas::ServiceStatus>,
+        value_type = Option<crate::hierarchy::service_schemas::ServiceStatus>,
         example = "active"
     )]
     status: Option<String>,
@@ -314,7 +314,7 @@ pub struct ServiceBody {
     #[schema(
         nullable = false,
         rename = "hierarchyRole",
-        value_type = Option<crate::service_schemas::HierarchyRole>,
+        value_type = Option<crate::hierarchy::service_schemas::HierarchyRole>,
         example = "child"
     )]
     hierarchy_role: Option<String>,

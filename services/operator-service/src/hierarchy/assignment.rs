@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 use catalog_db::ServiceRow;
 use catalog_db::schema::services;
 
-use crate::audit::{self, Change};
 use crate::auth::Operator;
-use crate::children::ChildrenRefusal;
 use crate::error::OpError;
-use crate::lookup;
+use crate::hierarchy::audit::{self, Change};
+use crate::hierarchy::children::ChildrenRefusal;
+use crate::hierarchy::lookup;
+use crate::hierarchy::services::like_pattern;
 use crate::query::{Page, PageMeta};
-use crate::services::like_pattern;
 
 /// The candidate children of a parent: role child, unassigned or already this parent's.
 pub async fn candidates(

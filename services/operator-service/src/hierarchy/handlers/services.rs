@@ -4,12 +4,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use envelope::{OperatorError, Refuses};
 
 use crate::auth::Operator;
-use crate::body::{self, BodyRefusal, ServiceBody};
 use crate::error::{AdminBodyAnswers, OpError, OperatorAnswers};
-use crate::lookup::{self, ServicePath, ServiceRefusal};
+use crate::hierarchy::body::{self, BodyRefusal, ServiceBody};
+use crate::hierarchy::lookup::{self, ServicePath, ServiceRefusal};
+use crate::hierarchy::service_schemas::ServiceVariant;
+use crate::hierarchy::services::{self, ServiceView};
 use crate::query::{ListFilters, ListPage, ListQuery, PageParams, QueryRefusal};
-use crate::service_schemas::ServiceVariant;
-use crate::services::{self, ServiceView};
 use crate::state::AppState;
 
 use super::json_body;

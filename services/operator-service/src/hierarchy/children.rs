@@ -1,13 +1,13 @@
 //! The children check table of `PATCH /services/{id}/children`: the body's two id lists and
 //! the first three checks, which need no database (the spec runs them before the parent
-//! lookup); checks 4 to 6 run in `hierarchy::set_children`.
+//! lookup); checks 4 to 6 run in `assignment::set_children`.
 
 use std::fmt;
 
 use serde_json::Value;
 
 use crate::error::quoted;
-use crate::lookup::ServiceRefusal;
+use crate::hierarchy::lookup::ServiceRefusal;
 
 /// One of the body's two id lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ envelope::refusals! {
 }
 
 /// The 400 of the children route as the document lists it: the path id, then the checks of
-/// [`read`] and of `hierarchy::set_children`, in their order.
+/// [`read`] and of `assignment::set_children`, in their order.
 pub fn set_children_400() -> String {
     let types = IdList::BOTH.into_iter().flat_map(|list| {
         [

@@ -9,13 +9,13 @@ use serde_json::{Value, json};
 use catalog_db::ServiceRow;
 use catalog_db::schema::services;
 
-use crate::audit::{self, Change};
 use crate::auth::Operator;
-use crate::body::ServiceFields;
 use crate::error::OpError;
-use crate::lookup;
+use crate::hierarchy::audit::{self, Change};
+use crate::hierarchy::body::ServiceFields;
+use crate::hierarchy::lookup;
+use crate::hierarchy::service_schemas::{HierarchyRole, ServiceStatus};
 use crate::query::{ListQuery, PageMeta};
-use crate::service_schemas::{HierarchyRole, ServiceStatus};
 
 /// A service in the operator API, in this key order. `hierarchyRole` and `parentId` are
 /// left out on the variant list only; `isSelected` is there on children candidates only.

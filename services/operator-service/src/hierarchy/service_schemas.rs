@@ -8,7 +8,7 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::services::ServiceView;
+use crate::hierarchy::services::ServiceView;
 
 /// A service's place in the hierarchy.
 #[derive(ToSchema)]

@@ -5,13 +5,13 @@ use envelope::{OperatorError, Refuses};
 use serde::Serialize;
 
 use crate::auth::Operator;
-use crate::children::{self, ChildrenBody, ChildrenRefusal};
 use crate::error::{AdminAnswers, AdminBodyAnswers, OpError};
-use crate::hierarchy;
-use crate::lookup::{self, ServicePath, ServiceRefusal};
+use crate::hierarchy::assignment;
+use crate::hierarchy::children::{self, ChildrenBody, ChildrenRefusal};
+use crate::hierarchy::lookup::{self, ServicePath, ServiceRefusal};
+use crate::hierarchy::service_schemas::Candidate;
+use crate::hierarchy::services::ServiceView;
 use crate::query::{ListPage, PageParams, Params};
-use crate::service_schemas::Candidate;
-use crate::services::ServiceView;
 use crate::state::AppState;
 
 use super::json_body;
@@ -78,7 +78,7 @@ pub async fn candidates(
     operator.require_admin()?;
     let id = path.id()?;
     let mut conn = state.pool.get().await?;
-    hierarchy::require_parent(&lookup::find(&mut conn, id).await?)?;
+    assignment::require_parent(&lookup::find(&mut conn, id).await?)?;
     let params = Params::parse(req.query_string());
     let search = params
         .get("name")
@@ -87,7 +87,7 @@ pub async fn candidates(
         .filter(|s| !s.is_empty());
     let page = params.page();
     let (rows, meta) =
-        hierarchy::candidates(&mut conn, id, search, params.get("status"), &page).await?;
+        assignment::candidates(&mut conn, id, search, params.get("status"), &page).await?;
     let data: Vec<_> = rows
         .iter()
         .map(|row| ServiceView {
@@ -124,7 +124,7 @@ pub async fn set_children(
     let id = path.id()?;
     let (assign, unassign) = children::read(&json_body(&raw), id)?;
     let mut conn = state.pool.get().await?;
-    hierarchy::set_children(&mut conn, &operator, id, &assign, &unassign).await?;
+    assignment::set_children(&mut conn, &operator, id, &assign, &unassign).await?;
     tracing::info!(
         operator.id = %operator.id,
         service.id = id,
