@@ -206,11 +206,13 @@ OWN = {
         "POINT_ORDER_CARD_ENABLED", "PAYMENT_SYNC_AFTER_SECONDS", "PAYMENT_SYNC_INTERVAL_SECONDS",
         "PAYMENT_SYNC_READS_PER_SECOND", "PAYMENT_SYNC_HORIZON_DAYS"},
     "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET", "POINT_SERVICE_URL", "ORDER_SERVICE_URL",
-                                       "INTERNAL_API_TOKEN"},
+                                       "INTERNAL_API_TOKEN", "BACK_OFFICE_TIMEOUT_MS"},
     "payment-sandbox": COMMON | {
         "PAYMENT_WEBHOOK_SECRET", "POINT_SERVICE_WEBHOOK_URL", "SANDBOX_AUTO_CAPTURE",
         "SANDBOX_PUBLIC_URL"},
 }
+# The waits for another service that env.call_wait holds below SHUTDOWN_TIMEOUT.
+CALL_WAITS = ["POINT_SERVICE_TIMEOUT_MS", "POINT_SERVICE_PAY_TIMEOUT_MS", "BACK_OFFICE_TIMEOUT_MS"]
 # What the Ingress may expose, and how.
 INGRESS = {
     "/api/v1/clients": ("Prefix", "auth-service"),
@@ -389,6 +391,13 @@ for path in sys.argv[1:]:
         check(head > idles[longest] * 1000,
               f"{where} {name}: HTTP_HEAD_TIMEOUT_MS {head} must exceed every caller's idle time "
               f"(the longest: {longest}, {idles[longest]} s)")
+        # A wait for another service ends before a stopping server stops serving the request
+        # that waits (the binary refuses to start otherwise: server::Env::call_wait).
+        for wait in CALL_WAITS:
+            value = setting(c, wait)
+            check(value is None or value < SHUTDOWN_TIMEOUT * 1000,
+                  f"{where} {name}: {wait} {value} must be below {SHUTDOWN_TIMEOUT * 1000} ms "
+                  f"(SHUTDOWN_TIMEOUT)")
 
     # One migration Job per database, each running `migrate` with its own binary.
     migrated = {}

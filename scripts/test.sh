@@ -61,6 +61,8 @@ echo "== deploy files (Dockerfile, Kubernetes manifests)"
 CHECK_DOCUMENT_FIGURES=1 scripts/check-deploy.sh
 echo "== alert rules (promtool), monitoring manifests"
 scripts/check-monitoring.sh
+echo "== OpenAPI documents (published and served) valid as OpenAPI 3.1"
+scripts/check-api-documents.sh
 echo "== test build"
 # The build's errors again at the end, with the disk and memory left: CI shows a failed run's
 # last lines, and a compiler or linker killed for want of either says little itself.

@@ -83,6 +83,35 @@ pub enum CodeState {
     Expired,
 }
 
+impl CodeState {
+    pub const ALL: [CodeState; 5] = [
+        CodeState::Unused,
+        CodeState::BeingCredited,
+        CodeState::Credited,
+        CodeState::Withdrawn,
+        CodeState::Expired,
+    ];
+
+    /// As the answers and the catalog's `gift_card_code_states` view write it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CodeState::Unused => "unused",
+            CodeState::BeingCredited => "being_credited",
+            CodeState::Credited => "credited",
+            CodeState::Withdrawn => "withdrawn",
+            CodeState::Expired => "expired",
+        }
+    }
+
+    /// The state a word names, or `None` for one the code does not know (never a default:
+    /// a code read as `unused` by mistake would be exported as a voucher).
+    pub fn from_word(word: &str) -> Option<Self> {
+        CodeState::ALL
+            .into_iter()
+            .find(|state| state.as_str() == word)
+    }
+}
+
 /// One code of a batch, in this key order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -10,6 +10,7 @@ mod service_error;
 mod sql_spans;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod text_enum;
 
 pub use connect::{
     Connector, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES, TCP_USER_TIMEOUT, connect,

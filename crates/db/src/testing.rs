@@ -99,6 +99,45 @@ impl TestDatabase {
             .unwrap_or_else(|e| panic!("{query}: {e}"))
             .n
     }
+
+    /// The words a `TEXT` column's one-column `CHECK (column IN (...))` allows, sorted, for
+    /// `column` written `table.column` (a [`crate::text_enum!`]'s `COLUMN`).
+    pub async fn check_values(&self, column: &str) -> Vec<String> {
+        #[derive(QueryableByName)]
+        struct Definition {
+            #[diesel(sql_type = Text)]
+            definition: String,
+        }
+        let (table, name) = column
+            .split_once('.')
+            .unwrap_or_else(|| panic!("{column}: not table.column"));
+        let found: Vec<Definition> = sql_query(
+            "SELECT pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c \
+             JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] \
+             WHERE c.contype = 'c' AND c.conrelid = $1::regclass AND a.attname = $2 \
+               AND cardinality(c.conkey) = 1",
+        )
+        .bind::<Text, _>(table)
+        .bind::<Text, _>(name)
+        .load(&mut self.connect().await)
+        .await
+        .unwrap_or_else(|e| panic!("{column}: {e}"));
+        let [Definition { definition }] = found.as_slice() else {
+            panic!(
+                "{column}: expected one CHECK of its own, found {}",
+                found.len()
+            );
+        };
+        // `CHECK ((status = ANY (ARRAY['a'::text, 'b'::text])))`
+        let mut words: Vec<String> = definition
+            .split('\'')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect();
+        words.sort();
+        words
+    }
 }
 
 impl Drop for TestDatabase {

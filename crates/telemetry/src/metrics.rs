@@ -6,9 +6,12 @@ use std::sync::OnceLock;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Request latency buckets in seconds: fine below 10 ms where the hot paths live, up to
-/// the 20 s pay timeout.
+/// the longest wait a call may be given: just under the 25 s a stopping server still serves
+/// a request (`server::run::SHUTDOWN_TIMEOUT`, which `server::Env::call_wait` holds every
+/// configured wait below), so a relay at its pay wait (20 s by default) is its own bucket.
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0,
+    25.0,
 ];
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();

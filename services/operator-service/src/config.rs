@@ -5,9 +5,12 @@
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`), `OPERATOR_JWT_SECRET` (required: the HS256 key of
 //! operator tokens), and for the loyalty back office's routes, which relay to the point
-//! service (`crate::back_office::upstream`): `POINT_SERVICE_URL` and `INTERNAL_API_TOKEN`. Both are
-//! optional, so that the service hierarchy runs without the point service: while either is
-//! unset those routes answer 500 naming it.
+//! and order services (`crate::back_office::upstream`): `POINT_SERVICE_URL`,
+//! `ORDER_SERVICE_URL` and `INTERNAL_API_TOKEN`, all optional, so that the service hierarchy
+//! runs without them (while one is unset the routes that need it answer 500 naming it); and
+//! `BACK_OFFICE_TIMEOUT_MS` (binary default 10000), how long a back-office route waits for
+//! its keeper before answering 504 (shorter than a stopping server's grace,
+//! `server::Env::call_wait`).
 
 use server::{CommonConfig, DatabaseConfig, Env, Secret};
 
@@ -19,6 +22,8 @@ pub struct Config {
     pub point_service_url: Option<String>,
     pub order_service_url: Option<String>,
     pub internal_token: Option<Secret>,
+    /// How long a back-office route waits for its keeper.
+    pub keeper_wait: std::time::Duration,
 }
 
 impl Config {
@@ -29,7 +34,10 @@ impl Config {
         let internal_token = env
             .optional("INTERNAL_API_TOKEN")
             .map(|_| env.secret("INTERNAL_API_TOKEN", common.app_env));
+        let keeper_wait =
+            env.call_wait("BACK_OFFICE_TIMEOUT_MS", crate::back_office::upstream::WAIT);
         Self {
+            keeper_wait,
             common,
             database,
             jwt_secret,

@@ -116,18 +116,9 @@ pub enum OpError {
 
 db::from_failure!(OpError);
 
-/// Each refusal type of the service becomes an [`OpError::Refused`].
-macro_rules! refused {
-    ($($refusal:ty),+) => {
-        $(impl From<$refusal> for OpError {
-            fn from(refusal: $refusal) -> Self {
-                Self::Refused(refusal.into())
-            }
-        })+
-    };
-}
-
-refused!(
+// `?` on a refusal of the service's rules: it answers through [`OpError::Refused`].
+envelope::refused_from!(
+    OpError::Refused:
     AccessRefusal,
     ServiceRefusal,
     QueryRefusal,
@@ -139,7 +130,7 @@ refused!(
     back_office::clients::ClientRefusal,
     back_office::occasions::OccasionRefusal,
     back_office::expiry_policy::ExpiryPolicyRefusal,
-    back_office::gift_codes::BatchLookupRefusal
+    back_office::gift_codes::BatchLookupRefusal,
 );
 
 impl ResponseError for OpError {

@@ -25,6 +25,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             token: config.internal_token.clone(),
             http: None,
             idle: config.common.http.caller_idle,
+            wait: config.keeper_wait,
         },
         order_service: Upstream {
             keeper: back_office::routes::Keeper::OrderService,
@@ -32,6 +33,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             token: config.internal_token.clone(),
             http: None,
             idle: config.common.http.caller_idle,
+            wait: config.keeper_wait,
         },
     };
     let keys = web::Data::new(OperatorKeys::new(config.jwt_secret.expose().as_bytes()));

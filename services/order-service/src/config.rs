@@ -144,10 +144,8 @@ impl Config {
         {
             env.error(problem);
         }
-        let relay_timeout =
-            Duration::from_millis(env.int_or("POINT_SERVICE_TIMEOUT_MS", 10_000, 10..=120_000));
-        let pay_timeout =
-            Duration::from_millis(env.int_or("POINT_SERVICE_PAY_TIMEOUT_MS", 20_000, 10..=120_000));
+        let relay_timeout = env.call_wait("POINT_SERVICE_TIMEOUT_MS", RELAY_WAIT);
+        let pay_timeout = env.call_wait("POINT_SERVICE_PAY_TIMEOUT_MS", PAY_WAIT);
         let auth_service_url = env.url("AUTH_SERVICE_URL");
         let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
         let credit = GiftCardCredit::from_env(env);
@@ -174,6 +172,12 @@ impl Config {
     }
 }
 
+/// How long the relay waits for the point service by default (`POINT_SERVICE_TIMEOUT_MS`).
+pub const RELAY_WAIT: Duration = Duration::from_secs(10);
+/// ... and on the two pay routes, which call the payment service
+/// (`POINT_SERVICE_PAY_TIMEOUT_MS`).
+pub const PAY_WAIT: Duration = Duration::from_secs(20);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +199,23 @@ mod tests {
         let mut env = Env::from_vars(vars.iter().copied());
         let credit = GiftCardCredit::from_env(&mut env);
         env.finish(credit)
+    }
+
+    #[test]
+    fn a_relay_wait_longer_than_a_stopping_server_serves_refuses_to_start() {
+        let wait = |value: &str| {
+            let mut env = Env::from_vars([("POINT_SERVICE_PAY_TIMEOUT_MS", value)]);
+            let wait = env.call_wait("POINT_SERVICE_PAY_TIMEOUT_MS", PAY_WAIT);
+            env.finish(wait).map_err(|e| e.to_string())
+        };
+        assert_eq!(wait("24999"), Ok(Duration::from_millis(24_999)));
+        let refused = wait("25000").unwrap_err();
+        assert!(
+            refused.contains("POINT_SERVICE_PAY_TIMEOUT_MS must be at most 24999 ms"),
+            "{refused}"
+        );
+        assert!(wait("9").is_err());
+        assert!(PAY_WAIT < server::run::SHUTDOWN_TIMEOUT);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use envelope::{ErrorB, ErrorC, Refused, RetryAfter};
+use envelope::{ErrorC, Refused, RetryAfter};
 use server::caller::CallerError;
 
 /// The 500 of a route that reads the database ([`OrderError::Internal`]).
@@ -75,17 +75,6 @@ pub enum OrderError {
     Busy(String),
     #[error("{0}")]
     Internal(String),
-    /// 504 `POINT_SERVICE_TIMEOUT` (envelope B).
-    #[error("Point service did not respond in time; the request outcome is unknown")]
-    RelayTimeout,
-    /// 502 `POINT_SERVICE_UNAVAILABLE` (envelope B), with the error text: the one place its
-    /// message is written (a document shows it as `RelayUnavailable("<error text>")`).
-    #[error("Point service unavailable: {0}")]
-    RelayUnavailable(String),
-    /// 400 `VALIDATION_ERROR` (envelope B): the request target cannot be sent to the point
-    /// service byte for byte, so it is not relayed at all.
-    #[error("Request target cannot be relayed unchanged")]
-    RelayTarget,
 }
 
 db::from_failure!(OrderError);
@@ -104,6 +93,7 @@ envelope::refused_from!(
     crate::stores::StoreRefusal,
     crate::stores::BranchesRefusal,
     crate::system_categories::ServiceRefusal,
+    crate::relay::RelayRefusal,
     back_office::access::BackOfficeRefusal,
     back_office::access::ChangeRefusal,
     back_office::gift_codes::BatchRefusal,
@@ -119,12 +109,10 @@ impl OrderError {
             }
             Self::Caller(CallerError::NotConfigured) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Caller(_) => StatusCode::UNAUTHORIZED,
-            Self::RelayTarget => StatusCode::BAD_REQUEST,
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
-            Self::CreditPending(_) | Self::RelayUnavailable(_) => StatusCode::BAD_GATEWAY,
+            Self::CreditPending(_) => StatusCode::BAD_GATEWAY,
             Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            Self::RelayTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 }
@@ -137,17 +125,6 @@ impl ResponseError for OrderError {
     fn error_response(&self) -> HttpResponse {
         match self {
             Self::Refused(refused) => refused.response(),
-            Self::RelayTimeout => {
-                ErrorB::new(self.status(), "POINT_SERVICE_TIMEOUT", self.to_string())
-                    .error_response()
-            }
-            Self::RelayUnavailable(_) => {
-                ErrorB::new(self.status(), "POINT_SERVICE_UNAVAILABLE", self.to_string())
-                    .error_response()
-            }
-            Self::RelayTarget => {
-                ErrorB::new(self.status(), "VALIDATION_ERROR", self.to_string()).error_response()
-            }
             Self::Internal(raw) => ErrorC::internal(raw).error_response(),
             Self::Caller(CallerError::NotConfigured) => {
                 tracing::error!(error.message = %self, "misconfigured");

@@ -7,6 +7,7 @@
 //! the target on the way (`upstream`).
 
 mod answer;
+mod refusal;
 mod upstream;
 
 use std::time::Instant;
@@ -18,6 +19,7 @@ use http_body_util::Full;
 use tracing::Instrument;
 use tracing::field::Empty;
 
+pub use refusal::RelayRefusal;
 use telemetry::metrics::{SeriesCache, count_and_time};
 pub use upstream::Upstream;
 
@@ -97,7 +99,7 @@ pub async fn relay(
         relay.timeout
     };
     let sent = req.uri().path_and_query().map_or("", |p| p.as_str());
-    let uri = relay.upstream.target(sent).ok_or(OrderError::RelayTarget)?;
+    let uri = relay.upstream.target(sent).ok_or(RelayRefusal::Target)?;
     let mut upstream = hyper::Request::new(Full::new(body));
     let method = route.method();
     *upstream.method_mut() = method.clone();
@@ -146,7 +148,7 @@ pub async fn relay(
                     "relay timed out; outcome unknown"
                 );
             });
-            return Err(OrderError::RelayTimeout);
+            return Err(RelayRefusal::TimedOut.into());
         }
         Ok(Err(e)) => {
             // Not resent: the relay carries orders, which the point service may have read
@@ -168,7 +170,7 @@ pub async fn relay(
                     "relay could not reach the point service"
                 );
             });
-            return Err(OrderError::RelayUnavailable(text));
+            return Err(RelayRefusal::Unavailable(text).into());
         }
     };
     span.record("http.response.status_code", response.status().as_u16());

@@ -11,8 +11,8 @@ use utoipa::openapi::path::{HttpMethod, Operation};
 use utoipa::openapi::schema::{AnyOf, Schema};
 use utoipa::openapi::{Content, Ref, RefOr, Response};
 
-use crate::error::OrderError;
-use crate::relay::{self, FORWARDED_HEADERS};
+use crate::config::{PAY_WAIT, RELAY_WAIT};
+use crate::relay::{self, FORWARDED_HEADERS, RelayRefusal};
 use crate::state::AppState;
 
 /// The prefix both services serve the app's routes under.
@@ -46,9 +46,9 @@ fn relayed(route: relayed_routes::Route) -> server::Route {
 fn operation(contract: &relayed_routes::Contract, pay: bool) -> Operation {
     let mut operation = contract.operation.clone();
     let wait = if pay {
-        "20 s (POINT_SERVICE_PAY_TIMEOUT_MS)"
+        format!("{} s (POINT_SERVICE_PAY_TIMEOUT_MS)", PAY_WAIT.as_secs())
     } else {
-        "10 s (POINT_SERVICE_TIMEOUT_MS)"
+        format!("{} s (POINT_SERVICE_TIMEOUT_MS)", RELAY_WAIT.as_secs())
     };
     operation.summary = operation
         .summary
@@ -83,7 +83,7 @@ fn operation(contract: &relayed_routes::Contract, pay: bool) -> Operation {
             "ErrorC",
         )),
     );
-    let unavailable = OrderError::RelayUnavailable("<error text>".to_owned());
+    let unavailable = RelayRefusal::Unavailable("<error text>".to_owned());
     answers.insert(
         "502".into(),
         RefOr::T(envelope::openapi::answer(
@@ -103,7 +103,7 @@ fn operation(contract: &relayed_routes::Contract, pay: bool) -> Operation {
                  service. The outcome is unknown: reads, description and pay/session are safe to \
                  retry; after a create or pay/card 504, read the balance, history or order before \
                  trying again",
-                OrderError::RelayTimeout
+                RelayRefusal::TimedOut
             ),
             "ErrorB",
         )),
@@ -148,7 +148,7 @@ fn bad_request(point: Option<Response>) -> Response {
             "{point}made by the order service before anything is relayed: `VALIDATION_ERROR` \
              `{}` (envelope B) for a request target that cannot go to the point service byte for \
              byte, or {} (envelope C)",
-            OrderError::RelayTarget,
+            RelayRefusal::Target,
             envelope::openapi::door_400_description()
         ))
         .content(

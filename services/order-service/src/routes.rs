@@ -8,6 +8,7 @@ use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
+use crate::config::{PAY_WAIT, RELAY_WAIT};
 use crate::handlers::{back_office, gift_cards, point_rates, stores, system_categories};
 use crate::relayed_routes;
 
@@ -15,30 +16,7 @@ use crate::relayed_routes;
 #[openapi(
     info(
         title = "order-service",
-        description = "The app's single address for /api/v2/client.\n\n\
-                       **Relayed point routes** (tags `points`, `offers`, `point orders`, `payments`; each \
-                       operation named as at the point service): balance, history, FAQ, offers, offer by \
-                       id, occasions, point orders (create, get, description) and the two pay routes go to the point \
-                       service unchanged (same method, path, query and body; its status, Content-Type and body come \
-                       back unchanged, whatever their status and content type: the order service never rewrites \
-                       them); each is documented here with the point service's own parameters, bodies, answers and \
-                       schemas (from the same definition as its document), in envelope B \
-                       `{success: false, error: {code, message, details?}}`. The request target (path and query) \
-                       goes to the point service byte for byte as sent: no dot-segment removal, no `\\` read as \
-                       `/`, no decoding or re-encoding; a target that cannot be sent so is not relayed (400 \
-                       `VALIDATION_ERROR`, envelope B). The relay itself answers 504 `POINT_SERVICE_TIMEOUT` after \
-                       10 s (20 s on the pay routes) and 502 `POINT_SERVICE_UNAVAILABLE` when the point service \
-                       cannot be reached, both in envelope B. Nothing else is relayed (nothing under /internal or \
-                       /webhooks).\n\n\
-                       **The service's own routes** (earn rates, gift-card code, system categories, stores, nearest \
-                       store) answer errors in envelope C `{message, statusCode}`; only the gift-card route takes a \
-                       token (a legacy token on dev, resolved through the auth service).\n\n\
-                       **Every route**: an unknown path is 404 `Cannot <METHOD> <path>`, a method the path does not \
-                       serve is 405 `Method Not Allowed` (with `Allow`), a request body over 64 KiB is 413 \
-                       `Payload Too Large` (also on the relayed routes, whose body is read before it is relayed), all \
-                       in envelope C. A database answer of 503 `The service is busy, try again` means the pool is \
-                       exhausted or a deadlock or lock timeout happened; a 500 shows the raw error text outside \
-                       production and a fixed message in production (each route's 500 names it)."
+        description = &description()
     ),
     components(schemas(envelope::ErrorB, envelope::ErrorC, envelope::OperatorError)),
     modifiers(&LEGACY),
@@ -58,6 +36,38 @@ use crate::relayed_routes;
     ),
 )]
 struct ApiDoc;
+
+/// The document's description: the relayed routes, the service's own, what every route answers.
+fn description() -> String {
+    format!(
+        "The app's single address for /api/v2/client.\n\n\
+         **Relayed point routes** (tags `points`, `offers`, `point orders`, `payments`; each \
+         operation named as at the point service): balance, history, FAQ, offers, offer by \
+         id, occasions, point orders (create, get, description) and the two pay routes go to the point \
+         service unchanged (same method, path, query and body; its status, Content-Type and body come \
+         back unchanged, whatever their status and content type: the order service never rewrites \
+         them); each is documented here with the point service's own parameters, bodies, answers and \
+         schemas (from the same definition as its document), in envelope B \
+         `{{success: false, error: {{code, message, details?}}}}`. The request target (path and query) \
+         goes to the point service byte for byte as sent: no dot-segment removal, no `\\` read as \
+         `/`, no decoding or re-encoding; a target that cannot be sent so is not relayed (400 \
+         `VALIDATION_ERROR`, envelope B). The relay itself answers 504 `POINT_SERVICE_TIMEOUT` after \
+         {} s ({} s on the pay routes) and 502 `POINT_SERVICE_UNAVAILABLE` when the point service \
+         cannot be reached, both in envelope B. Nothing else is relayed (nothing under /internal or \
+         /webhooks).\n\n\
+         **The service's own routes** (earn rates, gift-card code, system categories, stores, nearest \
+         store) answer errors in envelope C `{{message, statusCode}}`; only the gift-card route takes a \
+         token (a legacy token on dev, resolved through the auth service).\n\n\
+         **Every route**: an unknown path is 404 `Cannot <METHOD> <path>`, a method the path does not \
+         serve is 405 `Method Not Allowed` (with `Allow`), a request body over 64 KiB is 413 \
+         `Payload Too Large` (also on the relayed routes, whose body is read before it is relayed), all \
+         in envelope C. A database answer of 503 `The service is busy, try again` means the pool is \
+         exhausted or a deadlock or lock timeout happened; a 500 shows the raw error text outside \
+         production and a fixed message in production (each route's 500 names it).",
+        RELAY_WAIT.as_secs(),
+        PAY_WAIT.as_secs(),
+    )
+}
 
 /// The service as the shared app serves it: its routes and the document built from them.
 pub fn app() -> ServiceApp {

@@ -8,20 +8,7 @@ use envelope::Details;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaymentType {
-    Point,
-    Checkout,
-}
-
-impl PaymentType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PaymentType::Point => "point",
-            PaymentType::Checkout => "checkout",
-        }
-    }
-}
+pub use crate::orders::PaymentType;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderRequest {
@@ -125,11 +112,9 @@ fn to_client_id(body: &Map<String, Value>) -> Result<i64, String> {
 fn payment_type(body: &Map<String, Value>) -> Result<PaymentType, String> {
     match body.get("payment_type") {
         None => Err("Required".into()),
-        Some(Value::String(s)) if s == "point" => Ok(PaymentType::Point),
-        Some(Value::String(s)) if s == "checkout" => Ok(PaymentType::Checkout),
-        Some(Value::String(s)) => Err(format!(
-            "Invalid enum value. Expected 'point' | 'checkout', received '{s}'"
-        )),
+        Some(Value::String(s)) => PaymentType::from_db(s).ok_or_else(|| {
+            format!("Invalid enum value. Expected 'point' | 'checkout', received '{s}'")
+        }),
         Some(other) => Err(format!("Expected string, received {}", type_name(other))),
     }
 }

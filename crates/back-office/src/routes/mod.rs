@@ -15,7 +15,7 @@ pub mod operations;
 mod path_id;
 
 pub use contract::Contract;
-pub use path_id::{PathId, positive_integer};
+pub use path_id::{BatchPath, ClientPath, HexId, IdText, PathId, positive_integer};
 
 use utoipa::IntoParams;
 use utoipa::openapi::OpenApi;

@@ -60,12 +60,51 @@ pub fn positive_integer(raw: &str) -> Option<i64> {
         .map(domain::ClientId::get)
 }
 
+/// A path's `{id}` as sent, decoded as `web::Path` decodes it (`%2F` is `/`, which every id
+/// rule refuses): what the operator service reads with [`PathId::read`] and a keeper refuses
+/// in its own words. An extractor of its own, not `web::Path<String>`, so that a document
+/// shows the parameter once, as the route's `params` type says ([`HexId`], [`ClientPath`],
+/// [`BatchPath`]).
+pub struct IdText(String);
+
+impl IdText {
+    pub fn of(req: &actix_web::HttpRequest) -> Self {
+        #[derive(serde::Deserialize)]
+        struct Id {
+            id: String,
+        }
+        IdText(
+            req.match_info()
+                .load::<Id>()
+                .map(|path| path.id)
+                .unwrap_or_default(),
+        )
+    }
+}
+
+impl std::ops::Deref for IdText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl actix_web::FromRequest for IdText {
+    type Error = std::convert::Infallible;
+    type Future = std::future::Ready<Result<Self, Self::Error>>;
+
+    fn from_request(req: &actix_web::HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        std::future::ready(Ok(IdText::of(req)))
+    }
+}
+
 /// An offer's or an occasion's id in the path.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Path)]
 #[allow(dead_code)]
-struct HexId {
+pub struct HexId {
     /// 24 hex characters.
+    #[param(pattern = "^[0-9a-fA-F]{24}$", example = "65f0a1b2c3d4e5f6a7b8c9d0")]
     id: String,
 }
 
@@ -73,7 +112,7 @@ struct HexId {
 #[derive(IntoParams)]
 #[into_params(parameter_in = Path)]
 #[allow(dead_code)]
-struct ClientPath {
+pub struct ClientPath {
     /// The client id: a positive integer (anything else is 404).
     #[param(value_type = i64, minimum = 1, example = 1001)]
     id: String,
@@ -83,7 +122,7 @@ struct ClientPath {
 #[derive(IntoParams)]
 #[into_params(parameter_in = Path)]
 #[allow(dead_code)]
-struct BatchPath {
+pub struct BatchPath {
     /// The batch id: a positive integer (anything else is 404).
     #[param(value_type = i64, minimum = 1, example = 7)]
     id: String,

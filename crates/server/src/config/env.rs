@@ -122,6 +122,25 @@ impl Env {
         })
     }
 
+    /// How long to wait for another service, in ms from `name` (`default` when unset): at
+    /// least 10 ms, and shorter than the grace a stopping server gives the requests it serves
+    /// ([`crate::run::SHUTDOWN_TIMEOUT`]), so that a request still waiting is answered before
+    /// the process ends; a longer wait is a start-up error that says so.
+    pub fn call_wait(&mut self, name: &str, default: std::time::Duration) -> std::time::Duration {
+        let grace = crate::run::SHUTDOWN_TIMEOUT;
+        let most = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX) - 1;
+        let default = u64::try_from(default.as_millis()).unwrap_or(most);
+        let wait = self.int_or(name, default, 10..=u64::MAX);
+        if wait > most {
+            self.error(format!(
+                "{name} must be at most {most} ms: a stopping server serves a request for at \
+                 most {} s (SHUTDOWN_TIMEOUT), so a longer wait would be cut off unanswered",
+                grace.as_secs()
+            ));
+        }
+        std::time::Duration::from_millis(wait.min(most))
+    }
+
     /// A switch that is on only for the exact text `true` (the spec's rule for flags).
     pub fn flag(&self, name: &str) -> bool {
         self.optional(name).as_deref() == Some("true")

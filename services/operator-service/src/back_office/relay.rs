@@ -5,7 +5,7 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use back_office::paging::Paging;
-use back_office::routes::{Keeper, Query, Route};
+use back_office::routes::{IdText, Keeper, Query, Route};
 use utoipa::openapi::path::HttpMethod;
 
 use crate::auth::{AccessRefusal, Operator};
@@ -24,7 +24,7 @@ pub async fn relay(
         return Err(AccessRefusal::NotAdmin.into());
     }
     let id = match rule.id {
-        Some(id) => Some(id.read(&path_id(&req)).map_err(OpError::Refused)?),
+        Some(id) => Some(id.read(&IdText::of(&req)).map_err(OpError::Refused)?),
         None => None,
     };
     let mut path = route.keeper_path(id.as_deref());
@@ -35,19 +35,6 @@ pub async fn relay(
     };
     let named = rule.names_operator.then_some(&operator);
     keeper.relay(method(route), &path, named, body).await
-}
-
-/// The path's `{id}` decoded as `web::Path` decodes it (`%2F` is `/`, which the id rule
-/// then refuses).
-fn path_id(req: &HttpRequest) -> String {
-    #[derive(serde::Deserialize)]
-    struct Id {
-        id: String,
-    }
-    req.match_info()
-        .load::<Id>()
-        .map(|path| path.id)
-        .unwrap_or_default()
 }
 
 /// The query the keeper gets, with its `?`.

@@ -23,8 +23,8 @@ use back_office::routes::Keeper;
 use crate::auth::Operator;
 use crate::error::OpError;
 
-/// How long the back office waits for a keeper.
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the back office waits for a keeper by default (`BACK_OFFICE_TIMEOUT_MS`).
+pub const WAIT: Duration = Duration::from_secs(10);
 
 envelope::refusals! {
     /// Why a back-office route has no answer from the service that keeps its data
@@ -53,7 +53,9 @@ pub struct Upstream {
     pub token: Option<Secret>,
     pub http: Option<telemetry::client::HttpClient>,
     /// How long the client keeps an unused connection (`HTTP_CALLER_IDLE_SECS`).
-    pub idle: std::time::Duration,
+    pub idle: Duration,
+    /// How long a call waits for the keeper (`BACK_OFFICE_TIMEOUT_MS`).
+    pub wait: Duration,
 }
 
 impl Upstream {
@@ -62,7 +64,7 @@ impl Upstream {
     pub fn for_worker(&self) -> Upstream {
         let mut link = self.clone();
         let service = self.keeper.name();
-        link.http = telemetry::client::http_client(TIMEOUT, self.idle)
+        link.http = telemetry::client::http_client(self.wait, self.idle)
             .inspect_err(
                 |e| tracing::error!(error.message = %e, "no HTTP client for the {service}"),
             )

@@ -294,6 +294,31 @@ async fn without_the_point_service_configured_the_back_office_says_what_is_missi
 }
 
 #[tokio::test]
+async fn a_keeper_that_does_not_answer_within_the_wait_is_a_504_that_says_to_read_back() {
+    // Connections complete in the listener's backlog; nothing ever answers them.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let wait = std::time::Duration::from_millis(300);
+    let app = spawn_app_waiting(Some(url.clone()), Some(url), Some(INTERNAL), wait).await;
+    let timed_out = |service: &str| {
+        json!({"statusCode": 504,
+               "message": format!("the {service} did not answer in time: the change may have been \
+                                   made, read it back before sending it again"),
+               "error": "Gateway Timeout"})
+    };
+    assert_eq!(
+        app.admin("GET", "/offers", None).await,
+        (504, timed_out("point service"))
+    );
+    let rates = json!({"version": 1, "rates": []});
+    assert_eq!(
+        app.admin("PUT", "/earn-rates", Some(&rates)).await,
+        (504, timed_out("order service"))
+    );
+    drop(silent);
+}
+
+#[tokio::test]
 async fn a_client_id_that_is_not_a_positive_integer_names_no_client_and_no_other_path() {
     let app = spawn_app().await;
     let adjust = |id: &str| {

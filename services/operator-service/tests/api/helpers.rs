@@ -130,6 +130,17 @@ pub async fn spawn_app_with_keepers(
     order_service_url: Option<String>,
     internal_token: Option<&str>,
 ) -> TestApp {
+    let wait = operator_service::back_office::upstream::WAIT;
+    spawn_app_waiting(point_service_url, order_service_url, internal_token, wait).await
+}
+
+/// The same, waiting `keeper_wait` for a keeper (`BACK_OFFICE_TIMEOUT_MS`).
+pub async fn spawn_app_waiting(
+    point_service_url: Option<String>,
+    order_service_url: Option<String>,
+    internal_token: Option<&str>,
+    keeper_wait: std::time::Duration,
+) -> TestApp {
     let database = testkit::seed::seeded_database(
         catalog_db::MIGRATIONS,
         operator_service::seed::load,
@@ -143,6 +154,7 @@ pub async fn spawn_app_with_keepers(
         point_service_url,
         order_service_url,
         internal_token: internal_token.map(Secret::new),
+        keeper_wait,
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

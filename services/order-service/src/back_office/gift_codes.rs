@@ -156,15 +156,15 @@ struct CodeRow {
     credited_at: Option<DateTime<Utc>>,
 }
 
-/// The state as the view writes it.
-fn state(text: &str) -> CodeState {
-    match text {
-        "credited" => CodeState::Credited,
-        "being_credited" => CodeState::BeingCredited,
-        "withdrawn" => CodeState::Withdrawn,
-        "expired" => CodeState::Expired,
-        _ => CodeState::Unused,
-    }
+/// The state as the view writes it; a word the code does not know fails the read (500),
+/// never becomes `unused` (which the CSV export would print as a voucher).
+fn state(text: &str) -> QueryResult<CodeState> {
+    CodeState::from_word(text).ok_or_else(|| {
+        diesel::result::Error::DeserializationError(
+            format!("gift_card_code_states.state holds {text:?}, which the code does not know")
+                .into(),
+        )
+    })
 }
 
 /// The batch with each of its codes, in code order.
@@ -178,14 +178,16 @@ async fn codes(conn: &mut AsyncPgConnection, batch: BatchRecord) -> QueryResult<
     .await?;
     let codes = rows
         .into_iter()
-        .map(|row| CodeRecord {
-            state: state(&row.state),
-            code: row.code,
-            client_id: row.client_id,
-            redeemed_at: row.redeemed_at,
-            credited_at: row.credited_at,
+        .map(|row| {
+            Ok(CodeRecord {
+                state: state(&row.state)?,
+                code: row.code,
+                client_id: row.client_id,
+                redeemed_at: row.redeemed_at,
+                credited_at: row.credited_at,
+            })
         })
-        .collect();
+        .collect::<QueryResult<_>>()?;
     Ok(BatchCodes { batch, codes })
 }
 
@@ -395,4 +397,33 @@ pub async fn codes_for(
         Ok(codes(conn, batch).await?)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use back_office::gift_codes::CodeState;
+
+    /// The words the catalog's `gift_card_code_states` view writes (its `THEN`s and `ELSE`).
+    #[test]
+    fn the_view_writes_exactly_the_code_states() {
+        let migration =
+            include_str!("../../../../migrations/catalog/2026-11-28-000090_back_office/up.sql");
+        let view = &migration[migration.find("CREATE VIEW gift_card_code_states").unwrap()..];
+        let case = &view[view.find("CASE").unwrap()..view.find("END AS state").unwrap()];
+        let mut written: Vec<&str> = case
+            .split(['\n'])
+            .filter_map(|line| {
+                line.split(" THEN ")
+                    .nth(1)
+                    .or(line.trim().strip_prefix("ELSE "))
+            })
+            .map(|word| word.trim().trim_matches('\''))
+            .collect();
+        written.sort_unstable();
+        let mut known: Vec<&str> = CodeState::ALL.iter().map(|s| s.as_str()).collect();
+        known.sort_unstable();
+        assert_eq!(written, known);
+        assert_eq!(super::state("unused").ok(), Some(CodeState::Unused));
+        assert!(super::state("lost").is_err());
+    }
 }

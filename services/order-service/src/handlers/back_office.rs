@@ -12,23 +12,13 @@ use back_office::gift_codes::{
     BatchBody, BatchCodes, BatchFields, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
 };
 use back_office::paging::Paging;
-use back_office::routes::Route;
+use back_office::routes::{BatchPath, IdText, Route};
 use envelope::Refuses;
 
 use crate::back_office::gift_codes::{self, Issued};
 use crate::back_office::{earn_rates, gift_code_export};
 use crate::error::{DatabaseAnswers, OrderError};
 use crate::state::AppState;
-
-/// The batch's id in the path: a positive integer (anything else, as sent, is refused in
-/// the routes' words).
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Path)]
-#[allow(dead_code)]
-pub struct BatchId {
-    #[param(value_type = i64, minimum = 1)]
-    id: String,
-}
 
 /// What a read of a batch's codes may be refused for.
 type BatchReadRefusals = Refuses<(BackOfficeRefusal, ChangeRefusal, BatchLookupRefusal)>;
@@ -104,12 +94,12 @@ pub async fn issue_batch(
 ///
 /// Recorded in the trail as read by the operator named.
 #[utoipa::path(get, path = "/back-office/gift-code-batches/{id}", operation_id = "backOfficeGiftCodeBatch",
-    tag = "back-office", params(BatchId, Change),
+    tag = "back-office", params(BatchPath, Change),
     responses(DatabaseAnswers, BatchReadRefusals, (status = 200, description = "batch", body = BatchCodes)))]
 pub async fn batch_codes(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
 ) -> Result<HttpResponse, OrderError> {
     let operator = acting(&req, &state, Route::Batch)?;
     let mut conn = state.pool.get().await?;
@@ -122,13 +112,13 @@ pub async fn batch_codes(
 /// `code,points,expires_at` (RFC 3339, empty for never), one row per unused code in code
 /// order, for printing. Recorded in the trail as exported by the operator named.
 #[utoipa::path(get, path = "/back-office/gift-code-batches/{id}/codes.csv", operation_id = "backOfficeGiftCodesCsv",
-    tag = "back-office", params(BatchId, Change),
+    tag = "back-office", params(BatchPath, Change),
     responses(DatabaseAnswers, BatchReadRefusals,
         (status = 200, description = "codes", content_type = "text/csv", body = String)))]
 pub async fn batch_csv(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
 ) -> Result<HttpResponse, OrderError> {
     let operator = acting(&req, &state, Route::ExportBatch)?;
     let mut conn = state.pool.get().await?;
@@ -148,12 +138,12 @@ pub async fn batch_csv(
 /// Every code nobody redeemed becomes unredeemable (the app answers 404); a code redeemed
 /// keeps its state. Answers the batch after; recorded in the audit trail.
 #[utoipa::path(delete, path = "/back-office/gift-code-batches/{id}", operation_id = "backOfficeWithdrawGiftCodes",
-    tag = "back-office", params(BatchId, Change),
+    tag = "back-office", params(BatchPath, Change),
     responses(DatabaseAnswers, WithdrawRefusals, (status = 200, description = "after", body = BatchRecord)))]
 pub async fn withdraw_batch(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
 ) -> Result<HttpResponse, OrderError> {
     let operator = acting(&req, &state, Route::WithdrawBatch)?;
     let mut conn = state.pool.get().await?;

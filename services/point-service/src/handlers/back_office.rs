@@ -20,7 +20,7 @@ use back_office::occasions::{
 };
 use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
 use back_office::paging::Paging;
-use back_office::routes::Route;
+use back_office::routes::{ClientPath, HexId, IdText, Route};
 use envelope::Refuses;
 
 use crate::back_office::adjustments::{self, Adjusted};
@@ -29,14 +29,6 @@ use crate::balance;
 use crate::error::{DatabaseAnswers, PointError};
 use crate::internal_access::{self, BackOfficeRefusal, ChangeRefusal};
 use crate::state::AppState;
-
-/// The offer's or the client's id in the path, as sent (the routes refuse it in their words).
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Path)]
-#[allow(dead_code)]
-pub struct Id {
-    id: String,
-}
 
 /// What a read may be refused for.
 type ReadRefusal = BackOfficeRefusal;
@@ -112,14 +104,14 @@ pub async fn create_offer(
 ///
 /// The keys sent, on the offer as it is (its row locked); recorded in the audit trail.
 #[utoipa::path(patch, path = "/back-office/offers/{id}", operation_id = "backOfficeUpdateOffer", tag = "back-office",
-    params(Id, Change),
+    params(HexId, Change),
     request_body = OfferBody,
     responses(DatabaseAnswers, Refusals,
         (status = 200, description = "changed", body = OfferRecord)))]
 pub async fn update_offer(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
@@ -135,13 +127,13 @@ pub async fn update_offer(
 /// Never on sale again (the app's offer answers 404), kept for the orders that name it;
 /// recorded in the audit trail.
 #[utoipa::path(delete, path = "/back-office/offers/{id}", operation_id = "backOfficeWithdrawOffer", tag = "back-office",
-    params(Id, Change),
+    params(HexId, Change),
     responses(DatabaseAnswers, Refusals,
         (status = 200, description = "withdrawn", body = OfferRecord)))]
 pub async fn withdraw_offer(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req, Route::WithdrawOffer)?;
@@ -173,13 +165,13 @@ pub async fn audit_trail(
 /// The balance and a page of the history (`page`, `limit` read as the app's history reads
 /// them). Checks: the token, the client (the auth service's).
 #[utoipa::path(get, path = "/back-office/clients/{id}/points", operation_id = "backOfficeClientPoints",
-    tag = "back-office", params(Id, Read, relayed_routes::points::HistoryQuery),
+    tag = "back-office", params(ClientPath, Read, relayed_routes::points::HistoryQuery),
     responses(DatabaseAnswers, Refuses<(BackOfficeRefusal, ClientRefusal)>,
         (status = 200, description = "points", body = ClientPoints)))]
 pub async fn client_points(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
@@ -196,7 +188,7 @@ pub async fn client_points(
 /// Checks, after the operator: the body, the client (the auth service's), the reference,
 /// the balance. 201 for a new adjustment; 200 with the first one for its reference again.
 #[utoipa::path(post, path = "/back-office/clients/{id}/adjustments", operation_id = "backOfficeAdjust",
-    tag = "back-office", params(Id, Change),
+    tag = "back-office", params(ClientPath, Change),
     request_body = AdjustmentBody,
     responses(DatabaseAnswers, Adjusting,
         (status = 201, description = "made", body = AdjustmentRecord),
@@ -204,7 +196,7 @@ pub async fn client_points(
 pub async fn adjust(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
@@ -259,12 +251,12 @@ pub async fn create_occasion(
 ///
 /// The keys sent, on the occasion as it is (its row locked); recorded in the audit trail.
 #[utoipa::path(patch, path = "/back-office/occasions/{id}", operation_id = "backOfficeUpdateOccasion",
-    tag = "back-office", params(Id, Change), request_body = OccasionBody,
+    tag = "back-office", params(HexId, Change), request_body = OccasionBody,
     responses(DatabaseAnswers, OccasionRefusals, (status = 200, description = "changed", body = OccasionRecord)))]
 pub async fn update_occasion(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
     raw: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
@@ -280,12 +272,12 @@ pub async fn update_occasion(
 /// Inactive: no longer offered to the app nor accepted by a new order; recorded in the
 /// audit trail.
 #[utoipa::path(delete, path = "/back-office/occasions/{id}", operation_id = "backOfficeWithdrawOccasion",
-    tag = "back-office", params(Id, Change),
+    tag = "back-office", params(HexId, Change),
     responses(DatabaseAnswers, OccasionRefusals, (status = 200, description = "withdrawn", body = OccasionRecord)))]
 pub async fn withdraw_occasion(
     state: web::Data<AppState>,
     req: HttpRequest,
-    id: web::Path<String>,
+    id: IdText,
 ) -> Result<HttpResponse, PointError> {
     internal_access::check_back_office_token(&req, &state)?;
     let operator = internal_access::acting_operator(&req, Route::WithdrawOccasion)?;

@@ -14,6 +14,7 @@ use relayed_routes::orders::{OrderRefusal, OrderView, PayerRefusal};
 use uuid::Uuid;
 
 use super::idempotency::Claim;
+use super::{OrderType, Status};
 use crate::clients::auth::AuthClient;
 use crate::db::schema::point_orders;
 use crate::error::PointError;
@@ -179,7 +180,7 @@ async fn check_unpaid(
     let now = Utc::now();
     let newest: Vec<DateTime<Utc>> = point_orders::table
         .filter(point_orders::payer_id.eq(caller))
-        .filter(point_orders::status.eq("initial_order"))
+        .filter(point_orders::status.eq(Status::Open))
         .filter(point_orders::created_at.gt(now - UNPAID_WINDOW))
         .select(point_orders::created_at)
         .order(point_orders::created_at.desc())
@@ -232,18 +233,18 @@ async fn save(
             point_orders::recipient_id.eq(request.to_client_id),
             point_orders::point_offer_id.eq(&offer.id),
             point_orders::status.eq(if accounts.is_some() {
-                "successful"
+                Status::Successful
             } else {
-                "initial_order"
+                Status::Open
             }),
             point_orders::point_amount.eq(&offer.point_amount),
             point_orders::purchased_point_amount.eq(&offer.purchased_point_amount),
             point_orders::money_amount.eq(&offer.amount),
-            point_orders::payment_type.eq(request.payment_type.as_str()),
+            point_orders::payment_type.eq(request.payment_type),
             point_orders::order_type.eq(if checked.occasion.is_some() {
-                "gift"
+                OrderType::Gift
             } else {
-                "transfer"
+                OrderType::Transfer
             }),
             point_orders::point_occasion_id.eq(checked.occasion.as_ref().map(|o| o.id.as_str())),
             point_orders::occasion.eq(&request.occasion),

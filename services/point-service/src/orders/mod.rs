@@ -4,6 +4,7 @@
 mod create;
 mod idempotency;
 pub mod payable;
+mod states;
 
 use bigdecimal::BigDecimal;
 use diesel::prelude::*;
@@ -13,6 +14,7 @@ use uuid::Uuid;
 
 pub use create::{Ordering, create};
 pub use idempotency::IDEMPOTENCY_WINDOW;
+pub use states::{OrderType, PaymentStatus, PaymentType, Status};
 
 use crate::db::schema::point_orders;
 use crate::error::PointError;
@@ -23,13 +25,13 @@ use crate::error::PointError;
 struct ViewRow {
     correlation_id: Uuid,
     order_no: Option<i64>,
-    status: String,
-    payment_status: Option<String>,
+    status: Status,
+    payment_status: Option<PaymentStatus>,
     point_amount: BigDecimal,
     purchased_point_amount: Option<BigDecimal>,
     money_amount: BigDecimal,
-    payment_type: String,
-    order_type: String,
+    payment_type: PaymentType,
+    order_type: OrderType,
 }
 
 impl From<ViewRow> for OrderView {
@@ -37,13 +39,13 @@ impl From<ViewRow> for OrderView {
         Self {
             correlation_id: row.correlation_id,
             order_no: row.order_no,
-            status: row.status,
-            payment_status: row.payment_status,
+            status: row.status.as_str().to_owned(),
+            payment_status: row.payment_status.map(|status| status.as_str().to_owned()),
             point_amount: row.point_amount,
             purchased_point_amount: row.purchased_point_amount,
             money_amount: row.money_amount,
-            payment_type: row.payment_type,
-            order_type: row.order_type,
+            payment_type: row.payment_type.as_str().to_owned(),
+            order_type: row.order_type.as_str().to_owned(),
         }
     }
 }
@@ -55,10 +57,10 @@ pub struct OrderRow {
     pub correlation_id: Uuid,
     pub payer_id: i64,
     pub recipient_id: i64,
-    pub status: String,
+    pub status: Status,
     pub point_amount: BigDecimal,
     pub money_amount: BigDecimal,
-    pub payment_type: String,
+    pub payment_type: PaymentType,
 }
 
 pub async fn view(conn: &mut AsyncPgConnection, correlation_id: Uuid) -> QueryResult<OrderView> {

@@ -11,6 +11,7 @@ use relayed_routes::pay::PayRefusal;
 use uuid::Uuid;
 
 use super::OrderRow;
+use super::PaymentType;
 use crate::clients::auth::AuthClient;
 use crate::error::PointError;
 use crate::payments::attempts;
@@ -65,14 +66,14 @@ pub async fn payable(
         let mut conn = paying.pool.get().await?;
         super::payers_order(&mut conn, correlation_id, caller).await?
     };
-    if order.payment_type != "checkout" {
+    if order.payment_type != PaymentType::Checkout {
         return Err(PayRefusal::NotCheckout(correlation_id).into());
     }
     if !paying.payments.is_configured() {
         return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
     }
-    if let Some(status) = Status::from_db(&order.status).filter(|s| *s != Status::Open) {
-        return Err(not_payable(correlation_id, status));
+    if order.status != Status::Open {
+        return Err(not_payable(correlation_id, order.status));
     }
     if paying.auth.client(caller).await?.is_none() {
         return Err(PayerRefusal::UnknownPayer(caller).into());

@@ -78,19 +78,13 @@ pub async fn lock_status(
     conn: &mut AsyncPgConnection,
     correlation_id: Uuid,
 ) -> Result<Option<Status>, PointError> {
-    let status: Option<String> = point_orders::table
+    Ok(point_orders::table
         .find(correlation_id)
         .select(point_orders::status)
         .for_update()
         .first(conn)
         .await
-        .optional()?;
-    status
-        .map(|s| {
-            Status::from_db(&s)
-                .ok_or_else(|| PointError::Internal(format!("order status {s} is unknown")))
-        })
-        .transpose()
+        .optional()?)
 }
 
 /// The order's payment for the machine. The caller holds the order's lock. `captured` is

@@ -27,28 +27,8 @@
 //!   captured; the price is that with two lost attempts a real decline of the newer leaves
 //!   the order open (payable) instead of failed.
 
-/// Where the order stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// `initial_order`: payable.
-    Open,
-    Successful,
-    PaymentFailed,
-    /// `paid`: a copy from the legacy system; no route moves it.
-    LegacyPaid,
-}
-
-impl Status {
-    pub fn from_db(status: &str) -> Option<Self> {
-        match status {
-            "initial_order" => Some(Self::Open),
-            "successful" => Some(Self::Successful),
-            "payment_failed" => Some(Self::PaymentFailed),
-            "paid" => Some(Self::LegacyPaid),
-            _ => None,
-        }
-    }
-}
+/// Where the order stands (its `point_orders.status`).
+pub use crate::orders::Status;
 
 /// One pay call of the order, as far as we know it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,6 +28,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::Points;
 
 use crate::ledger::Kind;
+use crate::orders::PaymentType;
 use crate::riyadh;
 
 /// Riyadh dates, both included; `None` is an open end.
@@ -97,22 +98,22 @@ impl Liability {
     fn add(
         &mut self,
         kind: Kind,
-        payment_type: Option<&str>,
+        payment_type: Option<PaymentType>,
         points: BigDecimal,
     ) -> Result<(), LiabilityError> {
         match (kind, payment_type) {
             (Kind::Earn, _) => self.issued.earn += points,
             (Kind::GiftCardCredit, _) => self.issued.gift_card_credit += points,
-            (Kind::Purchase | Kind::GiftReceived, Some("checkout")) => {
+            (Kind::Purchase | Kind::GiftReceived, Some(PaymentType::Checkout)) => {
                 self.issued.card_orders += points
             }
-            (Kind::Purchase | Kind::GiftReceived, Some("point")) => {
+            (Kind::Purchase | Kind::GiftReceived, Some(PaymentType::Point)) => {
                 self.transfers_credited += points
             }
-            (Kind::Purchase | Kind::GiftReceived, other) => {
+            (Kind::Purchase | Kind::GiftReceived, None) => {
                 return Err(LiabilityError::UnplacedCredit {
                     kind: kind.as_str(),
-                    payment_type: other.map(str::to_owned),
+                    payment_type: None,
                 });
             }
             (Kind::GiftSent, _) => self.transfers_debited -= points,
@@ -166,7 +167,7 @@ struct Movement {
     kind: String,
     /// The payment type of the entry's order; none for entries of no order.
     #[diesel(sql_type = Nullable<Text>)]
-    payment_type: Option<String>,
+    payment_type: Option<PaymentType>,
     #[diesel(sql_type = Numeric)]
     points: BigDecimal,
 }
@@ -255,7 +256,7 @@ pub async fn report(
             };
             for row in rows {
                 let kind = Kind::parse(&row.kind).ok_or(LiabilityError::UnknownKind(row.kind))?;
-                liability.add(kind, row.payment_type.as_deref(), row.points)?;
+                liability.add(kind, row.payment_type, row.points)?;
             }
             let closing: Closing = diesel::sql_query(
                 "SELECT COALESCE(sum(b), 0) AS closing,

@@ -28,6 +28,7 @@ mod orders;
 mod pay;
 mod reconcile;
 mod seed;
+mod states;
 mod sync;
 mod sync_not_final;
 mod unapplied;

@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::reading::{Read, Reading, Via};
 use super::{ANOMALIES, Anomaly};
+use crate::orders::Status;
 use crate::payments::attempts;
 use crate::payments::client::{PaymentClient, ReadPayment};
 use crate::payments::machine::Attempt;
@@ -209,13 +210,13 @@ pub(super) async fn still_open(
     correlation_id: Uuid,
 ) -> QueryResult<bool> {
     use crate::db::schema::point_orders;
-    let status: Option<String> = point_orders::table
+    let status: Option<Status> = point_orders::table
         .find(correlation_id)
         .select(point_orders::status)
         .first(conn)
         .await
         .optional()?;
-    Ok(status.as_deref() == Some("initial_order"))
+    Ok(status == Some(Status::Open))
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use crate::db::schema::{payment_events, point_orders};
 use crate::error::PointError;
 use crate::ledger::{self, Entry, Kind};
 use crate::orders::OrderRow;
+use crate::orders::{PaymentStatus, Status};
 use crate::payments::attempts;
 use crate::payments::machine::{Amount, Decision, Input, Unapplied};
 use crate::payments::sync;
@@ -257,7 +258,7 @@ async fn decide(
     } else {
         Input::Declined { payment_id }
     };
-    let move_to = |status: &'static str, payment_status: &'static str| {
+    let move_to = |status: Status, payment_status: PaymentStatus| {
         diesel::update(point_orders::table.find(correlation_id)).set((
             point_orders::status.eq(status),
             point_orders::payment_status.eq(payment_status),
@@ -268,7 +269,9 @@ async fn decide(
     };
     let outcome = match payment.step(&input).1 {
         Decision::Credit => {
-            move_to("successful", "CAPTURED").execute(conn).await?;
+            move_to(Status::Successful, PaymentStatus::Captured)
+                .execute(conn)
+                .await?;
             sync::queue::done(conn, correlation_id).await?;
             let mut recipient = ledger::lock_account(conn, order.recipient_id).await?;
             let kind = if order.recipient_id == order.payer_id {
@@ -291,7 +294,9 @@ async fn decide(
             Outcome::Captured
         }
         Decision::Fail => {
-            move_to("payment_failed", "FAILED").execute(conn).await?;
+            move_to(Status::PaymentFailed, PaymentStatus::Failed)
+                .execute(conn)
+                .await?;
             sync::queue::done(conn, correlation_id).await?;
             Outcome::Declined
         }
