@@ -93,9 +93,12 @@ pub const PUBLISHED: [Published; 4] = [
     Published {
         audience: Audience::Admin,
         title: "Loyalty and catalog: the admin panel's API",
-        description: "The operator service (`{operator_url}`): services and their parent and \
-            child hierarchy, and the audit trail, for operators holding an operator JWT. \
-            Generated from the service's own document (`make api-documents`).",
+        description: "The operator service (`{operator_url}`), for operators holding an \
+            operator JWT: services, their parent and child hierarchy and its audit trail; and \
+            the loyalty back office (offers, occasions, the expiry policy, clients' points and \
+            adjustments, gift-code batches, the earn-rate table and the trails of their \
+            changes), which it relays to the services that keep that data. Generated from the \
+            service's own document (`make api-documents`).",
     },
     Published {
         audience: Audience::Internal,

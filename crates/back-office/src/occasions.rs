@@ -36,21 +36,41 @@ pub struct OccasionList {
     pub data: Vec<OccasionRecord>,
 }
 
-/// The body of a create (`occasionEn` required) or of a change (any of the keys, at least
-/// one). Labels are trimmed.
+/// The body of a create. Labels are trimmed.
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
 #[allow(dead_code)] // the document's view: the body is read from its JSON by `OccasionFields::read`
-pub struct OccasionBody {
+pub struct OccasionCreateBody {
     /// 1 to 100 characters.
     #[schema(example = "Birthday")]
+    occasion_en: String,
+    /// 1 to 100 characters, or null (or absent) for none.
+    #[schema(example = "عيد ميلاد")]
+    occasion_ar: Option<String>,
+    /// Default false.
+    #[schema(nullable = false)]
+    is_custom: Option<bool>,
+    /// Default true.
+    #[schema(nullable = false)]
+    active: Option<bool>,
+}
+
+/// The body of a change: the keys sent, at least one (null only for `occasionAr`). Labels
+/// are trimmed.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // the document's view: the body is read from its JSON by `OccasionFields::read`
+pub struct OccasionChangeBody {
+    /// 1 to 100 characters.
+    #[schema(example = "Birthday", nullable = false)]
     occasion_en: Option<String>,
     /// 1 to 100 characters, or null for none.
     #[schema(example = "عيد ميلاد")]
     occasion_ar: Option<String>,
-    /// Default false on create.
+    #[schema(nullable = false)]
     is_custom: Option<bool>,
-    /// Default true on create.
+    /// `true` offers a withdrawn occasion again.
+    #[schema(nullable = false)]
     active: Option<bool>,
 }
 

@@ -44,20 +44,41 @@ pub struct OfferList {
     pub data: Vec<OfferRecord>,
 }
 
-/// The body of a create (`pointAmount` and `amount` required) or of a change (any of the
-/// keys, at least one). Decimals may be sent as text or as JSON numbers, read exactly.
+/// The body of a create. Decimals may be sent as text or as JSON numbers, read exactly.
 #[derive(ToSchema)]
 #[schema(rename_all = "camelCase")]
 #[allow(dead_code)] // the document's view: the body is read from its JSON by `OfferFields::read`
-pub struct OfferBody {
+pub struct OfferCreateBody {
+    /// Points the recipient gets.
     #[schema(format = "decimal", example = "100")]
+    point_amount: String,
+    /// Points the payer is charged with `point`; null or absent: not sold for points. Not
+    /// below `pointAmount`.
+    #[schema(format = "decimal", example = "120")]
+    purchased_point_amount: Option<String>,
+    /// SAR, at most two decimals.
+    #[schema(format = "decimal", example = "15.00")]
+    amount: String,
+    /// The app's order; null or absent: after those with one.
+    sequence: Option<i32>,
+    /// Default true.
+    #[schema(nullable = false)]
+    active: Option<bool>,
+}
+
+/// The body of a change: the keys sent, at least one (null only where a create takes null).
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // the document's view: the body is read from its JSON by `OfferFields::read`
+pub struct OfferChangeBody {
+    #[schema(format = "decimal", example = "100", nullable = false)]
     point_amount: Option<String>,
     #[schema(format = "decimal", example = "120")]
     purchased_point_amount: Option<String>,
-    #[schema(format = "decimal", example = "15.00")]
+    #[schema(format = "decimal", example = "15.00", nullable = false)]
     amount: Option<String>,
     sequence: Option<i32>,
-    /// Default true on create.
+    #[schema(nullable = false)]
     active: Option<bool>,
 }
 

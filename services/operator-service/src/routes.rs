@@ -45,7 +45,11 @@ struct ApiDoc;
 fn description() -> String {
     format!(
         "Services (system categories) and their parent/child hierarchy for the admin panel, under \
-         /api/v1/operator.\n\n\
+         /api/v1/operator; and the loyalty back office (tags offers, gift codes, earn rates): the \
+         programme's offers, occasions, expiry policy and earn rates, clients' points and \
+         adjustments, gift-code batches and the trails of every change, kept by the point and \
+         order services, to which the operator service relays each route once it has checked the \
+         token and the role (a route's roles are in its security requirement).\n\n\
          **Token**: every route takes an operator JWT (`Authorization: Bearer <token>`, HS256, claims \
          `{{sub, role, exp}}`), checked before anything else: missing, bad or expired, 401 {}. The list, \
          the variant list and the detail admit all five roles (super_admin, admin, merchant_manager, \

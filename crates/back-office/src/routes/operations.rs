@@ -14,8 +14,10 @@ use crate::expiry_policy::{ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal};
 use crate::gift_codes::{
     BatchBody, BatchCodes, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
 };
-use crate::occasions::{OccasionBody, OccasionList, OccasionRecord, OccasionRefusal};
-use crate::offers::{OfferBody, OfferList, OfferRecord, OfferRefusal};
+use crate::occasions::{
+    OccasionChangeBody, OccasionCreateBody, OccasionList, OccasionRecord, OccasionRefusal,
+};
+use crate::offers::{OfferChangeBody, OfferCreateBody, OfferList, OfferRecord, OfferRefusal};
 
 /// Every offer, on sale or not
 ///
@@ -32,7 +34,7 @@ pub fn list_offers() {}
 /// two clients mint points by buying it for each other). Recorded in the audit trail.
 /// Roles: admin, super_admin. Checks: token, role, body.
 #[utoipa::path(post, path = "/offers", operation_id = "createOffer", tag = "offers",
-    request_body = OfferBody,
+    request_body = OfferCreateBody,
     responses(OfferRefusal,
         (status = 201, description = "created", body = OfferRecord)))]
 pub fn create_offer() {}
@@ -42,7 +44,8 @@ pub fn create_offer() {}
 /// The keys sent (at least one), on the offer as it is; the app lists the change at once
 /// and an order made before keeps the price it was made at. Recorded in the audit trail.
 /// Roles: admin, super_admin. Checks: token, role, path id, body, the offer.
-#[utoipa::path(patch, path = "/offers/{id}", operation_id = "updateOffer", tag = "offers", request_body = OfferBody,
+#[utoipa::path(patch, path = "/offers/{id}", operation_id = "updateOffer", tag = "offers",
+    request_body = OfferChangeBody,
     responses(OfferRefusal,
         (status = 200, description = "changed", body = OfferRecord)))]
 pub fn update_offer() {}
@@ -102,7 +105,8 @@ pub fn list_occasions() {}
 /// The service assigns the 24-hex id; `occasionAr` defaults to null, `isCustom` to false,
 /// `active` to true. Recorded in the audit trail. Roles: admin, super_admin. Checks: token,
 /// role, body.
-#[utoipa::path(post, path = "/occasions", operation_id = "createOccasion", tag = "offers", request_body = OccasionBody,
+#[utoipa::path(post, path = "/occasions", operation_id = "createOccasion", tag = "offers",
+    request_body = OccasionCreateBody,
     responses(OccasionRefusal, (status = 201, description = "created", body = OccasionRecord)))]
 pub fn create_occasion() {}
 
@@ -112,7 +116,7 @@ pub fn create_occasion() {}
 /// offers a withdrawn occasion again. Recorded in the audit trail. Roles: admin,
 /// super_admin. Checks: token, role, path id, body, the occasion.
 #[utoipa::path(patch, path = "/occasions/{id}", operation_id = "updateOccasion", tag = "offers",
-    request_body = OccasionBody,
+    request_body = OccasionChangeBody,
     responses(OccasionRefusal, (status = 200, description = "changed", body = OccasionRecord)))]
 pub fn update_occasion() {}
 

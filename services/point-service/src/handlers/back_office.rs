@@ -16,9 +16,12 @@ use back_office::expiry_policy::{
     ExpiryChange, ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal,
 };
 use back_office::occasions::{
-    OccasionBody, OccasionFields, OccasionList, OccasionRecord, OccasionRefusal,
+    OccasionChangeBody, OccasionCreateBody, OccasionFields, OccasionList, OccasionRecord,
+    OccasionRefusal,
 };
-use back_office::offers::{OfferBody, OfferFields, OfferList, OfferRecord, OfferRefusal};
+use back_office::offers::{
+    OfferChangeBody, OfferCreateBody, OfferFields, OfferList, OfferRecord, OfferRefusal,
+};
 use back_office::paging::Paging;
 use back_office::routes::{ClientPath, HexId, IdText, Route};
 use envelope::Refuses;
@@ -84,7 +87,7 @@ pub async fn list_offers(
 /// The service assigns the id; recorded in the audit trail with the operator named.
 #[utoipa::path(post, path = "/back-office/offers", operation_id = "backOfficeCreateOffer", tag = "back-office",
     params(Change),
-    request_body = OfferBody,
+    request_body = OfferCreateBody,
     responses(DatabaseAnswers, Refusals,
         (status = 201, description = "created", body = OfferRecord)))]
 pub async fn create_offer(
@@ -105,7 +108,7 @@ pub async fn create_offer(
 /// The keys sent, on the offer as it is (its row locked); recorded in the audit trail.
 #[utoipa::path(patch, path = "/back-office/offers/{id}", operation_id = "backOfficeUpdateOffer", tag = "back-office",
     params(HexId, Change),
-    request_body = OfferBody,
+    request_body = OfferChangeBody,
     responses(DatabaseAnswers, Refusals,
         (status = 200, description = "changed", body = OfferRecord)))]
 pub async fn update_offer(
@@ -232,7 +235,7 @@ pub async fn list_occasions(
 ///
 /// The service assigns the id; recorded in the audit trail.
 #[utoipa::path(post, path = "/back-office/occasions", operation_id = "backOfficeCreateOccasion", tag = "back-office",
-    params(Change), request_body = OccasionBody,
+    params(Change), request_body = OccasionCreateBody,
     responses(DatabaseAnswers, OccasionRefusals, (status = 201, description = "created", body = OccasionRecord)))]
 pub async fn create_occasion(
     state: web::Data<AppState>,
@@ -251,7 +254,7 @@ pub async fn create_occasion(
 ///
 /// The keys sent, on the occasion as it is (its row locked); recorded in the audit trail.
 #[utoipa::path(patch, path = "/back-office/occasions/{id}", operation_id = "backOfficeUpdateOccasion",
-    tag = "back-office", params(HexId, Change), request_body = OccasionBody,
+    tag = "back-office", params(HexId, Change), request_body = OccasionChangeBody,
     responses(DatabaseAnswers, OccasionRefusals, (status = 200, description = "changed", body = OccasionRecord)))]
 pub async fn update_occasion(
     state: web::Data<AppState>,

@@ -712,6 +712,12 @@ def operator_offers():
     docs/decisions.md, "The loyalty back office")."""
     record = admin_model("OfferRecord")
     op = admin("offers", "createOffer", "POST", "/api/v1/operator/offers")
+    # The create body's required keys are the generated model's required arguments.
+    try:
+        body_class(op)(amount="6.25")
+        check(False, "the create body was made without pointAmount")
+    except TypeError:
+        pass
     body = body_class(op)(point_amount="40.5", purchased_point_amount="45", amount="6.25")
     created = check_offer_record(answer(op.sync_detailed(client=j.operator, body=body), record,
                                         status=201))

@@ -187,6 +187,25 @@ type _requestSets = [
   Check<Exact<JsonRequest<AppPaths, "/api/v2/client/point-orders", "post">["payment_type"], PaymentType>>,
 ];
 
+// The back office's create bodies name their required keys and take null only where the
+// server does: a create without a required key, or with null where none is accepted, is a
+// type error (each line below fails to compile without its error).
+type OfferCreate = JsonRequest<AdminPaths, "/api/v1/operator/offers", "post">;
+type OfferChange = JsonRequest<AdminPaths, "/api/v1/operator/offers/{id}", "patch">;
+type OccasionCreate = JsonRequest<AdminPaths, "/api/v1/operator/occasions", "post">;
+// @ts-expect-error pointAmount is required
+const _offerWithoutPoints: OfferCreate = { amount: "6.25" };
+// @ts-expect-error active is true or false, never null
+const _offerActiveNull: OfferCreate = { pointAmount: "40", amount: "6.25", active: null };
+// @ts-expect-error a change's amount is a price, never null
+const _changeAmountNull: OfferChange = { amount: null };
+// @ts-expect-error occasionEn is required
+const _occasionWithoutLabel: OccasionCreate = { occasionAr: null };
+// ... and where null is accepted, it type-checks.
+const _offerNulls: OfferCreate = { pointAmount: "40", amount: "6.25", purchasedPointAmount: null, sequence: null };
+const _changeNulls: OfferChange = { sequence: null, purchasedPointAmount: null };
+void [_offerWithoutPoints, _offerActiveNull, _changeAmountNull, _occasionWithoutLabel, _offerNulls, _changeNulls];
+
 // The app talks to two services, one base URL each: the auth service's /api/v1/clients...
 // routes and the order service's /api/v2/client/... routes, and nothing else (not /api/v1/users).
 type AuthPaths = Pick<AppPaths, Extract<keyof AppPaths, `/api/v1/clients${string}`>>;
