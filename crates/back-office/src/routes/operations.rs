@@ -53,8 +53,9 @@ pub fn update_offer() {}
 /// Withdraw an offer
 ///
 /// Never on sale again (the app no longer lists it, and an order naming it is refused);
-/// kept for the orders that name it. Recorded in the audit trail. Roles: admin,
-/// super_admin. Checks: token, role, path id, the offer.
+/// kept for the orders that name it. Recorded in the audit trail; withdrawing it again
+/// answers it as it is and records nothing (so for occasions and batches too). Roles:
+/// admin, super_admin. Checks: token, role, path id, the offer.
 #[utoipa::path(delete, path = "/offers/{id}", operation_id = "withdrawOffer", tag = "offers",
     responses(OfferRefusal,
         (status = 200, description = "withdrawn", body = OfferRecord)))]
@@ -123,7 +124,8 @@ pub fn update_occasion() {}
 /// Withdraw an occasion
 ///
 /// Inactive: no longer offered to the app nor accepted by a new order; the orders that name
-/// it keep it. Recorded in the audit trail. Roles: admin, super_admin. Checks: token, role,
+/// it keep it. Recorded in the audit trail; an inactive occasion is answered as it is and
+/// nothing is recorded. Roles: admin, super_admin. Checks: token, role,
 /// path id, the occasion.
 #[utoipa::path(delete, path = "/occasions/{id}", operation_id = "withdrawOccasion", tag = "offers",
     responses(OccasionRefusal, (status = 200, description = "withdrawn", body = OccasionRecord)))]

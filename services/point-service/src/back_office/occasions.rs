@@ -116,7 +116,10 @@ async fn lock(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError>
     row.ok_or_else(|| OccasionRefusal::UnknownOccasion(id.to_owned()).into())
 }
 
-/// Changes the keys `fields` sets; `DELETE` is `active: false` (`withdraw`).
+/// The audit action of a withdrawal (`DELETE`).
+pub const WITHDRAW: &str = "occasion.withdraw";
+
+/// Changes the keys `fields` sets; `DELETE` is `active: false` ([`WITHDRAW`]).
 pub async fn update(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
@@ -126,6 +129,11 @@ pub async fn update(
 ) -> Result<OccasionRecord, PointError> {
     conn.transaction(async |conn| {
         let current = lock(conn, id).await?;
+        if action == WITHDRAW && !current.4 {
+            // Withdrawn already: answered as it is, nothing recorded (one withdrawal, as for
+            // offers and gift-code batches).
+            return Ok(record(current));
+        }
         let row: Row = diesel::update(point_occasions::table.find(&current.0))
             .set((
                 point_occasions::occasion_en.eq(fields.occasion_en.as_ref().unwrap_or(&current.1)),

@@ -136,6 +136,15 @@ pub async fn create(
 /// The offer `id` (sent in either case) locked for a change; `UnknownOffer` (with the id as
 /// sent) when there is none, `Withdrawn` when it was withdrawn.
 async fn lock(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError> {
+    let row = lock_any(conn, id).await?;
+    if row.6 {
+        return Err(OfferRefusal::Withdrawn(id.to_owned()).into());
+    }
+    Ok(row)
+}
+
+/// The offer's row, locked, withdrawn or not.
+async fn lock_any(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError> {
     let row: Option<Row> = point_offers::table
         .find(id.to_ascii_lowercase())
         .select(COLUMNS)
@@ -143,11 +152,7 @@ async fn lock(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError>
         .first(conn)
         .await
         .optional()?;
-    let row = row.ok_or_else(|| OfferRefusal::UnknownOffer(id.to_owned()))?;
-    if row.6 {
-        return Err(OfferRefusal::Withdrawn(id.to_owned()).into());
-    }
-    Ok(row)
+    Ok(row.ok_or_else(|| OfferRefusal::UnknownOffer(id.to_owned()))?)
 }
 
 pub async fn update(
@@ -186,14 +191,19 @@ pub async fn update(
     .await
 }
 
-/// Withdraws an offer for good: never on sale again, kept for the orders that name it.
+/// Withdraws an offer for good: never on sale again, kept for the orders that name it. An
+/// offer already withdrawn is answered as it is, and nothing is recorded: withdrawing twice
+/// is one withdrawal, as for occasions and gift-code batches.
 pub async fn withdraw(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
     id: &str,
 ) -> Result<OfferRecord, PointError> {
     conn.transaction(async |conn| {
-        let current = lock(conn, id).await?;
+        let current = lock_any(conn, id).await?;
+        if current.6 {
+            return Ok(record(current));
+        }
         let row: Row = diesel::update(point_offers::table.find(&current.0))
             .set((
                 point_offers::active.eq(false),

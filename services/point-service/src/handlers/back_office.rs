@@ -290,7 +290,7 @@ pub async fn withdraw_occasion(
     };
     let mut conn = state.pool.get().await?;
     let withdrawn =
-        occasions::update(&mut conn, &operator, &id, inactive, "occasion.withdraw").await?;
+        occasions::update(&mut conn, &operator, &id, inactive, occasions::WITHDRAW).await?;
     Ok(HttpResponse::Ok().json(withdrawn))
 }
 

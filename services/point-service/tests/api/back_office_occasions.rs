@@ -148,6 +148,12 @@ async fn the_app_and_its_orders_follow_each_change_of_an_occasion() {
     // Withdrawn: gone from the app, refused by a new order; offered again once active.
     let (status, withdrawn) = call(reqwest::Method::DELETE, &path).send(&app).await;
     assert_eq!((status, &withdrawn["active"]), (200, &json!(false)));
+    // Withdrawing again is the one withdrawal: answered as it is, nothing recorded (the
+    // trail below holds one withdrawal).
+    assert_eq!(
+        call(reqwest::Method::DELETE, &path).send(&app).await,
+        (200, withdrawn.clone())
+    );
     assert!(
         !occasions_of_the_app(&app, "")
             .await
