@@ -28,15 +28,17 @@ use crate::hierarchy::lookup::ServiceRefusal;
             description = "A parent's children: candidates, assign and unassign (admin, super_admin)."),
         (name = "audit",
             description = "Every write, who made it, and the hierarchy before and after (admin, super_admin)."),
-        (name = "offers",
-            description = "The loyalty back office: the point offers the app sells, and the audit trail of every \
-                           change to points data (kept by the point service, which owns that data)."),
-        (name = "gift codes",
-            description = "The loyalty back office: gift-code batches, kept by the order service \
-                           (super_admin; the list admin too)."),
-        (name = "earn rates",
-            description = "The loyalty back office: the earn-rate table, and the trail of every change to gift codes \
-                           and earn rates (kept by the order service)."),
+        (name = "offers", description = "The loyalty back office: the point offers the app sells (kept by the point \
+            service, which owns points data, as are occasions, the expiry policy and clients' points)."),
+        (name = "occasions", description = "The loyalty back office: the occasions a gift may name."),
+        (name = "expiry policy", description = "The loyalty back office: whether and when unused points expire."),
+        (name = "client support", description = "The loyalty back office: a client's points as the app shows \
+            them, and adjustments of them (super_admin)."),
+        (name = "gift codes", description = "The loyalty back office: gift-code batches, kept by the order service \
+            (super_admin; the list admin too)."),
+        (name = "earn rates", description = "The loyalty back office: the earn-rate table, kept by the order service."),
+        (name = "loyalty audit", description = "The loyalty back office: the trails of every change, points data's \
+            (the point service's) and the catalog's (gift codes and earn rates, the order service's)."),
     ),
 )]
 struct ApiDoc;
@@ -45,7 +47,7 @@ struct ApiDoc;
 fn description() -> String {
     format!(
         "Services (system categories) and their parent/child hierarchy for the admin panel, under \
-         /api/v1/operator; and the loyalty back office (tags offers, gift codes, earn rates): the \
+         /api/v1/operator; and the loyalty back office (the other tags): the \
          programme's offers, occasions, expiry policy and earn rates, clients' points and \
          adjustments, gift-code batches and the trails of every change, kept by the point and \
          order services, to which the operator service relays each route once it has checked the \

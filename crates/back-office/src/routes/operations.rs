@@ -66,7 +66,7 @@ pub fn withdraw_offer() {}
 /// A page of the changes to points data, newest first (`page`, `limit` as the other lists):
 /// who (the token's `sub` and role), what, the record before and after. It names clients and
 /// their balances (adjustments), so, like the hierarchy's trail: admin, super_admin.
-#[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "offers",
+#[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "loyalty audit",
     responses((status = 200, description = "page", body = Page)))]
 pub fn points_audit() {}
 
@@ -75,7 +75,7 @@ pub fn points_audit() {}
 /// The balance object and a page of the history exactly as the app's `GET /points` and
 /// `GET /point-history` answer them (`page`, `limit` read as there), for support. Client data,
 /// so: admin, super_admin. Checks: token, role, the client.
-#[utoipa::path(get, path = "/clients/{id}/points", operation_id = "getClientPoints", tag = "offers",
+#[utoipa::path(get, path = "/clients/{id}/points", operation_id = "getClientPoints", tag = "client support",
     responses(ClientRefusal,
         (status = 200, description = "points", body = ClientPoints)))]
 pub fn client_points() {}
@@ -88,7 +88,7 @@ pub fn client_points() {}
 /// `support_adjustment`; recorded in the loyalty audit trail. Roles: super_admin. Checks:
 /// token, role, body, the client, the reference, the balance.
 #[utoipa::path(post, path = "/clients/{id}/adjustments", operation_id = "adjustPoints",
-    tag = "offers", request_body = AdjustmentBody,
+    tag = "client support", request_body = AdjustmentBody,
     responses(Refuses<(ClientRefusal, AdjustmentRefusal)>,
         (status = 201, description = "made", body = AdjustmentRecord),
         (status = 200, description = "earlier", body = AdjustmentRecord)))]
@@ -97,7 +97,7 @@ pub fn adjust_points() {}
 /// Every occasion, active or not
 ///
 /// The active ones first, then by id. Roles: all five.
-#[utoipa::path(get, path = "/occasions", operation_id = "listOccasions", tag = "offers",
+#[utoipa::path(get, path = "/occasions", operation_id = "listOccasions", tag = "occasions",
     responses((status = 200, description = "occasions", body = OccasionList)))]
 pub fn list_occasions() {}
 
@@ -106,7 +106,7 @@ pub fn list_occasions() {}
 /// The service assigns the 24-hex id; `occasionAr` defaults to null, `isCustom` to false,
 /// `active` to true. Recorded in the audit trail. Roles: admin, super_admin. Checks: token,
 /// role, body.
-#[utoipa::path(post, path = "/occasions", operation_id = "createOccasion", tag = "offers",
+#[utoipa::path(post, path = "/occasions", operation_id = "createOccasion", tag = "occasions",
     request_body = OccasionCreateBody,
     responses(OccasionRefusal, (status = 201, description = "created", body = OccasionRecord)))]
 pub fn create_occasion() {}
@@ -116,7 +116,7 @@ pub fn create_occasion() {}
 /// The keys sent (at least one); the app lists the change at once, and `active: true`
 /// offers a withdrawn occasion again. Recorded in the audit trail. Roles: admin,
 /// super_admin. Checks: token, role, path id, body, the occasion.
-#[utoipa::path(patch, path = "/occasions/{id}", operation_id = "updateOccasion", tag = "offers",
+#[utoipa::path(patch, path = "/occasions/{id}", operation_id = "updateOccasion", tag = "occasions",
     request_body = OccasionChangeBody,
     responses(OccasionRefusal, (status = 200, description = "changed", body = OccasionRecord)))]
 pub fn update_occasion() {}
@@ -127,7 +127,7 @@ pub fn update_occasion() {}
 /// it keep it. Recorded in the audit trail; an inactive occasion is answered as it is and
 /// nothing is recorded. Roles: admin, super_admin. Checks: token, role,
 /// path id, the occasion.
-#[utoipa::path(delete, path = "/occasions/{id}", operation_id = "withdrawOccasion", tag = "offers",
+#[utoipa::path(delete, path = "/occasions/{id}", operation_id = "withdrawOccasion", tag = "occasions",
     responses(OccasionRefusal, (status = 200, description = "withdrawn", body = OccasionRecord)))]
 pub fn withdraw_occasion() {}
 
@@ -135,7 +135,7 @@ pub fn withdraw_occasion() {}
 ///
 /// Whether points expire, and after how many days without an earn; its version. Roles: all
 /// five.
-#[utoipa::path(get, path = "/expiry-policy", operation_id = "getExpiryPolicy", tag = "offers",
+#[utoipa::path(get, path = "/expiry-policy", operation_id = "getExpiryPolicy", tag = "expiry policy",
     responses((status = 200, description = "policy", body = ExpiryPolicy)))]
 pub fn expiry_policy() {}
 
@@ -145,7 +145,7 @@ pub fn expiry_policy() {}
 /// so that of two operators editing at once the second does not undo the first. The
 /// balance's `pointsExpirationDate` and the next expiry run follow it at once. Recorded in
 /// the audit trail. Roles: admin, super_admin. Checks: token, role, body, version.
-#[utoipa::path(put, path = "/expiry-policy", operation_id = "replaceExpiryPolicy", tag = "offers",
+#[utoipa::path(put, path = "/expiry-policy", operation_id = "replaceExpiryPolicy", tag = "expiry policy",
     request_body = ExpiryPolicyBody,
     responses(ExpiryPolicyRefusal,
         (status = 200, description = "replaced", body = ExpiryPolicy)))]
@@ -225,6 +225,6 @@ pub fn replace_earn_rates() {}
 /// `limit` as the other lists): who (the token's `sub` and role), what, the record before and
 /// after, reads of codes included (`/loyalty/audit` has those of points data). Roles: admin,
 /// super_admin.
-#[utoipa::path(get, path = "/loyalty/catalog-audit", operation_id = "listCatalogLoyaltyAudit", tag = "earn rates",
+#[utoipa::path(get, path = "/loyalty/catalog-audit", operation_id = "listCatalogLoyaltyAudit", tag = "loyalty audit",
     responses((status = 200, description = "page", body = Page)))]
 pub fn catalog_audit() {}

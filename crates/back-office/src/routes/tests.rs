@@ -66,6 +66,27 @@ fn a_path_with_an_id_has_an_id_rule_on_both_sides() {
 }
 
 #[test]
+fn the_contracts_are_looked_up_by_the_routes_place_in_all() {
+    for (place, route) in Route::ALL.into_iter().enumerate() {
+        assert_eq!(
+            route as usize, place,
+            "{route:?}: Route::ALL is the enum's order"
+        );
+    }
+}
+
+#[test]
+fn the_keeper_is_told_the_operator_for_every_change_and_for_each_read_of_codes() {
+    let named: Vec<Route> = Route::ALL
+        .into_iter()
+        .filter(|route| route.rule().names_operator)
+        .filter(|route| route.contract().method == HttpMethod::Get)
+        .collect();
+    // Reading a batch's codes is holding its points: the order service records who did.
+    assert_eq!(named, [Route::Batch, Route::ExportBatch]);
+}
+
+#[test]
 fn every_change_names_the_operator_and_only_reads_admit_everyone() {
     for route in Route::ALL {
         let rule = route.rule();

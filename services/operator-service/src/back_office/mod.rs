@@ -33,7 +33,7 @@ fn served(route: Route) -> server::Route {
     let path = contract.path.as_str();
     let method = contract.method.clone();
     let route = if contract.takes_body() {
-        // The body is read after the token and before the role (413 before 403).
+        // The body is taken before the role is checked (a 413 comes before a 403).
         let handler = move |operator: Operator,
                             state: web::Data<AppState>,
                             req: HttpRequest,

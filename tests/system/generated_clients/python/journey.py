@@ -741,7 +741,7 @@ def operator_offers():
     op = admin("offers", "withdrawOffer", "DELETE", "/api/v1/operator/offers/{id}")
     gone = check_offer_record(answer(op.sync_detailed(created.id, client=j.operator), record))
     check(gone.withdrawn and not gone.active, f"the offer withdrawn is {gone}")
-    op = admin("offers", "listLoyaltyAudit", "GET", "/api/v1/operator/loyalty/audit")
+    op = admin("loyalty audit", "listLoyaltyAudit", "GET", "/api/v1/operator/loyalty/audit")
     trail = field(answer(op.sync_detailed(client=j.operator), admin_model("BackOfficeAuditPage")),
                   "data", list)
     actions = [field(entry, "action", str) for entry in trail[:3]]
@@ -827,7 +827,7 @@ def operator_earn_rates():
     ends = [field(r, "amount_to", NUMBER, None)
             for r in listed(op.sync_detailed(client=j.catalog), app_model("Rate"))]
     check(ends == [60.5, None], f"the app's rates end at {ends}")
-    op = admin("earn rates", "listCatalogLoyaltyAudit", "GET", "/api/v1/operator/loyalty/catalog-audit")
+    op = admin("loyalty audit", "listCatalogLoyaltyAudit", "GET", "/api/v1/operator/loyalty/catalog-audit")
     trail = field(answer(op.sync_detailed(client=j.operator), admin_model("BackOfficeAuditPage")),
                   "data", list)
     check(field(trail[0], "action", str) == "earn-rates.replace", f"the trail begins {trail[:1]}")
