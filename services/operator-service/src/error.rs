@@ -62,9 +62,11 @@ pub fn forbidden_super_admin_403() -> String {
     )
 }
 
-/// The 413 of a route with a body: actix reads it after the token extractor ran.
-pub const TOO_LARGE_413: &str = "`Payload Too Large`: the request body is over 64 KiB (read after the \
-                                 token, before the role check)";
+/// The 413 of a route with a body: the app's door (`envelope::body_limits`) reads the body
+/// before any handler, so it comes before the token's 401 and the role's 403
+/// (`a_body_over_64_kib_is_refused_before_the_token_and_the_role_are_read`).
+pub const TOO_LARGE_413: &str = "`Payload Too Large`: the request body is over 64 KiB (refused before \
+                                 the token and the role are checked)";
 /// Any unexpected failure ([`OpError::Internal`]).
 pub fn internal_500() -> String {
     format!(

@@ -61,7 +61,7 @@ fn description() -> String {
          **Errors** are `{{statusCode, message, error}}` with `error` the status's reason phrase \
          (`Bad Request`, `Not Found`, ...). On every route: an unknown path is 404 `Cannot <METHOD> \
          <path>`, a method the path does not serve 405 `Method Not Allowed` (with `Allow`), a request \
-         body over 64 KiB 413 `Payload Too Large` (read after the token, before the role check), a \
+         body over 64 KiB 413 `Payload Too Large` (refused before the token is checked), a \
          path id that is not an integer 400 `{}`; 503 `{}` when the database pool is exhausted or a \
          deadlock or lock timeout happens (on the loyalty back office's routes, in the service \
          that keeps the data too), 500 `{}` on any other failure.\n\n\

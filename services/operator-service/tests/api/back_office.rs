@@ -527,3 +527,13 @@ async fn a_list_asks_its_keeper_for_the_page_and_limit_only() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_body_over_64_kib_is_refused_before_the_token_and_the_role_are_read() {
+    let app = spawn_app().await;
+    let big = json!({"pointAmount": "1", "amount": "1", "note": "x".repeat(70 * 1024)});
+    for role in [None, Some(Role::DataEntry), Some(Role::SuperAdmin)] {
+        let (status, _) = app.call("POST", "/offers", role, Some(&big)).await;
+        assert_eq!(status, 413, "{role:?}");
+    }
+}
