@@ -13,6 +13,7 @@ use utoipa::ToSchema;
 
 use crate::access::ActingOperator;
 use crate::paging::Paging;
+use crate::role::Role;
 
 /// One change, in this key order.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, diesel::QueryableByName)]
@@ -26,11 +27,10 @@ pub struct Entry {
     pub operator_id: String,
     /// The token's role.
     #[diesel(sql_type = Text)]
-    pub role: String,
-    /// What was done, `<record>.<change>`: `offer.create`, `adjustment.credit`,
-    /// `gift-code-batch.issue`, `earn-rates.replace`, ...
+    pub role: Role,
+    /// What was done, `<record>.<change>`.
     #[diesel(sql_type = Text)]
-    pub action: String,
+    pub action: Action,
     /// What was changed: `offer:<id>`, `client:<id>`, `gift-code-batch:<id>`, ...
     #[diesel(sql_type = Text)]
     pub subject: String,
@@ -43,6 +43,77 @@ pub struct Entry {
     #[diesel(sql_type = Timestamptz)]
     pub created_at: DateTime<Utc>,
 }
+
+/// What a trail entry records, `<record>.<change>`; a word the code does not know fails the
+/// read of the trail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    OfferCreate,
+    OfferUpdate,
+    OfferWithdraw,
+    OccasionCreate,
+    OccasionUpdate,
+    OccasionWithdraw,
+    ExpiryPolicyReplace,
+    AdjustmentCredit,
+    AdjustmentDebit,
+    GiftCodeBatchIssue,
+    GiftCodeBatchRead,
+    GiftCodeBatchExport,
+    GiftCodeBatchWithdraw,
+    EarnRatesReplace,
+}
+
+impl Action {
+    pub const ALL: [Action; 14] = [
+        Action::OfferCreate,
+        Action::OfferUpdate,
+        Action::OfferWithdraw,
+        Action::OccasionCreate,
+        Action::OccasionUpdate,
+        Action::OccasionWithdraw,
+        Action::ExpiryPolicyReplace,
+        Action::AdjustmentCredit,
+        Action::AdjustmentDebit,
+        Action::GiftCodeBatchIssue,
+        Action::GiftCodeBatchRead,
+        Action::GiftCodeBatchExport,
+        Action::GiftCodeBatchWithdraw,
+        Action::EarnRatesReplace,
+    ];
+
+    /// As the trail stores and answers it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Action::OfferCreate => "offer.create",
+            Action::OfferUpdate => "offer.update",
+            Action::OfferWithdraw => "offer.withdraw",
+            Action::OccasionCreate => "occasion.create",
+            Action::OccasionUpdate => "occasion.update",
+            Action::OccasionWithdraw => "occasion.withdraw",
+            Action::ExpiryPolicyReplace => "expiry_policy.replace",
+            Action::AdjustmentCredit => "adjustment.credit",
+            Action::AdjustmentDebit => "adjustment.debit",
+            Action::GiftCodeBatchIssue => "gift-code-batch.issue",
+            Action::GiftCodeBatchRead => "gift-code-batch.read",
+            Action::GiftCodeBatchExport => "gift-code-batch.export",
+            Action::GiftCodeBatchWithdraw => "gift-code-batch.withdraw",
+            Action::EarnRatesReplace => "earn-rates.replace",
+        }
+    }
+
+    pub fn from_word(word: &str) -> Option<Self> {
+        Action::ALL
+            .into_iter()
+            .find(|action| action.as_str() == word)
+    }
+}
+
+crate::role::text_type!(
+    Action,
+    "BackOfficeAction",
+    "What a trail entry records, `<record>.<change>`."
+);
 
 /// A page of the trail, newest first.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -61,7 +132,7 @@ pub fn snapshot(record: &impl Serialize) -> Value {
 pub async fn record(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
-    action: &str,
+    action: Action,
     subject: &str,
     before: Value,
     after: Value,
@@ -72,7 +143,7 @@ pub async fn record(
     )
     .bind::<Text, _>(&operator.id)
     .bind::<Text, _>(operator.role.as_str())
-    .bind::<Text, _>(action)
+    .bind::<Text, _>(action.as_str())
     .bind::<Text, _>(subject)
     .bind::<Jsonb, _>(before)
     .bind::<Jsonb, _>(after)

@@ -46,6 +46,83 @@ impl fmt::Display for Role {
     }
 }
 
+/// The wire and database form of a closed set written by `as_str` and read by `from_word`:
+/// serde as that string, the document's schema as an enum of those strings, and diesel's
+/// `TEXT` (a word the code does not know fails the read).
+macro_rules! text_type {
+    ($type:ty, $schema:literal, $description:literal) => {
+        impl serde::Serialize for $type {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $type {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let word = String::deserialize(deserializer)?;
+                <$type>::from_word(&word).ok_or_else(|| {
+                    serde::de::Error::custom(format!("unknown {}: {word:?}", $schema))
+                })
+            }
+        }
+
+        impl utoipa::PartialSchema for $type {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .description(Some($description))
+                    .enum_values(Some(<$type>::ALL.iter().map(|value| value.as_str())))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $type {
+            fn name() -> std::borrow::Cow<'static, str> {
+                $schema.into()
+            }
+        }
+
+        impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for $type {
+            fn from_sql(
+                bytes: <diesel::pg::Pg as diesel::backend::Backend>::RawValue<'_>,
+            ) -> diesel::deserialize::Result<Self> {
+                let word = <String as diesel::deserialize::FromSql<
+                    diesel::sql_types::Text,
+                    diesel::pg::Pg,
+                >>::from_sql(bytes)?;
+                <$type>::from_word(&word).ok_or_else(|| {
+                    format!(
+                        "the trail holds {} {word:?}, which the code does not know",
+                        $schema
+                    )
+                    .into()
+                })
+            }
+        }
+
+        impl diesel::Queryable<diesel::sql_types::Text, diesel::pg::Pg> for $type {
+            type Row = Self;
+            fn build(row: Self) -> diesel::deserialize::Result<Self> {
+                Ok(row)
+            }
+        }
+    };
+}
+pub(crate) use text_type;
+
+impl Role {
+    /// The role a word names, or `None` ([`FromStr`] says which word).
+    pub fn from_word(word: &str) -> Option<Self> {
+        word.parse().ok()
+    }
+}
+
+text_type!(
+    Role,
+    "OperatorRole",
+    "An operator's role, as the token names it."
+);
+
 /// A role name no operator has.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown role {0:?}")]

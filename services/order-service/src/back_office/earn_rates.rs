@@ -5,6 +5,7 @@
 
 use back_office::access::ActingOperator;
 use back_office::audit;
+use back_office::audit::Action;
 use back_office::earn_rates::{EarnRateTable, RatesChange, RatesRefusal};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -107,7 +108,7 @@ pub async fn replace(
         audit::record(
             conn,
             operator,
-            "earn-rates.replace",
+            Action::EarnRatesReplace,
             "earn-rates",
             before,
             audit::snapshot(&after),

@@ -9,6 +9,7 @@
 //! for the withdrawal and finds the code inactive (404).
 
 use back_office::access::ActingOperator;
+use back_office::audit::Action;
 use back_office::audit::{self, Count};
 use back_office::gift_codes::{
     ALPHABET, BatchCodes, BatchFields, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
@@ -235,7 +236,7 @@ pub async fn issue(
             .ok_or_else(|| OrderError::Internal(format!("gift-code batch {id} vanished")))?;
         let subject = format!("gift-code-batch:{id}");
         let after = audit::snapshot(&made);
-        audit::record(conn, operator, "gift-code-batch.issue", &subject, serde_json::Value::Null, after)
+        audit::record(conn, operator, Action::GiftCodeBatchIssue, &subject, serde_json::Value::Null, after)
             .await?;
         tracing::info!(
             gift_code_batch.id = id,
@@ -355,7 +356,7 @@ pub async fn withdraw(
         audit::record(
             conn,
             operator,
-            "gift-code-batch.withdraw",
+            Action::GiftCodeBatchWithdraw,
             &subject,
             audit::snapshot(&before),
             audit::snapshot(&after),
@@ -379,7 +380,7 @@ pub async fn codes_for(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
     id: &str,
-    action: &str,
+    action: Action,
 ) -> Result<BatchCodes, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
         let batch = named(conn, id).await?;

@@ -6,6 +6,7 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use back_office::access::{self, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read};
+use back_office::audit::Action;
 use back_office::audit::Page;
 use back_office::earn_rates::{EarnRateTable, EarnRateTableBody, RatesChange, RatesRefusal};
 use back_office::gift_codes::{
@@ -103,7 +104,7 @@ pub async fn batch_codes(
 ) -> Result<HttpResponse, OrderError> {
     let operator = acting(&req, &state, Route::Batch)?;
     let mut conn = state.pool.get().await?;
-    let codes = gift_codes::codes_for(&mut conn, &operator, &id, "gift-code-batch.read").await?;
+    let codes = gift_codes::codes_for(&mut conn, &operator, &id, Action::GiftCodeBatchRead).await?;
     Ok(uncached().json(codes))
 }
 
@@ -122,7 +123,8 @@ pub async fn batch_csv(
 ) -> Result<HttpResponse, OrderError> {
     let operator = acting(&req, &state, Route::ExportBatch)?;
     let mut conn = state.pool.get().await?;
-    let codes = gift_codes::codes_for(&mut conn, &operator, &id, "gift-code-batch.export").await?;
+    let codes =
+        gift_codes::codes_for(&mut conn, &operator, &id, Action::GiftCodeBatchExport).await?;
     let file = format!(
         "attachment; filename=\"gift-code-batch-{}.csv\"",
         codes.batch.id

@@ -9,6 +9,7 @@
 //! key; the second waits for the first and then answers it, or refuses another client,
 //! amount or reason. The entry's own reference, `support:<reference>`, is UNIQUE as well.
 
+use ::back_office::audit::Action;
 use back_office::adjustments::{AdjustmentFields, AdjustmentRecord, AdjustmentRefusal};
 use bigdecimal::{BigDecimal, Zero};
 use chrono::{DateTime, Utc};
@@ -137,9 +138,9 @@ pub async fn adjust(
             .await?;
         let made = record(row);
         let action = if fields.points > BigDecimal::zero() {
-            "adjustment.credit"
+            Action::AdjustmentCredit
         } else {
-            "adjustment.debit"
+            Action::AdjustmentDebit
         };
         audit::record(
             conn,

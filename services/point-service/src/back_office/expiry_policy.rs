@@ -5,6 +5,7 @@
 //! sequence's next (never one handed out before, whatever a seed deleted). With its audit
 //! row, in one transaction.
 
+use ::back_office::audit::Action;
 use back_office::expiry_policy::{ExpiryChange, ExpiryPolicy, ExpiryPolicyRefusal};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -112,7 +113,7 @@ pub async fn replace(
         audit::record(
             conn,
             operator,
-            "expiry_policy.replace",
+            Action::ExpiryPolicyReplace,
             "settings:expiry",
             before_snapshot,
             snapshot(&after),

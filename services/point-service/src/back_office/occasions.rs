@@ -2,6 +2,7 @@
 //! row in one transaction that holds the occasion's row (`FOR UPDATE`). The app reads the
 //! same rows (`crate::offers`): a change is what it lists next.
 
+use ::back_office::audit::Action;
 use back_office::occasions::{OccasionFields, OccasionRecord, OccasionRefusal};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -92,7 +93,7 @@ pub async fn create(
         audit::record(
             conn,
             operator,
-            "occasion.create",
+            Action::OccasionCreate,
             &subject,
             Value::Null,
             snapshot(&created),
@@ -116,20 +117,17 @@ async fn lock(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError>
     row.ok_or_else(|| OccasionRefusal::UnknownOccasion(id.to_owned()).into())
 }
 
-/// The audit action of a withdrawal (`DELETE`).
-pub const WITHDRAW: &str = "occasion.withdraw";
-
-/// Changes the keys `fields` sets; `DELETE` is `active: false` ([`WITHDRAW`]).
+/// Changes the keys `fields` sets; `DELETE` is `active: false` (`Action::OccasionWithdraw`).
 pub async fn update(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
     id: &str,
     fields: OccasionFields,
-    action: &str,
+    action: Action,
 ) -> Result<OccasionRecord, PointError> {
     conn.transaction(async |conn| {
         let current = lock(conn, id).await?;
-        if action == WITHDRAW && !current.4 {
+        if action == Action::OccasionWithdraw && !current.4 {
             // Withdrawn already: answered as it is, nothing recorded (one withdrawal, as for
             // offers and gift-code batches).
             return Ok(record(current));

@@ -4,6 +4,7 @@
 //! chain has no gap. The app reads the same rows (`crate::offers`): a change is what it
 //! lists next, and an order names the offer as it was when the order was made.
 
+use ::back_office::audit::Action;
 use back_office::offers::{OfferFields, OfferRecord, OfferRefusal, OfferValues};
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
@@ -122,7 +123,7 @@ pub async fn create(
         audit::record(
             conn,
             operator,
-            "offer.create",
+            Action::OfferCreate,
             &subject(&created.id),
             Value::Null,
             snapshot(&created),
@@ -180,7 +181,7 @@ pub async fn update(
         audit::record(
             conn,
             operator,
-            "offer.update",
+            Action::OfferUpdate,
             &subject(&after.id),
             snapshot(&before),
             snapshot(&after),
@@ -217,7 +218,7 @@ pub async fn withdraw(
         audit::record(
             conn,
             operator,
-            "offer.withdraw",
+            Action::OfferWithdraw,
             &subject(&after.id),
             snapshot(&before),
             snapshot(&after),

@@ -10,6 +10,7 @@ use back_office::access::{Change, Read};
 use back_office::adjustments::{
     AdjustmentBody, AdjustmentFields, AdjustmentRecord, AdjustmentRefusal,
 };
+use back_office::audit::Action;
 use back_office::audit::{self, Page};
 use back_office::clients::{ClientPoints, ClientRefusal};
 use back_office::expiry_policy::{
@@ -266,7 +267,8 @@ pub async fn update_occasion(
     let operator = internal_access::acting_operator(&req, Route::UpdateOccasion)?;
     let fields = OccasionFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
-    let changed = occasions::update(&mut conn, &operator, &id, fields, "occasion.update").await?;
+    let changed =
+        occasions::update(&mut conn, &operator, &id, fields, Action::OccasionUpdate).await?;
     Ok(HttpResponse::Ok().json(changed))
 }
 
@@ -289,8 +291,14 @@ pub async fn withdraw_occasion(
         ..OccasionFields::default()
     };
     let mut conn = state.pool.get().await?;
-    let withdrawn =
-        occasions::update(&mut conn, &operator, &id, inactive, occasions::WITHDRAW).await?;
+    let withdrawn = occasions::update(
+        &mut conn,
+        &operator,
+        &id,
+        inactive,
+        Action::OccasionWithdraw,
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(withdrawn))
 }
 

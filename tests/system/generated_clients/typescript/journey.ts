@@ -114,6 +114,12 @@ type LedgerKind =
   | "support_adjustment";
 type HierarchyRole = "parent" | "standalone" | "child";
 type ServiceStatus = "active" | "hidden";
+type OperatorRole = "super_admin" | "admin" | "merchant_manager" | "store_manager" | "data_entry";
+type BackOfficeAction =
+  | "offer.create" | "offer.update" | "offer.withdraw" | "occasion.create" | "occasion.update"
+  | "occasion.withdraw" | "expiry_policy.replace" | "adjustment.credit" | "adjustment.debit"
+  | "gift-code-batch.issue" | "gift-code-batch.read" | "gift-code-batch.export" | "gift-code-batch.withdraw"
+  | "earn-rates.replace";
 
 type _closedSets = [
   Check<Exact<AppSchemas["OrderStatus"], OrderStatus>>,
@@ -124,6 +130,8 @@ type _closedSets = [
   Check<Exact<AppSchemas["LedgerKind"], LedgerKind>>,
   Check<Exact<AdminSchemas["HierarchyRole"], HierarchyRole>>,
   Check<Exact<AdminSchemas["ServiceStatus"], ServiceStatus>>,
+  Check<Exact<AdminSchemas["OperatorRole"], OperatorRole>>,
+  Check<Exact<AdminSchemas["BackOfficeAction"], BackOfficeAction>>,
 ];
 
 // Operation ids, camelCase: what generated clients name their functions after.
@@ -1019,7 +1027,7 @@ async function earnRates(operator: ReturnType<typeof createClient<AdminPaths>>):
   readAdminPageMeta(trail.meta);
   for (const entry of trail.data) {
     exactly<number>()(entry.id);
-    exactly<string>()(entry.action);
+    exactly<BackOfficeAction>()(entry.action);
   }
 }
 
@@ -1075,8 +1083,8 @@ async function offers(operator: ReturnType<typeof createClient<AdminPaths>>): Pr
     keysAre<"id" | "operatorId" | "role" | "action" | "subject" | "before" | "after" | "createdAt">()(entry);
     exactly<number>()(entry.id);
     exactly<string>()(entry.operatorId);
-    exactly<string>()(entry.role);
-    exactly<string>()(entry.action);
+    exactly<OperatorRole>()(entry.role);
+    exactly<BackOfficeAction>()(entry.action);
     exactly<string>()(entry.subject);
     exactly<unknown>()(entry.before); // the offer before the change, null on create
     exactly<unknown>()(entry.after);
