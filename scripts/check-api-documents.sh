@@ -16,9 +16,10 @@ pinned_venv "$venv" "openapi-spec-validator==$OPENAPI_SPEC_VALIDATOR_VERSION"
 
 served=$(mktemp -d)
 trap 'rm -rf "$served"' EXIT
-# Built with the whole workspace, as `make test` has just built it: `cargo run -p api-documents`
-# alone would unify features for that package only and rebuild much of the dependency tree.
-cargo build --quiet --locked --workspace --bins
+# Built as `make test` has just built the workspace (binaries and tests, one feature set):
+# `cargo run -p api-documents`, or the binaries alone, would unify features otherwise and
+# rebuild much of the dependency tree.
+cargo build --quiet --locked --workspace --bins --tests
 "${CARGO_TARGET_DIR:-target}/debug/api-documents" --served "$served" >/dev/null
 # One run for every document (the validator takes several files).
 "$venv/bin/openapi-spec-validator" --schema 3.1 docs/api/*.json "$served"/*.json ||

@@ -55,26 +55,27 @@ echo "== code shape (each spec message written once, short route attributes, lin
 python3 scripts/code-shape.py
 echo "== clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== build"
-cargo build --workspace --bins --locked
-echo "== deploy files (Dockerfile, Kubernetes manifests)"
-CHECK_DOCUMENT_FIGURES=1 scripts/check-deploy.sh
-echo "== alert rules (promtool), monitoring manifests"
-scripts/check-monitoring.sh
-echo "== OpenAPI documents (published and served) valid as OpenAPI 3.1"
-scripts/check-api-documents.sh
-echo "== test build"
-# The build's errors again at the end, with the disk and memory left: CI shows a failed run's
-# last lines, and a compiler or linker killed for want of either says little itself.
+echo "== build (the binaries and every test target, in one feature set)"
+# One invocation: built apart, the binaries would have the dependencies' normal features and
+# the tests those with the dev-dependencies' (tokio's test-util), and every crate above tokio
+# would be compiled twice (about two minutes on two cores). The errors again at the end, with
+# the disk and memory left: CI shows a failed run's last lines, and a compiler or linker killed
+# for want of either says little itself.
 build_log=$(mktemp)
-if ! { cargo test --workspace --no-run --locked 2>&1 1>&3 | tee "$build_log" >&2; } 3>&1; then
-    echo "== the test build failed: its errors, then disk and memory"
+if ! { cargo build --workspace --bins --tests --locked 2>&1 1>&3 | tee "$build_log" >&2; } 3>&1; then
+    echo "== the build failed: its errors, then disk and memory"
     grep -E -A12 '^(error|warning: build failed)|signal: |No space left|Killed' "$build_log" | tail -60
     df -h . "${TMPDIR:-/tmp}"
     free -m
     exit 1
 fi
 rm -f "$build_log"
+echo "== deploy files (Dockerfile, Kubernetes manifests)"
+CHECK_DOCUMENT_FIGURES=1 scripts/check-deploy.sh
+echo "== alert rules (promtool), monitoring manifests"
+scripts/check-monitoring.sh
+echo "== OpenAPI documents (published and served) valid as OpenAPI 3.1"
+scripts/check-api-documents.sh
 echo "== tests"
 cargo nextest run --workspace --locked --no-fail-fast
 # nextest does not run doctests.

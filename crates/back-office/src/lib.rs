@@ -15,6 +15,7 @@ pub mod clients;
 pub mod earn_rates;
 pub mod expiry_policy;
 pub mod gift_codes;
+pub mod keeper;
 pub mod occasions;
 pub mod offers;
 pub mod paging;

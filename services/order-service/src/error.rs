@@ -94,8 +94,6 @@ envelope::refused_from!(
     crate::stores::BranchesRefusal,
     crate::system_categories::ServiceRefusal,
     crate::relay::RelayRefusal,
-    back_office::access::BackOfficeRefusal,
-    back_office::access::ChangeRefusal,
     back_office::gift_codes::BatchRefusal,
     back_office::gift_codes::BatchLookupRefusal,
     back_office::earn_rates::RatesRefusal,

@@ -69,11 +69,14 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         crate::housekeeping::RULES,
         server::shutdown_watch(),
     );
+    let door = back_office::keeper::Door::new(config.internal_token.clone());
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         let worker = with_worker_clients(&state, idle);
         // What `server::caller::Caller` resolves the gift-card route's caller with.
         cfg.app_data(web::Data::new(worker.caller.clone()));
         cfg.app_data(web::Data::new(worker));
+        // What the back office's routes check their caller with (`back_office::keeper`).
+        cfg.app_data(web::Data::new(door.clone()));
     })
 }
 

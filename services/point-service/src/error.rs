@@ -76,8 +76,6 @@ envelope::refused_from!(
     relayed_routes::orders::OrderLookupRefusal,
     relayed_routes::pay::PayRefusal,
     crate::internal_access::InternalRefusal,
-    crate::internal_access::BackOfficeRefusal,
-    crate::internal_access::ChangeRefusal,
     back_office::offers::OfferRefusal,
     back_office::adjustments::AdjustmentRefusal,
     back_office::clients::ClientRefusal,

@@ -1,6 +1,6 @@
 //! Who may call an internal route: a service holding `INTERNAL_API_TOKEN` (`X-Internal-Token`,
-//! compared in constant time by `server::internal`). A back-office change also names the
-//! operator it is made for, whom the operator service has checked: the audit row's who.
+//! compared in constant time by `server::internal`). The back office's routes are checked by
+//! `back_office::keeper`, which also reads the operator a change is made for.
 
 use actix_web::HttpRequest;
 
@@ -8,7 +8,6 @@ use crate::error::PointError;
 use crate::state::AppState;
 
 use back_office::access::BAD_TOKEN;
-pub use back_office::access::{ActingOperator, BackOfficeRefusal, ChangeRefusal};
 
 envelope::refusals! {
     /// Why an internal route serves nothing.
@@ -25,21 +24,4 @@ pub fn check_token(req: &HttpRequest, state: &AppState) -> Result<(), PointError
     } else {
         Err(InternalRefusal::BadToken.into())
     }
-}
-
-/// The same check for a back-office route, refused in its envelope, as every keeper does it.
-pub fn check_back_office_token(req: &HttpRequest, state: &AppState) -> Result<(), PointError> {
-    Ok(back_office::access::check_token(
-        req,
-        &state.internal_token,
-    )?)
-}
-
-/// The operator a back-office change is made for, if `route` admits its role
-/// (`back_office::routes`).
-pub fn acting_operator(
-    req: &HttpRequest,
-    route: back_office::routes::Route,
-) -> Result<ActingOperator, PointError> {
-    Ok(back_office::access::acting_operator(req, route)?)
 }

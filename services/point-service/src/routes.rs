@@ -5,11 +5,12 @@
 
 use std::sync::LazyLock;
 
+use ::back_office::routes::Route as BackOfficeRoute;
 use actix_web::{FromRequest, Handler, Responder, web};
 use relayed_routes::{PREFIX, Route};
 use server::token_schemes::LEGACY;
 use server::{Audience, Routes, ServiceApp, route, scope};
-use utoipa::OpenApi;
+use utoipa::{IntoResponses, OpenApi};
 
 use crate::SERVICE;
 use crate::handlers::{back_office, internal, offers, orders, pay, points, webhook};
@@ -29,6 +30,9 @@ use crate::handlers::{back_office, internal, offers, orders, pay, points, webhoo
 )]
 struct ApiDoc;
 
+/// The internal routes' scope: the credits, and the back office under it.
+const INTERNAL_SCOPE: &str = "/internal/v1";
+
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([
         // The app reaches these through the order service's relay, never here.
@@ -42,23 +46,9 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         // service relays the back office's operator routes to `/back-office`.
         scope(
             Audience::Internal,
-            "/internal/v1",
-            [
-                route!(internal::credit),
-                route!(back_office::list_offers),
-                route!(back_office::create_offer),
-                route!(back_office::update_offer),
-                route!(back_office::withdraw_offer),
-                route!(back_office::audit_trail),
-                route!(back_office::client_points),
-                route!(back_office::adjust),
-                route!(back_office::list_occasions),
-                route!(back_office::create_occasion),
-                route!(back_office::update_occasion),
-                route!(back_office::withdraw_occasion),
-                route!(back_office::expiry_policy),
-                route!(back_office::replace_expiry_policy),
-            ],
+            INTERNAL_SCOPE,
+            std::iter::once(route!(internal::credit))
+                .chain(BackOfficeRoute::ALL.into_iter().filter_map(kept)),
         ),
     ])
 });
@@ -78,6 +68,40 @@ fn served(route: Route) -> server::Route {
         Route::PayCard => serve(route, pay::card),
         Route::PaySession => serve(route, pay::session),
     }
+}
+
+/// A back-office route with its handler, if the table gives it to the point service.
+fn kept(route: BackOfficeRoute) -> Option<server::Route> {
+    use BackOfficeRoute::*;
+    Some(match route {
+        ListOffers => keep(route, back_office::list_offers),
+        CreateOffer => keep(route, back_office::create_offer),
+        UpdateOffer => keep(route, back_office::update_offer),
+        WithdrawOffer => keep(route, back_office::withdraw_offer),
+        PointsAudit => keep(route, back_office::audit_trail),
+        ClientPoints => keep(route, back_office::client_points),
+        AdjustPoints => keep(route, back_office::adjust),
+        ListOccasions => keep(route, back_office::list_occasions),
+        CreateOccasion => keep(route, back_office::create_occasion),
+        UpdateOccasion => keep(route, back_office::update_occasion),
+        WithdrawOccasion => keep(route, back_office::withdraw_occasion),
+        ExpiryPolicy => keep(route, back_office::expiry_policy),
+        ReplaceExpiryPolicy => keep(route, back_office::replace_expiry_policy),
+        // The order service keeps these.
+        ListBatches | IssueBatch | Batch | ExportBatch | WithdrawBatch | EarnRates
+        | ReplaceEarnRates | CatalogAudit => return None,
+    })
+}
+
+/// `route` as the table says the point service serves it, answered by `handler`.
+fn keep<F, Args>(route: BackOfficeRoute, handler: F) -> server::Route
+where
+    F: Handler<Args> + Send + Sync,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    let answers = crate::error::DatabaseAnswers::responses();
+    ::back_office::keeper::kept(route, INTERNAL_SCOPE, answers, handler)
 }
 
 /// The route of the contract's operation, answered by `handler`.

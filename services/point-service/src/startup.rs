@@ -69,11 +69,14 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         server::shutdown_watch(),
     );
     let waits = (config.auth_timeout, config.payment_timeout, idle);
+    let door = back_office::keeper::Door::new(config.internal_token.clone());
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         let worker = with_worker_clients(&state, waits);
         // What `server::caller::Caller` resolves a route's caller with.
         cfg.app_data(web::Data::new(worker.auth.lookup().clone()));
         cfg.app_data(web::Data::new(worker));
+        // What the back office's routes check their caller with (`back_office::keeper`).
+        cfg.app_data(web::Data::new(door.clone()));
     })
 }
 

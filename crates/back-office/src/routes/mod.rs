@@ -280,6 +280,15 @@ impl Route {
             })
     }
 
+    /// The route a keeper serves at `pattern` (the full path it was matched on, with `{id}`)
+    /// for `method`.
+    pub fn kept_at(method: &str, pattern: &str) -> Option<Route> {
+        let path = pattern.strip_prefix(crate::INTERNAL_PREFIX)?;
+        Route::ALL.into_iter().find(|route| {
+            route.rule().keeper_path == path && route.contract().method_name() == method
+        })
+    }
+
     /// The one-path document that `#[derive(OpenApi)]` makes of the route's function.
     fn document(self) -> OpenApi {
         macro_rules! document {

@@ -20,9 +20,9 @@ use serde_json::json;
 
 use crate::db::schema::support_adjustments;
 use crate::error::PointError;
-use crate::internal_access::ActingOperator;
 use crate::ledger::{self, Entry, Kind};
 use ::back_office::audit;
+use back_office::access::ActingOperator;
 
 type Row = (
     String,

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use crate::db::schema::point_settings;
 use crate::error::PointError;
-use crate::internal_access::ActingOperator;
 use ::back_office::audit::{self, snapshot};
+use back_office::access::ActingOperator;
 
 type Row = (String, Option<i32>, i32, DateTime<Utc>);
 

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::db::schema::point_occasions;
 use crate::error::PointError;
-use crate::internal_access::ActingOperator;
 use ::back_office::audit::{self, snapshot};
+use back_office::access::ActingOperator;
 
 /// The columns of [`Row`], in its order.
 const COLUMNS: (

@@ -1,0 +1,183 @@
+//! A keeper's side of the route table: what the point service and the order service serve
+//! under [`crate::INTERNAL_PREFIX`] for each [`Route`] the table gives them, and the checks
+//! every one of those routes makes before its handler runs.
+//!
+//! A keeper registers each of its routes with [`kept`] (path, method and document from the
+//! table) and the [`Door`] it checks callers with; a handler then names what it needs as an
+//! extractor: [`Caller`] for a read, [`Acting`] for a route that names its operator. The
+//! checks and their order (the caller, then the operator against the route's rule) are
+//! written here once, for both keepers.
+
+use std::collections::BTreeMap;
+use std::future::{Ready, ready};
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, Handler, HttpRequest, Responder, web};
+use envelope::exposure::Origin;
+use server::Secret;
+use utoipa::IntoParams;
+use utoipa::IntoResponses;
+use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::{RefOr, Response};
+
+use crate::access::{self, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read};
+use crate::routes::Route;
+
+/// What a keeper checks a back-office caller with; each keeper registers it as app data.
+#[derive(Clone)]
+pub struct Door {
+    token: Secret,
+}
+
+impl Door {
+    /// The internal token every back-office call must carry.
+    pub fn new(token: Secret) -> Self {
+        Self { token }
+    }
+}
+
+/// A back-office call whose caller passed the [`Door`].
+#[derive(Debug)]
+pub struct Caller;
+
+/// A back-office call whose caller passed the [`Door`], made for an operator whose role the
+/// route's rule admits.
+#[derive(Debug)]
+pub struct Acting(pub ActingOperator);
+
+impl FromRequest for Caller {
+    type Error = actix_web::Error;
+    type Future = Ready<Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(let_in(req).map(|()| Caller))
+    }
+}
+
+impl FromRequest for Acting {
+    type Error = actix_web::Error;
+    type Future = Ready<Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(let_in(req).and_then(|()| {
+            let route = served_route(req)?;
+            access::acting_operator(req, route)
+                .map(Acting)
+                .map_err(|refusal| refused(refusal.into()))
+        }))
+    }
+}
+
+/// `BadToken` unless the request carries what the door asks for.
+fn let_in(req: &HttpRequest) -> Result<(), actix_web::Error> {
+    let door = req
+        .app_data::<web::Data<Door>>()
+        .ok_or_else(|| unserved("a keeper serves back-office routes without its Door"))?;
+    access::check_token(req, &door.token).map_err(|refusal| refused(refusal.into()))
+}
+
+/// The table's route the request was matched to.
+fn served_route(req: &HttpRequest) -> Result<Route, actix_web::Error> {
+    let pattern = req.match_pattern().unwrap_or_default();
+    Route::kept_at(req.method().as_str(), &pattern)
+        .ok_or_else(|| unserved(&format!("{pattern}: not a keeper path of the route table")))
+}
+
+#[track_caller]
+fn refused(refused: envelope::Refused) -> actix_web::Error {
+    refused.error(&Origin::here())
+}
+
+/// A programming error of ours, logged with why, answered as the 500 it is.
+fn unserved(why: &str) -> actix_web::Error {
+    tracing::error!(error.message = why, "back-office route not served");
+    envelope::Envelope::Operator.error(
+        actix_web::http::StatusCode::INTERNAL_SERVER_ERROR,
+        envelope::INTERNAL_MESSAGE,
+    )
+}
+
+/// `route` as a keeper serves it, relative to the keeper's `scope` (a prefix of
+/// [`crate::INTERNAL_PREFIX`]), answered by `handler`. Its document is the route's contract
+/// at the keeper's path, with the headers the keeper reads, the door's and the operator's
+/// refusals, and `answers`: what the keeper answers besides (its database's 500 and 503).
+///
+/// # Panics
+/// When `scope` is not a prefix of [`crate::INTERNAL_PREFIX`]: a programming error that
+/// the keeper's route tests meet first.
+pub fn kept<F, Args>(
+    route: Route,
+    scope: &str,
+    answers: BTreeMap<String, RefOr<Response>>,
+    handler: F,
+) -> server::Route
+where
+    F: Handler<Args> + Send + Sync,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    let contract = route.contract();
+    let under = crate::INTERNAL_PREFIX
+        .strip_prefix(scope)
+        .unwrap_or_else(|| panic!("{scope}: not a prefix of {}", crate::INTERNAL_PREFIX));
+    let path = format!("{under}{}", route.rule().keeper_path);
+    server::Route::new(
+        contract.method.clone(),
+        path,
+        operation(route, answers),
+        move || web::route().to(handler.clone()),
+    )
+    .with_schemas(contract.schemas.iter().cloned())
+}
+
+/// The contract's operation as a keeper answers it.
+fn operation(route: Route, answers: BTreeMap<String, RefOr<Response>>) -> Operation {
+    let contract = route.contract();
+    let rule = route.rule();
+    let mut operation = contract.operation.clone();
+    if let Some(id) = &operation.operation_id {
+        operation.operation_id = Some(format!("backOffice{}{}", id[..1].to_uppercase(), &id[1..]));
+    }
+    operation.tags = Some(vec!["back-office".to_owned()]);
+    let headers = if rule.names_operator {
+        Change::into_params(|| None)
+    } else {
+        Read::into_params(|| None)
+    };
+    // The path's id, the headers, then the query.
+    let (mut parameters, query): (Vec<_>, Vec<_>) = (operation.parameters.take())
+        .unwrap_or_default()
+        .into_iter()
+        .partition(|parameter| {
+            matches!(parameter, RefOr::T(p) if p.parameter_in == ParameterIn::Path)
+        });
+    parameters.extend(headers.into_iter().map(RefOr::T));
+    parameters.extend(query);
+    operation.parameters = Some(parameters);
+    let mut refusals = BackOfficeRefusal::responses();
+    if rule.names_operator {
+        merge(&mut refusals, ChangeRefusal::responses());
+    }
+    merge(&mut refusals, answers);
+    merge(
+        &mut refusals,
+        std::mem::take(&mut operation.responses.responses),
+    );
+    operation.responses.responses = refusals;
+    operation
+}
+
+/// `more` into `into`; where both list a status, the descriptions of both.
+fn merge(into: &mut BTreeMap<String, RefOr<Response>>, more: BTreeMap<String, RefOr<Response>>) {
+    for (status, answer) in more {
+        match (into.remove(&status), answer) {
+            (Some(RefOr::T(mut first)), RefOr::T(second)) => {
+                first.description = format!("{}; {}", first.description, second.description);
+                into.insert(status, RefOr::T(first));
+            }
+            (_, answer) => {
+                into.insert(status, answer);
+            }
+        }
+    }
+}
