@@ -18,6 +18,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly on purpose
 
 pub mod answers;
+pub mod back_office;
 pub mod closed_sets;
 pub mod config;
 pub mod envelopes;

@@ -6,52 +6,20 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-const BACK_OFFICE: &str = "/internal/v1/back-office";
+pub use testkit::back_office::Call;
 
-pub struct Call<'a> {
-    method: reqwest::Method,
-    path: String,
-    pub token: Option<&'a str>,
-    operator: Option<(&'a str, &'a str)>,
-    body: Option<Value>,
-}
-
+/// A call as an admin makes it.
 pub fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
-    Call {
-        method,
-        path: format!("{BACK_OFFICE}{path}"),
-        token: Some(INTERNAL),
-        operator: Some(("op-7", "admin")),
-        body: None,
-    }
+    Call::new(method, path, INTERNAL, ("op-7", "admin"))
 }
 
-impl<'a> Call<'a> {
-    /// The operator's role, for a route that admits fewer than admin's.
-    pub fn by_role(mut self, role: &'a str) -> Self {
-        self.operator = Some(("op-7", role));
-        self
+impl testkit::back_office::Keeper for TestApp {
+    fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 
-    pub fn body(mut self, body: Value) -> Self {
-        self.body = Some(body);
-        self
-    }
-
-    pub async fn send(self, app: &TestApp) -> (u16, Value) {
-        let mut request = app.client.request(self.method, app.url(&self.path));
-        if let Some(token) = self.token {
-            request = request.header("x-internal-token", token);
-        }
-        if let Some((id, role)) = self.operator {
-            request = request
-                .header("x-operator-id", id)
-                .header("x-operator-role", role);
-        }
-        if let Some(body) = self.body {
-            request = request.json(&body);
-        }
-        testkit::answers::answer(request.send().await.unwrap()).await
+    fn url(&self, path: &str) -> String {
+        TestApp::url(self, path)
     }
 }
 
@@ -426,4 +394,15 @@ async fn a_withdrawn_offer_is_gone_from_the_app_and_cannot_change_again() {
             .await,
         1
     );
+}
+
+#[tokio::test]
+async fn every_route_of_the_table_refuses_a_stranger_and_a_role_it_does_not_admit() {
+    let app = spawn_app().await;
+    let keeper = back_office::routes::Keeper::PointService;
+    testkit::back_office::refuse_every_stranger(keeper, &app, INTERNAL).await;
+    let audit = "SELECT count(*) AS n FROM back_office_audit";
+    assert_eq!(app.database.count(audit).await, 0);
+    let adjustments = "SELECT count(*) AS n FROM support_adjustments";
+    assert_eq!(app.database.count(adjustments).await, 0);
 }

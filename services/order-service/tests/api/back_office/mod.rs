@@ -10,51 +10,20 @@ use serde_json::Value;
 
 use crate::helpers::*;
 
-const BACK_OFFICE: &str = "/internal/v1/back-office";
+pub use testkit::back_office::Call;
 
-/// A back-office call: the internal token and an operator unless a test takes them away.
-pub struct Call<'a> {
-    method: reqwest::Method,
-    path: String,
-    pub token: Option<&'a str>,
-    pub operator: Option<(&'a str, &'a str)>,
-    body: Option<Value>,
-}
-
+/// A call as a super_admin makes it.
 pub fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
-    Call {
-        method,
-        path: format!("{BACK_OFFICE}{path}"),
-        token: Some(INTERNAL),
-        operator: Some(("op-9", "super_admin")),
-        body: None,
-    }
+    Call::new(method, path, INTERNAL, ("op-9", "super_admin"))
 }
 
-impl Call<'_> {
-    pub fn body(mut self, body: Value) -> Self {
-        self.body = Some(body);
-        self
+impl testkit::back_office::Keeper for TestApp {
+    fn client(&self) -> &reqwest::Client {
+        &self.client
     }
 
-    pub async fn response(self, app: &TestApp) -> reqwest::Response {
-        let mut request = app.client.request(self.method, app.url(&self.path));
-        if let Some(token) = self.token {
-            request = request.header("x-internal-token", token);
-        }
-        if let Some((id, role)) = self.operator {
-            request = request
-                .header("x-operator-id", id)
-                .header("x-operator-role", role);
-        }
-        if let Some(body) = self.body {
-            request = request.json(&body);
-        }
-        request.send().await.unwrap()
-    }
-
-    pub async fn send(self, app: &TestApp) -> (u16, Value) {
-        answer(self.response(app).await).await
+    fn url(&self, path: &str) -> String {
+        TestApp::url(self, path)
     }
 }
 
@@ -68,4 +37,15 @@ pub async fn newest_change(app: &TestApp) -> Value {
     let (status, trail) = call(reqwest::Method::GET, "/catalog-audit").send(app).await;
     assert_eq!(status, 200, "{trail}");
     trail["data"][0].clone()
+}
+
+#[tokio::test]
+async fn every_route_of_the_table_refuses_a_stranger_and_a_role_it_does_not_admit() {
+    let app = spawn_app().await;
+    let keeper = back_office::routes::Keeper::OrderService;
+    testkit::back_office::refuse_every_stranger(keeper, &app, INTERNAL).await;
+    for table in ["back_office_audit", "gift_card_batches"] {
+        let count = format!("SELECT count(*) AS n FROM {table}");
+        assert_eq!(app.database.count(&count).await, 0, "{table}");
+    }
 }
