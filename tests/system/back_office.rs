@@ -10,6 +10,28 @@ use e2e::operator_token;
 use e2e::stack::Stack;
 use serde_json::{Value, json};
 
+/// Each keeper serves the back-office routes the table gives it, and no other.
+#[test]
+fn each_keeper_serves_exactly_the_routes_the_table_gives_it() {
+    use back_office::routes::{Keeper, Route};
+    use std::collections::BTreeSet;
+    let keepers = [
+        (Keeper::PointService, point_service::routes::routes()),
+        (Keeper::OrderService, order_service::routes::routes()),
+    ];
+    for (keeper, routes) in keepers {
+        let served: BTreeSet<(String, String)> = routes
+            .iter()
+            .map(|route| (route.method_name(), route.documented_path()))
+            .filter(|(_, path)| path.starts_with(back_office::INTERNAL_PREFIX))
+            .collect();
+        let table: BTreeSet<(String, String)> = Route::kept_by(keeper)
+            .map(|(method, path)| (method.to_owned(), path))
+            .collect();
+        assert_eq!(served, table, "{keeper:?}");
+    }
+}
+
 #[tokio::test]
 async fn an_offer_the_back_office_creates_is_sold_by_the_app_until_it_is_withdrawn() {
     let databases = DemoDatabases::create("back_office").await;

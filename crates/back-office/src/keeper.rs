@@ -148,9 +148,9 @@ fn operation(route: Route, answers: BTreeMap<String, RefOr<Response>>) -> Operat
     let (mut parameters, query): (Vec<_>, Vec<_>) = (operation.parameters.take())
         .unwrap_or_default()
         .into_iter()
-        .partition(|parameter| {
-            matches!(parameter, RefOr::T(p) if p.parameter_in == ParameterIn::Path)
-        });
+        .partition(
+            |parameter| matches!(parameter, RefOr::T(p) if p.parameter_in == ParameterIn::Path),
+        );
     parameters.extend(headers.into_iter().map(RefOr::T));
     parameters.extend(query);
     operation.parameters = Some(parameters);

@@ -50,9 +50,7 @@ impl<'a> Call<'a> {
     }
 
     pub async fn response(self, keeper: &impl Keeper) -> reqwest::Response {
-        let mut request = keeper
-            .client()
-            .request(self.method, keeper.url(&self.path));
+        let mut request = keeper.client().request(self.method, keeper.url(&self.path));
         if let Some(token) = self.token {
             request = request.header("x-internal-token", token);
         }

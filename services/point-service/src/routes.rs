@@ -130,23 +130,3 @@ pub fn routes() -> &'static Routes {
 pub fn app() -> ServiceApp {
     ServiceApp::new(SERVICE, envelope::Envelope::B, &ROUTES, ApiDoc::openapi())
 }
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use back_office::routes::{Keeper, Route};
-
-    #[test]
-    fn it_serves_the_back_office_routes_the_table_gives_it_and_no_other() {
-        let served: BTreeSet<(String, String)> = super::routes()
-            .iter()
-            .map(|route| (route.method_name(), route.documented_path()))
-            .filter(|(_, path)| path.starts_with(back_office::INTERNAL_PREFIX))
-            .collect();
-        let table: BTreeSet<(String, String)> = Route::kept_by(Keeper::PointService)
-            .map(|(method, path)| (method.to_owned(), path))
-            .collect();
-        assert_eq!(served, table);
-    }
-}
