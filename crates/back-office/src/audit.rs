@@ -44,76 +44,26 @@ pub struct Entry {
     pub created_at: DateTime<Utc>,
 }
 
-/// What a trail entry records, `<record>.<change>`; a word the code does not know fails the
-/// read of the trail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    OfferCreate,
-    OfferUpdate,
-    OfferWithdraw,
-    OccasionCreate,
-    OccasionUpdate,
-    OccasionWithdraw,
-    ExpiryPolicyReplace,
-    AdjustmentCredit,
-    AdjustmentDebit,
-    GiftCodeBatchIssue,
-    GiftCodeBatchRead,
-    GiftCodeBatchExport,
-    GiftCodeBatchWithdraw,
-    EarnRatesReplace,
-}
-
-impl Action {
-    pub const ALL: [Action; 14] = [
-        Action::OfferCreate,
-        Action::OfferUpdate,
-        Action::OfferWithdraw,
-        Action::OccasionCreate,
-        Action::OccasionUpdate,
-        Action::OccasionWithdraw,
-        Action::ExpiryPolicyReplace,
-        Action::AdjustmentCredit,
-        Action::AdjustmentDebit,
-        Action::GiftCodeBatchIssue,
-        Action::GiftCodeBatchRead,
-        Action::GiftCodeBatchExport,
-        Action::GiftCodeBatchWithdraw,
-        Action::EarnRatesReplace,
-    ];
-
-    /// As the trail stores and answers it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Action::OfferCreate => "offer.create",
-            Action::OfferUpdate => "offer.update",
-            Action::OfferWithdraw => "offer.withdraw",
-            Action::OccasionCreate => "occasion.create",
-            Action::OccasionUpdate => "occasion.update",
-            Action::OccasionWithdraw => "occasion.withdraw",
-            Action::ExpiryPolicyReplace => "expiry_policy.replace",
-            Action::AdjustmentCredit => "adjustment.credit",
-            Action::AdjustmentDebit => "adjustment.debit",
-            Action::GiftCodeBatchIssue => "gift-code-batch.issue",
-            Action::GiftCodeBatchRead => "gift-code-batch.read",
-            Action::GiftCodeBatchExport => "gift-code-batch.export",
-            Action::GiftCodeBatchWithdraw => "gift-code-batch.withdraw",
-            Action::EarnRatesReplace => "earn-rates.replace",
-        }
-    }
-
-    pub fn from_word(word: &str) -> Option<Self> {
-        Action::ALL
-            .into_iter()
-            .find(|action| action.as_str() == word)
+db::text_enum! {
+    /// What a trail entry records, `<record>.<change>`; a word the code does not know fails
+    /// the read of the trail.
+    pub enum Action as "BackOfficeAction", "What a trail entry records, `<record>.<change>`." {
+        OfferCreate => "offer.create",
+        OfferUpdate => "offer.update",
+        OfferWithdraw => "offer.withdraw",
+        OccasionCreate => "occasion.create",
+        OccasionUpdate => "occasion.update",
+        OccasionWithdraw => "occasion.withdraw",
+        ExpiryPolicyReplace => "expiry_policy.replace",
+        AdjustmentCredit => "adjustment.credit",
+        AdjustmentDebit => "adjustment.debit",
+        GiftCodeBatchIssue => "gift-code-batch.issue",
+        GiftCodeBatchRead => "gift-code-batch.read",
+        GiftCodeBatchExport => "gift-code-batch.export",
+        GiftCodeBatchWithdraw => "gift-code-batch.withdraw",
+        EarnRatesReplace => "earn-rates.replace",
     }
 }
-
-crate::role::text_type!(
-    Action,
-    "BackOfficeAction",
-    "What a trail entry records, `<record>.<change>`."
-);
 
 /// A page of the trail, newest first.
 #[derive(Debug, Clone, Serialize, ToSchema)]

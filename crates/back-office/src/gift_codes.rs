@@ -66,49 +66,21 @@ pub struct CodeCounts {
     pub expired: i64,
 }
 
-/// A code's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[schema(as = GiftCodeState)]
-pub enum CodeState {
-    /// Nobody redeemed it; redeemable.
-    Unused,
-    /// Redeemed; its credit is being sent (or retried) to where the points go.
-    BeingCredited,
-    /// Redeemed and credited.
-    Credited,
-    /// Withdrawn unused: the app answers 404 for it.
-    Withdrawn,
-    /// Expired unused: the app answers 404 for it.
-    Expired,
-}
-
-impl CodeState {
-    pub const ALL: [CodeState; 5] = [
-        CodeState::Unused,
-        CodeState::BeingCredited,
-        CodeState::Credited,
-        CodeState::Withdrawn,
-        CodeState::Expired,
-    ];
-
-    /// As the answers and the catalog's `gift_card_code_states` view write it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            CodeState::Unused => "unused",
-            CodeState::BeingCredited => "being_credited",
-            CodeState::Credited => "credited",
-            CodeState::Withdrawn => "withdrawn",
-            CodeState::Expired => "expired",
-        }
-    }
-
-    /// The state a word names, or `None` for one the code does not know (never a default:
-    /// a code read as `unused` by mistake would be exported as a voucher).
-    pub fn from_word(word: &str) -> Option<Self> {
-        CodeState::ALL
-            .into_iter()
-            .find(|state| state.as_str() == word)
+db::text_enum! {
+    /// A code's state, as the answers and the catalog's `gift_card_code_states` view write
+    /// it. A word the code does not know is an error, never a default: a code read as
+    /// `unused` by mistake would be exported as a voucher.
+    pub enum CodeState as "GiftCodeState", "A code's state." {
+        /// Nobody redeemed it; redeemable.
+        Unused => "unused",
+        /// Redeemed; its credit is being sent (or retried) to where the points go.
+        BeingCredited => "being_credited",
+        /// Redeemed and credited.
+        Credited => "credited",
+        /// Withdrawn unused: the app answers 404 for it.
+        Withdrawn => "withdrawn",
+        /// Expired unused: the app answers 404 for it.
+        Expired => "expired",
     }
 }
 

@@ -2,126 +2,25 @@
 //! a back-office route admits: one type for the operator service, which checks the token,
 //! and for the keepers, which check the role the operator service names again.
 
-use std::fmt;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    SuperAdmin,
-    Admin,
-    MerchantManager,
-    StoreManager,
-    DataEntry,
+db::text_enum! {
+    /// An operator's role, as the token names it.
+    pub enum Role as "OperatorRole", "An operator's role, as the token names it." {
+        SuperAdmin => "super_admin",
+        Admin => "admin",
+        MerchantManager => "merchant_manager",
+        StoreManager => "store_manager",
+        DataEntry => "data_entry",
+    }
 }
 
 impl Role {
-    pub const ALL: [Role; 5] = [
-        Role::SuperAdmin,
-        Role::Admin,
-        Role::MerchantManager,
-        Role::StoreManager,
-        Role::DataEntry,
-    ];
-
-    /// As the token and the audit trails write it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Role::SuperAdmin => "super_admin",
-            Role::Admin => "admin",
-            Role::MerchantManager => "merchant_manager",
-            Role::StoreManager => "store_manager",
-            Role::DataEntry => "data_entry",
-        }
-    }
-
     /// Writes, the children routes and the audit trails.
     pub fn is_admin(self) -> bool {
         Admits::Admins.admits(self)
     }
 }
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The wire and database form of a closed set written by `as_str` and read by `from_word`:
-/// serde as that string, the document's schema as an enum of those strings, and diesel's
-/// `TEXT` (a word the code does not know fails the read).
-macro_rules! text_type {
-    ($type:ty, $schema:literal, $description:literal) => {
-        impl serde::Serialize for $type {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for $type {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let word = String::deserialize(deserializer)?;
-                <$type>::from_word(&word).ok_or_else(|| {
-                    serde::de::Error::custom(format!("unknown {}: {word:?}", $schema))
-                })
-            }
-        }
-
-        impl utoipa::PartialSchema for $type {
-            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-                utoipa::openapi::ObjectBuilder::new()
-                    .schema_type(utoipa::openapi::schema::Type::String)
-                    .description(Some($description))
-                    .enum_values(Some(<$type>::ALL.iter().map(|value| value.as_str())))
-                    .into()
-            }
-        }
-
-        impl utoipa::ToSchema for $type {
-            fn name() -> std::borrow::Cow<'static, str> {
-                $schema.into()
-            }
-        }
-
-        impl diesel::deserialize::FromSql<diesel::sql_types::Text, diesel::pg::Pg> for $type {
-            fn from_sql(
-                bytes: <diesel::pg::Pg as diesel::backend::Backend>::RawValue<'_>,
-            ) -> diesel::deserialize::Result<Self> {
-                let word = <String as diesel::deserialize::FromSql<
-                    diesel::sql_types::Text,
-                    diesel::pg::Pg,
-                >>::from_sql(bytes)?;
-                <$type>::from_word(&word).ok_or_else(|| {
-                    format!(
-                        "the trail holds {} {word:?}, which the code does not know",
-                        $schema
-                    )
-                    .into()
-                })
-            }
-        }
-
-        impl diesel::Queryable<diesel::sql_types::Text, diesel::pg::Pg> for $type {
-            type Row = Self;
-            fn build(row: Self) -> diesel::deserialize::Result<Self> {
-                Ok(row)
-            }
-        }
-    };
-}
-pub(crate) use text_type;
-
-impl Role {
-    /// The role a word names, or `None` ([`FromStr`] says which word).
-    pub fn from_word(word: &str) -> Option<Self> {
-        word.parse().ok()
-    }
-}
-
-text_type!(
-    Role,
-    "OperatorRole",
-    "An operator's role, as the token names it."
-);
 
 /// A role name no operator has.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,10 +30,7 @@ pub struct UnknownRole(pub String);
 impl FromStr for Role {
     type Err = UnknownRole;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Role::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| UnknownRole(s.to_owned()))
+        Role::from_word(s).ok_or_else(|| UnknownRole(s.to_owned()))
     }
 }
 

@@ -3,7 +3,10 @@
 //! know is an error when it is read (never a default), and each set is tested against its
 //! column's `CHECK` ([`crate::testing::check_values`]).
 
-/// Declares the enum, its `ALL`, `as_str` and `from_db`, and its diesel mapping to `Text`:
+/// Declares the enum, its `ALL`, `as_str`, `from_word` and `Display`, and its diesel mapping
+/// to `Text`; with `in "table.column"`, the column whose `CHECK` lists its words (`COLUMN`);
+/// with `as "Schema", "description"`, serde as the word and the documents' schema as an
+/// enum of the words (the caller needs serde and utoipa):
 ///
 /// ```ignore
 /// db::text_enum! {
@@ -19,7 +22,7 @@
 macro_rules! text_enum {
     (
         $(#[$meta:meta])*
-        $vis:vis enum $name:ident in $column:literal {
+        $vis:vis enum $name:ident $(in $column:literal)? $(as $schema:literal, $description:literal)? {
             $( $(#[$variant_meta:meta])* $variant:ident => $word:literal, )+
         }
     ) => {
@@ -35,9 +38,7 @@ macro_rules! text_enum {
 
         impl $name {
             /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$( $name::$variant ),+];
-            /// The column this set belongs to (`table.column`).
-            pub const COLUMN: &'static str = $column;
+            pub const ALL: [$name; [$( stringify!($variant) ),+].len()] = [$( $name::$variant ),+];
 
             /// The word the column holds.
             pub const fn as_str(self) -> &'static str {
@@ -46,14 +47,21 @@ macro_rules! text_enum {
                 }
             }
 
-            /// The value of a word the column holds, or `None` for one the code does not know.
-            pub fn from_db(word: &str) -> Option<Self> {
+            /// The value of a word, or `None` for one the code does not know (never a default).
+            pub fn from_word(word: &str) -> Option<Self> {
                 match word {
                     $( $word => Some($name::$variant), )+
                     _ => None,
                 }
             }
         }
+
+        $(
+            impl $name {
+                /// The column this set belongs to (`table.column`), whose `CHECK` lists its words.
+                pub const COLUMN: &'static str = $column;
+            }
+        )?
 
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -81,10 +89,43 @@ macro_rules! text_enum {
                     ::diesel::sql_types::Text,
                     ::diesel::pg::Pg,
                 >>::from_sql(bytes)?;
-                Self::from_db(&word).ok_or_else(|| {
-                    format!("{} holds {word:?}, which the code does not know", $column).into()
+                Self::from_word(&word).ok_or_else(|| {
+                    format!("{} {word:?}: a word the code does not know", stringify!($name)).into()
                 })
             }
         }
+
+        $(
+            impl ::serde::Serialize for $name {
+                fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                    serializer.serialize_str(self.as_str())
+                }
+            }
+
+            impl<'de> ::serde::Deserialize<'de> for $name {
+                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    let word = <String as ::serde::Deserialize>::deserialize(deserializer)?;
+                    Self::from_word(&word).ok_or_else(|| {
+                        ::serde::de::Error::custom(format!("unknown {}: {word:?}", $schema))
+                    })
+                }
+            }
+
+            impl ::utoipa::PartialSchema for $name {
+                fn schema() -> ::utoipa::openapi::RefOr<::utoipa::openapi::schema::Schema> {
+                    ::utoipa::openapi::ObjectBuilder::new()
+                        .schema_type(::utoipa::openapi::schema::Type::String)
+                        .description(Some($description))
+                        .enum_values(Some(Self::ALL.iter().map(|value| value.as_str())))
+                        .into()
+                }
+            }
+
+            impl ::utoipa::ToSchema for $name {
+                fn name() -> ::std::borrow::Cow<'static, str> {
+                    $schema.into()
+                }
+            }
+        )?
     };
 }

@@ -108,6 +108,18 @@ impl Route {
         self
     }
 
+    /// The route with its security requirement: `scheme`, naming `scopes` (the roles an
+    /// operator route admits, written where the access rule is rather than in an attribute).
+    pub fn with_security<'a>(
+        mut self,
+        scheme: &str,
+        scopes: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let requirement = utoipa::openapi::security::SecurityRequirement::new(scheme, scopes);
+        self.operation.security = Some(vec![requirement]);
+        self
+    }
+
     /// The route for another audience than its scope's (the auth service's caller lookup,
     /// under the app's /api/v1, is for other services).
     pub fn for_audience(mut self, audience: Audience) -> Self {

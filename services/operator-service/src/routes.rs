@@ -3,6 +3,7 @@
 
 use std::sync::LazyLock;
 
+use ::back_office::role::Admits;
 use server::token_schemes::BearerScheme;
 use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
@@ -77,7 +78,7 @@ fn description() -> String {
 }
 
 /// The operator bearer token.
-const OPERATOR: BearerScheme = BearerScheme::jwt(
+pub(crate) const OPERATOR: BearerScheme = BearerScheme::jwt(
     "operator",
     "An operator JWT: HS256 signed with OPERATOR_JWT_SECRET, claims `{sub, role, exp}`, role one of \
      super_admin, admin, merchant_manager, store_manager, data_entry (`operator-service token --role R \
@@ -90,19 +91,25 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         "/api/v1/operator",
         // `/services/all/without-pagination` comes before `/services/{id}`.
         [
-            route!(handlers::services::list),
-            route!(handlers::services::create),
-            route!(handlers::services::all),
-            route!(handlers::services::detail),
-            route!(handlers::services::update),
-            route!(handlers::children::candidates),
-            route!(handlers::children::set_children),
-            route!(handlers::audit::audit),
+            (route!(handlers::services::list), Admits::All),
+            (route!(handlers::services::create), Admits::Admins),
+            (route!(handlers::services::all), Admits::All),
+            (route!(handlers::services::detail), Admits::All),
+            (route!(handlers::services::update), Admits::Admins),
+            (route!(handlers::children::candidates), Admits::Admins),
+            (route!(handlers::children::set_children), Admits::Admins),
+            (route!(handlers::audit::audit), Admits::Admins),
         ]
+        .map(|(route, admits)| secured(route, admits))
         .into_iter()
         .chain(back_office::routes()),
     )])
 });
+
+/// A hierarchy route documented with the roles it admits (its handler checks them).
+fn secured(route: server::Route, admits: Admits) -> server::Route {
+    route.with_security(OPERATOR.name(), admits.roles().map(|role| role.as_str()))
+}
 
 /// Every route of the service, each with its operation.
 pub fn routes() -> &'static Routes {

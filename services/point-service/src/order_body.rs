@@ -112,7 +112,7 @@ fn to_client_id(body: &Map<String, Value>) -> Result<i64, String> {
 fn payment_type(body: &Map<String, Value>) -> Result<PaymentType, String> {
     match body.get("payment_type") {
         None => Err("Required".into()),
-        Some(Value::String(s)) => PaymentType::from_db(s).ok_or_else(|| {
+        Some(Value::String(s)) => PaymentType::from_word(s).ok_or_else(|| {
             format!("Invalid enum value. Expected 'point' | 'checkout', received '{s}'")
         }),
         Some(other) => Err(format!("Expected string, received {}", type_name(other))),

@@ -39,9 +39,9 @@ async fn every_order_word_set_is_its_columns_check() {
 
 #[test]
 fn a_word_the_code_does_not_know_is_none_never_a_default() {
-    assert_eq!(Status::from_db("initial_order"), Some(Status::Open));
+    assert_eq!(Status::from_word("initial_order"), Some(Status::Open));
     for unknown in ["", "INITIAL_ORDER", "pending", "successful "] {
-        assert_eq!(Status::from_db(unknown), None, "{unknown:?}");
+        assert_eq!(Status::from_word(unknown), None, "{unknown:?}");
     }
-    assert_eq!(PaymentType::from_db("card"), None);
+    assert_eq!(PaymentType::from_word("card"), None);
 }

@@ -65,7 +65,7 @@ pub struct CandidateFilters {
 /// query is never refused. Roles: admin, super_admin. Checks: token, role, path id, the
 /// service exists (404), the service is a parent (400), before the query is read.
 #[utoipa::path(get, path = "/services/{id}/children", operation_id = "listChildCandidates", tag = "children",
-    security(("operator" = ["super_admin", "admin"])), params(ServicePath, CandidateFilters, PageParams),
+    params(ServicePath, CandidateFilters, PageParams),
     responses(AdminAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
         (status = 400, description = &children::candidates_400(), body = OperatorError),
         (status = 200, description = "`{data: [candidates with isSelected], meta}`", body = ListPage<Candidate>)))]
@@ -110,7 +110,7 @@ pub async fn candidates(
 /// parent's children are ignored. One transaction locks the parent, then the services to
 /// assign in id order; recorded in the audit trail. Roles: admin, super_admin.
 #[utoipa::path(patch, path = "/services/{id}/children", operation_id = "updateChildren", tag = "children",
-    security(("operator" = ["super_admin", "admin"])), params(ServicePath), request_body = ChildrenBody,
+    params(ServicePath), request_body = ChildrenBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
         (status = 400, description = &children::set_children_400(), body = OperatorError),
         (status = 200, description = &ChildrenUpdated::shown(), body = ChildrenUpdated)))]

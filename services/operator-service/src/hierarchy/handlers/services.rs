@@ -19,7 +19,6 @@ use super::json_body;
 /// Every service matching the filters, by `ordering`, then id. Roles: all five (super_admin,
 /// admin, merchant_manager, store_manager, data_entry).
 #[utoipa::path(get, path = "/services", operation_id = "listServices", tag = "services",
-    security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     params(ListFilters, PageParams),
     responses(OperatorAnswers, QueryRefusal,
         (status = 200, description = "`{data: [services], meta}`", body = ListPage<ServiceView>)))]
@@ -43,7 +42,6 @@ pub async fn list(
 /// ignored), by `ordering`, then id. Rows omit `hierarchyRole` and `parentId`. Roles: all
 /// five.
 #[utoipa::path(get, path = "/services/all/without-pagination", operation_id = "listAllServices", tag = "services",
-    security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     params(ListFilters),
     responses(OperatorAnswers, QueryRefusal,
         (status = 200, description = "a bare array of services", body = [ServiceVariant])))]
@@ -63,7 +61,6 @@ pub async fn all(
 ///
 /// One service, whatever its role or status. Roles: all five.
 #[utoipa::path(get, path = "/services/{id}", operation_id = "getService", tag = "services",
-    security(("operator" = ["super_admin", "admin", "merchant_manager", "store_manager", "data_entry"])),
     params(ServicePath),
     responses(OperatorAnswers, ServiceRefusal,
         (status = 200, description = "the service", body = ServiceView)))]
@@ -84,7 +81,7 @@ pub async fn detail(
 /// hierarchyRole `parent`, serviceType `default`) and records it in the audit trail. Roles:
 /// admin, super_admin. Checks: token, role, body.
 #[utoipa::path(post, path = "/services", operation_id = "createService",
-    tag = "services", security(("operator" = ["super_admin", "admin"])),
+    tag = "services",
     request_body = ServiceBody,
     responses(AdminBodyAnswers, BodyRefusal,
         (status = 400, description = &body::create_400(), body = OperatorError),
@@ -109,7 +106,7 @@ pub async fn create(
 /// parent; the answer does not say so. Recorded in the audit trail. Roles: admin,
 /// super_admin. Checks: token, role, path id, body, the service (404 after the body).
 #[utoipa::path(patch, path = "/services/{id}", operation_id = "updateService",
-    tag = "services", security(("operator" = ["super_admin", "admin"])),
+    tag = "services",
     params(ServicePath), request_body = ServiceBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, BodyRefusal)>,
         (status = 400, description = &body::update_400(), body = OperatorError),
