@@ -53,6 +53,8 @@ echo "== rustfmt"
 cargo fmt --all -- --check
 echo "== code shape (each spec message written once, short route attributes, lines, files)"
 python3 scripts/code-shape.py
+echo "== closed sets (each state, type, role and action word only in its type)"
+python3 scripts/closed-sets.py
 echo "== clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== build (the binaries and every test target, in one feature set)"

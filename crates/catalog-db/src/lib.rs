@@ -2,9 +2,11 @@
 //! its migrations, its diesel schema and its row types, in one place so the two services
 //! can never disagree about it.
 
+mod redemption;
 pub mod schema;
 mod service_row;
 
+pub use redemption::RedemptionStatus;
 pub use service_row::ServiceRow;
 
 use diesel_migrations::{EmbeddedMigrations, embed_migrations};

@@ -27,6 +27,7 @@ use domain::Points;
 use serde::Serialize;
 use serde_json::Value;
 
+use catalog_db::RedemptionStatus;
 use catalog_db::schema::{gift_card_codes, gift_card_redemptions};
 
 use crate::config::GiftCardRetry;
@@ -112,7 +113,7 @@ struct Existing {
     #[diesel(sql_type = Numeric)]
     points: BigDecimal,
     #[diesel(sql_type = Text)]
-    status: String,
+    status: RedemptionStatus,
     /// Its 200 was given.
     #[diesel(sql_type = Bool)]
     answered: bool,
@@ -182,7 +183,7 @@ async fn claim(
         if existing.client_id != client_id {
             return Ok(Err(RedeemRefusal::Used.into()));
         }
-        if existing.status == "credited" {
+        if existing.status == RedemptionStatus::Credited {
             if existing.answered {
                 return Ok(Err(RedeemRefusal::Used.into()));
             }

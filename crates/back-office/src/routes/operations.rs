@@ -58,7 +58,7 @@ pub fn update_offer() {}
 /// admin, super_admin. Checks: token, role, path id, the offer.
 #[utoipa::path(delete, path = "/offers/{id}", operation_id = "withdrawOffer", tag = "offers",
     responses(OfferRefusal,
-        (status = 200, description = "withdrawn", body = OfferRecord)))]
+        (status = 200, description = "the offer, withdrawn", body = OfferRecord)))]
 pub fn withdraw_offer() {}
 
 /// The loyalty back office's audit trail
@@ -128,7 +128,7 @@ pub fn update_occasion() {}
 /// nothing is recorded. Roles: admin, super_admin. Checks: token, role,
 /// path id, the occasion.
 #[utoipa::path(delete, path = "/occasions/{id}", operation_id = "withdrawOccasion", tag = "occasions",
-    responses(OccasionRefusal, (status = 200, description = "withdrawn", body = OccasionRecord)))]
+    responses(OccasionRefusal, (status = 200, description = "the occasion, withdrawn", body = OccasionRecord)))]
 pub fn withdraw_occasion() {}
 
 /// The expiry policy

@@ -86,16 +86,16 @@ impl From<BatchRow> for BatchRecord {
 /// counted by state: each batch's codes only (its index), so the newest batches cost the
 /// same however many codes the catalog holds.
 fn batches(source: &str) -> String {
+    let states = CodeState::ALL.map(CodeState::as_str);
+    let columns = states.map(|state| format!("c.{state}")).join(", ");
+    let counts = states
+        .map(|state| format!("count(*) FILTER (WHERE s.state = '{state}') AS {state}"))
+        .join(", ");
     format!(
         "SELECT b.id, b.reference, b.code_count, b.points, b.prefix, b.expires_at, \
-                b.created_by, b.created_at, c.unused, c.being_credited, c.credited, c.withdrawn, \
-                c.expired \
+                b.created_by, b.created_at, {columns} \
          FROM {source} b CROSS JOIN LATERAL ( \
-             SELECT count(*) FILTER (WHERE s.state = 'unused') AS unused, \
-                    count(*) FILTER (WHERE s.state = 'being_credited') AS being_credited, \
-                    count(*) FILTER (WHERE s.state = 'credited') AS credited, \
-                    count(*) FILTER (WHERE s.state = 'withdrawn') AS withdrawn, \
-                    count(*) FILTER (WHERE s.state = 'expired') AS expired \
+             SELECT {counts} \
              FROM gift_card_code_states s WHERE s.batch_id = b.id) c"
     )
 }

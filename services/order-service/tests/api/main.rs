@@ -14,6 +14,7 @@ mod relay_answers;
 mod relay_targets;
 mod relay_timeouts;
 mod seed;
+mod states;
 mod stores;
 mod system_categories;
 mod upstream;

@@ -14,6 +14,7 @@ use std::fmt;
 use std::process::ExitCode;
 
 use bigdecimal::BigDecimal;
+use catalog_db::RedemptionStatus;
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Numeric, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -158,7 +159,7 @@ struct Redemption {
     #[diesel(sql_type = Numeric)]
     points: BigDecimal,
     #[diesel(sql_type = Text)]
-    status: String,
+    status: RedemptionStatus,
     #[diesel(sql_type = Text)]
     credit_target: String,
 }
@@ -285,7 +286,7 @@ fn gift_codes(credits: &[Credit], redemptions: &[Redemption]) -> Vec<Difference>
                 credited: credit.client_id,
                 points: credit.points.clone(),
                 redeemed: r.client_id,
-                status: r.status.clone(),
+                status: r.status.to_string(),
             }),
             Some(r) if r.points != credit.points => out.push(Difference::PointsDiffer {
                 reference: credit.reference.clone(),
@@ -296,7 +297,7 @@ fn gift_codes(credits: &[Credit], redemptions: &[Redemption]) -> Vec<Difference>
         }
     }
     for r in redemptions {
-        let ours = r.credit_target == "point_service" && r.status == "credited";
+        let ours = r.credit_target == "point_service" && r.status == RedemptionStatus::Credited;
         if ours && !credited.contains_key(r.reference.as_str()) {
             out.push(Difference::CreditMissing {
                 reference: r.reference.clone(),
@@ -366,7 +367,7 @@ mod tests {
             reference: format!("gift-card:{code}"),
             client_id,
             points: points.into(),
-            status: status.into(),
+            status: RedemptionStatus::from_word(status).unwrap(),
             credit_target: "point_service".into(),
         }
     }

@@ -11,12 +11,18 @@ use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
 use diesel::sql_types::{BigInt, Double, Integer, Nullable, Numeric, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
+use catalog_db::RedemptionStatus;
+
 use super::{CreditTarget, Failure, Lease, reference_of};
 
 /// A duration as the seconds that `make_interval(secs => …)` takes.
 fn seconds(d: Duration) -> f64 {
     d.as_secs_f64()
 }
+
+/// The words of the two statuses, as the statements below compare and write them.
+const PENDING: &str = RedemptionStatus::Pending.as_str();
+const CREDITED: &str = RedemptionStatus::Credited.as_str();
 
 /// What every update that takes a lease sets `taken_at` to: a later value than it had
 /// (`clock_timestamp()`, unless the server's clock was set back behind it). The catalog
@@ -62,7 +68,7 @@ pub async fn take_due(
          SET lease_until = now() + make_interval(secs => $2), attempts = r.attempts + 1, \
              credit_target = COALESCE(r.credit_target, $1), taken_at = {TAKEN_NOW} \
          WHERE r.id = (SELECT id FROM gift_card_redemptions \
-                       WHERE status = 'pending' AND next_attempt_at <= now() \
+                       WHERE status = '{PENDING}' AND next_attempt_at <= now() \
                          AND (lease_until IS NULL OR lease_until <= now()) \
                        ORDER BY next_attempt_at, id LIMIT 1 \
                        FOR UPDATE SKIP LOCKED) \
@@ -137,13 +143,13 @@ pub async fn credited(conn: &mut AsyncPgConnection, id: i64, answer: bool) -> Qu
             .first(conn)
             .await?;
         let first_answer = answer && answered_at.is_none();
-        diesel::sql_query(
+        diesel::sql_query(format!(
             "UPDATE gift_card_redemptions \
-             SET status = 'credited', credited_at = COALESCE(credited_at, now()), \
+             SET status = '{CREDITED}', credited_at = COALESCE(credited_at, now()), \
                  lease_until = NULL, last_error = NULL, \
                  answered_at = CASE WHEN $2 THEN now() ELSE answered_at END \
              WHERE id = $1",
-        )
+        ))
         .bind::<BigInt, _>(id)
         .bind::<diesel::sql_types::Bool, _>(first_answer)
         .execute(conn)
@@ -162,12 +168,12 @@ pub async fn release(
     backoff: Duration,
     error: &Failure,
 ) -> QueryResult<()> {
-    diesel::sql_query(
+    diesel::sql_query(format!(
         "UPDATE gift_card_redemptions \
          SET lease_until = NULL, next_attempt_at = now() + make_interval(secs => $3), \
              last_error = $4 \
-         WHERE id = $1 AND attempts = $2 AND status = 'pending'",
-    )
+         WHERE id = $1 AND attempts = $2 AND status = '{PENDING}'",
+    ))
     .bind::<BigInt, _>(lease.id)
     .bind::<Integer, _>(lease.attempt)
     .bind::<Double, _>(seconds(backoff))

@@ -13,6 +13,7 @@ use uuid::Uuid;
 use super::{DISAGREEMENTS_LISTED, LISTED};
 use crate::config::SyncSettings;
 use crate::db::schema::payment_syncs;
+use crate::payments::machine::Status;
 
 /// The longest wait between two reads of one order.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(3600);
@@ -46,12 +47,13 @@ pub async fn schedule_now(conn: &mut AsyncPgConnection, correlation_id: Uuid) ->
     diesel::sql_query(
         "INSERT INTO payment_syncs (correlation_id, since, due_at) \
          SELECT correlation_id, now(), now() FROM point_orders \
-         WHERE correlation_id = $1 AND status = 'initial_order' \
+         WHERE correlation_id = $1 AND status = $2 \
          ON CONFLICT (correlation_id) DO UPDATE \
          SET due_at = now(), listed_at = NULL, resolved_at = NULL, resolution = NULL, \
              generation = nextval('payment_sync_generations')",
     )
     .bind::<diesel::sql_types::Uuid, _>(correlation_id)
+    .bind::<Text, _>(Status::Open)
     .execute(conn)
     .await?;
     Ok(())
