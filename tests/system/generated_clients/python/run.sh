@@ -4,7 +4,8 @@
 # journey.py through them against a running stack. The journey checks at run time that every
 # answer is the generated model the contract promises, so a document that leaves an answer
 # untyped, a closed set as free text or an always-present key optional fails here, the way
-# an app team would find out.
+# an app team would find out. Before the journey, `mypy --strict` reads typed_bodies.py
+# against the admin client: a body the server refuses must be a type error there.
 #
 # Reads:
 #   APP_DOCUMENT, ADMIN_DOCUMENT   the documents (default docs/api/app.json and
@@ -24,6 +25,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../../../../scripts/lib.sh"
 
 GENERATOR_VERSION=0.29.1
+# Type-checks typed_bodies.py against the generated admin client.
+MYPY_VERSION=1.13.0
 app_document=$(realpath -m "${APP_DOCUMENT:-$REPO/docs/api/app.json}")
 admin_document=$(realpath -m "${ADMIN_DOCUMENT:-$REPO/docs/api/admin.json}")
 dir=$(realpath -m "${API_CLIENTS_DIR:-$REPO/target/api-clients}")/python
@@ -32,7 +35,7 @@ dir=$(realpath -m "${API_CLIENTS_DIR:-$REPO/target/api-clients}")/python
 
 # lib.sh's stamp and lock make the virtualenv once per pin and Python version.
 venv=$dir/venv
-pinned_venv "$venv" "openapi-python-client==$GENERATOR_VERSION"
+pinned_venv "$venv" "openapi-python-client==$GENERATOR_VERSION" "mypy==$MYPY_VERSION"
 
 run=$(mktemp -d "$dir/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
@@ -58,6 +61,12 @@ generate app_client "$app_document"
 generate admin_client "$admin_document"
 
 status=0
+# The bodies a client author writes, as the type checker sees them (typed_bodies.py says how).
+(cd "$run/clients" && MYPYPATH="$run/clients" "$venv/bin/mypy" --strict --warn-unused-ignores \
+    --no-incremental --cache-dir=/dev/null "$here/typed_bodies.py") || {
+    log "typed_bodies.py: the admin client's types and what the server accepts disagree (above)"
+    status=1
+}
 PYTHONPATH="$run/clients" "$venv/bin/python" "$here/journey.py" || status=$?
 [ "$warned" = 0 ] || fail "the generator warned (above)"
 exit "$status"
