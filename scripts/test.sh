@@ -55,6 +55,8 @@ echo "== code shape (each spec message written once, short route attributes, lin
 python3 scripts/code-shape.py
 echo "== closed sets (each state, type, role and action word only in its type)"
 python3 scripts/closed-sets.py
+echo "== module graph (no cycle through an error module and a handler module)"
+python3 scripts/module-cycles.py
 echo "== clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== build (the binaries and every test target, in one feature set)"

@@ -181,7 +181,7 @@ refused_where_converted!(
     crate::address_book::FieldRefusal,
     crate::address_book::BookRefusal,
     crate::address_book::AddressRefusal,
-    crate::handlers::tokens::ExchangeRefusal
+    crate::tokens::ExchangeRefusal
 );
 
 impl Fault {

@@ -9,6 +9,16 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+envelope::refusals! {
+    /// Why exchange-token refuses a body, besides JSON it cannot read.
+    pub enum ExchangeRefusal in A {
+        /// `token` missing, not text, or blank.
+        TokenMissing => 400, "token is required";
+        /// `target_platform` neither `primary` nor `legacy`.
+        UnknownPlatform => 400, "target_platform must be primary or legacy";
+    }
+}
+
 /// The `typ` claim of a primary token.
 const PRIMARY: &str = "primary";
 

@@ -8,6 +8,8 @@ use actix_web::{FromRequest, HttpRequest, web};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
+use server::token_schemes::BearerScheme;
+
 use crate::error::OpError;
 
 envelope::refusals! {
@@ -30,6 +32,14 @@ struct Claims {
     role: String,
     exp: i64,
 }
+
+/// The operator bearer token, as the document names it.
+pub const SCHEME: BearerScheme = BearerScheme::jwt(
+    "operator",
+    "An operator JWT: HS256 signed with OPERATOR_JWT_SECRET, claims `{sub, role, exp}`, role one of \
+     super_admin, admin, merchant_manager, store_manager, data_entry (`operator-service token --role R \
+     --sub N` prints one). The role names in an operation's security requirement are the roles it admits.",
+);
 
 #[derive(Clone)]
 pub struct OperatorKeys {

@@ -4,12 +4,11 @@
 use std::sync::LazyLock;
 
 use ::back_office::role::Admits;
-use server::token_schemes::BearerScheme;
 use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
-use crate::auth::AccessRefusal;
+use crate::auth::{AccessRefusal, SCHEME};
 use crate::back_office;
 use crate::error::shown_body;
 use crate::hierarchy::handlers;
@@ -22,7 +21,7 @@ use crate::hierarchy::lookup::ServiceRefusal;
         description = &description()
     ),
     components(schemas(envelope::OperatorError)),
-    modifiers(&OPERATOR),
+    modifiers(&SCHEME),
     tags(
         (name = "services", description = "Services and their place in the hierarchy."),
         (name = "children",
@@ -77,14 +76,6 @@ fn description() -> String {
     )
 }
 
-/// The operator bearer token.
-pub(crate) const OPERATOR: BearerScheme = BearerScheme::jwt(
-    "operator",
-    "An operator JWT: HS256 signed with OPERATOR_JWT_SECRET, claims `{sub, role, exp}`, role one of \
-     super_admin, admin, merchant_manager, store_manager, data_entry (`operator-service token --role R \
-     --sub N` prints one). The role names in an operation's security requirement are the roles it admits.",
-);
-
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([scope(
         Audience::Admin,
@@ -108,7 +99,7 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
 
 /// A hierarchy route documented with the roles it admits (its handler checks them).
 fn secured(route: server::Route, admits: Admits) -> server::Route {
-    route.with_security(OPERATOR.name(), admits.roles().map(|role| role.as_str()))
+    route.with_security(SCHEME.name(), admits.roles().map(|role| role.as_str()))
 }
 
 /// Every route of the service, each with its operation.

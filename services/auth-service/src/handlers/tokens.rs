@@ -14,18 +14,8 @@ use crate::phone::{PhoneRefusal, required_phone};
 use crate::profile::{ClientRefusal, Profile, ProfileAnswer, Recipient, Wrapped};
 use crate::profile_update::{BodyRefusal, body_object};
 use crate::state::AppState;
-use crate::tokens::{legacy_hash, new_legacy_token};
+use crate::tokens::{ExchangeRefusal, legacy_hash, new_legacy_token};
 use envelope::Refuses;
-
-envelope::refusals! {
-    /// Why exchange-token refuses a body, besides JSON it cannot read.
-    pub enum ExchangeRefusal in A {
-        /// `token` missing, not text, or blank.
-        TokenMissing => 400, "token is required";
-        /// `target_platform` neither `primary` nor `legacy`.
-        UnknownPlatform => 400, "target_platform must be primary or legacy";
-    }
-}
 
 /// The lookup's refusals: no phone, no client with it, the caller's limit.
 type LookupRefusals = QueryRefusals<Refuses<(PhoneRefusal, ClientRefusal, LookupLimit)>>;

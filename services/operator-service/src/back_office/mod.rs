@@ -57,7 +57,7 @@ fn operation(route: Route, contract: &Contract) -> Operation {
     let admits = route.rule().admits;
     let mut operation = contract.operation.clone();
     operation.security = Some(vec![SecurityRequirement::new(
-        crate::routes::OPERATOR.name(),
+        crate::auth::SCHEME.name(),
         admits.roles().map(|role| role.as_str()),
     )]);
     let mut answers = shared_answers(admits, contract.takes_body());
