@@ -78,6 +78,27 @@ pub fn snapshot(record: &impl Serialize) -> Value {
     serde_json::to_value(record).unwrap_or(Value::Null)
 }
 
+/// A record the trail holds before and after a change.
+pub trait Audited: Serialize {
+    /// The trail's subject: `<record>:<id>`.
+    fn subject(&self) -> String;
+}
+
+/// Records `action` on `after`, from `before` (none for a creation), and answers `after`;
+/// the caller's transaction makes it one with the change.
+pub async fn changed<T: Audited>(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    action: Action,
+    before: Option<&T>,
+    after: T,
+) -> QueryResult<T> {
+    let before = before.map_or(Value::Null, snapshot);
+    let subject = after.subject();
+    record(conn, operator, action, &subject, before, snapshot(&after)).await?;
+    Ok(after)
+}
+
 /// Records a change; the caller's transaction makes it one with the change.
 pub async fn record(
     conn: &mut AsyncPgConnection,

@@ -267,6 +267,12 @@ pub fn code(prefix: Option<&str>, mut random: impl FnMut() -> u8) -> String {
     }
 }
 
+impl crate::audit::Audited for BatchRecord {
+    fn subject(&self) -> String {
+        format!("gift-code-batch:{}", self.id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

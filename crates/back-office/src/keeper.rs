@@ -2,8 +2,8 @@
 //! under [`crate::INTERNAL_PREFIX`] for each [`Route`] the table gives them, and the checks
 //! every one of those routes makes before its handler runs.
 //!
-//! A keeper registers each of its routes with [`kept`] (path, method and document from the
-//! table) and the [`Door`] it checks callers with; a handler then names what it needs as an
+//! A keeper registers each of its routes with [`Keeping::serve`] (path, method and document
+//! from the table) and the [`Door`] it checks callers with; a handler then names what it needs as an
 //! extractor: [`Caller`] for a read, [`Acting`] for a route that names its operator. The
 //! checks and their order (the caller, then the operator against the route's rule) are
 //! written here once, for both keepers.
@@ -97,37 +97,47 @@ fn unserved(why: &str) -> actix_web::Error {
     )
 }
 
-/// `route` as a keeper serves it, relative to the keeper's `scope` (a prefix of
-/// [`crate::INTERNAL_PREFIX`]), answered by `handler`. Its document is the route's contract
-/// at the keeper's path, with the headers the keeper reads, the door's and the operator's
-/// refusals, and `answers`: what the keeper answers besides (its database's 500 and 503).
-///
-/// # Panics
-/// When `scope` is not a prefix of [`crate::INTERNAL_PREFIX`]: a programming error that
-/// the keeper's route tests meet first.
-pub fn kept<F, Args>(
-    route: Route,
-    scope: &str,
+/// How a keeper serves the routes the table gives it: under its `scope` (a prefix of
+/// [`crate::INTERNAL_PREFIX`]), answering `answers` besides the route's own (its database's
+/// 500 and 503).
+pub struct Keeping {
+    scope: &'static str,
     answers: BTreeMap<String, RefOr<Response>>,
-    handler: F,
-) -> server::Route
-where
-    F: Handler<Args> + Send + Sync,
-    Args: FromRequest + 'static,
-    F::Output: Responder + 'static,
-{
-    let contract = route.contract();
-    let under = crate::INTERNAL_PREFIX
-        .strip_prefix(scope)
-        .unwrap_or_else(|| panic!("{scope}: not a prefix of {}", crate::INTERNAL_PREFIX));
-    let path = format!("{under}{}", route.rule().keeper_path);
-    server::Route::new(
-        contract.method.clone(),
-        path,
-        operation(route, answers),
-        move || web::route().to(handler.clone()),
-    )
-    .with_schemas(contract.schemas.iter().cloned())
+}
+
+impl Keeping {
+    /// # Panics
+    /// When `scope` is not a prefix of [`crate::INTERNAL_PREFIX`]: a programming error that
+    /// every test of the keeper meets first.
+    pub fn new(scope: &'static str, answers: BTreeMap<String, RefOr<Response>>) -> Self {
+        assert!(
+            crate::INTERNAL_PREFIX.starts_with(scope),
+            "{scope}: not a prefix of {}",
+            crate::INTERNAL_PREFIX
+        );
+        Self { scope, answers }
+    }
+
+    /// `route` as the keeper serves it, answered by `handler`. Its document is the route's
+    /// contract at the keeper's path, with the headers the keeper reads, the door's and the
+    /// operator's refusals, and the keeper's own answers.
+    pub fn serve<F, Args>(&self, route: Route, handler: F) -> server::Route
+    where
+        F: Handler<Args> + Send + Sync,
+        Args: FromRequest + 'static,
+        F::Output: Responder + 'static,
+    {
+        let contract = route.contract();
+        let under = &crate::INTERNAL_PREFIX[self.scope.len()..];
+        let path = format!("{under}{}", route.rule().keeper_path);
+        server::Route::new(
+            contract.method.clone(),
+            path,
+            operation(route, self.answers.clone()),
+            move || web::route().to(handler.clone()),
+        )
+        .with_schemas(contract.schemas.iter().cloned())
+    }
 }
 
 /// The contract's operation as a keeper answers it.

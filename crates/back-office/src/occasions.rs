@@ -141,6 +141,12 @@ impl OccasionFields {
     }
 }
 
+impl crate::audit::Audited for OccasionRecord {
+    fn subject(&self) -> String {
+        format!("occasion:{}", self.id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

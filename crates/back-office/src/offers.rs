@@ -241,6 +241,12 @@ impl OfferValues {
     }
 }
 
+impl crate::audit::Audited for OfferRecord {
+    fn subject(&self) -> String {
+        format!("offer:{}", self.id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -3,8 +3,8 @@
 
 use std::sync::LazyLock;
 
+use ::back_office::keeper::Keeping;
 use ::back_office::routes::Route as BackOfficeRoute;
-use actix_web::{FromRequest, Handler, Responder};
 
 use server::token_schemes::LEGACY;
 use server::{Audience, Routes, ServiceApp, route, scope};
@@ -108,31 +108,21 @@ const INTERNAL_SCOPE: &str = "/internal/v1";
 /// A back-office route with its handler, if the table gives it to the order service.
 fn kept(route: BackOfficeRoute) -> Option<server::Route> {
     use BackOfficeRoute::*;
+    let keeping = Keeping::new(INTERNAL_SCOPE, crate::error::DatabaseAnswers::responses());
     Some(match route {
-        ListBatches => keep(route, back_office::list_batches),
-        IssueBatch => keep(route, back_office::issue_batch),
-        Batch => keep(route, back_office::batch_codes),
-        ExportBatch => keep(route, back_office::batch_csv),
-        WithdrawBatch => keep(route, back_office::withdraw_batch),
-        EarnRates => keep(route, back_office::earn_rates),
-        ReplaceEarnRates => keep(route, back_office::replace_earn_rates),
-        CatalogAudit => keep(route, back_office::audit_trail),
+        ListBatches => keeping.serve(route, back_office::list_batches),
+        IssueBatch => keeping.serve(route, back_office::issue_batch),
+        Batch => keeping.serve(route, back_office::batch_codes),
+        ExportBatch => keeping.serve(route, back_office::batch_csv),
+        WithdrawBatch => keeping.serve(route, back_office::withdraw_batch),
+        EarnRates => keeping.serve(route, back_office::earn_rates),
+        ReplaceEarnRates => keeping.serve(route, back_office::replace_earn_rates),
+        CatalogAudit => keeping.serve(route, back_office::audit_trail),
         // The point service keeps these.
         ListOffers | CreateOffer | UpdateOffer | WithdrawOffer | PointsAudit | ClientPoints
         | AdjustPoints | ListOccasions | CreateOccasion | UpdateOccasion | WithdrawOccasion
         | ExpiryPolicy | ReplaceExpiryPolicy => return None,
     })
-}
-
-/// `route` as the table says the order service serves it, answered by `handler`.
-fn keep<F, Args>(route: BackOfficeRoute, handler: F) -> server::Route
-where
-    F: Handler<Args> + Send + Sync,
-    Args: FromRequest + 'static,
-    F::Output: Responder + 'static,
-{
-    let answers = crate::error::DatabaseAnswers::responses();
-    ::back_office::keeper::kept(route, INTERNAL_SCOPE, answers, handler)
 }
 
 /// Every route of the service, the relayed ones included, each with its operation.

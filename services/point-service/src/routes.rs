@@ -5,6 +5,7 @@
 
 use std::sync::LazyLock;
 
+use ::back_office::keeper::Keeping;
 use ::back_office::routes::Route as BackOfficeRoute;
 use actix_web::{FromRequest, Handler, Responder, web};
 use relayed_routes::{PREFIX, Route};
@@ -73,35 +74,25 @@ fn served(route: Route) -> server::Route {
 /// A back-office route with its handler, if the table gives it to the point service.
 fn kept(route: BackOfficeRoute) -> Option<server::Route> {
     use BackOfficeRoute::*;
+    let keeping = Keeping::new(INTERNAL_SCOPE, crate::error::DatabaseAnswers::responses());
     Some(match route {
-        ListOffers => keep(route, back_office::list_offers),
-        CreateOffer => keep(route, back_office::create_offer),
-        UpdateOffer => keep(route, back_office::update_offer),
-        WithdrawOffer => keep(route, back_office::withdraw_offer),
-        PointsAudit => keep(route, back_office::audit_trail),
-        ClientPoints => keep(route, back_office::client_points),
-        AdjustPoints => keep(route, back_office::adjust),
-        ListOccasions => keep(route, back_office::list_occasions),
-        CreateOccasion => keep(route, back_office::create_occasion),
-        UpdateOccasion => keep(route, back_office::update_occasion),
-        WithdrawOccasion => keep(route, back_office::withdraw_occasion),
-        ExpiryPolicy => keep(route, back_office::expiry_policy),
-        ReplaceExpiryPolicy => keep(route, back_office::replace_expiry_policy),
+        ListOffers => keeping.serve(route, back_office::list_offers),
+        CreateOffer => keeping.serve(route, back_office::create_offer),
+        UpdateOffer => keeping.serve(route, back_office::update_offer),
+        WithdrawOffer => keeping.serve(route, back_office::withdraw_offer),
+        PointsAudit => keeping.serve(route, back_office::audit_trail),
+        ClientPoints => keeping.serve(route, back_office::client_points),
+        AdjustPoints => keeping.serve(route, back_office::adjust),
+        ListOccasions => keeping.serve(route, back_office::list_occasions),
+        CreateOccasion => keeping.serve(route, back_office::create_occasion),
+        UpdateOccasion => keeping.serve(route, back_office::update_occasion),
+        WithdrawOccasion => keeping.serve(route, back_office::withdraw_occasion),
+        ExpiryPolicy => keeping.serve(route, back_office::expiry_policy),
+        ReplaceExpiryPolicy => keeping.serve(route, back_office::replace_expiry_policy),
         // The order service keeps these.
         ListBatches | IssueBatch | Batch | ExportBatch | WithdrawBatch | EarnRates
         | ReplaceEarnRates | CatalogAudit => return None,
     })
-}
-
-/// `route` as the table says the point service serves it, answered by `handler`.
-fn keep<F, Args>(route: BackOfficeRoute, handler: F) -> server::Route
-where
-    F: Handler<Args> + Send + Sync,
-    Args: FromRequest + 'static,
-    F::Output: Responder + 'static,
-{
-    let answers = crate::error::DatabaseAnswers::responses();
-    ::back_office::keeper::kept(route, INTERNAL_SCOPE, answers, handler)
 }
 
 /// The route of the contract's operation, answered by `handler`.

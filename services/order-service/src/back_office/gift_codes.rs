@@ -234,10 +234,7 @@ pub async fn issue(
         let made = batch(conn, id)
             .await?
             .ok_or_else(|| OrderError::Internal(format!("gift-code batch {id} vanished")))?;
-        let subject = format!("gift-code-batch:{id}");
-        let after = audit::snapshot(&made);
-        audit::record(conn, operator, Action::GiftCodeBatchIssue, &subject, serde_json::Value::Null, after)
-            .await?;
+        let made = audit::changed(conn, operator, Action::GiftCodeBatchIssue, None, made).await?;
         tracing::info!(
             gift_code_batch.id = id,
             gift_code_batch.count = made.count,
@@ -352,16 +349,8 @@ pub async fn withdraw(
         if withdrawn == 0 {
             return Ok(after);
         }
-        let subject = format!("gift-code-batch:{number}");
-        audit::record(
-            conn,
-            operator,
-            Action::GiftCodeBatchWithdraw,
-            &subject,
-            audit::snapshot(&before),
-            audit::snapshot(&after),
-        )
-        .await?;
+        let after = audit::changed(conn, operator, Action::GiftCodeBatchWithdraw, Some(&before), after)
+            .await?;
         tracing::info!(
             gift_code_batch.id = number,
             gift_code_batch.withdrawn = withdrawn,
@@ -384,17 +373,8 @@ pub async fn codes_for(
 ) -> Result<BatchCodes, OrderError> {
     conn.transaction::<_, OrderError, _>(async |conn| {
         let batch = named(conn, id).await?;
-        let subject = format!("gift-code-batch:{}", batch.id);
-        let after = audit::snapshot(&batch);
-        audit::record(
-            conn,
-            operator,
-            action,
-            &subject,
-            serde_json::Value::Null,
-            after,
-        )
-        .await?;
+        // A read: the batch as it was read, nothing before it.
+        let batch = audit::changed(conn, operator, action, None, batch).await?;
         Ok(codes(conn, batch).await?)
     })
     .await

@@ -7,11 +7,10 @@ use back_office::occasions::{OccasionFields, OccasionRecord, OccasionRefusal};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use serde_json::Value;
 
 use crate::db::schema::point_occasions;
 use crate::error::PointError;
-use ::back_office::audit::{self, snapshot};
+use ::back_office::audit;
 use back_office::access::ActingOperator;
 
 /// The columns of [`Row`], in its order.
@@ -56,10 +55,6 @@ fn record(row: Row) -> OccasionRecord {
     }
 }
 
-fn subject(id: &str) -> String {
-    format!("occasion:{id}")
-}
-
 /// Every occasion: the active ones first, then by id.
 pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<OccasionRecord>> {
     let rows: Vec<Row> = point_occasions::table
@@ -88,18 +83,7 @@ pub async fn create(
             .returning(COLUMNS)
             .get_result(conn)
             .await?;
-        let created = record(row);
-        let subject = subject(&created.id);
-        audit::record(
-            conn,
-            operator,
-            Action::OccasionCreate,
-            &subject,
-            Value::Null,
-            snapshot(&created),
-        )
-        .await?;
-        Ok(created)
+        Ok(audit::changed(conn, operator, Action::OccasionCreate, None, record(row)).await?)
     })
     .await
 }
@@ -144,18 +128,8 @@ pub async fn update(
             .returning(COLUMNS)
             .get_result(conn)
             .await?;
-        let (before, after) = (record(current), record(row));
-        let subject = subject(&after.id);
-        audit::record(
-            conn,
-            operator,
-            action,
-            &subject,
-            snapshot(&before),
-            snapshot(&after),
-        )
-        .await?;
-        Ok(after)
+        let before = record(current);
+        Ok(audit::changed(conn, operator, action, Some(&before), record(row)).await?)
     })
     .await
 }

@@ -11,11 +11,10 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Money;
-use serde_json::Value;
 
 use crate::db::schema::point_offers;
 use crate::error::PointError;
-use ::back_office::audit::{self, snapshot};
+use ::back_office::audit;
 use back_office::access::ActingOperator;
 
 /// The columns of [`Row`], in its order.
@@ -81,10 +80,6 @@ fn values(row: &Row) -> OfferValues {
     }
 }
 
-fn subject(id: &str) -> String {
-    format!("offer:{id}")
-}
-
 /// Every offer: those not withdrawn first; then as the app lists them (sequence, legacy id,
 /// id; missing ones last).
 pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<OfferRecord>> {
@@ -119,17 +114,7 @@ pub async fn create(
             .returning(COLUMNS)
             .get_result(conn)
             .await?;
-        let created = record(row);
-        audit::record(
-            conn,
-            operator,
-            Action::OfferCreate,
-            &subject(&created.id),
-            Value::Null,
-            snapshot(&created),
-        )
-        .await?;
-        Ok(created)
+        Ok(audit::changed(conn, operator, Action::OfferCreate, None, record(row)).await?)
     })
     .await
 }
@@ -177,17 +162,15 @@ pub async fn update(
             .returning(COLUMNS)
             .get_result(conn)
             .await?;
-        let (before, after) = (record(current), record(row));
-        audit::record(
+        let before = record(current);
+        Ok(audit::changed(
             conn,
             operator,
             Action::OfferUpdate,
-            &subject(&after.id),
-            snapshot(&before),
-            snapshot(&after),
+            Some(&before),
+            record(row),
         )
-        .await?;
-        Ok(after)
+        .await?)
     })
     .await
 }
@@ -214,17 +197,15 @@ pub async fn withdraw(
             .returning(COLUMNS)
             .get_result(conn)
             .await?;
-        let (before, after) = (record(current), record(row));
-        audit::record(
+        let before = record(current);
+        Ok(audit::changed(
             conn,
             operator,
             Action::OfferWithdraw,
-            &subject(&after.id),
-            snapshot(&before),
-            snapshot(&after),
+            Some(&before),
+            record(row),
         )
-        .await?;
-        Ok(after)
+        .await?)
     })
     .await
 }
