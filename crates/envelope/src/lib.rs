@@ -25,7 +25,7 @@ mod retry_after;
 
 pub use details::Details;
 pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, INTERNAL_MESSAGE, OperatorError};
-pub use refusal::{Refusal, Refused, Refuses};
+pub use refusal::{Only, Refusal, Refused, Refuses};
 pub use retry_after::RetryAfter;
 /// For [`refusals!`]'s expansion in crates that do not name utoipa themselves.
 #[doc(hidden)]

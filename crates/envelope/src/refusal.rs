@@ -236,6 +236,27 @@ macro_rules! refuses_tuple {
     };
 }
 
+/// The answers of a refusal type a route gives only some of: those of `R` with the status
+/// `A` (or `B`), for a route whose checks cannot reach the others (a withdrawal reads no
+/// body, so it never gives a body's 400).
+pub struct Only<R, const A: u16, const B: u16 = 0>(std::marker::PhantomData<R>);
+
+impl<R: Refusal, const A: u16, const B: u16> utoipa::IntoResponses for Only<R, A, B> {
+    fn responses()
+    -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::Response>> {
+        let answers: Vec<(u16, &'static str)> = R::answers()
+            .iter()
+            .copied()
+            .filter(|(status, _)| *status == A || *status == B)
+            .collect();
+        assert!(
+            !answers.is_empty(),
+            "Only<_, {A}, {B}>: the type gives neither status"
+        );
+        crate::openapi::refusal_answers(R::ENVELOPE, &answers)
+    }
+}
+
 refuses_tuple!(A, B);
 refuses_tuple!(A, B, C);
 refuses_tuple!(A, B, C, D);

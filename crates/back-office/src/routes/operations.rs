@@ -4,7 +4,7 @@
 //! requirement, the answers every route shares (401, 403, 413, 500, 503) and those of the
 //! relay (500, 502, 504).
 
-use envelope::Refuses;
+use envelope::{Only, Refuses};
 
 use crate::adjustments::{AdjustmentBody, AdjustmentRecord, AdjustmentRefusal};
 use crate::audit::Page;
@@ -35,7 +35,7 @@ pub fn list_offers() {}
 /// Roles: admin, super_admin. Checks: token, role, body.
 #[utoipa::path(post, path = "/offers", operation_id = "createOffer", tag = "offers",
     request_body = OfferCreateBody,
-    responses(OfferRefusal,
+    responses(Only<OfferRefusal, 400>,
         (status = 201, description = "created", body = OfferRecord)))]
 pub fn create_offer() {}
 
@@ -57,7 +57,7 @@ pub fn update_offer() {}
 /// answers it as it is and records nothing (so for occasions and batches too). Roles:
 /// admin, super_admin. Checks: token, role, path id, the offer.
 #[utoipa::path(delete, path = "/offers/{id}", operation_id = "withdrawOffer", tag = "offers",
-    responses(OfferRefusal,
+    responses(Only<OfferRefusal, 404>,
         (status = 200, description = "the offer, withdrawn", body = OfferRecord)))]
 pub fn withdraw_offer() {}
 
@@ -108,7 +108,7 @@ pub fn list_occasions() {}
 /// role, body.
 #[utoipa::path(post, path = "/occasions", operation_id = "createOccasion", tag = "occasions",
     request_body = OccasionCreateBody,
-    responses(OccasionRefusal, (status = 201, description = "created", body = OccasionRecord)))]
+    responses(Only<OccasionRefusal, 400>, (status = 201, description = "created", body = OccasionRecord)))]
 pub fn create_occasion() {}
 
 /// Change an occasion
@@ -128,7 +128,8 @@ pub fn update_occasion() {}
 /// nothing is recorded. Roles: admin, super_admin. Checks: token, role,
 /// path id, the occasion.
 #[utoipa::path(delete, path = "/occasions/{id}", operation_id = "withdrawOccasion", tag = "occasions",
-    responses(OccasionRefusal, (status = 200, description = "the occasion, withdrawn", body = OccasionRecord)))]
+    responses(Only<OccasionRefusal, 404>,
+        (status = 200, description = "the occasion, withdrawn", body = OccasionRecord)))]
 pub fn withdraw_occasion() {}
 
 /// The expiry policy

@@ -114,8 +114,9 @@ async fn refresh_gauges(pool: &db::Pool) -> Result<(), OrderError> {
     let pending: Pending = diesel::sql_query(
         "SELECT count(*) AS count, \
                 COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest_seconds \
-         FROM gift_card_redemptions WHERE status = 'pending'",
+         FROM gift_card_redemptions WHERE status = $1",
     )
+    .bind::<diesel::sql_types::Text, _>(catalog_db::RedemptionStatus::Pending)
     .get_result(&mut conn)
     .await?;
     metrics::gauge!("gift_card_credits_pending").set(pending.count as f64);
