@@ -15,10 +15,14 @@ use crate::access::ActingOperator;
 use crate::paging::Paging;
 use crate::role::Role;
 
-/// One change, in this key order.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, diesel::QueryableByName)]
+mod kinds;
+
+pub use kinds::BalanceBefore;
+
+/// One change, in this key order. Its document is one schema for each kind of record, by
+/// `action` (`kinds`).
+#[derive(Debug, Clone, Serialize, Deserialize, diesel::QueryableByName)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = BackOfficeAuditEntry)]
 pub struct Entry {
     #[diesel(sql_type = BigInt)]
     pub id: i64,

@@ -16,7 +16,6 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Points;
-use serde_json::json;
 
 use crate::db::schema::support_adjustments;
 use crate::error::PointError;
@@ -147,7 +146,9 @@ pub async fn adjust(
             operator,
             action,
             &format!("client:{client_id}"),
-            json!({"balance": Points::new(before).to_text()}),
+            audit::snapshot(&audit::BalanceBefore {
+                balance: Points::new(before).to_text(),
+            }),
             audit::snapshot(&made),
         )
         .await?;

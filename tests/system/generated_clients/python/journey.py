@@ -744,8 +744,36 @@ def operator_offers():
     op = admin("loyalty audit", "listLoyaltyAudit", "GET", "/api/v1/operator/loyalty/audit")
     trail = field(answer(op.sync_detailed(client=j.operator), admin_model("BackOfficeAuditPage")),
                   "data", list)
-    actions = [field(entry, "action", str) for entry in trail[:3]]
-    check(actions == ["offer.withdraw", "offer.update", "offer.create"], f"the trail is {actions}")
+    actions = [check_trail_entry(entry) for entry in trail]
+    check(actions[:3] == ["offer.withdraw", "offer.update", "offer.create"],
+          f"the trail is {actions}")
+
+
+# A trail entry's kind and record, by the record its action names (`<record>.<change>`).
+TRAIL_KINDS = {
+    "offer": ("OfferAuditEntry", "OfferRecord"),
+    "occasion": ("OccasionAuditEntry", "OccasionRecord"),
+    "expiry_policy": ("ExpiryPolicyAuditEntry", "ExpiryPolicy"),
+    "adjustment": ("AdjustmentAuditEntry", "AdjustmentRecord"),
+    "gift-code-batch": ("GiftCodeBatchAuditEntry", "GiftCodeBatch"),
+    "earn-rates": ("EarnRatesAuditEntry", "EarnRateTable"),
+}
+
+
+def check_trail_entry(entry):
+    """An entry of a back-office trail, read as the kind its action names: `after` the record,
+    `before` the record or null (a creation, a read), an adjustment's the balance before it.
+    Its action."""
+    action = field(entry, "action", str)
+    kind, record = TRAIL_KINDS[str(action.value if hasattr(action, "value") else action)
+                               .split(".")[0]]
+    is_model(entry, admin_model(kind), f"a {action} entry")
+    if kind == "AdjustmentAuditEntry":
+        field(field(entry, "before", admin_model("BalanceBefore")), "balance", str)
+    else:
+        field(entry, "before", admin_model(record), None)
+    field(entry, "after", admin_model(record))
+    return str(action.value if hasattr(action, "value") else action)
 
 
 def check_batch(batch):
@@ -830,7 +858,8 @@ def operator_earn_rates():
     op = admin("loyalty audit", "listCatalogLoyaltyAudit", "GET", "/api/v1/operator/loyalty/catalog-audit")
     trail = field(answer(op.sync_detailed(client=j.operator), admin_model("BackOfficeAuditPage")),
                   "data", list)
-    check(field(trail[0], "action", str) == "earn-rates.replace", f"the trail begins {trail[:1]}")
+    actions = [check_trail_entry(entry) for entry in trail]
+    check(actions[:1] == ["earn-rates.replace"], f"the trail begins {actions[:1]}")
 
 
 def main():

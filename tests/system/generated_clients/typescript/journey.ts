@@ -131,7 +131,8 @@ type _closedSets = [
   Check<Exact<AdminSchemas["HierarchyRole"], HierarchyRole>>,
   Check<Exact<AdminSchemas["ServiceStatus"], ServiceStatus>>,
   Check<Exact<AdminSchemas["OperatorRole"], OperatorRole>>,
-  Check<Exact<AdminSchemas["BackOfficeAction"], BackOfficeAction>>,
+  // Each kind of trail entry takes its own actions; together they are the closed set.
+  Check<Exact<AdminSchemas["BackOfficeAuditEntry"]["action"], BackOfficeAction>>,
 ];
 
 // Operation ids, camelCase: what generated clients name their functions after.
@@ -1028,6 +1029,7 @@ async function earnRates(operator: ReturnType<typeof createClient<AdminPaths>>):
   for (const entry of trail.data) {
     exactly<number>()(entry.id);
     exactly<BackOfficeAction>()(entry.action);
+    readTrailRecords(entry);
   }
 }
 
@@ -1086,9 +1088,50 @@ async function offers(operator: ReturnType<typeof createClient<AdminPaths>>): Pr
     exactly<OperatorRole>()(entry.role);
     exactly<BackOfficeAction>()(entry.action);
     exactly<string>()(entry.subject);
-    exactly<unknown>()(entry.before); // the offer before the change, null on create
-    exactly<unknown>()(entry.after);
+    readTrailRecords(entry);
     exactly<string>()(entry.createdAt);
+  }
+}
+
+/** A trail entry's `before` and `after`, read as the record its `action` names (null before
+ *  a creation or a read); an action no case reads fails to compile. */
+function readTrailRecords(entry: AdminSchemas["BackOfficeAuditEntry"]): void {
+  switch (entry.action) {
+    case "offer.create":
+    case "offer.update":
+    case "offer.withdraw":
+      if (entry.before !== null) readOfferRecord(entry.before);
+      readOfferRecord(entry.after);
+      break;
+    case "occasion.create":
+    case "occasion.update":
+    case "occasion.withdraw":
+      if (entry.before !== null) readOccasionRecord(entry.before);
+      readOccasionRecord(entry.after);
+      break;
+    case "expiry_policy.replace":
+      if (entry.before !== null) readExpiryPolicy(entry.before);
+      readExpiryPolicy(entry.after);
+      break;
+    case "adjustment.credit":
+    case "adjustment.debit":
+      keysAre<"balance">()(entry.before);
+      exactly<string>()(entry.before.balance);
+      exactly<AdminSchemas["AdjustmentRecord"]>()(entry.after);
+      break;
+    case "gift-code-batch.issue":
+    case "gift-code-batch.read":
+    case "gift-code-batch.export":
+    case "gift-code-batch.withdraw":
+      if (entry.before !== null) readGiftCodeBatch(entry.before);
+      readGiftCodeBatch(entry.after);
+      break;
+    case "earn-rates.replace":
+      if (entry.before !== null) readEarnRates(entry.before);
+      readEarnRates(entry.after);
+      break;
+    default:
+      exactly<never>()(entry);
   }
 }
 
