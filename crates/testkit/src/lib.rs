@@ -20,6 +20,7 @@
 pub mod answers;
 pub mod back_office;
 pub mod closed_sets;
+pub mod command;
 pub mod config;
 pub mod envelopes;
 pub mod metrics;

@@ -10,20 +10,10 @@ const OMAR_PHONE: &str = "+966500000002";
 
 /// Runs `auth-service housekeeping`: exit code, stdout, stderr.
 async fn housekeeping(app: &TestApp) -> (i32, String, String) {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_auth-service"))
-        .arg("housekeeping")
-        .env_clear()
-        .env("DATABASE_URL", app.database.url())
-        .env("APP_ENV", "development")
-        .env("RUST_LOG", "off")
-        .output()
-        .await
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
+    let binary = env!("CARGO_BIN_EXE_auth-service");
+    let mut command = testkit::command::service(binary, app.database.url(), &["housekeeping"]);
+    command.env("RUST_LOG", "off");
+    testkit::command::output(command).await
 }
 
 async fn count(app: &TestApp, query: &str) -> i64 {

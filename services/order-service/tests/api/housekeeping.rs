@@ -8,20 +8,10 @@ use crate::helpers::*;
 
 /// Runs `order-service housekeeping` on `database_url`: exit code, stdout, stderr.
 async fn housekeeping(database_url: &str) -> (i32, String, String) {
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_order-service"))
-        .arg("housekeeping")
-        .env_clear()
-        .env("DATABASE_URL", database_url)
-        .env("APP_ENV", "development")
-        .env("RUST_LOG", "off")
-        .output()
-        .await
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
+    let binary = env!("CARGO_BIN_EXE_order-service");
+    let mut command = testkit::command::service(binary, database_url, &["housekeeping"]);
+    command.env("RUST_LOG", "off");
+    testkit::command::output(command).await
 }
 
 async fn count(app: &TestApp, query: &str) -> i64 {

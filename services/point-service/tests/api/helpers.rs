@@ -585,13 +585,9 @@ pub mod paths {
 /// The service's binary with `args`, against `database_url`, with a clean environment and
 /// warnings only in its log (its stdout is its answer).
 pub fn point_service_command(database_url: &str, args: &[&str]) -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_point-service"));
-    command
-        .args(args)
-        .env_clear()
-        .env("DATABASE_URL", database_url)
-        .env("APP_ENV", "development")
-        .env("RUST_LOG", "warn");
+    let binary = env!("CARGO_BIN_EXE_point-service");
+    let mut command = testkit::command::service(binary, database_url, args);
+    command.env("RUST_LOG", "warn");
     command
 }
 

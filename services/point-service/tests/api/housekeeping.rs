@@ -7,17 +7,9 @@ use crate::helpers::*;
 
 /// Runs `point-service housekeeping`: exit code, stdout, stderr.
 async fn housekeeping(app: &TestApp) -> (i32, String, String) {
-    let command = point_service_command(app.database.url(), &["housekeeping"]);
-    let output = tokio::process::Command::from(command)
-        .env("RUST_LOG", "off")
-        .output()
-        .await
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
+    let mut command = point_service_command(app.database.url(), &["housekeeping"]);
+    command.env("RUST_LOG", "off");
+    testkit::command::output(command).await
 }
 
 /// `n` open checkout orders of Sara's, each with an idempotency key made `age` ago.

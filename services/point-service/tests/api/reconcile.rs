@@ -98,15 +98,7 @@ async fn reconcile(app: &TestApp, payments: &str, args: &[&str]) -> (i32, String
         .env("PAYMENT_SERVICE_TIMEOUT_MS", "500")
         .env("RUST_LOG", "off");
     // Awaited, not blocking: the fake payment service runs on this test's runtime.
-    let output = tokio::process::Command::from(command)
-        .output()
-        .await
-        .unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
+    testkit::command::output(command).await
 }
 
 async fn checkout_for_omar(app: &TestApp) -> String {
