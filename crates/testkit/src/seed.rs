@@ -28,6 +28,30 @@ pub async fn load_all(
     Ok(report.lines)
 }
 
+/// A service's loader (its `seed::load`), as a test module names it once:
+/// `const SEED: Seeder = Seeder(seed::load);`.
+pub struct Seeder(pub SeedFn);
+
+impl Seeder {
+    /// A load whose every row must be accepted; its log lines ([`load_all`]).
+    pub async fn all(
+        &self,
+        conn: &mut AsyncPgConnection,
+        fixture: &Value,
+    ) -> anyhow::Result<Vec<String>> {
+        load_all(conn, self.0, fixture).await
+    }
+
+    /// A load and its report, rows refused included ([`load`]).
+    pub async fn report(
+        &self,
+        conn: &mut AsyncPgConnection,
+        fixture: &Value,
+    ) -> anyhow::Result<SeedReport> {
+        load(conn, self.0, fixture).await
+    }
+}
+
 /// A test database with `migrations` and `fixture` loaded, every row accepted.
 pub async fn seeded_database(
     migrations: db::Migrations,

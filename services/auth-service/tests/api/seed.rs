@@ -3,7 +3,7 @@
 use auth_service::{db, seed};
 use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryableByName, sql_query};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use serde_json::json;
 
 #[derive(QueryableByName, Debug, PartialEq)]
@@ -14,20 +14,8 @@ struct Row {
     first_name: String,
 }
 
-/// A load whose every row must be accepted; its log lines.
-async fn run(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<Vec<String>> {
-    testkit::seed::load_all(conn, seed::load, fixture).await
-}
-
-async fn run_report(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<server::SeedReport> {
-    testkit::seed::load(conn, seed::load, fixture).await
-}
+/// This service's loader, as `seed` runs it.
+const SEED: testkit::seed::Seeder = testkit::seed::Seeder(seed::load);
 
 fn fixture(first_name: &str) -> serde_json::Value {
     json!({
@@ -44,9 +32,9 @@ fn fixture(first_name: &str) -> serde_json::Value {
 async fn seeding_twice_upserts_by_id() {
     let database = ::db::testing::TestDatabase::new(db::MIGRATIONS).await;
     let mut conn = database.connect().await;
-    let report = run(&mut conn, &fixture("Sara")).await.unwrap();
+    let report = SEED.all(&mut conn, &fixture("Sara")).await.unwrap();
     assert_eq!(report, ["clients: 1 upserted", "legacy_tokens: 1 upserted"]);
-    run(&mut conn, &fixture("Sarah")).await.unwrap();
+    SEED.all(&mut conn, &fixture("Sarah")).await.unwrap();
 
     let rows: Vec<Row> = sql_query("SELECT client_id, first_name FROM clients")
         .load(&mut conn)
@@ -82,7 +70,7 @@ async fn a_bad_row_is_reported_by_field_and_skipped_and_the_valid_rows_load() {
     bad["clients"].as_array_mut().unwrap().push(json!({
         "client_id": "x", "odoo_id": "5003", "contact_phone": "+966500000003", "status": "active"
     }));
-    let report = run_report(&mut conn, &bad).await.unwrap();
+    let report = SEED.report(&mut conn, &bad).await.unwrap();
     let rejected: Vec<String> = report.rejected.iter().map(ToString::to_string).collect();
     assert_eq!(rejected.len(), 2, "{rejected:?}");
     for prefix in [

@@ -2,7 +2,7 @@
 
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryableByName, sql_query};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use operator_service::seed;
 use serde_json::json;
 
@@ -16,20 +16,8 @@ struct Row {
     parent_id: Option<i64>,
 }
 
-/// A load whose every row must be accepted; its log lines.
-async fn run(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<Vec<String>> {
-    testkit::seed::load_all(conn, seed::load, fixture).await
-}
-
-async fn run_report(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<server::SeedReport> {
-    testkit::seed::load(conn, seed::load, fixture).await
-}
+/// This service's loader, as `seed` runs it.
+const SEED: testkit::seed::Seeder = testkit::seed::Seeder(seed::load);
 
 fn service(id: i64, role: &str, parent: Option<i64>) -> serde_json::Value {
     json!({"id": id, "title": "مطاعم", "titleTranslated": "Restaurants", "status": "active",
@@ -47,8 +35,8 @@ async fn a_child_may_precede_its_parent_and_new_ids_continue_after_the_fixture()
         service(1, "parent", None),
         service(3, "standalone", None),
     ]});
-    run(&mut conn, &fixture).await.unwrap();
-    run(&mut conn, &fixture).await.unwrap();
+    SEED.all(&mut conn, &fixture).await.unwrap();
+    SEED.all(&mut conn, &fixture).await.unwrap();
     let rows: Vec<Row> =
         sql_query("SELECT id, hierarchy_role, parent_id FROM services ORDER BY id")
             .load(&mut conn)
@@ -95,12 +83,13 @@ async fn a_child_may_precede_its_parent_and_new_ids_continue_after_the_fixture()
 async fn a_parent_the_database_refuses_is_reported_and_the_rows_still_load() {
     let database = ::db::testing::TestDatabase::new(catalog_db::MIGRATIONS).await;
     let mut conn = database.connect().await;
-    let report = run_report(
-        &mut conn,
-        &json!({"services": [service(1, "parent", None), service(2, "standalone", Some(1))]}),
-    )
-    .await
-    .unwrap();
+    let report = SEED
+        .report(
+            &mut conn,
+            &json!({"services": [service(1, "parent", None), service(2, "standalone", Some(1))]}),
+        )
+        .await
+        .unwrap();
     let rejected: Vec<String> = report.rejected.iter().map(ToString::to_string).collect();
     assert_eq!(rejected.len(), 1, "{rejected:?}");
     assert!(

@@ -18,20 +18,8 @@ struct Option_ {
     value: Option<String>,
 }
 
-/// A load whose every row must be accepted; its log lines.
-async fn run(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<Vec<String>> {
-    testkit::seed::load_all(conn, seed::load, fixture).await
-}
-
-async fn run_report(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<server::SeedReport> {
-    testkit::seed::load(conn, seed::load, fixture).await
-}
+/// This service's loader, as `seed` runs it.
+const SEED: testkit::seed::Seeder = testkit::seed::Seeder(seed::load);
 
 async fn count(conn: &mut AsyncPgConnection, table: &str) -> i64 {
     sql_query(format!("SELECT count(*) AS n FROM {table}"))
@@ -62,8 +50,8 @@ async fn seeding_twice_upserts_and_point_rates_follow_the_fixture_rules() {
         "banners": [{"id": 1, "link_type": "nearest_branch", "merchant_id": 10, "nearest_branch_merchant_id": 77}],
         "services": [{"id": 1}]
     });
-    run(&mut conn, &fixture).await.unwrap();
-    run(&mut conn, &fixture).await.unwrap();
+    SEED.all(&mut conn, &fixture).await.unwrap();
+    SEED.all(&mut conn, &fixture).await.unwrap();
     for table in ["gift_card_codes", "stores", "banners", "system_configs"] {
         assert_eq!(count(&mut conn, table).await, 1, "{table}");
     }
@@ -77,19 +65,21 @@ async fn seeding_twice_upserts_and_point_rates_follow_the_fixture_rules() {
         Some(r#"[{"amount_to": 50, "point_earn": 5, "amount_from": 0}]"#)
     );
 
-    run(&mut conn, &json!({"point_rates": {"not": "a list"}}))
+    SEED.all(&mut conn, &json!({"point_rates": {"not": "a list"}}))
         .await
         .unwrap();
     assert_eq!(
         rates(&mut conn).await.as_deref(),
         Some(r#"{"not": "a list"}"#)
     );
-    run(&mut conn, &json!({"stores": []})).await.unwrap();
+    SEED.all(&mut conn, &json!({"stores": []})).await.unwrap();
     assert!(
         rates(&mut conn).await.is_some(),
         "an absent section leaves the option alone"
     );
-    run(&mut conn, &json!({"point_rates": null})).await.unwrap();
+    SEED.all(&mut conn, &json!({"point_rates": null}))
+        .await
+        .unwrap();
     assert_eq!(rates(&mut conn).await, None);
 }
 
@@ -119,7 +109,7 @@ async fn gift_card_codes_load_exactly_and_only_the_bad_rows_are_refused() {
         ]}"#,
     )
     .unwrap();
-    let report = run_report(&mut conn, &fixture).await.unwrap();
+    let report = SEED.report(&mut conn, &fixture).await.unwrap();
     let rejected: Vec<String> = report.rejected.iter().map(|r| r.to_string()).collect();
     assert_eq!(rejected.len(), 3, "{rejected:?}");
     for (index, reason) in [

@@ -16,13 +16,8 @@ struct Balance {
     entries: i64,
 }
 
-/// A load whose every row must be accepted; its log lines.
-async fn run(
-    conn: &mut AsyncPgConnection,
-    fixture: &serde_json::Value,
-) -> anyhow::Result<Vec<String>> {
-    testkit::seed::load_all(conn, seed::load, fixture).await
-}
+/// This service's loader, as `seed` runs it.
+const SEED: testkit::seed::Seeder = testkit::seed::Seeder(seed::load);
 
 fn fixture() -> serde_json::Value {
     json!({
@@ -60,12 +55,12 @@ async fn balances(conn: &mut AsyncPgConnection) -> Vec<Balance> {
 async fn seeding_twice_keeps_one_copy_of_every_row() {
     let database = ::db::testing::TestDatabase::new(db::MIGRATIONS).await;
     let mut conn = database.connect().await;
-    let first = run(&mut conn, &fixture()).await.unwrap();
+    let first = SEED.all(&mut conn, &fixture()).await.unwrap();
     assert!(
         first.contains(&"point_transactions: 4 added (0 already present)".to_owned()),
         "{first:?}"
     );
-    let second = run(&mut conn, &fixture()).await.unwrap();
+    let second = SEED.all(&mut conn, &fixture()).await.unwrap();
     assert!(
         second.contains(&"point_transactions: 0 added (4 already present)".to_owned()),
         "{second:?}"
@@ -122,8 +117,9 @@ async fn seeding_twice_keeps_one_copy_of_every_row() {
 async fn null_settings_unset_them_and_ledger_entries_are_append_only() {
     let database = ::db::testing::TestDatabase::new(db::MIGRATIONS).await;
     let mut conn = database.connect().await;
-    run(&mut conn, &fixture()).await.unwrap();
-    let report = run(&mut conn, &json!({"point_settings": null}))
+    SEED.all(&mut conn, &fixture()).await.unwrap();
+    let report = SEED
+        .all(&mut conn, &json!({"point_settings": null}))
         .await
         .unwrap();
     assert_eq!(report[0], "point_settings: unset");
