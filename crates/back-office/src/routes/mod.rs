@@ -170,8 +170,7 @@ impl Route {
         match self {
             Route::ListOffers => rule(Points, "/offers", All, None, NoQuery, false),
             Route::CreateOffer => rule(Points, "/offers", Admins, None, NoQuery, true),
-            Route::UpdateOffer => rule(Points, "/offers/{id}", Admins, Some(Offer), NoQuery, true),
-            Route::WithdrawOffer => {
+            Route::UpdateOffer | Route::WithdrawOffer => {
                 rule(Points, "/offers/{id}", Admins, Some(Offer), NoQuery, true)
             }
             Route::PointsAudit => rule(Points, "/audit", Admins, None, Page, false),
@@ -193,15 +192,7 @@ impl Route {
             ),
             Route::ListOccasions => rule(Points, "/occasions", All, None, NoQuery, false),
             Route::CreateOccasion => rule(Points, "/occasions", Admins, None, NoQuery, true),
-            Route::UpdateOccasion => rule(
-                Points,
-                "/occasions/{id}",
-                Admins,
-                Some(Occasion),
-                NoQuery,
-                true,
-            ),
-            Route::WithdrawOccasion => rule(
+            Route::UpdateOccasion | Route::WithdrawOccasion => rule(
                 Points,
                 "/occasions/{id}",
                 Admins,
@@ -222,7 +213,7 @@ impl Route {
                 NoQuery,
                 true,
             ),
-            Route::Batch => rule(
+            Route::Batch | Route::WithdrawBatch => rule(
                 Orders,
                 "/gift-code-batches/{id}",
                 SuperAdmin,
@@ -233,14 +224,6 @@ impl Route {
             Route::ExportBatch => rule(
                 Orders,
                 "/gift-code-batches/{id}/codes.csv",
-                SuperAdmin,
-                Some(Batch),
-                NoQuery,
-                true,
-            ),
-            Route::WithdrawBatch => rule(
-                Orders,
-                "/gift-code-batches/{id}",
                 SuperAdmin,
                 Some(Batch),
                 NoQuery,

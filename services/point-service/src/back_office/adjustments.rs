@@ -23,48 +23,30 @@ use crate::ledger::{self, Entry, Kind};
 use ::back_office::audit;
 use back_office::access::ActingOperator;
 
-type Row = (
-    String,
-    i64,
-    BigDecimal,
-    String,
-    String,
-    String,
-    BigDecimal,
-    DateTime<Utc>,
-);
-
-const COLUMNS: (
-    support_adjustments::reference,
-    support_adjustments::client_id,
-    support_adjustments::points,
-    support_adjustments::reason,
-    support_adjustments::operator_id,
-    support_adjustments::operator_role,
-    support_adjustments::balance_after,
-    support_adjustments::created_at,
-) = (
-    support_adjustments::reference,
-    support_adjustments::client_id,
-    support_adjustments::points,
-    support_adjustments::reason,
-    support_adjustments::operator_id,
-    support_adjustments::operator_role,
-    support_adjustments::balance_after,
-    support_adjustments::created_at,
-);
+/// An adjustment's row, as the back office reads and writes it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = support_adjustments, check_for_backend(diesel::pg::Pg))]
+struct Row {
+    reference: String,
+    client_id: i64,
+    points: BigDecimal,
+    reason: String,
+    operator_id: String,
+    operator_role: String,
+    balance_after: BigDecimal,
+    created_at: DateTime<Utc>,
+}
 
 fn record(row: Row) -> AdjustmentRecord {
-    let (reference, client_id, points, reason, operator_id, role, balance_after, created_at) = row;
     AdjustmentRecord {
-        reference,
-        client_id,
-        points: back_office::decimal_text(&points),
-        reason,
-        operator_id,
-        role,
-        balance_after: Points::new(balance_after).to_text(),
-        created_at,
+        reference: row.reference,
+        client_id: row.client_id,
+        points: back_office::decimal_text(&row.points),
+        reason: row.reason,
+        operator_id: row.operator_id,
+        role: row.operator_role,
+        balance_after: Points::new(row.balance_after).to_text(),
+        created_at: row.created_at,
     }
 }
 
@@ -100,10 +82,10 @@ pub async fn adjust(
         if claimed == 0 {
             let earlier: Row = support_adjustments::table
                 .find(&fields.reference)
-                .select(COLUMNS)
+                .select(Row::as_select())
                 .first(conn)
                 .await?;
-            return if (earlier.1, &earlier.2, &earlier.3)
+            return if (earlier.client_id, &earlier.points, &earlier.reason)
                 == (client_id, &fields.points, &fields.reason)
             {
                 Ok(Adjusted::Earlier(record(earlier)))
@@ -132,7 +114,7 @@ pub async fn adjust(
         .await?;
         let row: Row = diesel::update(support_adjustments::table.find(&fields.reference))
             .set(support_adjustments::balance_after.eq(&balance))
-            .returning(COLUMNS)
+            .returning(Row::as_returning())
             .get_result(conn)
             .await?;
         let made = record(row);

@@ -13,45 +13,28 @@ use crate::error::PointError;
 use ::back_office::audit;
 use back_office::access::ActingOperator;
 
-/// The columns of [`Row`], in its order.
-const COLUMNS: (
-    point_occasions::id,
-    point_occasions::occasion_en,
-    point_occasions::occasion_ar,
-    point_occasions::is_custom,
-    point_occasions::active,
-    point_occasions::created_at,
-    point_occasions::updated_at,
-) = (
-    point_occasions::id,
-    point_occasions::occasion_en,
-    point_occasions::occasion_ar,
-    point_occasions::is_custom,
-    point_occasions::active,
-    point_occasions::created_at,
-    point_occasions::updated_at,
-);
-
-type Row = (
-    String,
-    String,
-    Option<String>,
-    i16,
-    bool,
-    DateTime<Utc>,
-    DateTime<Utc>,
-);
+/// An occasion's row, as the back office reads and writes it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = point_occasions, check_for_backend(diesel::pg::Pg))]
+struct Row {
+    id: String,
+    occasion_en: String,
+    occasion_ar: Option<String>,
+    is_custom: i16,
+    active: bool,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
 
 fn record(row: Row) -> OccasionRecord {
-    let (id, occasion_en, occasion_ar, is_custom, active, created_at, updated_at) = row;
     OccasionRecord {
-        id,
-        occasion_en,
-        occasion_ar,
-        is_custom: is_custom == 1,
-        active,
-        created_at,
-        updated_at,
+        id: row.id,
+        occasion_en: row.occasion_en,
+        occasion_ar: row.occasion_ar,
+        is_custom: row.is_custom == 1,
+        active: row.active,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
     }
 }
 
@@ -59,7 +42,7 @@ fn record(row: Row) -> OccasionRecord {
 pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<OccasionRecord>> {
     let rows: Vec<Row> = point_occasions::table
         .order((point_occasions::active.desc(), point_occasions::id.asc()))
-        .select(COLUMNS)
+        .select(Row::as_select())
         .load(conn)
         .await?;
     Ok(rows.into_iter().map(record).collect())
@@ -80,7 +63,7 @@ pub async fn create(
                 point_occasions::is_custom.eq(i16::from(fields.is_custom.unwrap_or(false))),
                 point_occasions::active.eq(fields.active.unwrap_or(true)),
             ))
-            .returning(COLUMNS)
+            .returning(Row::as_returning())
             .get_result(conn)
             .await?;
         Ok(audit::changed(conn, operator, Action::OccasionCreate, None, record(row)).await?)
@@ -93,7 +76,7 @@ pub async fn create(
 async fn lock(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError> {
     let row: Option<Row> = point_occasions::table
         .find(id.to_ascii_lowercase())
-        .select(COLUMNS)
+        .select(Row::as_select())
         .for_update()
         .first(conn)
         .await
@@ -111,21 +94,25 @@ pub async fn update(
 ) -> Result<OccasionRecord, PointError> {
     conn.transaction(async |conn| {
         let current = lock(conn, id).await?;
-        if action == Action::OccasionWithdraw && !current.4 {
+        if action == Action::OccasionWithdraw && !current.active {
             // Withdrawn already: answered as it is, nothing recorded (one withdrawal, as for
             // offers and gift-code batches).
             return Ok(record(current));
         }
-        let row: Row = diesel::update(point_occasions::table.find(&current.0))
+        let row: Row = diesel::update(point_occasions::table.find(&current.id))
             .set((
-                point_occasions::occasion_en.eq(fields.occasion_en.as_ref().unwrap_or(&current.1)),
-                point_occasions::occasion_ar
-                    .eq(fields.occasion_ar.clone().unwrap_or(current.2.clone())),
-                point_occasions::is_custom.eq(fields.is_custom.map_or(current.3, i16::from)),
-                point_occasions::active.eq(fields.active.unwrap_or(current.4)),
+                point_occasions::occasion_en
+                    .eq(fields.occasion_en.as_ref().unwrap_or(&current.occasion_en)),
+                point_occasions::occasion_ar.eq(fields
+                    .occasion_ar
+                    .clone()
+                    .unwrap_or(current.occasion_ar.clone())),
+                point_occasions::is_custom
+                    .eq(fields.is_custom.map_or(current.is_custom, i16::from)),
+                point_occasions::active.eq(fields.active.unwrap_or(current.active)),
                 point_occasions::updated_at.eq(diesel::dsl::now),
             ))
-            .returning(COLUMNS)
+            .returning(Row::as_returning())
             .get_result(conn)
             .await?;
         let before = record(current);

@@ -17,66 +17,48 @@ use crate::error::PointError;
 use ::back_office::audit;
 use back_office::access::ActingOperator;
 
-/// The columns of [`Row`], in its order.
-const COLUMNS: (
-    point_offers::id,
-    point_offers::point_amount,
-    point_offers::purchased_point_amount,
-    point_offers::amount,
-    point_offers::sequence,
-    point_offers::active,
-    point_offers::deleted,
-    point_offers::created_at,
-    point_offers::updated_at,
-) = (
-    point_offers::id,
-    point_offers::point_amount,
-    point_offers::purchased_point_amount,
-    point_offers::amount,
-    point_offers::sequence,
-    point_offers::active,
-    point_offers::deleted,
-    point_offers::created_at,
-    point_offers::updated_at,
-);
-
-type Row = (
-    String,
-    BigDecimal,
-    Option<BigDecimal>,
-    BigDecimal,
-    Option<i32>,
-    bool,
-    bool,
-    DateTime<Utc>,
-    DateTime<Utc>,
-);
+/// An offer's row, as the back office reads and writes it.
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = point_offers, check_for_backend(diesel::pg::Pg))]
+struct Row {
+    id: String,
+    point_amount: BigDecimal,
+    purchased_point_amount: Option<BigDecimal>,
+    amount: BigDecimal,
+    sequence: Option<i32>,
+    active: bool,
+    deleted: bool,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
 
 fn record(row: Row) -> OfferRecord {
-    let (id, point_amount, purchased, amount, sequence, active, deleted, created_at, updated_at) =
-        row;
+    let amount = row.amount;
     OfferRecord {
-        id,
-        point_amount: back_office::decimal_text(&point_amount),
-        purchased_point_amount: purchased.as_ref().map(back_office::decimal_text),
+        id: row.id,
+        point_amount: back_office::decimal_text(&row.point_amount),
+        purchased_point_amount: row
+            .purchased_point_amount
+            .as_ref()
+            .map(back_office::decimal_text),
         // The column is NUMERIC(12, 2): always two decimals, never rounded here.
         amount: Money::new(amount.clone())
             .map_or_else(|_| amount.to_plain_string(), |money| money.to_text()),
-        sequence,
-        active,
-        withdrawn: deleted,
-        created_at,
-        updated_at,
+        sequence: row.sequence,
+        active: row.active,
+        withdrawn: row.deleted,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
     }
 }
 
 fn values(row: &Row) -> OfferValues {
     OfferValues {
-        point_amount: row.1.clone(),
-        purchased_point_amount: row.2.clone(),
-        amount: row.3.clone(),
-        sequence: row.4,
-        active: row.5,
+        point_amount: row.point_amount.clone(),
+        purchased_point_amount: row.purchased_point_amount.clone(),
+        amount: row.amount.clone(),
+        sequence: row.sequence,
+        active: row.active,
     }
 }
 
@@ -90,7 +72,7 @@ pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<OfferRecord>>
             point_offers::legacy_id.asc().nulls_last(),
             point_offers::id.asc(),
         ))
-        .select(COLUMNS)
+        .select(Row::as_select())
         .load(conn)
         .await?;
     Ok(rows.into_iter().map(record).collect())
@@ -111,7 +93,7 @@ pub async fn create(
                 point_offers::sequence.eq(offer.sequence),
                 point_offers::active.eq(offer.active),
             ))
-            .returning(COLUMNS)
+            .returning(Row::as_returning())
             .get_result(conn)
             .await?;
         Ok(audit::changed(conn, operator, Action::OfferCreate, None, record(row)).await?)
@@ -123,7 +105,7 @@ pub async fn create(
 /// sent) when there is none, `Withdrawn` when it was withdrawn.
 async fn lock(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError> {
     let row = lock_any(conn, id).await?;
-    if row.6 {
+    if row.deleted {
         return Err(OfferRefusal::Withdrawn(id.to_owned()).into());
     }
     Ok(row)
@@ -133,7 +115,7 @@ async fn lock(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError>
 async fn lock_any(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointError> {
     let row: Option<Row> = point_offers::table
         .find(id.to_ascii_lowercase())
-        .select(COLUMNS)
+        .select(Row::as_select())
         .for_update()
         .first(conn)
         .await
@@ -150,7 +132,7 @@ pub async fn update(
     conn.transaction(async |conn| {
         let current = lock(conn, id).await?;
         let offer = change.applied_to(&values(&current))?;
-        let row: Row = diesel::update(point_offers::table.find(&current.0))
+        let row: Row = diesel::update(point_offers::table.find(&current.id))
             .set((
                 point_offers::point_amount.eq(&offer.point_amount),
                 point_offers::purchased_point_amount.eq(&offer.purchased_point_amount),
@@ -159,7 +141,7 @@ pub async fn update(
                 point_offers::active.eq(offer.active),
                 point_offers::updated_at.eq(diesel::dsl::now),
             ))
-            .returning(COLUMNS)
+            .returning(Row::as_returning())
             .get_result(conn)
             .await?;
         let before = record(current);
@@ -185,16 +167,16 @@ pub async fn withdraw(
 ) -> Result<OfferRecord, PointError> {
     conn.transaction(async |conn| {
         let current = lock_any(conn, id).await?;
-        if current.6 {
+        if current.deleted {
             return Ok(record(current));
         }
-        let row: Row = diesel::update(point_offers::table.find(&current.0))
+        let row: Row = diesel::update(point_offers::table.find(&current.id))
             .set((
                 point_offers::active.eq(false),
                 point_offers::deleted.eq(true),
                 point_offers::updated_at.eq(diesel::dsl::now),
             ))
-            .returning(COLUMNS)
+            .returning(Row::as_returning())
             .get_result(conn)
             .await?;
         let before = record(current);
