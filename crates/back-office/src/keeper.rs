@@ -13,6 +13,7 @@ use std::future::{Ready, ready};
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, Handler, HttpRequest, Responder, web};
+use envelope::Refuses;
 use envelope::exposure::Origin;
 use server::Secret;
 use utoipa::IntoParams;
@@ -164,10 +165,11 @@ fn operation(route: Route, answers: BTreeMap<String, RefOr<Response>>) -> Operat
     parameters.extend(headers.into_iter().map(RefOr::T));
     parameters.extend(query);
     operation.parameters = Some(parameters);
-    let mut refusals = BackOfficeRefusal::responses();
-    if rule.names_operator {
-        merge(&mut refusals, ChangeRefusal::responses());
-    }
+    let mut refusals = if rule.names_operator {
+        Refuses::<(BackOfficeRefusal, ChangeRefusal)>::responses()
+    } else {
+        BackOfficeRefusal::responses()
+    };
     merge(&mut refusals, answers);
     merge(
         &mut refusals,

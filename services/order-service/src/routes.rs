@@ -78,6 +78,7 @@ pub fn app() -> ServiceApp {
 }
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
+    let keeping = Keeping::new(INTERNAL_SCOPE, crate::error::DatabaseAnswers::responses());
     Routes::new([
         scope(
             Audience::App,
@@ -97,7 +98,9 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             Audience::Internal,
             INTERNAL_SCOPE,
-            BackOfficeRoute::ALL.into_iter().filter_map(kept),
+            BackOfficeRoute::ALL
+                .into_iter()
+                .filter_map(|route| kept(&keeping, route)),
         ),
     ])
 });
@@ -106,9 +109,8 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
 const INTERNAL_SCOPE: &str = "/internal/v1";
 
 /// A back-office route with its handler, if the table gives it to the order service.
-fn kept(route: BackOfficeRoute) -> Option<server::Route> {
+fn kept(keeping: &Keeping, route: BackOfficeRoute) -> Option<server::Route> {
     use BackOfficeRoute::*;
-    let keeping = Keeping::new(INTERNAL_SCOPE, crate::error::DatabaseAnswers::responses());
     Some(match route {
         ListBatches => keeping.serve(route, back_office::list_batches),
         IssueBatch => keeping.serve(route, back_office::issue_batch),

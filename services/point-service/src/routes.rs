@@ -35,6 +35,7 @@ struct ApiDoc;
 const INTERNAL_SCOPE: &str = "/internal/v1";
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
+    let keeping = Keeping::new(INTERNAL_SCOPE, crate::error::DatabaseAnswers::responses());
     Routes::new([
         // The app reaches these through the order service's relay, never here.
         scope(Audience::Internal, PREFIX, Route::ALL.map(served)),
@@ -48,8 +49,11 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             Audience::Internal,
             INTERNAL_SCOPE,
-            std::iter::once(route!(internal::credit))
-                .chain(BackOfficeRoute::ALL.into_iter().filter_map(kept)),
+            std::iter::once(route!(internal::credit)).chain(
+                BackOfficeRoute::ALL
+                    .into_iter()
+                    .filter_map(|route| kept(&keeping, route)),
+            ),
         ),
     ])
 });
@@ -72,9 +76,8 @@ fn served(route: Route) -> server::Route {
 }
 
 /// A back-office route with its handler, if the table gives it to the point service.
-fn kept(route: BackOfficeRoute) -> Option<server::Route> {
+fn kept(keeping: &Keeping, route: BackOfficeRoute) -> Option<server::Route> {
     use BackOfficeRoute::*;
-    let keeping = Keeping::new(INTERNAL_SCOPE, crate::error::DatabaseAnswers::responses());
     Some(match route {
         ListOffers => keeping.serve(route, back_office::list_offers),
         CreateOffer => keeping.serve(route, back_office::create_offer),
