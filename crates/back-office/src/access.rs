@@ -13,26 +13,26 @@ use crate::routes::Route;
 pub const BAD_TOKEN: &str = "invalid internal token";
 
 envelope::refusals! {
-    /// Why a back-office route serves nothing. Its routes answer in the operator API's
-    /// envelope, every refusal of theirs (a route answers in one envelope), so that the
+    /// Why a back-office route serves nothing. Its routes refuse in the back office's
+    /// envelope (the operator API's body with a `code`), every refusal of theirs, so that the
     /// operator service can pass the body's refusals on unchanged; it never passes on a
     /// 401, which is a misconfiguration of ours, not the admin panel's.
-    pub enum BackOfficeRefusal in Operator {
+    pub enum BackOfficeRefusal in BackOffice {
         /// `X-Internal-Token` missing or wrong.
-        BadToken => 401, [BAD_TOKEN];
+        BadToken => 401 "INVALID_INTERNAL_TOKEN", [BAD_TOKEN];
     }
 }
 
 envelope::refusals! {
     /// Why a back-office change is not made.
-    pub enum ChangeRefusal in Operator {
+    pub enum ChangeRefusal in BackOffice {
         /// `X-Operator-Id` or `X-Operator-Role` missing or empty.
-        NoOperator => 400, "a back-office change needs X-Operator-Id and X-Operator-Role";
+        NoOperator => 400 "NO_OPERATOR", "a back-office change needs X-Operator-Id and X-Operator-Role";
         /// The role named (as sent) is none or not one the route admits
         /// (`crate::routes::Rule::admits`, which the operator service checked too). A keeper
         /// refuses it all the same; the internal token still speaks for any operator
         /// (docs/decisions.md, "The loyalty back office").
-        RoleRefused(role: String) => 403, "role {role} may not do this in the back office";
+        RoleRefused(role: String) => 403 "ROLE_REFUSED", "role {role} may not do this in the back office";
     }
 }
 

@@ -57,18 +57,18 @@ pub const KEYS: [&str; 3] = ["points", "reason", "reference"];
 envelope::refusals! {
     /// Why an adjustment is refused, checked in this order: the body (its form, then each key
     /// in [`KEYS`]' order), the client (`clients::ClientRefusal`), the reference, the balance.
-    pub enum AdjustmentRefusal in Operator {
-        NotAnObject => 400, [body::NOT_AN_OBJECT];
-        UnknownKey(key: String) => 400, "{key} is not a field of an adjustment";
-        BadPoints => 400,
+    pub enum AdjustmentRefusal in BackOffice {
+        NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
+        UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of an adjustment";
+        BadPoints => 400 "INVALID_POINTS",
             "points must be a decimal other than 0 from -1000000000 to 1000000000, with at most 4 \
              decimals: positive credits the client, negative debits";
-        BadReason => 400, "reason must be text of 1 to 500 visible characters";
-        BadReference => 400, "reference must be text of 1 to 200 visible characters";
-        ReferenceUsed(reference: String) => 409,
+        BadReason => 400 "INVALID_REASON", "reason must be text of 1 to 500 visible characters";
+        BadReference => 400 "INVALID_REFERENCE", "reference must be text of 1 to 200 visible characters";
+        ReferenceUsed(reference: String) => 409 "REFERENCE_USED",
             "reference {reference} was already used for another adjustment";
         /// A debit larger than the balance.
-        Overdraws(client: i64, balance: String) => 409,
+        Overdraws(client: i64, balance: String) => 409 "OVERDRAWS_BALANCE",
             "client {client} holds {balance} points: the debit would leave a negative balance";
     }
 }

@@ -17,8 +17,8 @@ pub struct ClientPoints {
 
 envelope::refusals! {
     /// Why support's routes name no client.
-    pub enum ClientRefusal in Operator {
+    pub enum ClientRefusal in BackOffice {
         /// The path's client is not a positive integer the auth service knows.
-        UnknownClient(id: String) => 404, "client {id} not found";
+        UnknownClient(id: String) => 404 "CLIENT_NOT_FOUND", "client {id} not found";
     }
 }

@@ -32,18 +32,99 @@ pub struct Rate {
     pub point_earn: Value,
 }
 
+/// A row as the back office answers it: each value as exact decimal text (`"49.5"`), as the
+/// stored table holds it (the app reads the same rows as JSON numbers).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
+#[schema(as = EarnRate)]
+pub struct EarnRate {
+    /// Start of the range in SAR; null counts as 0 (a table loaded by `seed` may hold it).
+    #[schema(format = "decimal", example = "0", required)]
+    pub amount_from: Option<String>,
+    /// End of the range in SAR; null on the last row.
+    #[schema(format = "decimal", example = "50", required)]
+    pub amount_to: Option<String>,
+    /// Points earned when the order total falls in the range; null only in a row loaded by
+    /// `seed` without one.
+    #[schema(format = "decimal", example = "5", required)]
+    pub point_earn: Option<String>,
+}
+
+/// A stored row holds a value that is neither a number nor null (only `seed` can store one):
+/// the table cannot be shown as decimals, and a read of it is a 500 that names the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the stored earn-rate table holds rates[{row}].{key}, which is neither a number nor null")]
+pub struct Unreadable {
+    pub row: usize,
+    pub key: &'static str,
+}
+
+impl EarnRate {
+    /// The stored row `row` (sorted as the app reads them) as decimal text.
+    pub fn of(rate: &Rate, row: usize) -> Result<Self, Unreadable> {
+        let text = |value: &Value, key: &'static str| match value {
+            Value::Null => Ok(None),
+            Value::Number(number) => domain::decimal::from_number(number)
+                .map(|decimal| Some(crate::decimal_text(&decimal)))
+                .map_err(|_| Unreadable { row, key }),
+            _ => Err(Unreadable { row, key }),
+        };
+        Ok(Self {
+            amount_from: text(&rate.amount_from, "amount_from")?,
+            amount_to: text(&rate.amount_to, "amount_to")?,
+            point_earn: text(&rate.point_earn, "point_earn")?,
+        })
+    }
+}
+
 /// The table and its version, in this key order.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = EarnRateTable)]
 pub struct EarnRateTable {
-    /// The rows as the app reads them, sorted by `amount_from`.
-    pub rates: Vec<Rate>,
+    /// The rows as the app reads them, sorted by `amount_from`, as decimal text.
+    pub rates: Vec<EarnRate>,
     /// 0 while no table is set; each change takes a higher one.
     pub version: i64,
     /// When it was last changed; null while no table is set.
     #[schema(required)]
     pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl EarnRateTable {
+    /// The stored rows (sorted) with their version and time.
+    pub fn of(
+        rates: &[Rate],
+        version: i64,
+        updated_at: Option<DateTime<Utc>>,
+    ) -> Result<Self, Unreadable> {
+        Ok(Self {
+            rates: rates
+                .iter()
+                .enumerate()
+                .map(|(row, rate)| EarnRate::of(rate, row))
+                .collect::<Result<_, _>>()?,
+            version,
+            updated_at,
+        })
+    }
+}
+
+/// A row of a replacement: each value decimal text or a JSON number, read exactly.
+#[derive(ToSchema)]
+#[schema(as = EarnRateBody)]
+#[allow(dead_code)] // the document's view: the body is read from its JSON by `RatesChange::read`
+pub struct EarnRateBody {
+    /// Start of the range in SAR, from 0, at most 2 decimals: the first row's, then where
+    /// the row before it ends.
+    #[schema(format = "decimal", example = "0")]
+    amount_from: String,
+    /// End of the range in SAR, above its start, at most 2 decimals; null on the last row
+    /// (and only there).
+    #[schema(format = "decimal", example = "50", required)]
+    amount_to: Option<String>,
+    /// Points from 0 to 1000000000, at most 4 decimals.
+    #[schema(format = "decimal", example = "5")]
+    point_earn: String,
 }
 
 /// The body of a replacement: both keys required.
@@ -52,7 +133,7 @@ pub struct EarnRateTable {
 #[allow(dead_code)] // the document's view: the body is read from its JSON by `RatesChange::read`
 pub struct EarnRateTableBody {
     /// 1 to 100 rows, in order (each key of a row required).
-    rates: Vec<Rate>,
+    rates: Vec<EarnRateBody>,
     /// The version the change was made from (the one read).
     version: i64,
 }
@@ -68,25 +149,25 @@ envelope::refusals! {
     /// Why a replacement is refused, checked in this order: the body's form, its keys,
     /// `rates` (the list, then each row in order, its keys in [`ROW_KEYS`]' order), the
     /// version.
-    pub enum RatesRefusal in Operator {
-        NotAnObject => 400, [body::NOT_AN_OBJECT];
-        UnknownKey(key: String) => 400, "{key} is not a field of the earn-rate table";
-        BadRates => 400, "rates must be a list of 1 to 100 rows";
-        BadRow(row: usize) => 400,
+    pub enum RatesRefusal in BackOffice {
+        NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
+        UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of the earn-rate table";
+        BadRates => 400 "INVALID_RATES", "rates must be a list of 1 to 100 rows";
+        BadRow(row: usize) => 400 "INVALID_RATE_ROW",
             "rates[{row}] must be an object of amount_from, amount_to and point_earn";
-        BadFrom(row: usize) => 400,
+        BadFrom(row: usize) => 400 "INVALID_AMOUNT_FROM",
             "rates[{row}].amount_from must be an amount of SAR from 0, with at most 2 decimals";
         /// A gap or an overlap with the row before.
-        NotContiguous(row: usize, from: String) => 400,
+        NotContiguous(row: usize, from: String) => 400 "RATES_NOT_CONTIGUOUS",
             "rates[{row}].amount_from must be {from}, where the row before it ends";
-        BadTo(row: usize) => 400,
+        BadTo(row: usize) => 400 "INVALID_AMOUNT_TO",
             "rates[{row}].amount_to must be an amount of SAR above its amount_from, with at most 2 decimals";
-        OpenEnded(row: usize) => 400,
+        OpenEnded(row: usize) => 400 "RATES_NOT_OPEN_ENDED",
             "rates[{row}].amount_to must be null: the last row is open-ended";
-        BadEarn(row: usize) => 400,
+        BadEarn(row: usize) => 400 "INVALID_POINT_EARN",
             "rates[{row}].point_earn must be points from 0 to 1000000000, with at most 4 decimals";
-        BadVersion => 400, "version must be the integer version the change was made from";
-        Stale(sent: i64, current: i64) => 409,
+        BadVersion => 400 "INVALID_VERSION", "version must be the integer version the change was made from";
+        Stale(sent: i64, current: i64) => 409 "STALE_VERSION",
             "the earn-rate table is at version {current}, not {sent}: read it again and make the change on it";
     }
 }

@@ -62,14 +62,14 @@ pub const MAX_DAYS: i64 = 36_500;
 envelope::refusals! {
     /// Why a replacement is refused, checked in this order: the body (its form, then each
     /// key in [`KEYS`]' order), then the version.
-    pub enum ExpiryPolicyRefusal in Operator {
-        NotAnObject => 400, [body::NOT_AN_OBJECT];
-        UnknownKey(key: String) => 400, "{key} is not a field of the expiry policy";
-        BadExpiry => 400, "expiry must be never or inactivity";
-        BadDays => 400,
+    pub enum ExpiryPolicyRefusal in BackOffice {
+        NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
+        UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of the expiry policy";
+        BadExpiry => 400 "INVALID_EXPIRY", "expiry must be never or inactivity";
+        BadDays => 400 "INVALID_INACTIVITY_DAYS",
             "inactivityDays must be an integer from 1 to 36500 with inactivity, and null with never";
-        BadVersion => 400, "version must be the integer version the change was made from";
-        Stale(sent: i32, current: i32) => 409,
+        BadVersion => 400 "INVALID_VERSION", "version must be the integer version the change was made from";
+        Stale(sent: i32, current: i32) => 409 "STALE_VERSION",
             "the expiry policy is at version {current}, not {sent}: read it again and make the change on it";
     }
 }

@@ -146,26 +146,26 @@ pub const KEYS: [&str; 5] = ["reference", "count", "points", "prefix", "expiresA
 envelope::refusals! {
     /// Why a batch is not issued, checked in this order: the body (its form, then each key in
     /// [`KEYS`]' order), then the reference, then (a new batch) that `expiresAt` is to come.
-    pub enum BatchRefusal in Operator {
-        NotAnObject => 400, [body::NOT_AN_OBJECT];
-        UnknownKey(key: String) => 400, "{key} is not a field of a gift-code batch";
-        BadReference => 400, "reference must be text of 1 to 200 visible characters";
-        BadCount => 400, "count must be an integer from 1 to 10000";
-        BadPoints => 400,
+    pub enum BatchRefusal in BackOffice {
+        NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
+        UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of a gift-code batch";
+        BadReference => 400 "INVALID_REFERENCE", "reference must be text of 1 to 200 visible characters";
+        BadCount => 400 "INVALID_COUNT", "count must be an integer from 1 to 10000";
+        BadPoints => 400 "INVALID_POINTS",
             "points must be a decimal above 0 and at most 1000000000, with at most 4 decimals";
-        BadPrefix => 400, "prefix must be null or 1 to 12 capital letters and digits";
-        BadExpiry => 400,
+        BadPrefix => 400 "INVALID_PREFIX", "prefix must be null or 1 to 12 capital letters and digits";
+        BadExpiry => 400 "INVALID_EXPIRES_AT",
             "expiresAt must be null or a date-time with its offset (RFC 3339) in the future";
-        ReferenceUsed(reference: String) => 409,
+        ReferenceUsed(reference: String) => 409 "REFERENCE_USED",
             "reference {reference} was already used for another batch";
     }
 }
 
 envelope::refusals! {
     /// Why a batch cannot be read or changed.
-    pub enum BatchLookupRefusal in Operator {
+    pub enum BatchLookupRefusal in BackOffice {
         /// No batch has the id (or it is not a positive integer), as sent.
-        UnknownBatch(id: String) => 404, "gift-code batch {id} does not exist";
+        UnknownBatch(id: String) => 404 "BATCH_NOT_FOUND", "gift-code batch {id} does not exist";
     }
 }
 

@@ -4,8 +4,9 @@
 //! point service's [`INTERNAL_PREFIX`], where the data lives and each change is written with
 //! its audit row in one transaction. Here: the operator's identity as it travels, the bodies
 //! (read and checked here, so that each refusal's message is written once), the answers and
-//! the refusals. The refusals are the operator API's (`{statusCode, message, error}`): the
-//! point service answers them so, and the operator service passes them on unchanged.
+//! the refusals. The refusals are the operator API's body with a machine-readable `code`
+//! (`{statusCode, message, error, code}`, `envelope::BackOfficeError`): the keepers answer
+//! them so, and the operator service passes them on unchanged.
 
 pub mod access;
 pub mod adjustments;
@@ -23,6 +24,8 @@ pub mod role;
 pub mod routes;
 
 use bigdecimal::BigDecimal;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
 
 /// Where the point service serves the back office's routes (`X-Internal-Token`, never
 /// exposed through an ingress): its routes' paths begin so.
@@ -37,4 +40,71 @@ pub const OPERATOR_ROLE_HEADER: &str = "x-operator-role";
 /// zeros (`100`, `12.345`); an amount of SAR keeps its two decimals (`domain::Money`).
 pub fn decimal_text(value: &BigDecimal) -> String {
     value.normalized().to_plain_string()
+}
+
+/// Every refusal of the back office (its status, code and message), as a panel meets them.
+pub fn every_refusal() -> Vec<envelope::refusal::Answer> {
+    use envelope::Refusal;
+    [
+        crate::access::BackOfficeRefusal::answers(),
+        crate::access::ChangeRefusal::answers(),
+        crate::adjustments::AdjustmentRefusal::answers(),
+        crate::clients::ClientRefusal::answers(),
+        crate::earn_rates::RatesRefusal::answers(),
+        crate::expiry_policy::ExpiryPolicyRefusal::answers(),
+        crate::gift_codes::BatchRefusal::answers(),
+        crate::gift_codes::BatchLookupRefusal::answers(),
+        crate::occasions::OccasionRefusal::answers(),
+        crate::offers::OfferRefusal::answers(),
+    ]
+    .concat()
+}
+
+/// The back office's refusal body in a document: its `code` one of the back office's.
+pub fn refusal_schemas() -> Vec<(String, RefOr<Schema>)> {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let mut codes: Vec<&str> = every_refusal().iter().map(|(_, code, _)| *code).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let mut schemas = envelope::openapi::schemas(envelope::Envelope::BackOffice);
+    for (_, schema) in &mut schemas {
+        if let RefOr::T(Schema::Object(body)) = schema
+            && let Some(RefOr::T(Schema::Object(code))) = body.properties.get("code")
+        {
+            let described = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(code.description.clone())
+                .enum_values(Some(codes.clone()))
+                .build();
+            body.properties
+                .insert("code".to_owned(), RefOr::T(Schema::Object(described)));
+        }
+    }
+    schemas
+}
+
+#[cfg(test)]
+mod tests {
+    use super::every_refusal;
+
+    #[test]
+    fn each_refusal_names_its_own_code_and_a_code_keeps_its_status() {
+        let mut statuses = std::collections::BTreeMap::new();
+        for (status, code, template) in every_refusal() {
+            assert_ne!(
+                code,
+                envelope::refusal::code_for(status),
+                "`{template}`: a back-office refusal names its code"
+            );
+            assert!(
+                !code.is_empty() && code.chars().all(|c| c.is_ascii_uppercase() || c == '_'),
+                "{code}: capitals and underscores"
+            );
+            assert_eq!(
+                *statuses.entry(code).or_insert(status),
+                status,
+                "{code}: one status wherever it is given"
+            );
+        }
+    }
 }

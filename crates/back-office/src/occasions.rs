@@ -83,16 +83,16 @@ pub const MAX_LABEL: usize = 100;
 envelope::refusals! {
     /// Why an occasion's change is refused, checked in this order: the body (its form, then
     /// each key in [`KEYS`]' order, then the key a create needs), then the occasion.
-    pub enum OccasionRefusal in Operator {
-        NotAnObject => 400, [body::NOT_AN_OBJECT];
-        UnknownKey(key: String) => 400, "{key} is not a field of an occasion";
-        NothingToChange => 400, "the body names no field of an occasion to change";
-        BadEnglish => 400, "occasionEn must be text of 1 to 100 characters";
-        BadArabic => 400, "occasionAr must be text of 1 to 100 characters or null";
-        BadCustom => 400, "isCustom must be true or false";
-        BadActive => 400, "active must be true or false for an occasion";
-        NoEnglish => 400, "occasionEn is required for an occasion";
-        UnknownOccasion(id: String) => 404, "occasion {id} not found";
+    pub enum OccasionRefusal in BackOffice {
+        NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
+        UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of an occasion";
+        NothingToChange => 400 "NOTHING_TO_CHANGE", "the body names no field of an occasion to change";
+        BadEnglish => 400 "INVALID_OCCASION_EN", "occasionEn must be text of 1 to 100 characters";
+        BadArabic => 400 "INVALID_OCCASION_AR", "occasionAr must be text of 1 to 100 characters or null";
+        BadCustom => 400 "INVALID_IS_CUSTOM", "isCustom must be true or false";
+        BadActive => 400 "INVALID_ACTIVE", "active must be true or false for an occasion";
+        NoEnglish => 400 "FIELD_REQUIRED", "occasionEn is required for an occasion";
+        UnknownOccasion(id: String) => 404 "OCCASION_NOT_FOUND", "occasion {id} not found";
     }
 }
 

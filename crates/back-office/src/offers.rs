@@ -95,23 +95,24 @@ envelope::refusals! {
     /// Why an offer's change is refused, checked in this order: the body (its form, then
     /// each key in [`KEYS`]' order, then the keys a create needs, then the points price),
     /// then the offer.
-    pub enum OfferRefusal in Operator {
-        NotAnObject => 400, [body::NOT_AN_OBJECT];
-        UnknownKey(key: String) => 400, "{key} is not a field of an offer";
-        NothingToChange => 400, "the body names no field to change";
-        BadPoints(key: &'static str) => 400,
+    pub enum OfferRefusal in BackOffice {
+        NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
+        UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of an offer";
+        NothingToChange => 400 "NOTHING_TO_CHANGE", "the body names no field to change";
+        BadPoints(key: &'static str) => 400 "INVALID_POINT_AMOUNT",
             "{key} must be a positive decimal, at most 1000000000, with at most 4 decimals";
-        BadPurchasedPoints => 400,
+        BadPurchasedPoints => 400 "INVALID_PURCHASED_POINT_AMOUNT",
             "purchasedPointAmount must be null or a positive decimal, at most 1000000000, with at most 4 decimals";
-        BadAmount => 400, "amount must be SAR from 0 to 9999999999.99 with at most two decimals";
-        BadSequence => 400, "sequence must be an integer or null";
-        BadActive => 400, "active must be true or false";
-        Missing(key: &'static str) => 400, "{key} is required";
+        BadAmount => 400 "INVALID_AMOUNT", "amount must be SAR from 0 to 9999999999.99 with at most two decimals";
+        BadSequence => 400 "INVALID_SEQUENCE", "sequence must be an integer or null";
+        BadActive => 400 "INVALID_ACTIVE", "active must be true or false";
+        Missing(key: &'static str) => 400 "FIELD_REQUIRED", "{key} is required";
         /// A points price below what the offer gives would let two clients buy it for each
         /// other, back and forth, and grow their points without end.
-        Mints => 400, "purchasedPointAmount must not be below pointAmount: the offer would mint points";
-        UnknownOffer(id: String) => 404, "offer {id} not found";
-        Withdrawn(id: String) => 409, "offer {id} was withdrawn and cannot change";
+        Mints => 400 "OFFER_MINTS_POINTS",
+            "purchasedPointAmount must not be below pointAmount: the offer would mint points";
+        UnknownOffer(id: String) => 404 "OFFER_NOT_FOUND", "offer {id} not found";
+        Withdrawn(id: String) => 409 "OFFER_WITHDRAWN", "offer {id} was withdrawn and cannot change";
     }
 }
 

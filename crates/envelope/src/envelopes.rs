@@ -1,15 +1,12 @@
-//! The four error bodies. Each type knows its status and body and nothing of the service
+//! The error bodies. Each type knows its status and body and nothing of the service
 //! that raised it; services map their own error enums onto them. How they answer over HTTP
 //! (actix's `ResponseError`, the log line) is the adapter's business (`crate::respond`).
 
-use std::borrow::Cow;
 use std::fmt;
 
 use actix_web::http::StatusCode;
 use serde::Serialize;
 use utoipa::ToSchema;
-use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::Schema;
 
 use crate::details::Details;
 use crate::exposure::{Origin, internals_shown};
@@ -17,13 +14,17 @@ use crate::exposure::{Origin, internals_shown};
 /// The message every envelope shows for an unexpected failure in production.
 pub const INTERNAL_MESSAGE: &str = "Internal server error";
 
-/// Which of the four bodies a scope answers with.
+/// Which of the bodies a scope answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Envelope {
     A,
     B,
     C,
     Operator,
+    /// The operator API's body with a machine-readable `code` beside its three keys: the
+    /// back office's own refusals (400, 404, 409), so that a panel matches a code, not
+    /// English text. The operator API's 401, 403 and 5xx keep the three keys.
+    BackOffice,
 }
 
 /// `Display` (`<status> <message>`) for an envelope with `status` and `message` fields.
@@ -72,17 +73,22 @@ macro_rules! answers_with_itself {
 macro_rules! schema_is_body {
     ($envelope:ty, $body:ident) => {
         impl utoipa::PartialSchema for $envelope {
-            fn schema() -> RefOr<Schema> {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
                 <$body<'static> as utoipa::PartialSchema>::schema()
             }
         }
 
         impl ToSchema for $envelope {
-            fn name() -> Cow<'static, str> {
+            fn name() -> std::borrow::Cow<'static, str> {
                 <$body<'static> as ToSchema>::name()
             }
 
-            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+            fn schemas(
+                schemas: &mut Vec<(
+                    String,
+                    utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+                )>,
+            ) {
                 <$body<'static> as ToSchema>::schemas(schemas);
             }
         }
@@ -298,83 +304,8 @@ impl ErrorC {
 displays_status_and_message!(ErrorC);
 answers_with_itself!(ErrorC);
 
-/// The operator API's `{statusCode, message, error}`, where `error` is the status's reason
-/// phrase (`Bad Request`, `Not Found`, `Forbidden`, ...).
-#[derive(Debug, Clone)]
-pub struct OperatorError {
-    status: StatusCode,
-    message: String,
-    raw: Option<String>,
-}
-
-/// The operator API's error body; `error` is the status's reason phrase (what
-/// `OperatorError` answers).
-#[derive(Serialize, ToSchema)]
-#[schema(as = OperatorError)]
-struct OperatorBody<'a> {
-    #[serde(rename = "statusCode")]
-    status_code: u16,
-    message: &'a str,
-    /// The status's reason phrase.
-    error: &'a str,
-}
-
-schema_is_body!(OperatorError, OperatorBody);
-
-impl OperatorError {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-            raw: None,
-        }
-    }
-
-    pub fn unauthorized() -> Self {
-        Self::new(StatusCode::UNAUTHORIZED, "Unauthorized")
-    }
-
-    pub fn forbidden() -> Self {
-        Self::new(StatusCode::FORBIDDEN, "Forbidden resource")
-    }
-
-    /// 500 [`INTERNAL_MESSAGE`]; the raw text goes to the log only.
-    pub fn internal(error: impl fmt::Display) -> Self {
-        Self {
-            raw: Some(error.to_string()),
-            ..Self::new(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL_MESSAGE)
-        }
-    }
-
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
-
-impl Answer for OperatorError {
-    fn status(&self) -> StatusCode {
-        self.status
-    }
-    fn message(&self) -> &str {
-        &self.message
-    }
-    fn raw(&self) -> Option<&str> {
-        self.raw.as_deref()
-    }
-    fn body(&self) -> impl Serialize + '_ {
-        OperatorBody {
-            status_code: self.status.as_u16(),
-            message: &self.message,
-            error: self.status.canonical_reason().unwrap_or("Error"),
-        }
-    }
-}
-
-impl fmt::Display for OperatorError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.status.as_u16(), self.message)
-    }
-}
+mod operator;
+pub use operator::{BackOfficeError, OperatorError};
 
 fn as_u16<S: serde::Serializer>(status: &StatusCode, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_u16(status.as_u16())

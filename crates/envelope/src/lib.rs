@@ -6,8 +6,9 @@
 //! | [`ErrorB`]      | `{success: false, error: {code, message, details?}}`   | point routes                    |
 //! | [`ErrorC`]      | `{message, statusCode}`                                | order service's own routes      |
 //! | [`OperatorError`] | `{statusCode, message, error}`                       | operator service                |
+//! | [`BackOfficeError`] | `{statusCode, message, error, code}`               | the back office's refusals      |
 //!
-//! [`Envelope`] names the four so that the shared handlers (bad JSON, bad path, unknown
+//! [`Envelope`] names them so that the shared handlers (bad JSON, bad path, unknown
 //! route) answer in whichever one a scope uses, and [`exposure`] decides per app whether
 //! internals (raw error text, `stack`) may be shown.
 
@@ -24,7 +25,9 @@ mod respond;
 mod retry_after;
 
 pub use details::Details;
-pub use envelopes::{Envelope, ErrorA, ErrorB, ErrorC, INTERNAL_MESSAGE, OperatorError};
+pub use envelopes::{
+    BackOfficeError, Envelope, ErrorA, ErrorB, ErrorC, INTERNAL_MESSAGE, OperatorError,
+};
 pub use refusal::{Only, Refusal, Refused, Refuses};
 pub use retry_after::RetryAfter;
 /// For [`refusals!`]'s expansion in crates that do not name utoipa themselves.

@@ -1,5 +1,6 @@
-//! The four error bodies in the services' documents (their schemas are the real types':
-//! [`crate::ErrorA`], [`crate::ErrorB`], [`crate::ErrorC`], [`crate::OperatorError`]), the
+//! The error bodies in the services' documents (their schemas are the real types':
+//! [`crate::ErrorA`], [`crate::ErrorB`], [`crate::ErrorC`], [`crate::OperatorError`],
+//! [`crate::BackOfficeError`]), the
 //! answer sets built on them and the door's answers on every route.
 
 use std::collections::BTreeMap;
@@ -16,25 +17,31 @@ pub fn schema_name(envelope: Envelope) -> &'static str {
         Envelope::B => "ErrorB",
         Envelope::C => "ErrorC",
         Envelope::Operator => "OperatorError",
+        Envelope::BackOffice => "BackOfficeError",
+    }
+}
+
+/// `envelope`'s body and the schemas it names, as a document's components hold them.
+pub fn schemas(envelope: Envelope) -> Vec<(String, RefOr<utoipa::openapi::schema::Schema>)> {
+    fn of<T: ToSchema>() -> Vec<(String, RefOr<utoipa::openapi::schema::Schema>)> {
+        let mut list = vec![(T::name().into_owned(), T::schema())];
+        T::schemas(&mut list);
+        list
+    }
+    match envelope {
+        Envelope::A => of::<crate::ErrorA>(),
+        Envelope::B => of::<crate::ErrorB>(),
+        Envelope::C => of::<crate::ErrorC>(),
+        Envelope::Operator => of::<crate::OperatorError>(),
+        Envelope::BackOffice => of::<crate::BackOfficeError>(),
     }
 }
 
 /// Puts `envelope`'s body (and the schemas it names) in the document's components, where
 /// the answers of every answer set and of the door refer to it.
 pub fn add_schema(openapi: &mut OpenApi, envelope: Envelope) {
-    fn of<T: ToSchema>() -> Vec<(String, RefOr<utoipa::openapi::schema::Schema>)> {
-        let mut list = vec![(T::name().into_owned(), T::schema())];
-        T::schemas(&mut list);
-        list
-    }
-    let schemas = match envelope {
-        Envelope::A => of::<crate::ErrorA>(),
-        Envelope::B => of::<crate::ErrorB>(),
-        Envelope::C => of::<crate::ErrorC>(),
-        Envelope::Operator => of::<crate::OperatorError>(),
-    };
     let components = openapi.components.get_or_insert_with(Default::default);
-    for (name, schema) in schemas {
+    for (name, schema) in schemas(envelope) {
         components.schemas.entry(name).or_insert(schema);
     }
 }
@@ -73,14 +80,20 @@ pub fn answers(envelope: Envelope, list: &[(&str, &str)]) -> BTreeMap<String, Re
 
 /// The answers of refusals (see [`crate::refusals!`]): one per status, whose description
 /// lists each message that status can carry, as the document shows a template
-/// (`` `guest <id> is not on the list` `` for `"guest {id} is not on the list"`).
+/// (`` `guest <id> is not on the list` `` for `"guest {id} is not on the list"`); in the
+/// back office's envelope, each after its code (`` `GUEST_UNKNOWN`: `guest <id> is not on
+/// the list` ``).
 pub fn refusal_answers(
     envelope: Envelope,
-    list: &[(u16, &str)],
+    list: &[crate::refusal::Answer],
 ) -> BTreeMap<String, RefOr<Response>> {
     let mut by_status: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (status, template) in list {
-        let shown = format!("`{}`", crate::refusal::shown_template(template));
+    for (status, code, template) in list {
+        let template = crate::refusal::shown_template(template);
+        let shown = match envelope {
+            Envelope::BackOffice => format!("`{code}`: `{template}`"),
+            _ => format!("`{template}`"),
+        };
         let messages = by_status.entry(status.to_string()).or_default();
         if !messages.contains(&shown) {
             messages.push(shown);
@@ -167,9 +180,10 @@ macro_rules! answer_set {
 /// app's envelope: 400 for a NUL or a body nested too deep (or a compressed body that does
 /// not decode), 408 for a body that stops arriving, 413 for a body over 64 KiB, 415 for a
 /// `Content-Encoding` other than gzip and deflate. Only statuses an operation does not document yet
-/// are added: where it has its own 400, that answer has the same envelope, and its
-/// description names its own messages. Found by `make fuzz-api` (schemathesis sends NULs to
-/// every route).
+/// are added: where it has its own 400 in the same envelope, its description names its own
+/// messages; in another envelope (the back office's, in an app that answers the operator
+/// API's), the answer is either body, and its description adds the door's. Found by `make
+/// fuzz-api` (schemathesis sends NULs to every route).
 pub fn add_door_answers(openapi: &mut OpenApi, envelope: Envelope) {
     add_schema(openapi, envelope);
     let schema = schema_name(envelope);
@@ -209,13 +223,40 @@ pub fn add_door_answers(openapi: &mut OpenApi, envelope: Envelope) {
         ];
         for operation in operations.into_iter().flatten() {
             for (status, description) in &answers {
-                operation
-                    .responses
-                    .responses
-                    .entry((*status).to_owned())
-                    .or_insert_with(|| RefOr::T(answer(description, schema)));
+                match operation.responses.responses.get_mut(*status) {
+                    None => {
+                        let door = RefOr::T(answer(description, schema));
+                        operation
+                            .responses
+                            .responses
+                            .insert((*status).to_owned(), door);
+                    }
+                    Some(RefOr::T(own)) => or_the_doors(own, description, schema),
+                    Some(RefOr::Ref(_)) => {}
+                }
             }
         }
+    }
+}
+
+/// `own`, a route's answer of a status the door gives too: where its body is another
+/// envelope's, either body, and the door's messages added to its own.
+fn or_the_doors(own: &mut Response, door_description: &str, door_schema: &str) {
+    use utoipa::openapi::schema::{OneOfBuilder, Schema};
+    let Some(RefOr::T(content)) = own.content.get_mut("application/json") else {
+        return;
+    };
+    let door = Ref::from_schema_name(door_schema);
+    match &content.schema {
+        Some(RefOr::Ref(body)) if body != &door => {
+            let either = OneOfBuilder::new().item(body.clone()).item(door).build();
+            content.schema = Some(RefOr::T(Schema::OneOf(either)));
+            own.description = format!(
+                "{}; before any check of the route, in the `{door_schema}` body: {door_description}",
+                own.description
+            );
+        }
+        _ => {}
     }
 }
 
@@ -264,6 +305,39 @@ mod tests {
         assert_eq!(
             door["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/ErrorC"
+        );
+    }
+
+    #[test]
+    fn a_route_answering_in_another_envelope_documents_either_body() {
+        use utoipa::openapi::path::{HttpMethod, Operation, Paths};
+        let mut openapi = OpenApi::new(utoipa::openapi::Info::new("t", "1"), Paths::new());
+        let mut own = Operation::new();
+        let refusal = answer(
+            "`NOT_AN_OBJECT`: `the body must be a JSON object`",
+            "BackOfficeError",
+        );
+        own.responses
+            .responses
+            .insert("400".into(), RefOr::T(refusal));
+        openapi
+            .paths
+            .add_path_operation("/a", vec![HttpMethod::Post], own);
+        add_door_answers(&mut openapi, Envelope::Operator);
+        let doc = serde_json::to_value(&openapi).unwrap();
+        let answer = &doc["paths"]["/a"]["post"]["responses"]["400"];
+        assert_eq!(
+            answer["content"]["application/json"]["schema"]["oneOf"],
+            serde_json::json!([
+                {"$ref": "#/components/schemas/BackOfficeError"},
+                {"$ref": "#/components/schemas/OperatorError"}
+            ])
+        );
+        let description = answer["description"].as_str().unwrap();
+        assert!(description.starts_with("`NOT_AN_OBJECT`"), "{description}");
+        assert!(
+            description.contains(body_limits::NUL_MESSAGE),
+            "{description}"
         );
     }
 }

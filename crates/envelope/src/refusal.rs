@@ -17,12 +17,12 @@ pub trait Refusal: fmt::Display {
     /// The HTTP status.
     fn status(&self) -> u16;
 
-    /// Envelope B's `code` (other envelopes carry none).
+    /// The code of envelope B and of the back office's envelope (the others carry none).
     fn code(&self) -> &'static str;
 
-    /// Every variant's status and message template (`{field}` where a field goes), in
+    /// Every variant's status, code and message template (`{field}` where a field goes), in
     /// declaration order: what a document says a route refuses.
-    fn answers() -> &'static [(u16, &'static str)];
+    fn answers() -> &'static [Answer];
 
     /// The answer this refusal gives.
     fn refused(&self) -> Refused {
@@ -35,12 +35,15 @@ pub trait Refusal: fmt::Display {
     }
 }
 
+/// A variant's status, code and message template, as [`Refusal::answers`] lists them.
+pub type Answer = (u16, &'static str, &'static str);
+
 /// A refusal made into what answers it: the envelope, status, code and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
     pub envelope: Envelope,
     pub status: u16,
-    /// Envelope B's `code`.
+    /// The code of envelope B and of the back office's envelope.
     pub code: &'static str,
     pub message: String,
 }
@@ -181,8 +184,14 @@ macro_rules! refusals {
                 }
             }
 
-            fn answers() -> &'static [(u16, &'static str)] {
-                &[ $( ($status, $crate::refusals!(@template $message)) ),+ ]
+            fn answers() -> &'static [$crate::refusal::Answer] {
+                // A const, not a borrowed temporary: a code may come from a `const fn`.
+                const ANSWERS: &[$crate::refusal::Answer] = &[ $( (
+                    $status,
+                    $crate::refusals!(@code $status $( $code )?),
+                    $crate::refusals!(@template $message),
+                ) ),+ ];
+                ANSWERS
             }
         }
 
@@ -228,8 +237,7 @@ macro_rules! refuses_tuple {
                     envelopes.iter().all(|e| *e == envelopes[0]),
                     "one route answers in one envelope"
                 );
-                let answers: Vec<(u16, &'static str)> =
-                    [$($t::answers()),+].concat();
+                let answers: Vec<Answer> = [$($t::answers()),+].concat();
                 crate::openapi::refusal_answers(envelopes[0], &answers)
             }
         }
@@ -244,10 +252,10 @@ pub struct Only<R, const A: u16, const B: u16 = 0>(std::marker::PhantomData<R>);
 impl<R: Refusal, const A: u16, const B: u16> utoipa::IntoResponses for Only<R, A, B> {
     fn responses()
     -> std::collections::BTreeMap<String, utoipa::openapi::RefOr<utoipa::openapi::Response>> {
-        let answers: Vec<(u16, &'static str)> = R::answers()
+        let answers: Vec<Answer> = R::answers()
             .iter()
             .copied()
-            .filter(|(status, _)| *status == A || *status == B)
+            .filter(|(status, ..)| *status == A || *status == B)
             .collect();
         assert!(
             !answers.is_empty(),

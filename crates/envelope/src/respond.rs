@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::envelopes::Answer;
 use crate::exposure::Origin;
-use crate::{Envelope, ErrorA, ErrorB, ErrorC, OperatorError, Refused};
+use crate::{BackOfficeError, Envelope, ErrorA, ErrorB, ErrorC, OperatorError, Refused};
 
 impl Refused {
     /// The answer, in the refusal's envelope; envelope A's `stack` (outside production)
@@ -21,6 +21,7 @@ impl Refused {
             Envelope::B => ErrorB::new(status, self.code, message).into(),
             Envelope::C => ErrorC::new(status, message).into(),
             Envelope::Operator => OperatorError::new(status, message).into(),
+            Envelope::BackOffice => BackOfficeError::new(status, self.code, message).into(),
         }
     }
 
@@ -42,6 +43,10 @@ impl Envelope {
             Envelope::B => ErrorB::new(status, ErrorB::code_for(status), message).into(),
             Envelope::C => ErrorC::new(status, message).into(),
             Envelope::Operator => OperatorError::new(status, message).into(),
+            Envelope::BackOffice => {
+                BackOfficeError::new(status, crate::refusal::code_for(status.as_u16()), message)
+                    .into()
+            }
         }
     }
 }
@@ -88,7 +93,7 @@ macro_rules! responds {
     )+};
 }
 
-responds!(ErrorA, ErrorB, ErrorC, OperatorError);
+responds!(ErrorA, ErrorB, ErrorC, OperatorError, BackOfficeError);
 
 #[cfg(test)]
 mod tests {
@@ -176,6 +181,15 @@ mod tests {
                 404,
                 r#"{"message":"The code not exist","statusCode":404}"#.to_owned()
             )
+        );
+    }
+
+    #[test]
+    fn back_office_shape_is_the_operator_one_then_its_code() {
+        let error = BackOfficeError::new(StatusCode::CONFLICT, "STALE_VERSION", "read it again");
+        assert_eq!(
+            body_of(&error).1,
+            r#"{"statusCode":409,"message":"read it again","error":"Conflict","code":"STALE_VERSION"}"#
         );
     }
 

@@ -95,7 +95,7 @@ pub async fn refuse_every_stranger(
         let call = |token, role| Call::new(method.clone(), &path, token, ("op-1", role));
         let mut anonymous = call(token, "super_admin");
         anonymous.token = None;
-        let bad_token = refusal(401, "invalid internal token");
+        let bad_token = refusal(401, "INVALID_INTERNAL_TOKEN", "invalid internal token");
         assert_eq!(anonymous.send(app).await, bad_token, "{route:?}");
         let stranger = call("another-token", "super_admin").send(app).await;
         assert_eq!(stranger, bad_token, "{route:?}");
@@ -105,7 +105,11 @@ pub async fn refuse_every_stranger(
         let mut nobody = call(token, "super_admin");
         nobody.operator = None;
         let needed = "a back-office change needs X-Operator-Id and X-Operator-Role";
-        assert_eq!(nobody.send(app).await, refusal(400, needed), "{route:?}");
+        assert_eq!(
+            nobody.send(app).await,
+            refusal(400, "NO_OPERATOR", needed),
+            "{route:?}"
+        );
         let refused = Role::ALL
             .into_iter()
             .filter(|role| !rule.admits.admits(*role))
@@ -114,17 +118,16 @@ pub async fn refuse_every_stranger(
         for role in refused {
             let answer = call(token, role).send(app).await;
             let message = format!("role {role} may not do this in the back office");
-            assert_eq!(answer, refusal(403, &message), "{route:?} as {role}");
+            assert_eq!(
+                answer,
+                refusal(403, "ROLE_REFUSED", &message),
+                "{route:?} as {role}"
+            );
         }
     }
 }
 
-/// A refusal in the operator API's envelope, as the keepers answer it.
-fn refusal(status: u16, message: &str) -> (u16, Value) {
-    let reason = reqwest::StatusCode::from_u16(status)
-        .unwrap()
-        .canonical_reason()
-        .unwrap();
-    let body = serde_json::json!({"statusCode": status, "message": message, "error": reason});
-    (status, body)
+/// A refusal in the back office's envelope, as the keepers answer it.
+fn refusal(status: u16, code: &str, message: &str) -> (u16, Value) {
+    (status, crate::back_office_error(status, code, message))
 }

@@ -30,6 +30,15 @@ pub fn operator_error(status: u16, message: &str, error: &str) -> Value {
     json!({"statusCode": status, "message": message, "error": error})
 }
 
+/// The back office's refusal: the operator API's three keys, then `code`.
+pub fn back_office_error(status: u16, code: &str, message: &str) -> Value {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error");
+    json!({"statusCode": status, "message": message, "error": reason, "code": code})
+}
+
 /// The auth routes' 401 (envelope A, `stack` removed).
 pub fn unauthorization() -> Value {
     error_a(401, "Unauthorization")
@@ -72,6 +81,7 @@ pub fn refused<R: envelope::Refusal>(refusal: R) -> (u16, Value) {
                 .unwrap_or("Error");
             operator_error(status, &message, reason)
         }
+        envelope::Envelope::BackOffice => back_office_error(status, refusal.code(), &message),
     };
     (status, body)
 }

@@ -29,6 +29,6 @@ pub mod tokens;
 
 pub use answers::{answer, assert_wait, ids, keys, retry_after};
 pub use envelopes::{
-    error_a, error_b, error_c, operator_401, operator_403, operator_error, refused,
-    unauthorization, without_stack,
+    back_office_error, error_a, error_b, error_c, operator_401, operator_403, operator_error,
+    refused, unauthorization, without_stack,
 };

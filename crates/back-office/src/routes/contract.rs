@@ -17,7 +17,8 @@ pub struct Contract {
     /// The attribute's, with the rule's path and query parameters; the operator service
     /// adds the security requirement and the answers every route shares.
     pub operation: Operation,
-    /// The schemas the operation names (and those they name).
+    /// The schemas the operation names (and those they name), the back office's refusal
+    /// among them.
     pub schemas: Vec<(String, RefOr<Schema>)>,
 }
 
@@ -83,8 +84,11 @@ impl Contract {
             operation,
             schemas: document
                 .components
-                .map(|components| components.schemas.into_iter().collect())
-                .unwrap_or_default(),
+                .map(|components| components.schemas.into_iter().collect::<Vec<_>>())
+                .unwrap_or_default()
+                .into_iter()
+                .chain(crate::refusal_schemas())
+                .collect(),
         }
     }
 }

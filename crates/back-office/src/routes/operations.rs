@@ -202,7 +202,10 @@ pub fn withdraw_batch() {}
 
 /// The earn-rate table
 ///
-/// The rows as the app reads them (sorted by `amount_from`) and the table's version. Roles:
+/// The rows as the app reads them (sorted by `amount_from`), each value as exact decimal
+/// text where the app reads a JSON number, and the table's version. A stored table that is
+/// not a list, or holds a value that is neither a number nor null (only `seed` can store
+/// one), is a 500 that names it; a replacement from the version a 409 names mends it. Roles:
 /// all five.
 #[utoipa::path(get, path = "/earn-rates", operation_id = "getEarnRates", tag = "earn rates",
     responses((status = 200, description = "table", body = EarnRateTable)))]

@@ -456,7 +456,8 @@ async fn a_batch_id_that_is_not_a_positive_integer_names_no_batch_and_no_other_p
                     404,
                     json!({"statusCode": 404,
                            "message": format!("gift-code batch {sent} does not exist"),
-                           "error": "Not Found"})
+                           "error": "Not Found",
+                           "code": "BATCH_NOT_FOUND"})
                 ),
                 "{method} {path}"
             );

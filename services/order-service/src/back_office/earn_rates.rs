@@ -35,20 +35,16 @@ async fn stored(conn: &mut AsyncPgConnection, lock: bool) -> QueryResult<Option<
     }
 }
 
-/// The table as the app reads it (the same 500 when the stored option is no table).
+/// The table as the app reads it, its values as decimal text (the same 500 when the stored
+/// option is no table, or holds a value that is no number).
 fn table(stored: Option<Stored>) -> Result<EarnRateTable, OrderError> {
-    Ok(match stored {
-        None => EarnRateTable {
-            rates: Vec::new(),
-            version: 0,
-            updated_at: None,
-        },
-        Some((value, version, updated_at)) => EarnRateTable {
-            rates: point_rates::rows(value)?,
-            version,
-            updated_at: Some(updated_at),
-        },
-    })
+    let table = match stored {
+        None => EarnRateTable::of(&[], 0, None),
+        Some((value, version, updated_at)) => {
+            EarnRateTable::of(&point_rates::rows(value)?, version, Some(updated_at))
+        }
+    };
+    table.map_err(|unreadable| OrderError::Internal(unreadable.to_string()))
 }
 
 /// The table now.

@@ -112,7 +112,7 @@ async fn the_document_lists_every_route_and_nothing_else() {
 }
 
 #[tokio::test]
-async fn the_back_offices_routes_are_internal_and_refuse_in_the_operator_envelope() {
+async fn the_back_offices_routes_are_internal_and_refuse_in_the_back_offices_envelope() {
     let app = spawn_app().await;
     let doc = document(&app).await;
     for (method, path) in BACK_OFFICE {
@@ -134,7 +134,7 @@ async fn the_back_offices_routes_are_internal_and_refuse_in_the_operator_envelop
         let answers = operation["responses"].as_object().unwrap();
         assert_eq!(
             schema_ref(&answers["401"]),
-            Some("#/components/schemas/OperatorError"),
+            Some("#/components/schemas/BackOfficeError"),
             "{method} {path}"
         );
     }

@@ -23,12 +23,9 @@ impl testkit::back_office::Keeper for TestApp {
     }
 }
 
-pub fn operator_refusal(status: u16, message: &str) -> Value {
-    let reason = reqwest::StatusCode::from_u16(status)
-        .unwrap()
-        .canonical_reason()
-        .unwrap();
-    json!({"statusCode": status, "message": message, "error": reason})
+/// A refusal as the keepers answer it: the operator API's body with its code.
+pub fn operator_refusal(status: u16, code: &str, message: &str) -> Value {
+    testkit::back_office_error(status, code, message)
 }
 
 async fn create(app: &TestApp, body: Value) -> Value {
@@ -56,7 +53,10 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
         no_token.operator = None;
         assert_eq!(
             no_token.send(&app).await,
-            (401, operator_refusal(401, "invalid internal token"))
+            (
+                401,
+                operator_refusal(401, "INVALID_INTERNAL_TOKEN", "invalid internal token")
+            )
         );
         let mut wrong_token = call(method.clone(), path).body(bad.clone());
         wrong_token.token = Some("test-internal-token-0123456789abcdef0124");
@@ -69,6 +69,7 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
                 400,
                 operator_refusal(
                     400,
+                    "NO_OPERATOR",
                     "a back-office change needs X-Operator-Id and X-Operator-Role"
                 )
             )
@@ -79,6 +80,7 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
                 400,
                 operator_refusal(
                     400,
+                    "INVALID_POINT_AMOUNT",
                     "pointAmount must be a positive decimal, at most 1000000000, with at most 4 decimals"
                 )
             )
@@ -91,7 +93,11 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
             .await,
         (
             404,
-            operator_refusal(404, "offer aaaaaaaaaaaaaaaaaaaaaaaa not found")
+            operator_refusal(
+                404,
+                "OFFER_NOT_FOUND",
+                "offer aaaaaaaaaaaaaaaaaaaaaaaa not found"
+            )
         )
     );
     let mut reading = call(reqwest::Method::GET, "/offers");
@@ -109,49 +115,69 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
 async fn every_body_refusal_answers_its_message() {
     let app = spawn_app().await;
     let cases = [
-        (json!("x"), "the body must be a JSON object"),
+        (
+            json!("x"),
+            "NOT_AN_OBJECT",
+            "the body must be a JSON object",
+        ),
         (
             json!({"pointAmount": 1, "amount": 1, "points": 1}),
+            "UNKNOWN_FIELD",
             "points is not a field of an offer",
         ),
         (
             json!({"pointAmount": "-1", "amount": 1}),
+            "INVALID_POINT_AMOUNT",
             "pointAmount must be a positive decimal, at most 1000000000, with at most 4 decimals",
         ),
         (
             json!({"pointAmount": 1, "amount": 1, "purchasedPointAmount": "x"}),
+            "INVALID_PURCHASED_POINT_AMOUNT",
             "purchasedPointAmount must be null or a positive decimal, at most 1000000000, with at most 4 decimals",
         ),
         (
             json!({"pointAmount": 1, "amount": "15.001"}),
+            "INVALID_AMOUNT",
             "amount must be SAR from 0 to 9999999999.99 with at most two decimals",
         ),
         (
             json!({"pointAmount": 1, "amount": "10000000000"}),
+            "INVALID_AMOUNT",
             "amount must be SAR from 0 to 9999999999.99 with at most two decimals",
         ),
         (
             json!({"pointAmount": 1, "amount": 1, "sequence": "1"}),
+            "INVALID_SEQUENCE",
             "sequence must be an integer or null",
         ),
         (
             json!({"pointAmount": 1, "amount": 1, "active": 1}),
+            "INVALID_ACTIVE",
             "active must be true or false",
         ),
-        (json!({"pointAmount": 1}), "amount is required"),
-        (json!({"amount": 1}), "pointAmount is required"),
+        (
+            json!({"pointAmount": 1}),
+            "FIELD_REQUIRED",
+            "amount is required",
+        ),
+        (
+            json!({"amount": 1}),
+            "FIELD_REQUIRED",
+            "pointAmount is required",
+        ),
         (
             json!({"pointAmount": "100", "purchasedPointAmount": "99.5", "amount": 1}),
+            "OFFER_MINTS_POINTS",
             "purchasedPointAmount must not be below pointAmount: the offer would mint points",
         ),
     ];
-    for (body, message) in cases {
+    for (body, code, message) in cases {
         assert_eq!(
             call(reqwest::Method::POST, "/offers")
                 .body(body.clone())
                 .send(&app)
                 .await,
-            (400, operator_refusal(400, message)),
+            (400, operator_refusal(400, code, message)),
             "{body}"
         );
     }
@@ -162,7 +188,11 @@ async fn every_body_refusal_answers_its_message() {
             .await,
         (
             400,
-            operator_refusal(400, "the body names no field to change")
+            operator_refusal(
+                400,
+                "NOTHING_TO_CHANGE",
+                "the body names no field to change"
+            )
         )
     );
     // Raising what the fixture's offer gives (100 for 120) above its points price mints.
@@ -175,6 +205,7 @@ async fn every_body_refusal_answers_its_message() {
             400,
             operator_refusal(
                 400,
+                "OFFER_MINTS_POINTS",
                 "purchasedPointAmount must not be below pointAmount: the offer would mint points"
             )
         )
@@ -363,6 +394,7 @@ async fn a_withdrawn_offer_is_gone_from_the_app_and_cannot_change_again() {
     );
     let gone = operator_refusal(
         409,
+        "OFFER_WITHDRAWN",
         &format!("offer {OFFER} was withdrawn and cannot change"),
     );
     assert_eq!(

@@ -123,29 +123,33 @@ async fn each_refusal_in_its_order_and_nothing_moved() {
     let app = spawn_app().await;
     let good = json!({"points": "-1", "reason": "x", "reference": "r-1"});
     let bad_body = [
-        (json!([]), "the body must be a JSON object"),
+        (json!([]), "NOT_AN_OBJECT", "the body must be a JSON object"),
         (
             json!({"points": 1, "note": "x"}),
+            "UNKNOWN_FIELD",
             "note is not a field of an adjustment",
         ),
         (
             json!({"points": "0", "reason": "x", "reference": "r"}),
+            "INVALID_POINTS",
             "points must be a decimal other than 0 from -1000000000 to 1000000000, with at most 4 \
              decimals: positive credits the client, negative debits",
         ),
         (
             json!({"points": 1, "reason": "", "reference": "r"}),
+            "INVALID_REASON",
             "reason must be text of 1 to 500 visible characters",
         ),
         (
             json!({"points": 1, "reason": "x", "reference": "r".repeat(201)}),
+            "INVALID_REFERENCE",
             "reference must be text of 1 to 200 visible characters",
         ),
     ];
-    for (body, message) in bad_body {
+    for (body, code, message) in bad_body {
         assert_eq!(
             adjust(&app, SARA, body.clone()).await,
-            (400, operator_refusal(400, message)),
+            (400, operator_refusal(400, code, message)),
             "{body}"
         );
     }
@@ -160,7 +164,11 @@ async fn each_refusal_in_its_order_and_nothing_moved() {
                 .await,
             (
                 404,
-                operator_refusal(404, &format!("client {client} not found"))
+                operator_refusal(
+                    404,
+                    "CLIENT_NOT_FOUND",
+                    &format!("client {client} not found")
+                )
             )
         );
     }
@@ -178,6 +186,7 @@ async fn each_refusal_in_its_order_and_nothing_moved() {
             409,
             operator_refusal(
                 409,
+                "OVERDRAWS_BALANCE",
                 &format!(
                     "client {NOURA} holds {balance} points: the debit would leave a negative balance"
                 )
@@ -214,6 +223,7 @@ async fn a_replayed_adjustment_answers_the_first_and_another_use_of_its_referenc
     assert_eq!(app.balance_of(SARA).await, balance);
     let used = operator_refusal(
         409,
+        "REFERENCE_USED",
         "reference ticket-9 was already used for another adjustment",
     );
     assert_eq!(adjust(&app, OMAR, body.clone()).await, (409, used.clone()));
@@ -329,7 +339,11 @@ async fn support_sees_a_clients_points_as_the_app_does() {
                 .await,
             (
                 404,
-                operator_refusal(404, &format!("client {client} not found"))
+                operator_refusal(
+                    404,
+                    "CLIENT_NOT_FOUND",
+                    &format!("client {client} not found")
+                )
             )
         );
     }
@@ -353,6 +367,7 @@ async fn the_point_service_refuses_a_role_the_operator_service_would_not_let_thr
                 403,
                 operator_refusal(
                     403,
+                    "ROLE_REFUSED",
                     &format!("role {role} may not do this in the back office")
                 )
             )

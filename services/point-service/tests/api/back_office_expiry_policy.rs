@@ -64,6 +64,7 @@ async fn a_new_policy_moves_the_expiry_date_and_a_stale_one_is_refused() {
             409,
             operator_refusal(
                 409,
+                "STALE_VERSION",
                 "the expiry policy is at version 2, not 1: read it again and make the change on it"
             )
         )
@@ -91,31 +92,39 @@ async fn a_new_policy_moves_the_expiry_date_and_a_stale_one_is_refused() {
 async fn each_refusal_answers_its_message() {
     let app = spawn_app().await;
     let cases = [
-        (json!(null), "the body must be a JSON object"),
+        (
+            json!(null),
+            "NOT_AN_OBJECT",
+            "the body must be a JSON object",
+        ),
         (
             json!({"expiry": "never", "days": 3}),
+            "UNKNOWN_FIELD",
             "days is not a field of the expiry policy",
         ),
         (
             json!({"expiry": "sometimes", "version": 1}),
+            "INVALID_EXPIRY",
             "expiry must be never or inactivity",
         ),
         (
             json!({"expiry": "inactivity", "inactivityDays": 0, "version": 1}),
+            "INVALID_INACTIVITY_DAYS",
             "inactivityDays must be an integer from 1 to 36500 with inactivity, and null with never",
         ),
         (
             json!({"expiry": "inactivity", "inactivityDays": 30, "version": "1"}),
+            "INVALID_VERSION",
             "version must be the integer version the change was made from",
         ),
     ];
-    for (body, message) in cases {
+    for (body, code, message) in cases {
         assert_eq!(
             call(reqwest::Method::PUT, POLICY)
                 .body(body.clone())
                 .send(&app)
                 .await,
-            (400, operator_refusal(400, message)),
+            (400, operator_refusal(400, code, message)),
             "{body}"
         );
     }

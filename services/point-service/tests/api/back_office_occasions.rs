@@ -16,39 +16,45 @@ async fn occasions_of_the_app(app: &TestApp, query: &str) -> Vec<Value> {
 async fn each_refusal_answers_its_message() {
     let app = spawn_app().await;
     let cases = [
-        (json!([]), "the body must be a JSON object"),
+        (json!([]), "NOT_AN_OBJECT", "the body must be a JSON object"),
         (
             json!({"occasionEn": "x", "en": "x"}),
+            "UNKNOWN_FIELD",
             "en is not a field of an occasion",
         ),
         (
             json!({"occasionEn": "   "}),
+            "INVALID_OCCASION_EN",
             "occasionEn must be text of 1 to 100 characters",
         ),
         (
             json!({"occasionEn": "x", "occasionAr": ""}),
+            "INVALID_OCCASION_AR",
             "occasionAr must be text of 1 to 100 characters or null",
         ),
         (
             json!({"occasionEn": "x", "isCustom": 1}),
+            "INVALID_IS_CUSTOM",
             "isCustom must be true or false",
         ),
         (
             json!({"occasionEn": "x", "active": "no"}),
+            "INVALID_ACTIVE",
             "active must be true or false for an occasion",
         ),
         (
             json!({"occasionAr": "عيد"}),
+            "FIELD_REQUIRED",
             "occasionEn is required for an occasion",
         ),
     ];
-    for (body, message) in cases {
+    for (body, code, message) in cases {
         assert_eq!(
             call(reqwest::Method::POST, "/occasions")
                 .body(body.clone())
                 .send(&app)
                 .await,
-            (400, operator_refusal(400, message)),
+            (400, operator_refusal(400, code, message)),
             "{body}"
         );
     }
@@ -59,7 +65,11 @@ async fn each_refusal_answers_its_message() {
             .await,
         (
             400,
-            operator_refusal(400, "the body names no field of an occasion to change")
+            operator_refusal(
+                400,
+                "NOTHING_TO_CHANGE",
+                "the body names no field of an occasion to change"
+            )
         )
     );
     let unknown = "bbbbbbbbbbbbbbbbbbbbbbbb";
@@ -71,7 +81,11 @@ async fn each_refusal_answers_its_message() {
                 .await,
             (
                 404,
-                operator_refusal(404, &format!("occasion {unknown} not found"))
+                operator_refusal(
+                    404,
+                    "OCCASION_NOT_FOUND",
+                    &format!("occasion {unknown} not found")
+                )
             )
         );
     }

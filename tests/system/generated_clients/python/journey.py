@@ -741,6 +741,12 @@ def operator_offers():
     op = admin("offers", "withdrawOffer", "DELETE", "/api/v1/operator/offers/{id}")
     gone = check_offer_record(answer(op.sync_detailed(created.id, client=j.operator), record))
     check(gone.withdrawn and not gone.active, f"the offer withdrawn is {gone}")
+    # A refusal of the back office is matched by its code, typed as the contract's closed set.
+    op = admin("offers", "updateOffer", "PATCH", "/api/v1/operator/offers/{id}")
+    refused = answer(op.sync_detailed(created.id, client=j.operator, body=body_class(op)(amount="8")),
+                     admin_model("BackOfficeError"), status=409)
+    code = field(refused, "code", admin_model("BackOfficeErrorCode"))
+    check(code == admin_model("BackOfficeErrorCode").OFFER_WITHDRAWN, f"the refusal's code is {code}")
     op = admin("loyalty audit", "listLoyaltyAudit", "GET", "/api/v1/operator/loyalty/audit")
     trail = field(answer(op.sync_detailed(client=j.operator), admin_model("BackOfficeAuditPage")),
                   "data", list)
@@ -847,10 +853,14 @@ def operator_earn_rates():
     version = field(table, "version", int)
     op = admin("earn rates", "replaceEarnRates", "PUT", "/api/v1/operator/earn-rates")
     body = body_class(op).from_dict({"rates": [
-        {"amount_from": 0, "amount_to": 60.5, "point_earn": 4},
-        {"amount_from": 60.5, "amount_to": None, "point_earn": 10.25}], "version": version})
+        {"amount_from": "0", "amount_to": "60.50", "point_earn": "4"},
+        {"amount_from": "60.5", "amount_to": None, "point_earn": "10.25"}], "version": version})
     replaced = answer(op.sync_detailed(client=j.operator, body=body), admin_model("EarnRateTable"))
     check(field(replaced, "version", int) > version, "the version did not move")
+    # The back office answers the rows as exact decimal text, never a float.
+    rows = [(field(r, "amount_from", str, None), field(r, "amount_to", str, None),
+             field(r, "point_earn", str, None)) for r in field(replaced, "rates", list)]
+    check(rows == [("0", "60.5", "4"), ("60.5", None, "10.25")], f"the rates answered are {rows}")
     op = app("earn rates", "listEarnRates", "GET", "/api/v2/client/system_configs/point_rates")
     ends = [field(r, "amount_to", NUMBER, None)
             for r in listed(op.sync_detailed(client=j.catalog), app_model("Rate"))]

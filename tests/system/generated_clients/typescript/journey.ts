@@ -133,6 +133,8 @@ type _closedSets = [
   Check<Exact<AdminSchemas["OperatorRole"], OperatorRole>>,
   // Each kind of trail entry takes its own actions; together they are the closed set.
   Check<Exact<AdminSchemas["BackOfficeAuditEntry"]["action"], BackOfficeAction>>,
+  // A back-office conflict is the back office's refusal, code and all.
+  Check<Exact<Answer<AdminPaths, "/api/v1/operator/offers/{id}", "patch", 409>, AdminSchemas["BackOfficeError"]>>,
 ];
 
 // Operation ids, camelCase: what generated clients name their functions after.
@@ -1019,7 +1021,7 @@ async function earnRates(operator: ReturnType<typeof createClient<AdminPaths>>):
   readEarnRates(table);
   readEarnRates(await ok("replace earn rates", operator.PUT("/api/v1/operator/earn-rates", {
     body: {
-      rates: [{ amount_from: 0, amount_to: 50, point_earn: 5 }, { amount_from: 50, amount_to: null, point_earn: 12 }],
+      rates: [{ amount_from: "0", amount_to: "50", point_earn: "5" }, { amount_from: "50", amount_to: null, point_earn: "12.5" }],
       version: table.version,
     },
   })));
@@ -1033,16 +1035,16 @@ async function earnRates(operator: ReturnType<typeof createClient<AdminPaths>>):
   }
 }
 
-/** The earn-rate table: the app's rows (numbers, null where the spec allows) and its version. */
+/** The earn-rate table: the app's rows as exact decimal text (null where the spec allows) and its version. */
 function readEarnRates(table: Answer<AdminPaths, "/api/v1/operator/earn-rates", "get", 200>): void {
   keysAre<"rates" | "version" | "updatedAt">()(table);
   exactly<number>()(table.version);
   exactly<string | null>()(table.updatedAt);
   for (const rate of table.rates) {
     keysAre<"amount_from" | "amount_to" | "point_earn">()(rate);
-    exactly<number | null>()(rate.amount_from);
-    exactly<number | null>()(rate.amount_to);
-    exactly<number>()(rate.point_earn);
+    exactly<string | null>()(rate.amount_from);
+    exactly<string | null>()(rate.amount_to);
+    exactly<string | null>()(rate.point_earn);
   }
 }
 
@@ -1078,6 +1080,16 @@ async function offers(operator: ReturnType<typeof createClient<AdminPaths>>): Pr
     body: { amount: "7.00", sequence: null },
   })));
   readOfferRecord(await ok("withdraw offer", operator.DELETE("/api/v1/operator/offers/{id}", offerId)));
+  // A refusal of the back office is matched by its code, a closed set of the contract: a code
+  // it does not list fails to compile.
+  const withdrawn: AdminSchemas["BackOfficeError"]["code"] = "OFFER_WITHDRAWN";
+  const { error, response } = await operator.PATCH("/api/v1/operator/offers/{id}", {
+    ...offerId,
+    body: { amount: "8.00" },
+  });
+  if (response.status !== 409 || error === undefined || !("code" in error) || error.code !== withdrawn) {
+    throw new Error(`change a withdrawn offer: HTTP ${response.status} ${JSON.stringify(error)}`);
+  }
   const trail = await ok("loyalty audit", operator.GET("/api/v1/operator/loyalty/audit"));
   keysAre<"data" | "meta">()(trail);
   readAdminPageMeta(trail.meta);

@@ -113,10 +113,10 @@ async fn the_token_then_the_operator_then_the_body_then_the_batch() {
                 call(method, &path).send(&app).await,
                 (
                     404,
-                    testkit::operator_error(
+                    testkit::back_office_error(
                         404,
-                        &format!("gift-code batch {id} does not exist"),
-                        "Not Found"
+                        "BATCH_NOT_FOUND",
+                        &format!("gift-code batch {id} does not exist")
                     )
                 ),
                 "{path}"
@@ -135,39 +135,49 @@ async fn every_body_refusal_in_its_words_and_nothing_issued() {
         body
     };
     let cases = [
-        (json!("x"), "the body must be a JSON object"),
+        (
+            json!("x"),
+            "NOT_AN_OBJECT",
+            "the body must be a JSON object",
+        ),
         (
             with("code", json!("A")),
+            "UNKNOWN_FIELD",
             "code is not a field of a gift-code batch",
         ),
         (
             with("reference", json!(" ")),
+            "INVALID_REFERENCE",
             "reference must be text of 1 to 200 visible characters",
         ),
         (
             with("count", json!(10_001)),
+            "INVALID_COUNT",
             "count must be an integer from 1 to 10000",
         ),
         (
             with("points", json!(-5)),
+            "INVALID_POINTS",
             "points must be a decimal above 0 and at most 1000000000, with at most 4 decimals",
         ),
         (
             with("prefix", json!("gift")),
+            "INVALID_PREFIX",
             "prefix must be null or 1 to 12 capital letters and digits",
         ),
         (
             with("expiresAt", json!("2000-01-01T00:00:00Z")),
+            "INVALID_EXPIRES_AT",
             "expiresAt must be null or a date-time with its offset (RFC 3339) in the future",
         ),
     ];
-    for (body, message) in cases {
+    for (body, code, message) in cases {
         assert_eq!(
             call(Method::POST, "/gift-code-batches")
                 .body(body.clone())
                 .send(&app)
                 .await,
-            (400, testkit::operator_error(400, message, "Bad Request")),
+            (400, testkit::back_office_error(400, code, message)),
             "{body}"
         );
     }
@@ -299,10 +309,10 @@ async fn a_reference_again_answers_the_first_batch_or_is_refused() {
                 .await,
             (
                 409,
-                testkit::operator_error(
+                testkit::back_office_error(
                     409,
-                    "reference ticket-77 was already used for another batch",
-                    "Conflict"
+                    "REFERENCE_USED",
+                    "reference ticket-77 was already used for another batch"
                 )
             )
         );
@@ -330,10 +340,10 @@ async fn the_order_service_refuses_a_role_the_operator_service_would_not_let_thr
                 call.send(&app).await,
                 (
                     403,
-                    testkit::operator_error(
+                    testkit::back_office_error(
                         403,
-                        &format!("role {role} may not do this in the back office"),
-                        "Forbidden"
+                        "ROLE_REFUSED",
+                        &format!("role {role} may not do this in the back office")
                     )
                 ),
                 "{method} {path} {role}"
