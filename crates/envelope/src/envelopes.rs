@@ -48,10 +48,10 @@ pub(crate) trait Answer: fmt::Debug + fmt::Display {
     fn body(&self) -> impl Serialize + '_;
 }
 
-/// [`Answer`] for an envelope whose type is its body, with `status`, `message` and `raw`
-/// fields.
-macro_rules! answers_with_itself {
-    ($envelope:ty) => {
+/// [`Answer`] for an envelope with `status`, `message` and `raw` fields, whose body is
+/// `$body` made from `$this` (the envelope itself where its type is its body).
+macro_rules! answers_with {
+    ($envelope:ty, |$this:ident| $body:expr) => {
         impl Answer for $envelope {
             fn status(&self) -> StatusCode {
                 self.status
@@ -63,7 +63,8 @@ macro_rules! answers_with_itself {
                 self.raw.as_deref()
             }
             fn body(&self) -> impl Serialize + '_ {
-                self
+                let $this = self;
+                $body
             }
         }
     };
@@ -162,7 +163,7 @@ impl ErrorA {
 }
 
 displays_status_and_message!(ErrorA);
-answers_with_itself!(ErrorA);
+answers_with!(ErrorA, |this| this);
 
 /// Envelope B: `{success: false, error: {code, message, details?}}`.
 #[derive(Debug, Clone)]
@@ -238,27 +239,14 @@ impl ErrorB {
     }
 }
 
-impl Answer for ErrorB {
-    fn status(&self) -> StatusCode {
-        self.status
-    }
-    fn message(&self) -> &str {
-        &self.message
-    }
-    fn raw(&self) -> Option<&str> {
-        self.raw.as_deref()
-    }
-    fn body(&self) -> impl Serialize + '_ {
-        BodyB {
-            success: false,
-            error: InnerB {
-                code: &self.code,
-                message: &self.message,
-                details: self.details.as_ref(),
-            },
-        }
-    }
-}
+answers_with!(ErrorB, |this| BodyB {
+    success: false,
+    error: InnerB {
+        code: &this.code,
+        message: &this.message,
+        details: this.details.as_ref(),
+    },
+});
 
 impl fmt::Display for ErrorB {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -302,7 +290,7 @@ impl ErrorC {
 }
 
 displays_status_and_message!(ErrorC);
-answers_with_itself!(ErrorC);
+answers_with!(ErrorC, |this| this);
 
 mod operator;
 pub use operator::{BackOfficeError, OperatorError};

@@ -83,8 +83,11 @@ impl Config {
                 if url.is_none() {
                     env.error("SMS_HTTP_URL is required when SMS_PROVIDER=http");
                 }
-                let timeout =
-                    Duration::from_millis(env.int_or("SMS_HTTP_TIMEOUT_MS", 5000, 100..=60_000));
+                let timeout = env.millis_or(
+                    "SMS_HTTP_TIMEOUT_MS",
+                    Duration::from_millis(5000),
+                    100..=60_000,
+                );
                 SmsConfig::Http {
                     url: url.unwrap_or_default(),
                     timeout,

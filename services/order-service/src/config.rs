@@ -72,17 +72,21 @@ pub struct GiftCardRetry {
 impl GiftCardRetry {
     fn from_env(env: &mut Env) -> Self {
         Self {
-            interval: Duration::from_millis(env.int_or(
+            interval: env.millis_or(
                 "GIFT_CARD_RETRY_INTERVAL_MS",
-                5_000,
+                Duration::from_secs(5),
                 10..=3_600_000,
-            )),
-            max_backoff: Duration::from_secs(env.int_or(
+            ),
+            max_backoff: env.secs_or(
                 "GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS",
-                600,
+                Duration::from_secs(600),
                 1..=86_400,
-            )),
-            lease: Duration::from_secs(env.int_or("GIFT_CARD_CREDIT_LEASE_SECONDS", 60, 15..=3600)),
+            ),
+            lease: env.secs_or(
+                "GIFT_CARD_CREDIT_LEASE_SECONDS",
+                Duration::from_secs(60),
+                15..=3600,
+            ),
         }
     }
 
@@ -162,11 +166,11 @@ impl Config {
                 as i64,
             tries_per_ip: env.int_or("GIFT_CODE_TRIES_PER_IP_PER_HOUR", 30, 1..=100_000) as i64,
             trust_forwarded_for: env.flag("TRUST_X_FORWARDED_FOR"),
-            nearest_cache_ttl: Duration::from_secs(env.int_or(
+            nearest_cache_ttl: env.secs_or(
                 "NEAREST_STORE_CACHE_SECONDS",
-                10,
+                Duration::from_secs(10),
                 0..=3600,
-            )),
+            ),
             gift_card_retry: GiftCardRetry::from_env(env),
         }
     }

@@ -115,14 +115,20 @@ pub struct Flags {
 impl Config {
     pub fn from_env(env: &mut Env, common: CommonConfig, database: DatabaseConfig) -> Self {
         let auth_service_url = env.url("AUTH_SERVICE_URL");
-        let auth_timeout =
-            Duration::from_millis(env.int_or("AUTH_SERVICE_TIMEOUT_MS", 5000, 100..=60_000));
+        let auth_timeout = env.millis_or(
+            "AUTH_SERVICE_TIMEOUT_MS",
+            Duration::from_millis(5000),
+            100..=60_000,
+        );
         let caller_cache_ttl =
-            Duration::from_secs(env.int_or("AUTH_CALLER_CACHE_SECONDS", 5, 0..=60));
+            env.secs_or("AUTH_CALLER_CACHE_SECONDS", Duration::from_secs(5), 0..=60);
         let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
         let payment_service_url = env.url("PAYMENT_SERVICE_URL");
-        let payment_timeout =
-            Duration::from_millis(env.int_or("PAYMENT_SERVICE_TIMEOUT_MS", 10_000, 100..=120_000));
+        let payment_timeout = env.millis_or(
+            "PAYMENT_SERVICE_TIMEOUT_MS",
+            Duration::from_millis(10_000),
+            100..=120_000,
+        );
         let webhook_secret = env.secret("PAYMENT_WEBHOOK_SECRET", common.app_env);
         let flags = Flags {
             point_orders: env.flag("POINT_ORDER_POINT_ENABLED"),
@@ -143,16 +149,16 @@ impl Config {
         };
         let sync_defaults = SyncSettings::default();
         let sync = SyncSettings {
-            after: Duration::from_secs(env.int_or(
+            after: env.secs_or(
                 "PAYMENT_SYNC_AFTER_SECONDS",
-                sync_defaults.after.as_secs(),
+                sync_defaults.after,
                 1..=86_400,
-            )),
-            interval: Duration::from_secs(env.int_or(
+            ),
+            interval: env.secs_or(
                 "PAYMENT_SYNC_INTERVAL_SECONDS",
-                sync_defaults.interval.as_secs(),
+                sync_defaults.interval,
                 1..=3600,
-            )),
+            ),
             reads_per_second: env.int_or(
                 "PAYMENT_SYNC_READS_PER_SECOND",
                 sync_defaults.reads_per_second,

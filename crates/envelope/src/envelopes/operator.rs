@@ -62,30 +62,13 @@ impl OperatorError {
     }
 }
 
-impl Answer for OperatorError {
-    fn status(&self) -> StatusCode {
-        self.status
-    }
-    fn message(&self) -> &str {
-        &self.message
-    }
-    fn raw(&self) -> Option<&str> {
-        self.raw.as_deref()
-    }
-    fn body(&self) -> impl Serialize + '_ {
-        OperatorBody {
-            status_code: self.status.as_u16(),
-            message: &self.message,
-            error: self.status.canonical_reason().unwrap_or("Error"),
-        }
-    }
-}
+answers_with!(OperatorError, |this| OperatorBody {
+    status_code: this.status.as_u16(),
+    message: &this.message,
+    error: this.status.canonical_reason().unwrap_or("Error"),
+});
 
-impl fmt::Display for OperatorError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.status.as_u16(), self.message)
-    }
-}
+displays_status_and_message!(OperatorError);
 
 /// The back office's refusal: the operator API's three keys, then `code`.
 #[derive(Debug, Clone)]
@@ -93,6 +76,8 @@ pub struct BackOfficeError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    /// Always none: a refusal has no raw text.
+    raw: Option<String>,
 }
 
 /// The back office's refusal body, in this key order.
@@ -117,28 +102,16 @@ impl BackOfficeError {
             status,
             code,
             message: message.into(),
+            raw: None,
         }
     }
 }
 
-impl Answer for BackOfficeError {
-    fn status(&self) -> StatusCode {
-        self.status
-    }
-    fn message(&self) -> &str {
-        &self.message
-    }
-    fn raw(&self) -> Option<&str> {
-        None
-    }
-    fn body(&self) -> impl Serialize + '_ {
-        BackOfficeBody {
-            status_code: self.status.as_u16(),
-            message: &self.message,
-            error: self.status.canonical_reason().unwrap_or("Error"),
-            code: self.code,
-        }
-    }
-}
+answers_with!(BackOfficeError, |this| BackOfficeBody {
+    status_code: this.status.as_u16(),
+    message: &this.message,
+    error: this.status.canonical_reason().unwrap_or("Error"),
+    code: this.code,
+});
 
 displays_status_and_message!(BackOfficeError);

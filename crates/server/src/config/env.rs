@@ -122,6 +122,27 @@ impl Env {
         })
     }
 
+    /// A duration in ms from `name` (`default` when unset), within `range` ms.
+    pub fn millis_or(
+        &mut self,
+        name: &str,
+        default: std::time::Duration,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> std::time::Duration {
+        let default = u64::try_from(default.as_millis()).unwrap_or(u64::MAX);
+        std::time::Duration::from_millis(self.int_or(name, default, range))
+    }
+
+    /// A duration in whole seconds from `name` (`default` when unset), within `range` s.
+    pub fn secs_or(
+        &mut self,
+        name: &str,
+        default: std::time::Duration,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> std::time::Duration {
+        std::time::Duration::from_secs(self.int_or(name, default.as_secs(), range))
+    }
+
     /// How long to wait for another service, in ms from `name` (`default` when unset): at
     /// least 10 ms, and shorter than the grace a stopping server gives the requests it serves
     /// ([`crate::run::SHUTDOWN_TIMEOUT`]), so that a request still waiting is answered before

@@ -79,7 +79,6 @@ impl HttpLimits {
     /// ([`HttpLimits::stop_problems`]).
     pub fn from_env(env: &mut Env) -> Self {
         let d = Self::default();
-        let ms = |d: Duration| d.as_millis() as u64;
         let limits = Self {
             max_connections: env.int_or(
                 "HTTP_MAX_CONNECTIONS",
@@ -87,36 +86,16 @@ impl HttpLimits {
                 1..=100_000,
             ) as usize,
             backlog: env.int_or("HTTP_BACKLOG", u64::from(d.backlog), 16..=65_535) as u32,
-            head_timeout: Duration::from_millis(env.int_or(
-                "HTTP_HEAD_TIMEOUT_MS",
-                ms(d.head_timeout),
-                100..=60_000,
-            )),
-            body_timeout: Duration::from_millis(env.int_or(
-                "HTTP_BODY_TIMEOUT_MS",
-                ms(d.body_timeout),
-                100..=120_000,
-            )),
-            keep_alive: Duration::from_secs(env.int_or(
-                "HTTP_KEEP_ALIVE_SECS",
-                d.keep_alive.as_secs(),
-                0..=3600,
-            )),
-            disconnect_timeout: Duration::from_millis(env.int_or(
+            head_timeout: env.millis_or("HTTP_HEAD_TIMEOUT_MS", d.head_timeout, 100..=60_000),
+            body_timeout: env.millis_or("HTTP_BODY_TIMEOUT_MS", d.body_timeout, 100..=120_000),
+            keep_alive: env.secs_or("HTTP_KEEP_ALIVE_SECS", d.keep_alive, 0..=3600),
+            disconnect_timeout: env.millis_or(
                 "HTTP_DISCONNECT_TIMEOUT_MS",
-                ms(d.disconnect_timeout),
+                d.disconnect_timeout,
                 0..=30_000,
-            )),
-            caller_idle: Duration::from_secs(env.int_or(
-                "HTTP_CALLER_IDLE_SECS",
-                d.caller_idle.as_secs(),
-                1..=60,
-            )),
-            stop_drain: Duration::from_secs(env.int_or(
-                "HTTP_STOP_DRAIN_SECS",
-                d.stop_drain.as_secs(),
-                2..=120,
-            )),
+            ),
+            caller_idle: env.secs_or("HTTP_CALLER_IDLE_SECS", d.caller_idle, 1..=60),
+            stop_drain: env.secs_or("HTTP_STOP_DRAIN_SECS", d.stop_drain, 2..=120),
         };
         for problem in limits.stop_problems() {
             env.error(problem);

@@ -144,15 +144,7 @@ pub async fn update(
             .returning(Row::as_returning())
             .get_result(conn)
             .await?;
-        let before = record(current);
-        Ok(audit::changed(
-            conn,
-            operator,
-            Action::OfferUpdate,
-            Some(&before),
-            record(row),
-        )
-        .await?)
+        recorded(conn, operator, Action::OfferUpdate, current, row).await
     })
     .await
 }
@@ -179,15 +171,19 @@ pub async fn withdraw(
             .returning(Row::as_returning())
             .get_result(conn)
             .await?;
-        let before = record(current);
-        Ok(audit::changed(
-            conn,
-            operator,
-            Action::OfferWithdraw,
-            Some(&before),
-            record(row),
-        )
-        .await?)
+        recorded(conn, operator, Action::OfferWithdraw, current, row).await
     })
     .await
+}
+
+/// Records the change of the offer from `before` to `after` in the trail; answers `after`.
+async fn recorded(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    action: Action,
+    before: Row,
+    after: Row,
+) -> Result<OfferRecord, PointError> {
+    let before = record(before);
+    Ok(audit::changed(conn, operator, action, Some(&before), record(after)).await?)
 }

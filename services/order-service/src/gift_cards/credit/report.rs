@@ -34,63 +34,44 @@ pub fn report(by: By, lease: &Lease, outcome: &Result<(), Failure>, retry: &Gift
             metrics::counter!("gift_card_credit_attempts_total", "by" => by_label, "outcome" => outcome)
                 .increment(1);
             let next_in = error.backoff(retry, lease.attempt).as_secs_f64();
-            if matches!(error, Failure::Refused(_)) {
-                tracing::error!(
-                    redemption.id = lease.id,
-                    client.id = lease.client_id,
-                    credit.target = lease.target.as_str(),
-                    credit.reference = %lease.reference,
-                    points = %lease.points,
-                    attempt = lease.attempt,
-                    by = by_label,
-                    next_try_in_seconds = next_in,
-                    error.message = %error,
+            // One line at the level and with the advice the failure calls for (a tracing
+            // level is fixed where the line is written).
+            macro_rules! failed {
+                ($level:ident, $message:literal) => {
+                    tracing::$level!(
+                        redemption.id = lease.id,
+                        client.id = lease.client_id,
+                        credit.target = lease.target.as_str(),
+                        credit.reference = %lease.reference,
+                        points = %lease.points,
+                        attempt = lease.attempt,
+                        by = by_label,
+                        next_try_in_seconds = next_in,
+                        error.message = %error,
+                        $message
+                    )
+                };
+            }
+            match error {
+                Failure::Refused(_) => failed!(
+                    error,
                     "gift-card credit refused: it stays pending and is retried rarely; look at why \
                      the other side refuses it"
-                );
-            } else if matches!(error, Failure::NoLegacyUrl) {
-                tracing::error!(
-                    redemption.id = lease.id,
-                    client.id = lease.client_id,
-                    credit.target = lease.target.as_str(),
-                    credit.reference = %lease.reference,
-                    points = %lease.points,
-                    attempt = lease.attempt,
-                    by = by_label,
-                    next_try_in_seconds = next_in,
-                    error.message = %error,
+                ),
+                Failure::NoLegacyUrl => failed!(
+                    error,
                     "gift-card credit not sent: it was made for the legacy system, which only a \
                      process with LEGACY_URL can credit; it stays pending and is retried (never \
                      sent to the point service instead); set LEGACY_URL"
-                );
-            } else {
-                // One line at either level (a tracing level is fixed where the line is written).
-                macro_rules! failed {
-                    ($level:ident, $message:literal) => {
-                        tracing::$level!(
-                            redemption.id = lease.id,
-                            client.id = lease.client_id,
-                            credit.target = lease.target.as_str(),
-                            credit.reference = %lease.reference,
-                            attempt = lease.attempt,
-                            by = by_label,
-                            next_try_in_seconds = next_in,
-                            error.message = %error,
-                            $message
-                        )
-                    };
-                }
-                if lease.attempt >= ERROR_AFTER {
-                    failed!(
-                        error,
-                        "gift-card credit keeps failing; it stays pending and is retried"
-                    );
-                } else {
-                    failed!(
-                        warn,
-                        "gift-card credit failed; it stays pending and is retried"
-                    );
-                }
+                ),
+                Failure::Failed(_) if lease.attempt >= ERROR_AFTER => failed!(
+                    error,
+                    "gift-card credit keeps failing; it stays pending and is retried"
+                ),
+                Failure::Failed(_) => failed!(
+                    warn,
+                    "gift-card credit failed; it stays pending and is retried"
+                ),
             }
         }
     }

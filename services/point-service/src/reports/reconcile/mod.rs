@@ -47,8 +47,11 @@ impl Settings {
             env.error("PAYMENT_SERVICE_URL is required but not set");
         }
         let url = env.url("PAYMENT_SERVICE_URL").unwrap_or_default();
-        let timeout =
-            Duration::from_millis(env.int_or("PAYMENT_SERVICE_TIMEOUT_MS", 10_000, 100..=120_000));
+        let timeout = env.millis_or(
+            "PAYMENT_SERVICE_TIMEOUT_MS",
+            Duration::from_millis(10_000),
+            100..=120_000,
+        );
         Self { url, timeout }
     }
 
