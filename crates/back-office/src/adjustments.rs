@@ -16,7 +16,7 @@ use crate::body;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AdjustmentRecord {
-    /// The operator's reference, as sent (trimmed).
+    /// The operator's reference, trimmed, in NFKC form (`body::reference`).
     pub reference: String,
     pub client_id: i64,
     /// Signed points as exact text: positive credited, negative debited.
@@ -46,7 +46,8 @@ pub struct AdjustmentBody {
     #[schema(example = "mistaken gift-card credit, ticket 4411")]
     reason: String,
     /// The operator's own reference, 1 to 200 characters: sending it again (a retry) makes
-    /// no second adjustment.
+    /// no second adjustment. Kept in Unicode's NFKC form, so references that read the same
+    /// are one; one with a character that renders as nothing is refused.
     #[schema(example = "ticket-4411")]
     reference: String,
 }
@@ -93,7 +94,7 @@ impl AdjustmentFields {
         Ok(AdjustmentFields {
             points: body::nonzero_points(value("points")).ok_or(AdjustmentRefusal::BadPoints)?,
             reason: body::text(value("reason"), 500).ok_or(AdjustmentRefusal::BadReason)?,
-            reference: body::text(value("reference"), 200)
+            reference: body::reference(value("reference"), 200)
                 .ok_or(AdjustmentRefusal::BadReference)?,
         })
     }

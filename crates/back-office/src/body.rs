@@ -47,22 +47,30 @@ pub fn nonzero_points(value: &Value) -> Option<BigDecimal> {
     points(value).filter(|points| !points.is_zero())
 }
 
-/// Text of 1 to `max` characters once trimmed, as trimmed; never a control character or an
-/// invisible one (a format character such as a zero-width space, a bidirectional mark or a
-/// tag, or a variation selector: two references that read the same must be the same).
+/// Text of 1 to `max` characters once trimmed, as trimmed; never a control character nor a
+/// default-ignorable code point (Unicode's set of what renders as nothing: zero-width spaces
+/// and joiners, bidirectional marks, variation selectors, tags, the combining grapheme
+/// joiner, the Hangul fillers), so that text that reads the same is the same text.
 pub fn text(value: &Value, max: usize) -> Option<String> {
-    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
-    let invisible = |c: char| {
-        c.is_control()
-            || c.general_category() == GeneralCategory::Format
-            || matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}')
-    };
+    use icu_properties::props::{BinaryProperty, DefaultIgnorableCodePoint};
+    let invisible = |c: char| c.is_control() || DefaultIgnorableCodePoint::for_char(c);
     value
         .as_str()
         .map(str::trim)
         .filter(|text| !text.is_empty() && text.chars().count() <= max)
         .filter(|text| !text.chars().any(invisible))
         .map(str::to_owned)
+}
+
+/// A reference an operator gives (an adjustment's, a gift-code batch's): [`text`] in
+/// Unicode's compatibility form (NFKC), so that two references that read the same are one
+/// (`ticket-9` and the full-width `ｔｉｃｋｅｔ－９`; a ligature and its letters).
+pub fn reference(value: &Value, max: usize) -> Option<String> {
+    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc();
+    text(
+        &Value::String(nfkc.normalize(value.as_str()?).into_owned()),
+        max,
+    )
 }
 
 /// The largest price `point_offers.amount` (`NUMERIC(12, 2)`) holds.
@@ -121,9 +129,26 @@ mod tests {
             json!("a\u{ad}b"),
             json!("a\u{fe0f}"),
             json!("a\u{e0041}"),
+            // The combining grapheme joiner, a Hangul filler, a Mongolian variation selector.
+            json!("a\u{34f}b"),
+            json!("a\u{3164}b"),
+            json!("a\u{180b}b"),
             json!(1),
         ] {
             assert_eq!(super::text(&refused, 3), None, "{refused}");
+        }
+    }
+
+    #[test]
+    fn references_that_read_the_same_are_one() {
+        let reference = |text: &str| super::reference(&json!(text), 20);
+        assert_eq!(reference("ticket-9"), Some("ticket-9".to_owned()));
+        // Full-width letters and digits, a ligature, an ideographic space at the end.
+        assert_eq!(reference("ｔｉｃｋｅｔ－９"), Some("ticket-9".to_owned()));
+        assert_eq!(reference("\u{fb01}le-1\u{3000}"), Some("file-1".to_owned()));
+        // The half-width Hangul filler is the Hangul filler once normalised: refused either way.
+        for refused in ["ticket\u{ffa0}9", "ticket\u{34f}9", "ticket\u{180d}9", ""] {
+            assert_eq!(reference(refused), None, "{refused:?}");
         }
     }
 

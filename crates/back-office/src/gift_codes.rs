@@ -34,7 +34,7 @@ pub const MAX_PREFIX: usize = 12;
 #[schema(as = GiftCodeBatch)]
 pub struct BatchRecord {
     pub id: i64,
-    /// The issuer's reference, as sent (trimmed).
+    /// The issuer's reference, trimmed, in NFKC form (`body::reference`).
     pub reference: String,
     /// How many codes it issued.
     pub count: i32,
@@ -125,7 +125,8 @@ pub struct BatchCodes {
 #[allow(dead_code)] // the document's view: the body is read from its JSON by `BatchFields::read`
 pub struct BatchBody {
     /// The issuer's own reference (1 to 200 characters): sending the batch again with it
-    /// answers the first batch and issues nothing.
+    /// answers the first batch and issues nothing. Kept in Unicode's NFKC form, so references
+    /// that read the same are one; one with a character that renders as nothing is refused.
     #[schema(example = "ramadan-2027-print")]
     reference: String,
     /// How many codes, 1 to 10000.
@@ -193,7 +194,8 @@ impl BatchFields {
         }
         let null = Value::Null;
         let field = |key: &str| map.get(key).unwrap_or(&null);
-        let reference = body::text(field("reference"), 200).ok_or(BatchRefusal::BadReference)?;
+        let reference =
+            body::reference(field("reference"), 200).ok_or(BatchRefusal::BadReference)?;
         let count = field("count")
             .as_i64()
             .filter(|count| (1..=MAX_COUNT).contains(count))

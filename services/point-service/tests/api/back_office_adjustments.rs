@@ -219,7 +219,28 @@ async fn a_replayed_adjustment_answers_the_first_and_another_use_of_its_referenc
     assert_eq!(adjust(&app, SARA, body.clone()).await, (200, first.clone()));
     let mut spaced = body.clone();
     spaced["reference"] = json!("  ticket-9 ");
-    assert_eq!(adjust(&app, SARA, spaced).await, (200, first));
+    assert_eq!(adjust(&app, SARA, spaced).await, (200, first.clone()));
+    // References that read the same are one (NFKC): full-width letters, a full-width hyphen.
+    let mut wide = body.clone();
+    wide["reference"] = json!("ｔｉｃｋｅｔ－９");
+    assert_eq!(adjust(&app, SARA, wide).await, (200, first));
+    // One that only looks the same with an invisible mark inside is refused, not a second one.
+    for hidden in ["ticket\u{34f}-9", "ticket-\u{3164}9", "ticket-9\u{180b}"] {
+        let mut marked = body.clone();
+        marked["reference"] = json!(hidden);
+        assert_eq!(
+            adjust(&app, SARA, marked).await,
+            (
+                400,
+                operator_refusal(
+                    400,
+                    "INVALID_REFERENCE",
+                    "reference must be text of 1 to 200 visible characters"
+                )
+            ),
+            "{hidden:?}"
+        );
+    }
     assert_eq!(app.balance_of(SARA).await, balance);
     let used = operator_refusal(
         409,

@@ -297,6 +297,13 @@ async fn a_reference_again_answers_the_first_batch_or_is_refused() {
         .send(&app)
         .await;
     assert_eq!((status, &again), (200, &first));
+    // References that read the same are one (NFKC): full-width digits.
+    let wide = json!({"reference": "ticket-７７", "count": 3, "points": "5"});
+    let (status, again) = call(Method::POST, "/gift-code-batches")
+        .body(wide)
+        .send(&app)
+        .await;
+    assert_eq!((status, &again), (200, &first));
     for other in [
         json!({"reference": "ticket-77", "count": 4, "points": "5"}),
         json!({"reference": "ticket-77", "count": 3, "points": "5.5"}),
