@@ -170,26 +170,11 @@ fn operation(route: Route, answers: BTreeMap<String, RefOr<Response>>) -> Operat
     } else {
         BackOfficeRefusal::responses()
     };
-    merge(&mut refusals, answers);
-    merge(
+    envelope::openapi::merge_answers(&mut refusals, answers);
+    envelope::openapi::merge_answers(
         &mut refusals,
         std::mem::take(&mut operation.responses.responses),
     );
     operation.responses.responses = refusals;
     operation
-}
-
-/// `more` into `into`; where both list a status, the descriptions of both.
-fn merge(into: &mut BTreeMap<String, RefOr<Response>>, more: BTreeMap<String, RefOr<Response>>) {
-    for (status, answer) in more {
-        match (into.remove(&status), answer) {
-            (Some(RefOr::T(mut first)), RefOr::T(second)) => {
-                first.description = format!("{}; {}", first.description, second.description);
-                into.insert(status, RefOr::T(first));
-            }
-            (_, answer) => {
-                into.insert(status, answer);
-            }
-        }
-    }
 }

@@ -242,21 +242,55 @@ pub fn add_door_answers(openapi: &mut OpenApi, envelope: Envelope) {
 /// `own`, a route's answer of a status the door gives too: where its body is another
 /// envelope's, either body, and the door's messages added to its own.
 fn or_the_doors(own: &mut Response, door_description: &str, door_schema: &str) {
-    use utoipa::openapi::schema::{OneOfBuilder, Schema};
-    let Some(RefOr::T(content)) = own.content.get_mut("application/json") else {
-        return;
-    };
-    let door = Ref::from_schema_name(door_schema);
-    match &content.schema {
-        Some(RefOr::Ref(body)) if body != &door => {
-            let either = OneOfBuilder::new().item(body.clone()).item(door).build();
-            content.schema = Some(RefOr::T(Schema::OneOf(either)));
-            own.description = format!(
-                "{}; before any check of the route, in the `{door_schema}` body: {door_description}",
-                own.description
-            );
+    if body_of(own).is_some_and(|body| body != Ref::from_schema_name(door_schema)) {
+        let door = answer(
+            &format!(
+                "before any check of the route, in the `{door_schema}` body: {door_description}"
+            ),
+            door_schema,
+        );
+        both(own, door);
+    }
+}
+
+/// `more` into `answers`: a status only one of them lists is kept as it is; where both list
+/// one, its description says both, and where their bodies differ (the back office's refusal
+/// and the operator API's), it is either body (`oneOf`).
+pub fn merge_answers(
+    answers: &mut BTreeMap<String, RefOr<Response>>,
+    more: BTreeMap<String, RefOr<Response>>,
+) {
+    for (status, answer) in more {
+        match (answers.get_mut(&status), answer) {
+            (Some(RefOr::T(own)), RefOr::T(other)) => both(own, other),
+            (_, answer) => {
+                answers.insert(status, answer);
+            }
         }
-        _ => {}
+    }
+}
+
+/// The body an answer refers to, when it is one schema of the components.
+fn body_of(answer: &Response) -> Option<Ref> {
+    match answer.content.get("application/json") {
+        Some(RefOr::T(content)) => match &content.schema {
+            Some(RefOr::Ref(body)) => Some(body.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `own` and `other`, two answers of one status, as one: both descriptions, either body.
+fn both(own: &mut Response, other: Response) {
+    use utoipa::openapi::schema::{OneOfBuilder, Schema};
+    own.description = format!("{}; {}", own.description, other.description);
+    if let (Some(mine), Some(theirs)) = (body_of(own), body_of(&other))
+        && mine != theirs
+        && let Some(RefOr::T(content)) = own.content.get_mut("application/json")
+    {
+        let either = OneOfBuilder::new().item(mine).item(theirs).build();
+        content.schema = Some(RefOr::T(Schema::OneOf(either)));
     }
 }
 

@@ -37,6 +37,10 @@
 //! - `PAYMENT_SYNC_HORIZON_DAYS` (default `3`): past this many days after its latest pay
 //!   attempt, an order still open with its payment undecided is listed for a person
 //!   (`point-service unsynced-orders`) instead of read back again.
+//! - `OFFER_MAX_POINTS_PER_SAR` (unset): the most points per SAR an admin's offer may give (a
+//!   positive decimal, at most 4 decimals); a super_admin may give more. Unset: the highest
+//!   rate of the offers `seed` loaded that no operator has changed since; with none, only a
+//!   super_admin may make or raise an offer (`back_office::offer_limit`).
 
 use std::time::Duration;
 
@@ -58,6 +62,8 @@ pub struct Config {
     pub sync: SyncSettings,
     /// `HOSTNAME`, when set.
     pub hostname: Option<String>,
+    /// `OFFER_MAX_POINTS_PER_SAR`, when set.
+    pub offer_max_points_per_sar: Option<bigdecimal::BigDecimal>,
 }
 
 /// The payment sync's pace (`payments::sync`).
@@ -173,6 +179,17 @@ impl Config {
             ),
         };
         let hostname = env.optional("HOSTNAME");
+        let offer_max_points_per_sar = env.parse_or("OFFER_MAX_POINTS_PER_SAR", None, |raw| {
+            raw.parse::<domain::Points>()
+                .ok()
+                .map(domain::Points::into_decimal)
+                .filter(|points| {
+                    *points > <bigdecimal::BigDecimal as bigdecimal::Zero>::zero()
+                        && points.normalized().fractional_digit_count() <= 4
+                })
+                .map(Some)
+                .ok_or_else(|| "expected a positive decimal with at most 4 decimals".to_owned())
+        });
         Self {
             common,
             database,
@@ -187,6 +204,7 @@ impl Config {
             limits,
             sync,
             hostname,
+            offer_max_points_per_sar,
         }
     }
 }

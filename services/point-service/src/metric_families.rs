@@ -18,6 +18,12 @@ pub fn describe() {
          purchase, gift_card_credit, adjustment, expiry)."
     );
     describe_counter!(
+        crate::back_office::offer_limit::GUARDRAIL_PASSED,
+        Unit::Count,
+        "Guardrails of the back office a super_admin went beyond, by guardrail (offer_points_per_sar: \
+         an offer above the points per SAR an admin may give)."
+    );
+    describe_counter!(
         webhook::EVENTS,
         Unit::Count,
         "Signed payment webhook events received, by the outcome applying them gave (captured, \

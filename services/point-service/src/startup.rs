@@ -20,6 +20,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     crate::payments::webhook::export_counters();
     crate::payments::sync::export_counters();
     crate::payments::client::export_counters();
+    crate::back_office::offer_limit::export_counters();
     config
         .auth_service_url
         .iter()
@@ -44,6 +45,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         attempt_window: crate::payments::attempts::in_flight_window(config.payment_timeout),
         limits: config.limits,
         sync: config.sync,
+        offer_max_points_per_sar: config.offer_max_points_per_sar.clone(),
     };
     // The worker runs on the main runtime with a client of its own (see
     // `with_worker_clients` on why clients are not shared across runtimes).

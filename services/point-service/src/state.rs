@@ -21,4 +21,6 @@ pub struct AppState {
     pub limits: Limits,
     /// The payment sync's pace (`payments::sync`); pay attempts schedule it.
     pub sync: SyncSettings,
+    /// `OFFER_MAX_POINTS_PER_SAR` (`back_office::offer_limit`).
+    pub offer_max_points_per_sar: Option<bigdecimal::BigDecimal>,
 }

@@ -31,19 +31,23 @@ pub fn list_offers() {}
 ///
 /// The service assigns the 24-hex id; `active` defaults to true, `purchasedPointAmount` and
 /// `sequence` to null. A points price below what the offer gives is refused (it would let
-/// two clients mint points by buying it for each other). Recorded in the audit trail.
-/// Roles: admin, super_admin. Checks: token, role, body.
+/// two clients mint points by buying it for each other), and so is, to an admin, an offer
+/// that gives more points per SAR than the programme's limit (`OFFER_MAX_POINTS_PER_SAR`, or
+/// the highest rate of the seeded offers): a super_admin may. Recorded in the audit trail.
+/// Roles: admin, super_admin. Checks: token, role, body, the limit.
 #[utoipa::path(post, path = "/offers", operation_id = "createOffer", tag = "offers",
     request_body = OfferCreateBody,
-    responses(Only<OfferRefusal, 400>,
+    responses(Only<OfferRefusal, 400, 403>,
         (status = 201, description = "created", body = OfferRecord)))]
 pub fn create_offer() {}
 
 /// Change an offer
 ///
 /// The keys sent (at least one), on the offer as it is; the app lists the change at once
-/// and an order made before keeps the price it was made at. Recorded in the audit trail.
-/// Roles: admin, super_admin. Checks: token, role, path id, body, the offer.
+/// and an order made before keeps the price it was made at. A change that raises the points
+/// per SAR above the programme's limit is refused to an admin, as a create is. Recorded in
+/// the audit trail. Roles: admin, super_admin. Checks: token, role, path id, body, the
+/// offer, the limit.
 #[utoipa::path(patch, path = "/offers/{id}", operation_id = "updateOffer", tag = "offers",
     request_body = OfferChangeBody,
     responses(OfferRefusal,

@@ -62,7 +62,12 @@ fn operation(route: Route, contract: &Contract) -> Operation {
     )]);
     let mut answers = shared_answers(admits, contract.takes_body());
     answers.extend(UpstreamRefusal::responses());
-    answers.append(&mut operation.responses.responses);
+    // A route's own answer of a shared status (an offer's 403 above the programme's limit)
+    // is documented beside the shared one.
+    envelope::openapi::merge_answers(
+        &mut answers,
+        std::mem::take(&mut operation.responses.responses),
+    );
     operation.responses.responses = answers;
     operation
 }

@@ -6,6 +6,7 @@
 pub mod adjustments;
 pub mod expiry_policy;
 pub mod occasions;
+pub mod offer_limit;
 pub mod offers;
 
 /// A new record's id: 24 random hex characters (96 bits), the legacy store's form.

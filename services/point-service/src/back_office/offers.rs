@@ -78,12 +78,15 @@ pub async fn list(conn: &mut AsyncPgConnection) -> QueryResult<Vec<OfferRecord>>
     Ok(rows.into_iter().map(record).collect())
 }
 
+/// A new offer; `limit` is `OFFER_MAX_POINTS_PER_SAR` ([`super::offer_limit`]).
 pub async fn create(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
     offer: OfferValues,
+    limit: Option<&BigDecimal>,
 ) -> Result<OfferRecord, PointError> {
     conn.transaction(async |conn| {
+        super::offer_limit::hold(conn, operator, &offer, None, limit).await?;
         let row: Row = diesel::insert_into(point_offers::table)
             .values((
                 point_offers::id.eq(super::new_id()),
@@ -123,15 +126,19 @@ async fn lock_any(conn: &mut AsyncPgConnection, id: &str) -> Result<Row, PointEr
     Ok(row.ok_or_else(|| OfferRefusal::UnknownOffer(id.to_owned()))?)
 }
 
+/// The offer `id` changed; `limit` as for [`create`].
 pub async fn update(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
     id: &str,
     change: OfferFields,
+    limit: Option<&BigDecimal>,
 ) -> Result<OfferRecord, PointError> {
     conn.transaction(async |conn| {
         let current = lock(conn, id).await?;
-        let offer = change.applied_to(&values(&current))?;
+        let before = values(&current);
+        let offer = change.applied_to(&before)?;
+        super::offer_limit::hold(conn, operator, &offer, Some(&before), limit).await?;
         let row: Row = diesel::update(point_offers::table.find(&current.id))
             .set((
                 point_offers::point_amount.eq(&offer.point_amount),

@@ -57,7 +57,8 @@ pub async fn create_offer(
 ) -> Result<HttpResponse, PointError> {
     let offer = OfferFields::read(&json_body(&raw), true)?.created()?;
     let mut conn = state.pool.get().await?;
-    let created = offers::create(&mut conn, &operator, offer).await?;
+    let limit = state.offer_max_points_per_sar.as_ref();
+    let created = offers::create(&mut conn, &operator, offer, limit).await?;
     Ok(HttpResponse::Created().json(created))
 }
 
@@ -72,7 +73,8 @@ pub async fn update_offer(
 ) -> Result<HttpResponse, PointError> {
     let change = OfferFields::read(&json_body(&raw), false)?;
     let mut conn = state.pool.get().await?;
-    let updated = offers::update(&mut conn, &operator, &id, change).await?;
+    let limit = state.offer_max_points_per_sar.as_ref();
+    let updated = offers::update(&mut conn, &operator, &id, change, limit).await?;
     Ok(HttpResponse::Ok().json(updated))
 }
 

@@ -95,6 +95,8 @@ pub struct Options {
     /// The payment sync's pace: the binary's defaults (no order of a short test is ever
     /// old enough to sync) unless a test is about the sync.
     pub sync: SyncSettings,
+    /// `OFFER_MAX_POINTS_PER_SAR`: unset (the seeded offers' rate) unless a test sets it.
+    pub offer_max_points_per_sar: Option<bigdecimal::BigDecimal>,
 }
 
 impl Default for Options {
@@ -111,6 +113,7 @@ impl Default for Options {
             caller_cache_ttl: Duration::ZERO,
             limits: Limits::default(),
             sync: SyncSettings::default(),
+            offer_max_points_per_sar: None,
         }
     }
 }
@@ -226,6 +229,7 @@ fn config(
         limits: options.limits,
         sync: options.sync,
         hostname: None,
+        offer_max_points_per_sar: options.offer_max_points_per_sar.clone(),
     }
 }
 

@@ -10,6 +10,7 @@ mod back_office;
 mod back_office_adjustments;
 mod back_office_expiry_policy;
 mod back_office_occasions;
+mod back_office_offer_limit;
 mod balance;
 mod bounds;
 mod concurrency;

@@ -11,6 +11,8 @@ use utoipa::ToSchema;
 
 use crate::body;
 
+pub mod limit;
+
 /// An offer as the back office sees it, in this key order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -94,7 +96,7 @@ pub const KEYS: [&str; 5] = [
 envelope::refusals! {
     /// Why an offer's change is refused, checked in this order: the body (its form, then
     /// each key in [`KEYS`]' order, then the keys a create needs, then the points price),
-    /// then the offer.
+    /// then the offer, then (an admin's) the programme's points per SAR ([`limit`]).
     pub enum OfferRefusal in BackOffice {
         NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
         UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of an offer";
@@ -113,6 +115,14 @@ envelope::refusals! {
             "purchasedPointAmount must not be below pointAmount: the offer would mint points";
         UnknownOffer(id: String) => 404 "OFFER_NOT_FOUND", "offer {id} not found";
         Withdrawn(id: String) => 409 "OFFER_WITHDRAWN", "offer {id} was withdrawn and cannot change";
+        /// More points per SAR than an admin may give ([`limit`]); a super_admin may.
+        AboveLimit(points: String, amount: String, limit: String) => 403 "OFFER_ABOVE_POINTS_LIMIT",
+            "an offer of {points} points for {amount} SAR gives more points per SAR than the {limit} \
+             an admin may give; a super_admin may";
+        /// No limit to hold an admin's offer to: none set, and no offer seeded to take it from.
+        NoLimit => 403 "OFFER_POINTS_LIMIT_UNSET",
+            "no limit of points per SAR is set (OFFER_MAX_POINTS_PER_SAR) or seeded: only a \
+             super_admin may make or raise an offer";
     }
 }
 
@@ -242,9 +252,12 @@ impl OfferValues {
     }
 }
 
+/// What an offer's trail rows name before its id (`offer:<id>`).
+pub const SUBJECT_PREFIX: &str = "offer:";
+
 impl crate::audit::Audited for OfferRecord {
     fn subject(&self) -> String {
-        format!("offer:{}", self.id)
+        format!("{SUBJECT_PREFIX}{}", self.id)
     }
 }
 

@@ -1,0 +1,92 @@
+//! The programme's limit of points per SAR on an admin's offer (`back_office::offers::limit`):
+//! `OFFER_MAX_POINTS_PER_SAR` when set, else the highest rate of the offers `seed` loaded
+//! that no operator has made or changed since (no trail row names them), so that an admin
+//! can neither raise it nor make one above it. A super_admin may go beyond it: counted and
+//! logged for the alert (`back_office_guardrail_passed_total`).
+
+use back_office::access::ActingOperator;
+use back_office::offers::limit::{self, PointsPerSar};
+use back_office::offers::{OfferRefusal, OfferValues, SUBJECT_PREFIX};
+use back_office::role::Role;
+use bigdecimal::BigDecimal;
+use diesel::sql_types::{Numeric, Text};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use domain::Money;
+
+use crate::error::PointError;
+
+/// Guardrails of the back office a super_admin passed, by guardrail.
+pub const GUARDRAIL_PASSED: &str = "back_office_guardrail_passed_total";
+
+/// This guardrail's label.
+const GUARDRAIL: &str = "offer_points_per_sar";
+
+/// The counter at 0 from the start, so that its alert sees the first pass.
+pub fn export_counters() {
+    telemetry::metrics::counters_at_zero(GUARDRAIL_PASSED, "guardrail", &[GUARDRAIL]);
+}
+
+/// Whether `operator` may make `offer` (new, or `before` it changed): an admin is refused
+/// one above the limit ([`limit::needs_super_admin`]); a super_admin's is counted and logged.
+pub async fn hold(
+    conn: &mut AsyncPgConnection,
+    operator: &ActingOperator,
+    offer: &OfferValues,
+    before: Option<&OfferValues>,
+    setting: Option<&BigDecimal>,
+) -> Result<(), PointError> {
+    let limit = match setting {
+        Some(points) => Some(PointsPerSar::per_sar(points.clone())),
+        None => seeded(conn).await?,
+    };
+    if !limit::needs_super_admin(offer, before, limit.as_ref()) {
+        return Ok(());
+    }
+    let rate = PointsPerSar::of(offer);
+    if operator.role != Role::SuperAdmin {
+        return Err(match limit {
+            Some(limit) => OfferRefusal::AboveLimit(
+                back_office::decimal_text(&offer.point_amount),
+                // SAR as the back office writes it, with its two decimals.
+                Money::new(offer.amount.clone()).map_or_else(
+                    |_| back_office::decimal_text(&offer.amount),
+                    |amount| amount.to_text(),
+                ),
+                limit.shown(),
+            ),
+            None => OfferRefusal::NoLimit,
+        }
+        .into());
+    }
+    metrics::counter!(GUARDRAIL_PASSED, "guardrail" => GUARDRAIL).increment(1);
+    tracing::warn!(
+        operator.id = %operator.id,
+        offer.points_per_sar = %rate.shown(),
+        limit.points_per_sar = %limit.as_ref().map_or_else(|| "none".to_owned(), PointsPerSar::shown),
+        guardrail = GUARDRAIL,
+        "a super_admin made an offer above the points per SAR an admin may give"
+    );
+    Ok(())
+}
+
+/// The highest rate of the offers no operator has made or changed.
+async fn seeded(conn: &mut AsyncPgConnection) -> Result<Option<PointsPerSar>, PointError> {
+    #[derive(diesel::QueryableByName)]
+    struct Seeded {
+        #[diesel(sql_type = Numeric)]
+        point_amount: BigDecimal,
+        #[diesel(sql_type = Numeric)]
+        amount: BigDecimal,
+    }
+    let rows: Vec<Seeded> = diesel::sql_query(
+        "SELECT o.point_amount, o.amount FROM point_offers o WHERE NOT EXISTS \
+         (SELECT 1 FROM back_office_audit a WHERE a.subject = $1 || o.id)",
+    )
+    .bind::<Text, _>(SUBJECT_PREFIX)
+    .load(conn)
+    .await?;
+    Ok(limit::highest(rows.into_iter().map(|row| PointsPerSar {
+        points: row.point_amount,
+        amount: row.amount,
+    })))
+}
