@@ -47,13 +47,28 @@ pub fn nonzero_points(value: &Value) -> Option<BigDecimal> {
     points(value).filter(|points| !points.is_zero())
 }
 
-/// Text of 1 to `max` characters once trimmed, as trimmed; never a control character nor a
-/// default-ignorable code point (Unicode's set of what renders as nothing: zero-width spaces
-/// and joiners, bidirectional marks, variation selectors, tags, the combining grapheme
-/// joiner, the Hangul fillers), so that text that reads the same is the same text.
+/// Text of 1 to `max` characters once trimmed, as trimmed; never a character that renders
+/// as nothing or as no letter: a control character, a default-ignorable code point
+/// (Unicode's set of what renders as nothing: zero-width spaces and joiners, bidirectional
+/// marks, variation selectors, tags, the combining grapheme joiner, the Hangul fillers), a
+/// format character (the interlinear annotation marks among them), a line or paragraph
+/// separator, a private-use or an unassigned code point. So text that reads the same is the
+/// same text.
 pub fn text(value: &Value, max: usize) -> Option<String> {
-    use icu_properties::props::{BinaryProperty, DefaultIgnorableCodePoint};
-    let invisible = |c: char| c.is_control() || DefaultIgnorableCodePoint::for_char(c);
+    use icu_properties::props::{BinaryProperty, DefaultIgnorableCodePoint, GeneralCategory};
+    let categories = icu_properties::CodePointMapData::<GeneralCategory>::new();
+    let invisible = |c: char| {
+        c.is_control()
+            || DefaultIgnorableCodePoint::for_char(c)
+            || matches!(
+                categories.get(c),
+                GeneralCategory::Format
+                    | GeneralCategory::LineSeparator
+                    | GeneralCategory::ParagraphSeparator
+                    | GeneralCategory::PrivateUse
+                    | GeneralCategory::Unassigned
+            )
+    };
     value
         .as_str()
         .map(str::trim)
@@ -63,14 +78,15 @@ pub fn text(value: &Value, max: usize) -> Option<String> {
 }
 
 /// A reference an operator gives (an adjustment's, a gift-code batch's): [`text`] in
-/// Unicode's compatibility form (NFKC), so that two references that read the same are one
-/// (`ticket-9` and the full-width `ｔｉｃｋｅｔ－９`; a ligature and its letters).
+/// Unicode's compatibility form (NFKC), each run of spaces inside it one space, so that two
+/// references that read the same are one (`ticket-9` and the full-width `ｔｉｃｋｅｔ－９`; a
+/// ligature and its letters; `ticket  9` and `ticket 9`). Letters of two scripts that look
+/// alike (a Cyrillic `а` in a Latin word) stay two: NFKC does not join them.
 pub fn reference(value: &Value, max: usize) -> Option<String> {
     let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc();
-    text(
-        &Value::String(nfkc.normalize(value.as_str()?).into_owned()),
-        max,
-    )
+    let normal = nfkc.normalize(value.as_str()?);
+    let spaced: Vec<&str> = normal.split(' ').filter(|word| !word.is_empty()).collect();
+    text(&Value::String(spaced.join(" ")), max)
 }
 
 /// The largest price `point_offers.amount` (`NUMERIC(12, 2)`) holds.
@@ -146,8 +162,19 @@ mod tests {
         // Full-width letters and digits, a ligature, an ideographic space at the end.
         assert_eq!(reference("ｔｉｃｋｅｔ－９"), Some("ticket-9".to_owned()));
         assert_eq!(reference("\u{fb01}le-1\u{3000}"), Some("file-1".to_owned()));
+        // Runs of spaces inside are one; a decomposed letter is the composed one.
+        assert_eq!(reference("ticket  9"), Some("ticket 9".to_owned()));
+        assert_eq!(reference("cafe\u{301}-1"), Some("caf\u{e9}-1".to_owned()));
         // The half-width Hangul filler is the Hangul filler once normalised: refused either way.
-        for refused in ["ticket\u{ffa0}9", "ticket\u{34f}9", "ticket\u{180d}9", ""] {
+        for refused in [
+            "ticket\u{ffa0}9",
+            "ticket\u{34f}9",
+            "ticket\u{180d}9",
+            "ticket\u{fff9}9",
+            "ticket\u{2028}9",
+            "ticket\u{e000}9",
+            "",
+        ] {
             assert_eq!(reference(refused), None, "{refused:?}");
         }
     }

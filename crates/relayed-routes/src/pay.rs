@@ -88,6 +88,13 @@ envelope::refusals! {
         /// Also when it failed while this call was being checked.
         PaymentFailed(id: Uuid) => 409, "point order {id} payment failed; create a new order";
         NoAmountToPay(id: Uuid) => 400, "point order {id} has no amount to pay";
+        /// Made longer ago than UNPAID_ORDER_LAPSE_HOURS (default 24): the app makes a new one.
+        Lapsed(id: Uuid, hours: u64) =>
+            409, "point order {id} was not paid within {hours} hours; create a new order";
+        /// Its offer was withdrawn, taken off sale or repriced since it was made: it is not
+        /// paid at a price the offer no longer has.
+        OfferChanged(id: Uuid) =>
+            409, "point order {id} was made at a price its offer no longer has; create a new order";
         /// The order's payment attempts reached PAYMENT_ATTEMPTS_PER_ORDER (default 20, card
         /// and session calls together): bounded for the order's life, so no `Retry-After`.
         TooManyAttempts(id: Uuid, n: u64) =>
@@ -112,8 +119,10 @@ type CardRefusals = Refuses<(CardRefusal, PayRefusal, OrderLookupRefusal, PayerR
 /// Pay a checkout order with a saved card (3-D Secure)
 ///
 /// Checks, in the spec's order: the flag, the caller's own order, its payment type, the
-/// payment service configured, not `successful`, not `payment_failed`, the payer's
-/// profile, the amount; then the body. The 200 is the payment service's answer as it came
+/// payment service configured, not `successful`, not `payment_failed`, not lapsed
+/// (`UNPAID_ORDER_LAPSE_HOURS` after it was made, default 24) and its offer still sold at
+/// the order's price (both 409: the app makes a new order, as after a failed payment), the
+/// payer's profile, the amount; then the body. The 200 is the payment service's answer as it came
 /// (follow its `redirect_url` through 3-D Secure). The pay routes never move the order; the
 /// payment webhook does. Each call is a payment attempt of the order, limited per order.
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card",

@@ -24,6 +24,9 @@
 //!   nothing until paid, so without a bound one client could grow the table without limit).
 //! - `PAYMENT_ATTEMPTS_PER_ORDER` (default `20`): pay calls (card or session) one order may
 //!   make; the next answers 429 (each asks the payment service and is recorded).
+//! - `UNPAID_ORDER_LAPSE_HOURS` (default `24`, 1 to 720): how long after it was made a
+//!   checkout order may be paid; a pay call after it answers 409 (`orders::payable`), so an
+//!   order cannot wait for days and be paid at a price since withdrawn.
 //! - `PAYMENT_SYNC_AFTER_SECONDS` (default `120`): how old an open order's latest pay attempt
 //!   is before its payments are read back from the payment service (`payments::sync`).
 //! - `PAYMENT_SYNC_INTERVAL_SECONDS` (default `30`): how often `serve` looks for orders to sync
@@ -100,6 +103,8 @@ pub struct Limits {
     pub unpaid_orders_per_day: u64,
     /// `PAYMENT_ATTEMPTS_PER_ORDER`.
     pub attempts_per_order: u64,
+    /// `UNPAID_ORDER_LAPSE_HOURS`: how long a checkout order may be paid after it was made.
+    pub unpaid_order_lapse_hours: u64,
 }
 
 impl Default for Limits {
@@ -107,6 +112,7 @@ impl Default for Limits {
         Self {
             unpaid_orders_per_day: 1000,
             attempts_per_order: 20,
+            unpaid_order_lapse_hours: 24,
         }
     }
 }
@@ -151,6 +157,11 @@ impl Config {
                 "PAYMENT_ATTEMPTS_PER_ORDER",
                 defaults.attempts_per_order,
                 1..=1000,
+            ),
+            unpaid_order_lapse_hours: env.int_or(
+                "UNPAID_ORDER_LAPSE_HOURS",
+                defaults.unpaid_order_lapse_hours,
+                1..=720,
             ),
         };
         let sync_defaults = SyncSettings::default();

@@ -62,16 +62,19 @@ pub fn highest(offers: impl IntoIterator<Item = PointsPerSar>) -> Option<PointsP
 }
 
 /// Whether `offer` (new, or `before` it changed) asks for a super_admin: it gives more
-/// points per SAR than `limit`, and it is new or its change raises its rate. Without a
-/// limit (none set, none seeded) every new offer and every raise does.
+/// points per SAR than `limit`, and it is new or its change touches its points or its price.
+/// An admin may change the rest of an offer above the limit (its sequence, whether it is on
+/// sale) but not reprice it there, not even down: from an offer for 0 SAR (which no card
+/// pays) to 10^9 points for 0.01 SAR is a lower rate, and a mint. Without a limit (none set,
+/// none seeded) every new offer and every repricing does.
 pub fn needs_super_admin(
     offer: &OfferValues,
     before: Option<&OfferValues>,
     limit: Option<&PointsPerSar>,
 ) -> bool {
     let rate = PointsPerSar::of(offer);
-    let raises = before.is_none_or(|before| rate.above(&PointsPerSar::of(before)));
-    raises && limit.is_none_or(|limit| rate.above(limit))
+    let repriced = before.is_none_or(|before| PointsPerSar::of(before) != rate);
+    repriced && limit.is_none_or(|limit| rate.above(limit))
 }
 
 #[cfg(test)]
@@ -136,24 +139,23 @@ mod tests {
             Some(&limit)
         ));
         assert!(needs_super_admin(&offer("1", "0"), None, Some(&limit)));
-        // A generous offer a super_admin made: an admin may change what does not raise it.
+        // A generous offer a super_admin made: an admin may change the rest of it, and
+        // reprice it only to within the limit.
         let generous = offer("500", "10");
-        assert!(!needs_super_admin(
-            &offer("500", "10"),
-            Some(&generous),
-            Some(&limit)
-        ));
-        assert!(!needs_super_admin(
-            &offer("400", "10"),
-            Some(&generous),
-            Some(&limit)
-        ));
+        let admin_may =
+            |changed: OfferValues| !needs_super_admin(&changed, Some(&generous), Some(&limit));
+        assert!(admin_may(offer("500", "10")));
+        assert!(!admin_may(offer("400", "10")));
+        assert!(!admin_may(offer("500", "9")));
+        assert!(admin_may(offer("80", "10")));
+        // From 0 SAR to a price: a lower rate, still a repricing above the limit.
+        let free = offer("100", "0");
         assert!(needs_super_admin(
-            &offer("500", "9"),
-            Some(&generous),
+            &offer("1000000000", "0.01"),
+            Some(&free),
             Some(&limit)
         ));
-        // No limit at all: every new offer and every raise.
+        // No limit at all: every new offer and every repricing.
         assert!(needs_super_admin(&offer("1", "100"), None, None));
         assert!(!needs_super_admin(
             &offer("1", "100"),

@@ -43,8 +43,8 @@ pub fn create_offer() {}
 
 /// Change an offer
 ///
-/// The keys sent (at least one), on the offer as it is; the app lists the change at once
-/// and an order made before keeps the price it was made at. A change that raises the points
+/// The keys sent (at least one), on the offer as it is; the app lists the change at once,
+/// and an unpaid order made at the old price is no longer paid (409 at pay). A change that raises the points
 /// per SAR above the programme's limit is refused to an admin, as a create is. Recorded in
 /// the audit trail. Roles: admin, super_admin. Checks: token, role, path id, body, the
 /// offer, the limit.
@@ -56,10 +56,11 @@ pub fn update_offer() {}
 
 /// Withdraw an offer
 ///
-/// Never on sale again (the app no longer lists it, and an order naming it is refused);
-/// kept for the orders that name it. Recorded in the audit trail; withdrawing it again
-/// answers it as it is and records nothing (so for occasions and batches too). Roles:
-/// admin, super_admin. Checks: token, role, path id, the offer.
+/// Never on sale again (the app no longer lists it, an order naming it is refused, and an
+/// unpaid one made before is no longer paid); kept for the orders that name it. Recorded
+/// in the audit trail; withdrawing it again answers it as it is and records nothing (so for
+/// occasions and batches too). Roles: admin, super_admin. Checks: token, role, path id, the
+/// offer.
 #[utoipa::path(delete, path = "/offers/{id}", operation_id = "withdrawOffer", tag = "offers",
     responses(Only<OfferRefusal, 404>,
         (status = 200, description = "the offer, withdrawn", body = OfferRecord)))]

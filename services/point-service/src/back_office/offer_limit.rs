@@ -1,10 +1,12 @@
 //! The programme's limit of points per SAR on an admin's offer (`back_office::offers::limit`):
-//! `OFFER_MAX_POINTS_PER_SAR` when set, else the highest rate of the offers `seed` loaded
-//! that no operator has made or changed since (no trail row names them), so that an admin
-//! can neither raise it nor make one above it. A super_admin may go beyond it: counted and
+//! `OFFER_MAX_POINTS_PER_SAR` when set, else the highest rate, as they are now, of the offers
+//! `seed` loaded (no `offer.create` row of the trail names them) that have a price and are not
+//! withdrawn. An admin reprices one only to within the limit, so an admin can neither raise
+//! the limit nor make an offer above it. A super_admin may go beyond it: counted and
 //! logged for the alert (`back_office_guardrail_passed_total`).
 
 use back_office::access::ActingOperator;
+use back_office::audit::Action;
 use back_office::offers::limit::{self, PointsPerSar};
 use back_office::offers::{OfferRefusal, OfferValues, SUBJECT_PREFIX};
 use back_office::role::Role;
@@ -69,7 +71,7 @@ pub async fn hold(
     Ok(())
 }
 
-/// The highest rate of the offers no operator has made or changed.
+/// The highest rate of the seeded offers on the programme's price list.
 async fn seeded(conn: &mut AsyncPgConnection) -> Result<Option<PointsPerSar>, PointError> {
     #[derive(diesel::QueryableByName)]
     struct Seeded {
@@ -78,10 +80,14 @@ async fn seeded(conn: &mut AsyncPgConnection) -> Result<Option<PointsPerSar>, Po
         #[diesel(sql_type = Numeric)]
         amount: BigDecimal,
     }
+    // An offer for 0 SAR would be above every rate (no limit at all); a withdrawn one is no
+    // price of the programme's any more.
     let rows: Vec<Seeded> = diesel::sql_query(
-        "SELECT o.point_amount, o.amount FROM point_offers o WHERE NOT EXISTS \
-         (SELECT 1 FROM back_office_audit a WHERE a.subject = $1 || o.id)",
+        "SELECT o.point_amount, o.amount FROM point_offers o \
+         WHERE o.amount > 0 AND NOT o.deleted AND NOT EXISTS \
+         (SELECT 1 FROM back_office_audit a WHERE a.action = $1 AND a.subject = $2 || o.id)",
     )
+    .bind::<Text, _>(Action::OfferCreate.as_str())
     .bind::<Text, _>(SUBJECT_PREFIX)
     .load(conn)
     .await?;

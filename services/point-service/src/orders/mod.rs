@@ -61,6 +61,9 @@ pub struct OrderRow {
     pub point_amount: BigDecimal,
     pub money_amount: BigDecimal,
     pub payment_type: PaymentType,
+    /// None on an order copied from the legacy system without one.
+    pub point_offer_id: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
 pub async fn view(conn: &mut AsyncPgConnection, correlation_id: Uuid) -> QueryResult<OrderView> {

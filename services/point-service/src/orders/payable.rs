@@ -1,4 +1,5 @@
-//! The pay routes' rules (no HTTP in here): the checks in the spec's order, as the contract
+//! The pay routes' rules (no HTTP in here): the checks in the spec's order (and, after the
+//! status, the lapse and the offer's price), as the contract
 //! documents them (`relayed_routes::pay::card`), and the payment attempt. The pay routes
 //! never move the order; the webhook does. Each call is a payment attempt of the order
 //! (`attempts`), recorded before the payment service is asked (the order's status checked
@@ -34,6 +35,8 @@ pub struct Paying<'a> {
     pub attempts_per_order: u64,
     /// `PAYMENT_SYNC_AFTER_SECONDS`: when an attempt's order is synced if no event came.
     pub sync_after: Duration,
+    /// `UNPAID_ORDER_LAPSE_HOURS`.
+    pub lapse_hours: u64,
 }
 
 impl<'a> Paying<'a> {
@@ -46,6 +49,7 @@ impl<'a> Paying<'a> {
             attempt_window: state.attempt_window,
             attempts_per_order: state.limits.attempts_per_order,
             sync_after: state.sync.after,
+            lapse_hours: state.limits.unpaid_order_lapse_hours,
         }
     }
 }
@@ -75,12 +79,47 @@ pub async fn payable(
     if order.status != Status::Open {
         return Err(not_payable(correlation_id, order.status));
     }
+    still_sold(paying, &order).await?;
     if paying.auth.client(caller).await?.is_none() {
         return Err(PayerRefusal::UnknownPayer(caller).into());
     }
     let minor = crate::numbers::amount_minor(&order.money_amount)
         .ok_or(PayRefusal::NoAmountToPay(correlation_id))?;
     Ok((order, minor))
+}
+
+/// `Lapsed` when the order was made longer ago than `UNPAID_ORDER_LAPSE_HOURS`;
+/// `OfferChanged` when its offer is withdrawn, off sale, or gives other points or asks
+/// another price than the order says: a checkout order is paid at its offer's price of now
+/// or not at all, so an order kept unpaid cannot buy an offer at a price since taken back.
+async fn still_sold(paying: &Paying<'_>, order: &OrderRow) -> Result<(), PointError> {
+    use crate::db::schema::point_offers;
+    use diesel::prelude::*;
+    use diesel_async::RunQueryDsl;
+    let id = order.correlation_id;
+    let lapse = chrono::Duration::hours(i64::try_from(paying.lapse_hours).unwrap_or(i64::MAX));
+    if order.created_at + lapse <= chrono::Utc::now() {
+        return Err(PayRefusal::Lapsed(id, paying.lapse_hours).into());
+    }
+    let Some(offer_id) = &order.point_offer_id else {
+        return Ok(());
+    };
+    let sold: Option<(bigdecimal::BigDecimal, bigdecimal::BigDecimal)> = {
+        let mut conn = paying.pool.get().await?;
+        point_offers::table
+            .find(offer_id)
+            .filter(point_offers::active.and(point_offers::deleted.eq(false)))
+            .select((point_offers::point_amount, point_offers::amount))
+            .first(&mut conn)
+            .await
+            .optional()?
+    };
+    match sold {
+        Some((points, amount)) if points == order.point_amount && amount == order.money_amount => {
+            Ok(())
+        }
+        _ => Err(PayRefusal::OfferChanged(id).into()),
+    }
 }
 
 /// The refusal of an order that is no longer payable.

@@ -94,17 +94,50 @@ async fn an_admin_is_held_to_the_seeded_offers_rate_and_a_super_admin_is_not() {
         create(&app, "admin", json!({"pointAmount": "900", "amount": "1"})).await,
         above("900", "1.00", "8.3333")
     );
-    // An admin may change what does not raise its rate, and not what does.
+    // An admin may change the rest of an offer above the limit, and reprice it only to
+    // within the limit, not even down while it stays above.
     let path = format!("/offers/{}", generous["id"].as_str().unwrap());
     let change = |body: Value| call(reqwest::Method::PATCH, &path).body(body);
     assert_eq!(change(json!({"sequence": 4})).send(&app).await.0, 200);
     assert_eq!(
-        change(json!({"pointAmount": "999"})).send(&app).await.0,
-        200
+        change(json!({"pointAmount": "999"})).send(&app).await,
+        above("999", "1.00", "8.3333")
     );
+    assert_eq!(change(json!({"pointAmount": "8"})).send(&app).await.0, 200);
+}
+
+#[tokio::test]
+async fn an_offer_for_no_money_is_no_way_around_the_limit() {
+    let app = spawn_app().await;
+    // A points-only offer a super_admin made (0 SAR: no card pays it).
+    let (status, free) = create(
+        &app,
+        "super_admin",
+        json!({"pointAmount": "100", "purchasedPointAmount": "100", "amount": "0"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{free}");
+    // Priced by an admin at 10^9 points for 0.01 SAR: a lower rate than free, and a mint.
+    let path = format!("/offers/{}", free["id"].as_str().unwrap());
+    let priced =
+        json!({"pointAmount": "1000000000", "purchasedPointAmount": null, "amount": "0.01"});
     assert_eq!(
-        change(json!({"amount": "0.5"})).send(&app).await,
-        above("999", "0.50", "8.3333")
+        call(reqwest::Method::PATCH, &path)
+            .body(priced)
+            .send(&app)
+            .await,
+        above("1000000000", "0.01", "8.3333")
+    );
+    // A seeded offer for 0 SAR, or a withdrawn generous one, sets no limit.
+    app.sql(
+        "INSERT INTO point_offers (id, point_amount, purchased_point_amount, amount, active, deleted) \
+         VALUES ('aaaaaaaaaaaaaaaaaaaaaaa1', 5, 5, 0, true, false), \
+                ('aaaaaaaaaaaaaaaaaaaaaaa2', 100000, NULL, 1, false, true)",
+    )
+    .await;
+    assert_eq!(
+        create(&app, "admin", json!({"pointAmount": "90", "amount": "10"})).await,
+        above("90", "10.00", "8.3333")
     );
 }
 
@@ -120,6 +153,27 @@ async fn an_admin_may_not_raise_a_seeded_offer_above_the_limit() {
     assert_eq!(
         raise("542").send(&app).await,
         above("542", "65.00", "8.3333")
+    );
+}
+
+#[tokio::test]
+async fn the_setting_is_the_limit_when_it_is_set_above_the_seeded_rate_too() {
+    let app = spawn_app_with(Options {
+        offer_max_points_per_sar: Some("20".parse().unwrap()),
+        ..Options::default()
+    })
+    .await;
+    let (status, within) =
+        create(&app, "admin", json!({"pointAmount": "200", "amount": "10"})).await;
+    assert_eq!(status, 201, "{within}");
+    assert_eq!(
+        create(
+            &app,
+            "admin",
+            json!({"pointAmount": "200.0001", "amount": "10"})
+        )
+        .await,
+        above("200.0001", "10.00", "20")
     );
 }
 
@@ -147,12 +201,8 @@ async fn the_setting_is_the_limit_when_it_is_set() {
 #[tokio::test]
 async fn without_a_setting_or_a_seeded_offer_only_a_super_admin_makes_offers() {
     let app = spawn_app().await;
-    // Every offer in the trail: none is the seed's any more.
-    app.sql(
-        "INSERT INTO back_office_audit (operator_id, role, action, subject, before, after) \
-         SELECT 'op-1', 'super_admin', 'offer.update', 'offer:' || id, '{}', '{}' FROM point_offers",
-    )
-    .await;
+    // Every seeded offer withdrawn: none is on the programme's price list any more.
+    app.sql("UPDATE point_offers SET deleted = true").await;
     assert_eq!(
         create(&app, "admin", json!({"pointAmount": "1", "amount": "100"})).await,
         (

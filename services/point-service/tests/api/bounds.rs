@@ -13,6 +13,7 @@ fn limited(unpaid_orders_per_day: u64, attempts_per_order: u64) -> Options {
         limits: Limits {
             unpaid_orders_per_day,
             attempts_per_order,
+            ..Limits::default()
         },
         ..Options::default()
     }

@@ -27,6 +27,7 @@ mod offers;
 mod openapi;
 mod orders;
 mod pay;
+mod pay_stale;
 mod reconcile;
 mod seed;
 mod states;
