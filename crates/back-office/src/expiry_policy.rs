@@ -61,7 +61,7 @@ pub const MAX_DAYS: i64 = 36_500;
 
 envelope::refusals! {
     /// Why a replacement is refused, checked in this order: the body (its form, then each
-    /// key in [`KEYS`]' order), then the version.
+    /// key in [`KEYS`]' order), then the version, then (an admin's) a shorter window.
     pub enum ExpiryPolicyRefusal in BackOffice {
         NotAnObject => 400 "NOT_AN_OBJECT", [body::NOT_AN_OBJECT];
         UnknownKey(key: String) => 400 "UNKNOWN_FIELD", "{key} is not a field of the expiry policy";
@@ -71,6 +71,11 @@ envelope::refusals! {
         BadVersion => 400 "INVALID_VERSION", "version must be the integer version the change was made from";
         Stale(sent: i32, current: i32) => 409 "STALE_VERSION",
             "the expiry policy is at version {current}, not {sent}: read it again and make the change on it";
+        /// A window where there was none, or a shorter one, takes clients' points sooner:
+        /// an admin's is refused; a super_admin may ([`ExpiryChange::shortens`]).
+        Shortens(days: i32, before: String) => 403 "EXPIRY_SHORTENING_NEEDS_SUPER_ADMIN",
+            "an expiry window of {days} days, shorter than {before}, takes points sooner: only a \
+             super_admin may set it";
     }
 }
 
@@ -83,6 +88,19 @@ pub struct ExpiryChange {
 }
 
 impl ExpiryChange {
+    /// The refusal to an admin of a change that takes points sooner than `before` would: a
+    /// window where there was none, or a shorter one (`None`: it does not).
+    pub fn shortens(&self, before: &ExpiryPolicy) -> Option<ExpiryPolicyRefusal> {
+        let days = self.inactivity_days?;
+        match before.inactivity_days {
+            None => Some(ExpiryPolicyRefusal::Shortens(days, "no expiry".to_owned())),
+            Some(old) if days < old => {
+                Some(ExpiryPolicyRefusal::Shortens(days, format!("{old} days")))
+            }
+            Some(_) => None,
+        }
+    }
+
     pub fn read(body: &Value) -> Result<ExpiryChange, ExpiryPolicyRefusal> {
         let Value::Object(map) = body else {
             return Err(ExpiryPolicyRefusal::NotAnObject);
@@ -127,6 +145,41 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_window_where_there_was_none_or_a_shorter_one_shortens() {
+        let policy = |days: Option<i32>| ExpiryPolicy {
+            expiry: if days.is_some() {
+                "inactivity"
+            } else {
+                "never"
+            }
+            .to_owned(),
+            inactivity_days: days,
+            version: 3,
+            updated_at: None,
+        };
+        let change = |days: Option<i32>| ExpiryChange {
+            expiry: if days.is_some() {
+                "inactivity"
+            } else {
+                "never"
+            },
+            inactivity_days: days,
+            version: 3,
+        };
+        let shortens = |to, from| change(to).shortens(&policy(from)).is_some();
+        assert!(shortens(Some(3650), None));
+        assert!(shortens(Some(364), Some(365)));
+        assert!(shortens(Some(1), Some(365)));
+        assert!(!shortens(Some(365), Some(365)));
+        assert!(!shortens(Some(366), Some(365)));
+        assert!(!shortens(None, Some(1)));
+        assert_eq!(
+            change(Some(1)).shortens(&policy(Some(365))),
+            Some(ExpiryPolicyRefusal::Shortens(1, "365 days".to_owned()))
+        );
+    }
 
     #[test]
     fn each_refusal_in_its_order() {

@@ -18,10 +18,11 @@ pub fn describe() {
          purchase, gift_card_credit, adjustment, expiry)."
     );
     describe_counter!(
-        crate::back_office::offer_limit::GUARDRAIL_PASSED,
+        crate::back_office::GUARDRAIL_PASSED,
         Unit::Count,
         "Guardrails of the back office a super_admin went beyond, by guardrail (offer_points_per_sar: \
-         an offer above the points per SAR an admin may give)."
+         an offer above the points per SAR an admin may give; expiry_shortened: an expiry window \
+         where there was none, or a shorter one)."
     );
     describe_counter!(
         webhook::EVENTS,

@@ -20,7 +20,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
     crate::payments::webhook::export_counters();
     crate::payments::sync::export_counters();
     crate::payments::client::export_counters();
-    crate::back_office::offer_limit::export_counters();
+    crate::back_office::export_counters();
     config
         .auth_service_url
         .iter()

@@ -148,9 +148,11 @@ pub fn expiry_policy() {}
 /// Replace the expiry policy
 ///
 /// Whole, from the version read: a replacement made from an older version is refused (409),
-/// so that of two operators editing at once the second does not undo the first. The
-/// balance's `pointsExpirationDate` and the next expiry run follow it at once. Recorded in
-/// the audit trail. Roles: admin, super_admin. Checks: token, role, body, version.
+/// so that of two operators editing at once the second does not undo the first. A window
+/// where there was none, or a shorter one, takes clients' points sooner: refused to an
+/// admin (403), a super_admin's (counted and alerted). The balance's
+/// `pointsExpirationDate` and the next expiry run follow it at once. Recorded in the audit
+/// trail. Roles: admin, super_admin. Checks: token, role, body, version, a shorter window.
 #[utoipa::path(put, path = "/expiry-policy", operation_id = "replaceExpiryPolicy", tag = "expiry policy",
     request_body = ExpiryPolicyBody,
     responses(ExpiryPolicyRefusal,

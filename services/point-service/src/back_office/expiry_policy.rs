@@ -16,6 +16,7 @@ use crate::db::schema::point_settings;
 use crate::error::PointError;
 use ::back_office::audit::{self, snapshot};
 use back_office::access::ActingOperator;
+use back_office::role::Role;
 
 type Row = (String, Option<i32>, i32, DateTime<Utc>);
 
@@ -74,6 +75,19 @@ pub async fn replace(
         let before = policy(current);
         if change.version != before.version {
             return Err(ExpiryPolicyRefusal::Stale(change.version, before.version).into());
+        }
+        if let Some(refusal) = change.shortens(&before) {
+            if operator.role != Role::SuperAdmin {
+                return Err(refusal.into());
+            }
+            super::Guardrail::ExpiryShortened.passed();
+            tracing::warn!(
+                operator.id = %operator.id,
+                expiry.days = change.inactivity_days,
+                expiry.days_before = before.inactivity_days,
+                guardrail = super::Guardrail::ExpiryShortened.as_str(),
+                "a super_admin shortened the expiry window: points expire sooner"
+            );
         }
         let values = (
             point_settings::expiry.eq(change.expiry),

@@ -3,7 +3,7 @@
 //! `seed` loaded (no `offer.create` row of the trail names them) that have a price and are not
 //! withdrawn. An admin reprices one only to within the limit, so an admin can neither raise
 //! the limit nor make an offer above it. A super_admin may go beyond it: counted and
-//! logged for the alert (`back_office_guardrail_passed_total`).
+//! logged for the alert ([`Guardrail`]).
 
 use back_office::access::ActingOperator;
 use back_office::audit::Action;
@@ -15,18 +15,8 @@ use diesel::sql_types::{Numeric, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::Money;
 
+use super::Guardrail;
 use crate::error::PointError;
-
-/// Guardrails of the back office a super_admin passed, by guardrail.
-pub const GUARDRAIL_PASSED: &str = "back_office_guardrail_passed_total";
-
-/// This guardrail's label.
-const GUARDRAIL: &str = "offer_points_per_sar";
-
-/// The counter at 0 from the start, so that its alert sees the first pass.
-pub fn export_counters() {
-    telemetry::metrics::counters_at_zero(GUARDRAIL_PASSED, "guardrail", &[GUARDRAIL]);
-}
 
 /// Whether `operator` may make `offer` (new, or `before` it changed): an admin is refused
 /// one above the limit ([`limit::needs_super_admin`]); a super_admin's is counted and logged.
@@ -60,12 +50,12 @@ pub async fn hold(
         }
         .into());
     }
-    metrics::counter!(GUARDRAIL_PASSED, "guardrail" => GUARDRAIL).increment(1);
+    Guardrail::OfferPointsPerSar.passed();
     tracing::warn!(
         operator.id = %operator.id,
         offer.points_per_sar = %rate.shown(),
         limit.points_per_sar = %limit.as_ref().map_or_else(|| "none".to_owned(), PointsPerSar::shown),
-        guardrail = GUARDRAIL,
+        guardrail = Guardrail::OfferPointsPerSar.as_str(),
         "a super_admin made an offer above the points per SAR an admin may give"
     );
     Ok(())

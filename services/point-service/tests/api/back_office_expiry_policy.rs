@@ -42,7 +42,9 @@ async fn a_new_policy_moves_the_expiry_date_and_a_stale_one_is_refused() {
         .unwrap()
     };
 
+    // A shorter window takes points sooner: a super_admin's to set.
     let (status, replaced) = call(reqwest::Method::PUT, POLICY)
+        .by_role("super_admin")
         .body(json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1}))
         .send(&app)
         .await;
@@ -144,6 +146,7 @@ async fn of_replacements_from_one_version_at_once_one_is_made() {
     for _ in 0..2 {
         let tries = (1..=8).map(|days| {
             call(reqwest::Method::PUT, POLICY)
+                .by_role("super_admin")
                 .body(json!({"expiry": "inactivity", "inactivityDays": days, "version": version}))
                 .send(&app)
         });
@@ -210,4 +213,65 @@ async fn a_seed_that_unsets_and_sets_the_settings_never_hands_an_old_version_out
 
 async fn seed(conn: &mut diesel_async::AsyncPgConnection, fixture: serde_json::Value) {
     point_service::seed::load(conn, &fixture).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_admin_may_lengthen_the_window_and_only_a_super_admin_shorten_it() {
+    let app = spawn_app().await;
+    // The fixture: inactivity, 365 days, version 1.
+    let one_day = json!({"expiry": "inactivity", "inactivityDays": 1, "version": 1});
+    assert_eq!(
+        call(reqwest::Method::PUT, POLICY)
+            .body(one_day.clone())
+            .send(&app)
+            .await,
+        (
+            403,
+            operator_refusal(
+                403,
+                "EXPIRY_SHORTENING_NEEDS_SUPER_ADMIN",
+                "an expiry window of 1 days, shorter than 365 days, takes points sooner: only a \
+                 super_admin may set it"
+            )
+        )
+    );
+    let (_, policy) = call(reqwest::Method::GET, POLICY).send(&app).await;
+    assert_eq!(
+        (&policy["inactivityDays"], &policy["version"]),
+        (&json!(365), &json!(1))
+    );
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM back_office_audit")
+            .await,
+        0
+    );
+    let passed = r#"back_office_guardrail_passed_total{guardrail="expiry_shortened"}"#;
+    let scraped = testkit::metrics::scrape(&app.client, &app.base).await;
+    assert_eq!(testkit::metrics::value(&scraped, passed), Some(0.0));
+
+    // Longer, or never: an admin's to set.
+    let (status, longer) = call(reqwest::Method::PUT, POLICY)
+        .body(json!({"expiry": "never", "inactivityDays": null, "version": 1}))
+        .send(&app)
+        .await;
+    assert_eq!(status, 200, "{longer}");
+    // From never, any window is shorter.
+    let version = longer["version"].as_i64().unwrap();
+    let window = json!({"expiry": "inactivity", "inactivityDays": 3650, "version": version});
+    assert_eq!(
+        call(reqwest::Method::PUT, POLICY)
+            .body(window.clone())
+            .send(&app)
+            .await
+            .0,
+        403
+    );
+    let (status, shortened) = call(reqwest::Method::PUT, POLICY)
+        .by_role("super_admin")
+        .body(window)
+        .send(&app)
+        .await;
+    assert_eq!(status, 200, "{shortened}");
+    let scraped = testkit::metrics::scrape(&app.client, &app.base).await;
+    assert_eq!(testkit::metrics::value(&scraped, passed), Some(1.0));
 }
