@@ -74,7 +74,7 @@ envelope::refusals! {
         /// A window where there was none, or a shorter one, takes clients' points sooner:
         /// an admin's is refused; a super_admin may ([`ExpiryChange::shortens`]).
         Shortens(days: i32, before: String) => 403 "EXPIRY_SHORTENING_NEEDS_SUPER_ADMIN",
-            "an expiry window of {days} days, shorter than {before}, takes points sooner: only a \
+            "inactivityDays {days} takes points sooner than the policy now ({before}): only a \
              super_admin may set it";
     }
 }
@@ -93,7 +93,10 @@ impl ExpiryChange {
     pub fn shortens(&self, before: &ExpiryPolicy) -> Option<ExpiryPolicyRefusal> {
         let days = self.inactivity_days?;
         match before.inactivity_days {
-            None => Some(ExpiryPolicyRefusal::Shortens(days, "no expiry".to_owned())),
+            None => Some(ExpiryPolicyRefusal::Shortens(
+                days,
+                "points never expire".to_owned(),
+            )),
             Some(old) if days < old => {
                 Some(ExpiryPolicyRefusal::Shortens(days, format!("{old} days")))
             }

@@ -76,18 +76,11 @@ pub async fn replace(
         if change.version != before.version {
             return Err(ExpiryPolicyRefusal::Stale(change.version, before.version).into());
         }
-        if let Some(refusal) = change.shortens(&before) {
-            if operator.role != Role::SuperAdmin {
-                return Err(refusal.into());
-            }
-            super::Guardrail::ExpiryShortened.passed();
-            tracing::warn!(
-                operator.id = %operator.id,
-                expiry.days = change.inactivity_days,
-                expiry.days_before = before.inactivity_days,
-                guardrail = super::Guardrail::ExpiryShortened.as_str(),
-                "a super_admin shortened the expiry window: points expire sooner"
-            );
+        let shortened = change.shortens(&before);
+        if let Some(refusal) = shortened.clone()
+            && operator.role != Role::SuperAdmin
+        {
+            return Err(refusal.into());
         }
         let values = (
             point_settings::expiry.eq(change.expiry),
@@ -133,6 +126,17 @@ pub async fn replace(
             snapshot(&after),
         )
         .await?;
+        if shortened.is_some() {
+            // Counted once it is made: a stale try or a failed write passed nothing.
+            super::Guardrail::ExpiryShortened.passed();
+            tracing::warn!(
+                operator.id = %operator.id,
+                expiry.days = after.inactivity_days,
+                expiry.days_before = before.inactivity_days,
+                guardrail = super::Guardrail::ExpiryShortened.as_str(),
+                "a super_admin shortened the expiry window: points expire sooner"
+            );
+        }
         Ok(after)
     })
     .await

@@ -230,7 +230,7 @@ async fn an_admin_may_lengthen_the_window_and_only_a_super_admin_shorten_it() {
             operator_refusal(
                 403,
                 "EXPIRY_SHORTENING_NEEDS_SUPER_ADMIN",
-                "an expiry window of 1 days, shorter than 365 days, takes points sooner: only a \
+                "inactivityDays 1 takes points sooner than the policy now (365 days): only a \
                  super_admin may set it"
             )
         )
@@ -239,6 +239,16 @@ async fn an_admin_may_lengthen_the_window_and_only_a_super_admin_shorten_it() {
     assert_eq!(
         (&policy["inactivityDays"], &policy["version"]),
         (&json!(365), &json!(1))
+    );
+    // The version first: a stale shortening is 409, as any stale change.
+    let stale = json!({"expiry": "inactivity", "inactivityDays": 1, "version": 0});
+    assert_eq!(
+        call(reqwest::Method::PUT, POLICY)
+            .body(stale)
+            .send(&app)
+            .await
+            .0,
+        409
     );
     assert_eq!(
         app.count("SELECT count(*) AS n FROM back_office_audit")
