@@ -7,6 +7,9 @@
 
 use std::time::Duration;
 
+use bigdecimal::BigDecimal;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use relayed_routes::orders::{OrderLookupRefusal, PayerRefusal};
 use relayed_routes::pay::PayRefusal;
 use uuid::Uuid;
@@ -14,6 +17,7 @@ use uuid::Uuid;
 use super::OrderRow;
 use super::PaymentType;
 use crate::clients::auth::AuthClient;
+use crate::db::schema::point_offers;
 use crate::error::PointError;
 use crate::payments::attempts;
 use crate::payments::client::Accepted;
@@ -79,7 +83,10 @@ pub async fn payable(
     if order.status != Status::Open {
         return Err(not_payable(correlation_id, order.status));
     }
-    still_sold(paying, &order).await?;
+    {
+        let mut conn = paying.pool.get().await?;
+        still_sold(&mut conn, &order, paying.lapse_hours).await?;
+    }
     if paying.auth.client(caller).await?.is_none() {
         return Err(PayerRefusal::UnknownPayer(caller).into());
     }
@@ -92,28 +99,30 @@ pub async fn payable(
 /// `OfferChanged` when its offer is withdrawn, off sale, or gives other points or asks
 /// another price than the order says: a checkout order is paid at its offer's price of now
 /// or not at all, so an order kept unpaid cannot buy an offer at a price since taken back.
-async fn still_sold(paying: &Paying<'_>, order: &OrderRow) -> Result<(), PointError> {
-    use crate::db::schema::point_offers;
-    use diesel::prelude::*;
-    use diesel_async::RunQueryDsl;
+/// Asked in the spec's order before the payer's profile, and again with the attempt
+/// ([`attempt`]), under the order's lock and with the offer's row shared: the back office's
+/// change of the offer (which holds it for update) comes wholly before the attempt or after.
+pub(crate) async fn still_sold(
+    conn: &mut AsyncPgConnection,
+    order: &OrderRow,
+    lapse_hours: u64,
+) -> Result<(), PointError> {
     let id = order.correlation_id;
-    let lapse = chrono::Duration::hours(i64::try_from(paying.lapse_hours).unwrap_or(i64::MAX));
+    let lapse = chrono::Duration::hours(i64::try_from(lapse_hours).unwrap_or(i64::MAX));
     if order.created_at + lapse <= chrono::Utc::now() {
-        return Err(PayRefusal::Lapsed(id, paying.lapse_hours).into());
+        return Err(PayRefusal::Lapsed(id, lapse_hours).into());
     }
     let Some(offer_id) = &order.point_offer_id else {
         return Ok(());
     };
-    let sold: Option<(bigdecimal::BigDecimal, bigdecimal::BigDecimal)> = {
-        let mut conn = paying.pool.get().await?;
-        point_offers::table
-            .find(offer_id)
-            .filter(point_offers::active.and(point_offers::deleted.eq(false)))
-            .select((point_offers::point_amount, point_offers::amount))
-            .first(&mut conn)
-            .await
-            .optional()?
-    };
+    let sold: Option<(BigDecimal, BigDecimal)> = point_offers::table
+        .find(offer_id)
+        .filter(point_offers::active.and(point_offers::deleted.eq(false)))
+        .select((point_offers::point_amount, point_offers::amount))
+        .for_share()
+        .first(conn)
+        .await
+        .optional()?;
     match sold {
         Some((points, amount)) if points == order.point_amount && amount == order.money_amount => {
             Ok(())
@@ -133,7 +142,8 @@ fn not_payable(correlation_id: Uuid, status: Status) -> PointError {
 
 /// Asks the payment service through `call`, with the attempt recorded on both sides of the
 /// call and no connection held during it. The order is checked again under its lock when
-/// the attempt is recorded: a decline or capture may have finished it since [`payable`].
+/// the attempt is recorded: a decline or capture may have finished it since [`payable`],
+/// its offer been changed, or its time run out.
 pub async fn attempt<F>(
     paying: &Paying<'_>,
     order: &OrderRow,
@@ -148,11 +158,12 @@ where
         let mut conn = paying.pool.get().await?;
         attempts::start(
             &mut conn,
-            correlation_id,
+            order,
             kind,
             paying.attempt_window,
             paying.attempts_per_order,
             paying.sync_after,
+            paying.lapse_hours,
         )
         .await?
     }

@@ -197,18 +197,22 @@ pub async fn lock_payment(
 }
 
 /// Records a new attempt if the order is still payable (it may have been paid or failed
-/// since the pay route's first read); `Err(status)` when it is not. Schedules the order's
-/// payment sync `sync_after` from now, in the same transaction: whatever happens to the
-/// call or its webhook, the payment service is asked about it then. Commits before the
+/// since the pay route's first read); `Err(status)` when it is not, and the refusal of
+/// `orders::payable::still_sold` when `order` lapsed or its offer changed since (asked
+/// again here, under the order's lock). Schedules the
+/// order's payment sync `sync_after` from now, in the same transaction: whatever happens to
+/// the call or its webhook, the payment service is asked about it then. Commits before the
 /// payment service is asked.
 pub async fn start(
     conn: &mut AsyncPgConnection,
-    correlation_id: Uuid,
+    order: &crate::orders::OrderRow,
     kind: Kind,
     window: Duration,
     max_attempts: u64,
     sync_after: Duration,
+    lapse_hours: u64,
 ) -> Result<Result<i64, Status>, PointError> {
+    let correlation_id = order.correlation_id;
     conn.transaction(async |conn| {
         let status = lock_status(conn, correlation_id)
             .await?
@@ -224,6 +228,7 @@ pub async fn start(
                 )));
             }
         }
+        crate::orders::payable::still_sold(conn, order, lapse_hours).await?;
         // Each pay call asks the payment service and stores an attempt: bounded per order,
         // for the order's life, so no wait lifts it and the 429 names none.
         if made >= max_attempts {

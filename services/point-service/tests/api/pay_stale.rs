@@ -89,3 +89,41 @@ async fn an_order_not_paid_within_the_lapse_is_not_paid_later() {
     ));
     assert_eq!(pay_both_ways(&app, &id).await, [lapsed.clone(), lapsed]);
 }
+
+#[tokio::test]
+async fn an_offer_changed_after_the_first_checks_stops_the_attempt_under_the_orders_lock() {
+    use diesel_async::AsyncConnection;
+    use point_service::payments::attempts;
+    let app = spawn_app().await;
+    let id = checkout(&app).await;
+    let mut conn = diesel_async::AsyncPgConnection::establish(app.database.url())
+        .await
+        .unwrap();
+    // The pay route's first checks passed (the order as it read it) ...
+    let order = point_service::orders::payers_order(&mut conn, id.parse().unwrap(), SARA)
+        .await
+        .unwrap();
+    // ... then, while it asked the auth service for the payer's profile, the offer was
+    // repriced: the attempt, recorded under the order's lock, is refused and nothing is kept.
+    call(reqwest::Method::PATCH, &format!("/offers/{OFFER}"))
+        .body(json!({"amount": "14.50"}))
+        .send(&app)
+        .await;
+    let started = attempts::start(
+        &mut conn,
+        &order,
+        attempts::Kind::Card,
+        std::time::Duration::from_secs(30),
+        20,
+        std::time::Duration::from_secs(120),
+        24,
+    )
+    .await;
+    assert!(
+        matches!(&started, Err(refused) if refused.to_string().contains("was made at a price its offer no longer has")),
+        "{started:?}"
+    );
+    let kept = format!("SELECT count(*) AS n FROM payment_attempts WHERE correlation_id = '{id}'");
+    assert_eq!(app.count(&kept).await, 0);
+    assert!(app.payments.lock().unwrap().is_empty());
+}
