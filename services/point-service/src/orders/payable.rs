@@ -70,23 +70,22 @@ pub async fn payable(
     let correlation_id = raw_id
         .parse::<Uuid>()
         .map_err(|_| OrderLookupRefusal::OrderNotFound)?;
+    // One connection for the order's checks, given back before the auth service is asked.
     let order = {
         let mut conn = paying.pool.get().await?;
-        super::payers_order(&mut conn, correlation_id, caller).await?
-    };
-    if order.payment_type != PaymentType::Checkout {
-        return Err(PayRefusal::NotCheckout(correlation_id).into());
-    }
-    if !paying.payments.is_configured() {
-        return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
-    }
-    if order.status != Status::Open {
-        return Err(not_payable(correlation_id, order.status));
-    }
-    {
-        let mut conn = paying.pool.get().await?;
+        let order = super::payers_order(&mut conn, correlation_id, caller).await?;
+        if order.payment_type != PaymentType::Checkout {
+            return Err(PayRefusal::NotCheckout(correlation_id).into());
+        }
+        if !paying.payments.is_configured() {
+            return Err(PointError::Internal("PAYMENT_SERVICE_URL not set".into()));
+        }
+        if order.status != Status::Open {
+            return Err(not_payable(correlation_id, order.status));
+        }
         still_sold(&mut conn, &order, paying.lapse_hours).await?;
-    }
+        order
+    };
     if paying.auth.client(caller).await?.is_none() {
         return Err(PayerRefusal::UnknownPayer(caller).into());
     }
