@@ -149,7 +149,7 @@ fn base_env(command: &mut Command, database_url: &str) {
 
 /// Secrets a production start accepts (at least 32 characters, no `dev-only` marker), in
 /// place of `scripts/dev.env`'s, which it refuses: for tests of production starts.
-pub const PRODUCTION_SECRETS: [(&str, &str); 4] = [
+pub const PRODUCTION_SECRETS: [(&str, &str); 5] = [
     (
         "AUTH_JWT_SECRET",
         "e2e-production-auth-jwt-secret-0123456789",
@@ -159,12 +159,20 @@ pub const PRODUCTION_SECRETS: [(&str, &str); 4] = [
         "e2e-production-operator-jwt-secret-01234",
     ),
     (
-        "INTERNAL_API_TOKEN",
-        "e2e-production-internal-token-0123456789a",
-    ),
-    (
         "PAYMENT_WEBHOOK_SECRET",
         "e2e-production-webhook-secret-0123456789",
+    ),
+    // One key (`service-identity keygen`) that every service signs with and trusts: enough
+    // for a production start, which refuses only the development issuer's.
+    (
+        "SERVICE_IDENTITY_KEY",
+        "e2e-production:skp1ze-ugCOD35MNbKs3oae6WChywMBBJdfEDm9prGA",
+    ),
+    (
+        "SERVICE_IDENTITY_TRUST",
+        "point-service:e2e-production:yiyUdO39FzCrGyFSp4csUTVD6tBjIvtjscyeeMqnt5g,\
+         order-service:e2e-production:yiyUdO39FzCrGyFSp4csUTVD6tBjIvtjscyeeMqnt5g,\
+         operator-service:e2e-production:yiyUdO39FzCrGyFSp4csUTVD6tBjIvtjscyeeMqnt5g",
     ),
 ];
 

@@ -17,7 +17,10 @@ const AIMS: [(&str, &[&str]); 6] = [
     ("readyz", &["\"ready\"", "\"checks\""]),
     ("docs", &["<html", "swagger"]),
     ("docs/", &["<html", "swagger"]),
-    ("internal/v1/credits", &["\"balance\"", "X-Internal-Token"]),
+    (
+        "internal/v1/credits",
+        &["\"balance\"", "invalid service credential"],
+    ),
 ];
 
 /// Ways to write "four levels up, then `aim`" inside one path segment.

@@ -1,47 +1,64 @@
 //! Who may call a back-office route of a service that keeps loyalty data (the point service,
-//! the order service): a caller holding `INTERNAL_API_TOKEN` (the operator service), and for
-//! a change, the operator it is made for, whose token and role the operator service checked.
-//! Written once for both services, so that their refusals are one.
+//! the order service): the operator service alone, with its own credential
+//! (`service_identity`), and for a change, the operator that credential vouches for, whose
+//! token and role the operator service checked. Headers prove nothing: the operator is read
+//! from the signed credential, which is bound to the one request it was made for. Written once
+//! for both services, so that their refusals are one.
 
 use actix_web::HttpRequest;
-use server::Secret;
+use service_identity::{Admitted, Refusal};
 
 use crate::role::Role;
 use crate::routes::Route;
-
-/// The refusal of a missing or wrong `X-Internal-Token`, in every envelope.
-pub const BAD_TOKEN: &str = "invalid internal token";
 
 envelope::refusals! {
     /// Why a back-office route serves nothing. Its routes refuse in the back office's
     /// envelope (the operator API's body with a `code`), every refusal of theirs, so that the
     /// operator service can pass the body's refusals on unchanged; it never passes on a
-    /// 401, which is a misconfiguration of ours, not the admin panel's.
+    /// 401 or 403 of these, which say that our services are misconfigured, not the panel.
     pub enum BackOfficeRefusal in BackOffice {
-        /// `X-Internal-Token` missing or wrong.
-        BadToken => 401 "INVALID_INTERNAL_TOKEN", [BAD_TOKEN];
+        /// No credential, or a forged, expired one, or one made for another service or
+        /// another request.
+        Unauthenticated => 401 "INVALID_SERVICE_CREDENTIAL", [service_identity::UNAUTHENTICATED];
+        /// A good credential of a service other than the operator service.
+        NotAdmitted => 403 "CALLER_NOT_ADMITTED", [service_identity::NOT_ADMITTED];
     }
 }
 
 envelope::refusals! {
     /// Why a back-office change is not made.
     pub enum ChangeRefusal in BackOffice {
-        /// `X-Operator-Id` or `X-Operator-Role` missing or empty.
-        NoOperator => 400 "NO_OPERATOR", "a back-office change needs X-Operator-Id and X-Operator-Role";
-        /// The role named (as sent) is none or not one the route admits
-        /// (`crate::routes::Rule::admits`, which the operator service checked too). A keeper
-        /// refuses it all the same; the internal token still speaks for any operator
-        /// (docs/decisions.md, "The loyalty back office").
+        /// The credential vouches for no operator, or for one with an empty id or role.
+        NoOperator => 400 "NO_OPERATOR", "a back-office change needs the operator the operator service vouches for";
+        /// The role vouched for is none or not one the route admits
+        /// (`crate::routes::Rule::admits`, which the operator service checked too).
         RoleRefused(role: String) => 403 "ROLE_REFUSED", "role {role} may not do this in the back office";
     }
 }
 
-/// `BadToken` unless the request carries the internal token.
-pub fn check_token(req: &HttpRequest, token: &Secret) -> Result<(), BackOfficeRefusal> {
-    if server::internal::token_matches(req, token) {
+impl From<Refusal> for BackOfficeRefusal {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Unauthenticated(_) => BackOfficeRefusal::Unauthenticated,
+            Refusal::NotAdmitted(_) => BackOfficeRefusal::NotAdmitted,
+        }
+    }
+}
+
+/// `Unauthenticated` unless the credential was made for this very request: its method, path
+/// and query, as the operator service sent them. A credential seen in transit is then good
+/// for nothing but the request it came with, within its minute.
+pub fn bound_to(req: &HttpRequest, admitted: &Admitted) -> Result<(), BackOfficeRefusal> {
+    let sent = req.uri().path_and_query().map_or("", |pq| pq.as_str());
+    let this = format!("{} {sent}", req.method());
+    if admitted.request.as_deref() == Some(this.as_str()) {
         Ok(())
     } else {
-        Err(BackOfficeRefusal::BadToken)
+        tracing::warn!(
+            credential.request = admitted.request.as_deref().unwrap_or(""),
+            "back-office credential made for another request"
+        );
+        Err(BackOfficeRefusal::Unauthenticated)
     }
 }
 
@@ -54,51 +71,24 @@ pub struct ActingOperator {
     pub role: Role,
 }
 
-/// The operator the request names for `route`, if the route admits its role (`NoOperator`
-/// when either header is missing or empty, `RoleRefused` for another role or none).
-pub fn acting_operator(req: &HttpRequest, route: Route) -> Result<ActingOperator, ChangeRefusal> {
+/// The operator the credential vouches for, if `route` admits its role (`NoOperator` when
+/// none is named or its id or role is empty, `RoleRefused` for another role or none).
+pub fn acting_operator(admitted: &Admitted, route: Route) -> Result<ActingOperator, ChangeRefusal> {
     debug_assert!(
         route.rule().names_operator,
         "{route:?}: the operator service does not name the operator"
     );
-    let header = |name: &str| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            // As the token names them, never trimmed: the audit's who is the token's.
-            .filter(|v| !v.trim().is_empty())
-            .map(str::to_owned)
-    };
-    match (
-        header(crate::OPERATOR_ID_HEADER),
-        header(crate::OPERATOR_ROLE_HEADER),
-    ) {
-        (Some(id), Some(named)) => match named.parse::<Role>() {
-            Ok(role) if route.rule().admits.admits(role) => Ok(ActingOperator { id, role }),
-            _ => Err(ChangeRefusal::RoleRefused(named)),
-        },
-        _ => Err(ChangeRefusal::NoOperator),
+    // As the token names them, never trimmed: the audit's who is the token's.
+    let vouched = admitted
+        .operator
+        .as_ref()
+        .filter(|o| !o.id.trim().is_empty() && !o.role.trim().is_empty())
+        .ok_or(ChangeRefusal::NoOperator)?;
+    match vouched.role.parse::<Role>() {
+        Ok(role) if route.rule().admits.admits(role) => Ok(ActingOperator {
+            id: vouched.id.clone(),
+            role,
+        }),
+        _ => Err(ChangeRefusal::RoleRefused(vouched.role.clone())),
     }
-}
-
-/// A read's headers, as the documents show them (`check_token` reads them).
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Header)]
-#[allow(dead_code)]
-pub struct Read {
-    #[param(rename = "X-Internal-Token")]
-    token: String,
-}
-
-/// A change's headers: the token and the operator it is made for.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Header)]
-#[allow(dead_code)]
-pub struct Change {
-    #[param(rename = "X-Internal-Token")]
-    token: String,
-    #[param(rename = "X-Operator-Id")]
-    operator_id: String,
-    #[param(rename = "X-Operator-Role")]
-    operator_role: String,
 }

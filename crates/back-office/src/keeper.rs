@@ -5,8 +5,8 @@
 //! A keeper registers each of its routes with [`Keeping::serve`] (path, method and document
 //! from the table) and the [`Door`] it checks callers with; a handler then names what it needs as an
 //! extractor: [`Caller`] for a read, [`Acting`] for a route that names its operator. The
-//! checks and their order (the caller, then the operator against the route's rule) are
-//! written here once, for both keepers.
+//! checks and their order (the caller's credential, the request it was made for, then the
+//! operator it vouches for against the route's rule) are written here once, for both keepers.
 
 use std::collections::BTreeMap;
 use std::future::{Ready, ready};
@@ -15,25 +15,27 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, Handler, HttpRequest, Responder, web};
 use envelope::Refuses;
 use envelope::exposure::Origin;
-use server::Secret;
-use utoipa::IntoParams;
+use service_identity::{Admitted, InternalRoute, Verifier};
 use utoipa::IntoResponses;
-use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{RefOr, Response};
 
-use crate::access::{self, ActingOperator, BackOfficeRefusal, Change, ChangeRefusal, Read};
+use crate::access::{self, ActingOperator, BackOfficeRefusal, ChangeRefusal};
 use crate::routes::Route;
 
 /// What a keeper checks a back-office caller with; each keeper registers it as app data.
 #[derive(Clone)]
 pub struct Door {
-    token: Secret,
+    identity: Verifier,
+    route: InternalRoute,
 }
 
 impl Door {
-    /// The internal token every back-office call must carry.
-    pub fn new(token: Secret) -> Self {
-        Self { token }
+    /// The keeper's verifier, and its back office as `service_identity` lists it (whose
+    /// callers it admits).
+    pub fn new(identity: Verifier, route: InternalRoute) -> Self {
+        Self { identity, route }
     }
 }
 
@@ -51,7 +53,7 @@ impl FromRequest for Caller {
     type Future = Ready<Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(let_in(req).map(|()| Caller))
+        ready(let_in(req).map(|_| Caller))
     }
 }
 
@@ -60,21 +62,25 @@ impl FromRequest for Acting {
     type Future = Ready<Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(let_in(req).and_then(|()| {
+        ready(let_in(req).and_then(|admitted| {
             let route = served_route(req)?;
-            access::acting_operator(req, route)
+            access::acting_operator(&admitted, route)
                 .map(Acting)
                 .map_err(|refusal| refused(refusal.into()))
         }))
     }
 }
 
-/// `BadToken` unless the request carries what the door asks for.
-fn let_in(req: &HttpRequest) -> Result<(), actix_web::Error> {
+/// The call, if its credential is the operator service's and was made for this request.
+fn let_in(req: &HttpRequest) -> Result<Admitted, actix_web::Error> {
     let door = req
         .app_data::<web::Data<Door>>()
         .ok_or_else(|| unserved("a keeper serves back-office routes without its Door"))?;
-    access::check_token(req, &door.token).map_err(|refusal| refused(refusal.into()))
+    door.identity
+        .admit(req.headers(), door.route)
+        .map_err(BackOfficeRefusal::from)
+        .and_then(|admitted| access::bound_to(req, &admitted).map(|()| admitted))
+        .map_err(|refusal| refused(refusal.into()))
 }
 
 /// The table's route the request was matched to.
@@ -150,21 +156,10 @@ fn operation(route: Route, answers: BTreeMap<String, RefOr<Response>>) -> Operat
         operation.operation_id = Some(format!("backOffice{}{}", id[..1].to_uppercase(), &id[1..]));
     }
     operation.tags = Some(vec!["back-office".to_owned()]);
-    let headers = if rule.names_operator {
-        Change::into_params(|| None)
-    } else {
-        Read::into_params(|| None)
-    };
-    // The path's id, the headers, then the query.
-    let (mut parameters, query): (Vec<_>, Vec<_>) = (operation.parameters.take())
-        .unwrap_or_default()
-        .into_iter()
-        .partition(
-            |parameter| matches!(parameter, RefOr::T(p) if p.parameter_in == ParameterIn::Path),
-        );
-    parameters.extend(headers.into_iter().map(RefOr::T));
-    parameters.extend(query);
-    operation.parameters = Some(parameters);
+    operation.security = Some(vec![SecurityRequirement::new(
+        server::token_schemes::SERVICE_CREDENTIAL.name(),
+        Vec::<String>::new(),
+    )]);
     let mut refusals = if rule.names_operator {
         Refuses::<(BackOfficeRefusal, ChangeRefusal)>::responses()
     } else {

@@ -27,14 +27,9 @@ use bigdecimal::BigDecimal;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::Schema;
 
-/// Where the point service serves the back office's routes (`X-Internal-Token`, never
-/// exposed through an ingress): its routes' paths begin so.
+/// Where the point service serves the back office's routes (for the operator service's
+/// credential only, never exposed through an ingress): its routes' paths begin so.
 pub const INTERNAL_PREFIX: &str = "/internal/v1/back-office";
-
-/// The operator a relayed change is made for (the token's `sub`): the audit row's who.
-pub const OPERATOR_ID_HEADER: &str = "x-operator-id";
-/// The operator's role, as the token names it.
-pub const OPERATOR_ROLE_HEADER: &str = "x-operator-role";
 
 /// A decimal as the back office writes it: exact, in plain notation, without trailing
 /// zeros (`100`, `12.345`); an amount of SAR keeps its two decimals (`domain::Money`).

@@ -17,7 +17,6 @@ pub mod caller;
 pub mod cli;
 mod client_ip;
 pub mod config;
-pub mod internal;
 pub mod ops;
 pub mod ops_metrics;
 pub mod routes;

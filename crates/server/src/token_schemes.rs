@@ -20,6 +20,15 @@ pub const LEGACY: BearerScheme = BearerScheme::opaque(
      primary token is refused with 401 (on dev; docs/spec, \"Authentication\").",
 );
 
+/// A service's credential on an internal route: a JWT the calling service signed with its own
+/// key, naming itself and the callee (`service_identity`).
+pub const SERVICE_CREDENTIAL: BearerScheme = BearerScheme::jwt(
+    "service",
+    "A service credential: a JWT one of our services signed with its own Ed25519 key, naming \
+     itself (`iss`) and the callee (`aud`), good for minutes (docs/decisions.md, \"Each service \
+     speaks for itself\"). Internal routes only.",
+);
+
 /// One bearer token: its name in the document, whether it is a JWT, what it is.
 pub struct BearerScheme {
     name: &'static str,

@@ -1,37 +1,53 @@
 //! Calls to a keeper's back-office routes (`/internal/v1/back-office`) as the operator
-//! service makes them: the internal token and an operator, unless a test takes them away.
+//! service makes them: its own credential, made for the one request and vouching for an
+//! operator, unless a test takes them away or sends another.
 
 use serde_json::Value;
+use service_identity::{Service, Vouched};
 
 /// Where a call goes: a keeper under test.
 pub trait Keeper {
     fn client(&self) -> &reqwest::Client;
     /// The full URL of `path`.
     fn url(&self, path: &str) -> String;
+    /// The keeper, as a credential names its callee.
+    fn service(&self) -> Service;
 }
 
-/// A back-office call: the internal token and an operator unless a test takes them away.
+/// What a call carries in its `Authorization`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential<'a> {
+    /// Nothing.
+    Nothing,
+    /// `Bearer <this>`, as it is.
+    Raw(&'a str),
+    /// `caller`'s credential (development keys), made for this request and naming the
+    /// operator, as the operator service makes it.
+    From(Service),
+    /// The operator service's credential made for `method path` instead.
+    ForRequest(&'a str, &'a str),
+    /// The operator service's credential made for another service.
+    ForCallee(Service),
+}
+
+/// A back-office call: the operator service's credential and an operator unless a test
+/// takes them away.
 pub struct Call<'a> {
     method: reqwest::Method,
     path: String,
-    pub token: Option<&'a str>,
+    pub credential: Credential<'a>,
     pub operator: Option<(&'a str, &'a str)>,
     body: Option<Value>,
 }
 
 impl<'a> Call<'a> {
-    /// `method` on `path` under `/internal/v1/back-office`, with `token` and `operator`
-    /// (its id and role).
-    pub fn new(
-        method: reqwest::Method,
-        path: &str,
-        token: &'a str,
-        operator: (&'a str, &'a str),
-    ) -> Self {
+    /// `method` on `path` under `/internal/v1/back-office`, from the operator service, for
+    /// `operator` (its id and role).
+    pub fn new(method: reqwest::Method, path: &str, operator: (&'a str, &'a str)) -> Self {
         Self {
             method,
             path: format!("{BACK_OFFICE}{path}"),
-            token: Some(token),
+            credential: Credential::From(Service::Operator),
             operator: Some(operator),
             body: None,
         }
@@ -50,14 +66,34 @@ impl<'a> Call<'a> {
     }
 
     pub async fn response(self, keeper: &impl Keeper) -> reqwest::Response {
-        let mut request = keeper.client().request(self.method, keeper.url(&self.path));
-        if let Some(token) = self.token {
-            request = request.header("x-internal-token", token);
-        }
-        if let Some((id, role)) = self.operator {
-            request = request
-                .header("x-operator-id", id)
-                .header("x-operator-role", role);
+        let url = reqwest::Url::parse(&keeper.url(&self.path)).unwrap();
+        let sent = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let vouched = self.operator.map(|(id, role)| Vouched {
+            id: id.to_owned(),
+            role: role.to_owned(),
+        });
+        let sign = |caller: Service, callee: Service, method: &str, sent: &str| {
+            crate::identity::signer(caller).vouch(callee, vouched.clone(), method, sent)
+        };
+        let authorization = match self.credential {
+            Credential::Nothing => None,
+            Credential::Raw(raw) => Some(format!("Bearer {raw}")),
+            Credential::From(caller) => {
+                Some(sign(caller, keeper.service(), self.method.as_str(), &sent))
+            }
+            Credential::ForRequest(method, path) => {
+                Some(sign(Service::Operator, keeper.service(), method, path))
+            }
+            Credential::ForCallee(callee) => {
+                Some(sign(Service::Operator, callee, self.method.as_str(), &sent))
+            }
+        };
+        let mut request = keeper.client().request(self.method, url);
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
         }
         if let Some(body) = self.body {
             request = request.json(&body);
@@ -75,48 +111,81 @@ impl<'a> Call<'a> {
 /// test: a test that read the prefix from the code under test could not see it change.
 const BACK_OFFICE: &str = "/internal/v1/back-office";
 
-/// Calls every route the route table gives `keeper` as a caller it must refuse: without
-/// the internal token or with another (401), and for a route that names its operator, with
-/// `token` but no operator (400), as each role the route does not admit and as a word that
-/// is no role (403). Panics on any other answer; the caller then checks that nothing was
-/// written.
-pub async fn refuse_every_stranger(
-    keeper: ::back_office::routes::Keeper,
-    app: &impl Keeper,
-    token: &str,
-) {
+/// Calls every route the route table gives `keeper` as a caller it must refuse: with no
+/// credential, a forged one, the operator service's made for another request or another
+/// service (401); with each other service's own credential, whatever operator it names
+/// (403); and for a route that names its operator, with the operator service's credential
+/// but no operator (400), as each role the route does not admit and as a word that is no role
+/// (403). Panics on any other answer; the caller then checks that nothing was written.
+pub async fn refuse_every_stranger(keeper: ::back_office::routes::Keeper, app: &impl Keeper) {
     use ::back_office::role::Role;
     use ::back_office::routes::Route;
+    let unauthenticated = refusal(
+        401,
+        "INVALID_SERVICE_CREDENTIAL",
+        "invalid service credential",
+    );
+    let not_admitted = refusal(
+        403,
+        "CALLER_NOT_ADMITTED",
+        "the calling service may not call this route",
+    );
     for route in Route::ALL.into_iter().filter(|r| r.rule().keeper == keeper) {
         let rule = route.rule();
         let path = rule.keeper_path.replace("{id}", "1");
         let method = route.contract().method_name();
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let call = |token, role| Call::new(method.clone(), &path, token, ("op-1", role));
-        let mut anonymous = call(token, "super_admin");
-        anonymous.token = None;
-        let bad_token = refusal(401, "INVALID_INTERNAL_TOKEN", "invalid internal token");
-        assert_eq!(anonymous.send(app).await, bad_token, "{route:?}");
-        let stranger = call("another-token", "super_admin").send(app).await;
-        assert_eq!(stranger, bad_token, "{route:?}");
+        let call = |credential, role| {
+            let mut call = Call::new(method.clone(), &path, ("op-1", role));
+            call.credential = credential;
+            call
+        };
+        let other_callee = match app.service() {
+            Service::Point => Service::Order,
+            _ => Service::Point,
+        };
+        let elsewhere = format!("{BACK_OFFICE}/elsewhere");
+        let here = format!("{BACK_OFFICE}{path}");
+        let other_query = format!("{here}?limit=1");
+        for credential in [
+            Credential::Nothing,
+            Credential::Raw("another-token"),
+            Credential::ForRequest(method.as_str(), &elsewhere),
+            Credential::ForRequest("TRACE", &here),
+            Credential::ForRequest(method.as_str(), &other_query),
+            Credential::ForCallee(other_callee),
+        ] {
+            let answer = call(credential, "super_admin").send(app).await;
+            assert_eq!(answer, unauthenticated, "{route:?} with {credential:?}");
+        }
+        for stranger in [Service::Auth, Service::Point, Service::Order] {
+            let answer = call(Credential::From(stranger), "super_admin")
+                .send(app)
+                .await;
+            assert_eq!(answer, not_admitted, "{route:?} from the {stranger}");
+        }
         if !rule.names_operator {
             continue;
         }
-        let mut nobody = call(token, "super_admin");
-        nobody.operator = None;
-        let needed = "a back-office change needs X-Operator-Id and X-Operator-Role";
-        assert_eq!(
-            nobody.send(app).await,
-            refusal(400, "NO_OPERATOR", needed),
-            "{route:?}"
-        );
+        let needed = "a back-office change needs the operator the operator service vouches for";
+        for operator in [None, Some(("", "super_admin")), Some(("op-1", " "))] {
+            let mut nobody = call(Credential::From(Service::Operator), "super_admin");
+            nobody.operator = operator;
+            assert_eq!(
+                nobody.send(app).await,
+                refusal(400, "NO_OPERATOR", needed),
+                "{route:?} for {operator:?}"
+            );
+        }
         let refused = Role::ALL
             .into_iter()
             .filter(|role| !rule.admits.admits(*role))
             .map(Role::as_str)
             .chain(["root"]);
         for role in refused {
-            let answer = call(token, role).send(app).await;
+            let answer = call(Credential::From(Service::Operator), role)
+                .send(app)
+                .await;
             let message = format!("role {role} may not do this in the back office");
             assert_eq!(
                 answer,

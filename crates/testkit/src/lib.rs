@@ -23,6 +23,7 @@ pub mod closed_sets;
 pub mod command;
 pub mod config;
 pub mod envelopes;
+pub mod identity;
 pub mod metrics;
 pub mod seed;
 pub mod tokens;

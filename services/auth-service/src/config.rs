@@ -6,7 +6,8 @@
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`) and:
 //!
 //! - `AUTH_JWT_SECRET` (required): HS256 key of primary tokens; also keys the OTP hashes.
-//! - `INTERNAL_API_TOKEN` (required): `X-Internal-Token` of `/internal/v1/...`.
+//! - `SERVICE_IDENTITY_TRUST` (required in production): the public keys of the services that
+//!   call `/internal/v1/...` (`service_identity::config`).
 //! - `OTP_TEST_CODE` (`1234` outside production; none in production): the fixed code of
 //!   test-mode accounts (4 digits). In production it comes from a Secret; unset, test-mode
 //!   accounts get no code and cannot log in; `1234` (the development value) refuses to start.
@@ -50,7 +51,7 @@ pub struct Config {
     pub common: CommonConfig,
     pub database: DatabaseConfig,
     pub jwt_secret: Secret,
-    pub internal_token: Secret,
+    pub identity: service_identity::Verifier,
     /// `None`: test-mode accounts get no code (production without the Secret's value).
     pub otp_test_code: Option<Secret>,
     /// Not read from the environment: the database's clock, unless a test sets a manual one.
@@ -70,7 +71,11 @@ pub enum SmsConfig {
 impl Config {
     pub fn from_env(env: &mut Env, common: CommonConfig, database: DatabaseConfig) -> Self {
         let jwt_secret = env.secret("AUTH_JWT_SECRET", common.app_env);
-        let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
+        let identity = service_identity::config::verifier(
+            env,
+            common.app_env,
+            service_identity::Service::Auth,
+        );
         let otp_test_code = otp_test_code(env, common.app_env);
         let sms = match env.required("SMS_PROVIDER").as_str() {
             "log" if common.app_env == AppEnv::Production => {
@@ -123,7 +128,7 @@ impl Config {
             common,
             database,
             jwt_secret,
-            internal_token,
+            identity,
             otp_test_code,
             otp_clock: Clock::Database,
             sms,

@@ -181,7 +181,8 @@ refused_where_converted!(
     crate::address_book::FieldRefusal,
     crate::address_book::BookRefusal,
     crate::address_book::AddressRefusal,
-    crate::tokens::ExchangeRefusal
+    crate::tokens::ExchangeRefusal,
+    crate::handlers::internal::InternalRefusal
 );
 
 impl Fault {

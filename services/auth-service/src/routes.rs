@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use server::token_schemes::{LEGACY, PRIMARY};
+use server::token_schemes::{LEGACY, PRIMARY, SERVICE_CREDENTIAL};
 use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::OpenApi;
 
@@ -17,7 +17,7 @@ use crate::handlers::{address_book, device, internal, otp, profile, tokens};
         description = "Client accounts: OTP login, tokens, profile, push setting, devices, address book. \
                        Errors use envelope A: {status, message, stack?} (stack outside production only)."
     ),
-    modifiers(&PRIMARY, &LEGACY),
+    modifiers(&PRIMARY, &LEGACY, &SERVICE_CREDENTIAL),
 )]
 struct ApiDoc;
 

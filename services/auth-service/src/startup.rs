@@ -48,7 +48,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             clock: config.otp_clock.clone(),
         },
         client_limits: config.client_limits,
-        internal_token: config.internal_token.clone(),
+        identity: config.identity.clone(),
         trust_forwarded_for: config.trust_forwarded_for,
     });
     // The last housekeeping run of each table, as gauges (the CronJob is not scraped).

@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use server::Secret;
-
 use crate::client_limits::ClientLimits;
 use crate::otp::OtpSettings;
 use crate::sms::SmsProvider;
@@ -16,6 +14,6 @@ pub struct AppState {
     pub sms: Arc<dyn SmsProvider>,
     pub otp: OtpSettings,
     pub client_limits: ClientLimits,
-    pub internal_token: Secret,
+    pub identity: service_identity::Verifier,
     pub trust_forwarded_for: bool,
 }

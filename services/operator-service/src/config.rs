@@ -5,9 +5,11 @@
 //! `server::HttpLimits`, `DATABASE_URL`, `DATABASE_POOL_SIZE`, `RUST_LOG`, `LOG_FORMAT`,
 //! `OTEL_EXPORTER_OTLP_ENDPOINT`), `OPERATOR_JWT_SECRET` (required: the HS256 key of
 //! operator tokens), and for the loyalty back office's routes, which relay to the point
-//! and order services (`crate::back_office::upstream`): `POINT_SERVICE_URL`,
-//! `ORDER_SERVICE_URL` and `INTERNAL_API_TOKEN`, all optional, so that the service hierarchy
-//! runs without them (while one is unset the routes that need it answer 500 naming it); and
+//! and order services (`crate::back_office::upstream`): `POINT_SERVICE_URL` and
+//! `ORDER_SERVICE_URL`, optional, so that the service hierarchy runs without them (while one is
+//! unset the routes that need it answer 500 naming it); `SERVICE_IDENTITY_KEY` (required in
+//! production), this service's own key, which signs its calls to them and vouches for the
+//! operator each is made for (`service_identity::config`); and
 //! `BACK_OFFICE_TIMEOUT_MS` (binary default 10000), how long a back-office route waits for
 //! its keeper before answering 504 (shorter than a stopping server's grace,
 //! `server::Env::call_wait`).
@@ -21,7 +23,7 @@ pub struct Config {
     pub jwt_secret: Secret,
     pub point_service_url: Option<String>,
     pub order_service_url: Option<String>,
-    pub internal_token: Option<Secret>,
+    pub signer: std::sync::Arc<service_identity::Signer>,
     /// How long a back-office route waits for its keeper.
     pub keeper_wait: std::time::Duration,
 }
@@ -31,9 +33,11 @@ impl Config {
         let jwt_secret = env.secret("OPERATOR_JWT_SECRET", common.app_env);
         let point_service_url = env.url("POINT_SERVICE_URL");
         let order_service_url = env.url("ORDER_SERVICE_URL");
-        let internal_token = env
-            .optional("INTERNAL_API_TOKEN")
-            .map(|_| env.secret("INTERNAL_API_TOKEN", common.app_env));
+        let signer = std::sync::Arc::new(service_identity::config::signer(
+            env,
+            common.app_env,
+            service_identity::Service::Operator,
+        ));
         let keeper_wait =
             env.call_wait("BACK_OFFICE_TIMEOUT_MS", crate::back_office::upstream::WAIT);
         Self {
@@ -43,7 +47,7 @@ impl Config {
             jwt_secret,
             point_service_url,
             order_service_url,
-            internal_token,
+            signer,
         }
     }
 }

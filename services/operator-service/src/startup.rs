@@ -22,7 +22,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         point_service: Upstream {
             keeper: back_office::routes::Keeper::PointService,
             url: config.point_service_url.clone(),
-            token: config.internal_token.clone(),
+            signer: config.signer.clone(),
             http: None,
             idle: config.common.http.caller_idle,
             wait: config.keeper_wait,
@@ -30,7 +30,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         order_service: Upstream {
             keeper: back_office::routes::Keeper::OrderService,
             url: config.order_service_url.clone(),
-            token: config.internal_token.clone(),
+            signer: config.signer.clone(),
             http: None,
             idle: config.common.http.caller_idle,
             wait: config.keeper_wait,

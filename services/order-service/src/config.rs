@@ -11,7 +11,10 @@
 //! - `POINT_SERVICE_PAY_TIMEOUT_MS` (`20000`): relay wait on the two pay routes.
 //! - `AUTH_SERVICE_URL` (unset): caller lookup of the gift-card route; unset, that route
 //!   answers 500.
-//! - `INTERNAL_API_TOKEN` (required): sent to the point service's `/internal/v1/credits`.
+//! - `SERVICE_IDENTITY_KEY` (required in production): this service's own key, which signs
+//!   its calls to the point service's `/internal/v1/credits` (`service_identity::config`).
+//! - `SERVICE_IDENTITY_TRUST` (required in production): the public keys of the services that
+//!   call its internal routes (the back office: the operator service).
 //! - `USE_POINT_SERVICE` (`true`): where new gift-card redemptions are credited: the point
 //!   service, or with `false` the legacy system; a redemption keeps the target it was made
 //!   with.
@@ -35,7 +38,7 @@
 
 use std::time::Duration;
 
-use server::{CommonConfig, DatabaseConfig, Env, Secret};
+use server::{CommonConfig, DatabaseConfig, Env};
 
 pub use crate::gift_cards::credit::CreditTarget;
 
@@ -47,7 +50,8 @@ pub struct Config {
     pub relay_timeout: Duration,
     pub pay_timeout: Duration,
     pub auth_service_url: Option<String>,
-    pub internal_token: Secret,
+    pub signer: std::sync::Arc<service_identity::Signer>,
+    pub identity: service_identity::Verifier,
     pub credit: GiftCardCredit,
     pub tries_per_client: i64,
     pub tries_per_ip: i64,
@@ -151,7 +155,9 @@ impl Config {
         let relay_timeout = env.call_wait("POINT_SERVICE_TIMEOUT_MS", RELAY_WAIT);
         let pay_timeout = env.call_wait("POINT_SERVICE_PAY_TIMEOUT_MS", PAY_WAIT);
         let auth_service_url = env.url("AUTH_SERVICE_URL");
-        let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
+        let me = service_identity::Service::Order;
+        let signer = std::sync::Arc::new(service_identity::config::signer(env, common.app_env, me));
+        let identity = service_identity::config::verifier(env, common.app_env, me);
         let credit = GiftCardCredit::from_env(env);
         Self {
             common,
@@ -160,7 +166,8 @@ impl Config {
             relay_timeout,
             pay_timeout,
             auth_service_url,
-            internal_token,
+            signer,
+            identity,
             credit,
             tries_per_client: env.int_or("GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR", 10, 1..=10_000)
                 as i64,

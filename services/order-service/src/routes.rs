@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use ::back_office::keeper::Keeping;
 use ::back_office::routes::Route as BackOfficeRoute;
 
-use server::token_schemes::LEGACY;
+use server::token_schemes::{LEGACY, SERVICE_CREDENTIAL};
 use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::{IntoResponses, OpenApi};
 
@@ -22,7 +22,7 @@ use crate::relayed_routes;
         description = &description()
     ),
     components(schemas(envelope::ErrorB, envelope::ErrorC, envelope::OperatorError)),
-    modifiers(&LEGACY),
+    modifiers(&LEGACY, &SERVICE_CREDENTIAL),
     tags(
         (name = "points", description = "Balance, history, FAQ: relayed to the point service unchanged."),
         (name = "offers", description = "Point offers and occasions: relayed to the point service unchanged."),

@@ -41,7 +41,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             target: config.credit.target,
             legacy_url: config.credit.legacy_url.clone(),
             point_service: config.point_service_url.clone(),
-            internal_token: config.internal_token.clone(),
+            signer: config.signer.clone(),
             http: short,
         },
         children: system_categories::children_cache(),
@@ -69,7 +69,10 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         crate::housekeeping::RULES,
         server::shutdown_watch(),
     );
-    let door = back_office::keeper::Door::new(config.internal_token.clone());
+    let door = back_office::keeper::Door::new(
+        config.identity.clone(),
+        service_identity::InternalRoute::OrderBackOffice,
+    );
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         let worker = with_worker_clients(&state, idle);
         // What `server::caller::Caller` resolves the gift-card route's caller with.

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use server::Secret;
 use server::caller::CallerLookup;
 
 use crate::config::{CreditTarget, GiftCardRetry};
@@ -41,6 +40,7 @@ pub struct Credit {
     /// whatever `target` says.
     pub legacy_url: Option<String>,
     pub point_service: String,
-    pub internal_token: Secret,
+    /// Signs the calls to the point service.
+    pub signer: std::sync::Arc<service_identity::Signer>,
     pub http: telemetry::client::HttpClient,
 }

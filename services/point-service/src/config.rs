@@ -10,8 +10,11 @@
 //! - `AUTH_SERVICE_TIMEOUT_MS` (default `5000`): wait for the auth service.
 //! - `AUTH_CALLER_CACHE_SECONDS` (default `5`): how long a replica keeps a token's successful
 //!   caller lookup (`server::caller`); `0`: look up every request.
-//! - `INTERNAL_API_TOKEN` (required): sent to the auth service's internal route; guards
-//!   `/internal/v1/credits`.
+//! - `SERVICE_IDENTITY_KEY` (required in production): this service's own key, which signs
+//!   its calls to the auth service's internal route (`service_identity::config`).
+//! - `SERVICE_IDENTITY_TRUST` (required in production): the public keys of the services that
+//!   call its internal routes (credits: the order service; the back office: the operator
+//!   service).
 //! - `PAYMENT_SERVICE_URL` (unset): the payment service; unset, the pay routes answer 500.
 //! - `PAYMENT_SERVICE_TIMEOUT_MS` (default `10000`): wait for the payment service.
 //! - `PAYMENT_WEBHOOK_SECRET` (required): HMAC key of the payment webhook's `X-Signature`.
@@ -56,7 +59,8 @@ pub struct Config {
     pub auth_service_url: Option<String>,
     pub auth_timeout: Duration,
     pub caller_cache_ttl: Duration,
-    pub internal_token: Secret,
+    pub signer: std::sync::Arc<service_identity::Signer>,
+    pub identity: service_identity::Verifier,
     pub payment_service_url: Option<String>,
     pub payment_timeout: Duration,
     pub webhook_secret: Secret,
@@ -134,7 +138,9 @@ impl Config {
         );
         let caller_cache_ttl =
             env.secs_or("AUTH_CALLER_CACHE_SECONDS", Duration::from_secs(5), 0..=60);
-        let internal_token = env.secret("INTERNAL_API_TOKEN", common.app_env);
+        let me = service_identity::Service::Point;
+        let signer = std::sync::Arc::new(service_identity::config::signer(env, common.app_env, me));
+        let identity = service_identity::config::verifier(env, common.app_env, me);
         let payment_service_url = env.url("PAYMENT_SERVICE_URL");
         let payment_timeout = env.millis_or(
             "PAYMENT_SERVICE_TIMEOUT_MS",
@@ -207,7 +213,8 @@ impl Config {
             auth_service_url,
             auth_timeout,
             caller_cache_ttl,
-            internal_token,
+            signer,
+            identity,
             payment_service_url,
             payment_timeout,
             webhook_secret,

@@ -1,27 +1,29 @@
-//! Who may call an internal route: a service holding `INTERNAL_API_TOKEN` (`X-Internal-Token`,
-//! compared in constant time by `server::internal`). The back office's routes are checked by
-//! `back_office::keeper`, which also reads the operator a change is made for.
+//! Who may call `/internal/v1/credits`: the order service, with its own credential
+//! (`service_identity`; the list is `InternalRoute::Credits`). The back office's routes are
+//! checked by `back_office::keeper`, which also reads the operator the operator service vouches
+//! for.
 
 use actix_web::HttpRequest;
+use service_identity::{InternalRoute, Refusal};
 
 use crate::error::PointError;
 use crate::state::AppState;
 
-use back_office::access::BAD_TOKEN;
-
 envelope::refusals! {
-    /// Why an internal route serves nothing.
+    /// Why an internal route serves its caller nothing.
     pub enum InternalRefusal in B {
-        /// `X-Internal-Token` missing or wrong.
-        BadToken => 401, [BAD_TOKEN];
+        /// No credential, or a forged, expired or misdirected one.
+        Unauthenticated => 401, [service_identity::UNAUTHENTICATED];
+        /// A good credential of a service the route does not admit.
+        NotAdmitted => 403, [service_identity::NOT_ADMITTED];
     }
 }
 
-/// `InternalRefusal::BadToken` unless the request carries the internal token.
-pub fn check_token(req: &HttpRequest, state: &AppState) -> Result<(), PointError> {
-    if server::internal::token_matches(req, &state.internal_token) {
-        Ok(())
-    } else {
-        Err(InternalRefusal::BadToken.into())
+/// The caller, if it may call `route`.
+pub fn admit(req: &HttpRequest, state: &AppState, route: InternalRoute) -> Result<(), PointError> {
+    match state.identity.admit(req.headers(), route) {
+        Ok(_) => Ok(()),
+        Err(Refusal::Unauthenticated(_)) => Err(InternalRefusal::Unauthenticated.into()),
+        Err(Refusal::NotAdmitted(_)) => Err(InternalRefusal::NotAdmitted.into()),
     }
 }

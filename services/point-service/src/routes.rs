@@ -9,7 +9,7 @@ use ::back_office::keeper::Keeping;
 use ::back_office::routes::Route as BackOfficeRoute;
 use actix_web::{FromRequest, Handler, Responder, web};
 use relayed_routes::{PREFIX, Route};
-use server::token_schemes::LEGACY;
+use server::token_schemes::{LEGACY, SERVICE_CREDENTIAL};
 use server::{Audience, Routes, ServiceApp, route, scope};
 use utoipa::{IntoResponses, OpenApi};
 
@@ -27,7 +27,7 @@ use crate::handlers::{back_office, internal, offers, orders, pay, points, webhoo
     ),
     // The back office's internal routes answer in the operator API's envelope.
     components(schemas(envelope::OperatorError)),
-    modifiers(&LEGACY),
+    modifiers(&LEGACY, &SERVICE_CREDENTIAL),
 )]
 struct ApiDoc;
 

@@ -32,7 +32,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         auth: AuthClient::new(
             config.auth_service_url.clone(),
             client(config.auth_timeout)?,
-            config.internal_token.clone(),
+            config.signer.clone(),
             config.caller_cache_ttl,
         ),
         payments: PaymentClient::new(
@@ -40,7 +40,7 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             client(config.payment_timeout)?,
         ),
         flags: config.flags,
-        internal_token: config.internal_token.clone(),
+        identity: config.identity.clone(),
         webhook_secret: config.webhook_secret.clone(),
         attempt_window: crate::payments::attempts::in_flight_window(config.payment_timeout),
         limits: config.limits,
@@ -71,7 +71,10 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         server::shutdown_watch(),
     );
     let waits = (config.auth_timeout, config.payment_timeout, idle);
-    let door = back_office::keeper::Door::new(config.internal_token.clone());
+    let door = back_office::keeper::Door::new(
+        config.identity.clone(),
+        service_identity::InternalRoute::PointBackOffice,
+    );
     server::serve(listener, &config.common, pool, routes::app(), move |cfg| {
         let worker = with_worker_clients(&state, waits);
         // What `server::caller::Caller` resolves a route's caller with.

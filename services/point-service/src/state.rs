@@ -14,7 +14,8 @@ pub struct AppState {
     pub auth: AuthClient,
     pub payments: PaymentClient,
     pub flags: Flags,
-    pub internal_token: Secret,
+    /// Checks the credentials of calls to its internal routes.
+    pub identity: service_identity::Verifier,
     pub webhook_secret: Secret,
     /// How long a pay call's attempt counts as in flight (`payments::attempts::in_flight_window`).
     pub attempt_window: Duration,

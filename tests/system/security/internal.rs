@@ -1,5 +1,5 @@
 //! The internal routes: never through the relay, never with a client's header, never
-//! without the token.
+//! without the caller's own credential, never from a caller the route does not list.
 
 use std::time::Duration;
 
@@ -7,7 +7,15 @@ use e2e::demo::{LEGACY_ORDER, SARA};
 use serde_json::{Value, json};
 use testkit::{error_b, error_c, unauthorization, without_stack};
 
-use super::{internal_token, system};
+use service_identity::Service;
+
+use super::system;
+
+/// The `Authorization` of a call from `caller` to `callee`, from the development issuer the
+/// system runs with (`scripts/dev.env`).
+fn from(caller: Service, callee: Service) -> String {
+    testkit::identity::authorization(caller, callee)
+}
 
 /// One HTTP/1.1 request written by hand, so that the path goes out exactly as given
 /// (an HTTP client would resolve `..` and `%2e%2e` first): `(status, body)`.
@@ -64,21 +72,24 @@ async fn raw_request(
 }
 
 /// 5. The internal routes serve the services only. Through the order service, nothing
-/// under `/internal` (or `/webhooks`) is reachable by any path trick, even with the real
-/// `X-Internal-Token`: the answer is a 404 in the envelope of whoever answered it and no
+/// under `/internal` (or `/webhooks`) is reachable by any path trick, even with a real
+/// service credential: the answer is a 404 in the envelope of whoever answered it and no
 /// credit lands. The relay drops a client's `X-Internal-Token` (checked on the real
 /// order-service binary in front of a recording stand-in for the point service). Called
-/// directly, both internal routes answer the exact 401 of their envelope without the
-/// token, with a wrong, truncated or longer one, or with a client's token instead, and
-/// change nothing; the real token works (so the refusals are for the token).
+/// directly, both internal routes answer the exact 401 of their envelope without a
+/// credential, with a forged one, one made for another service, or a client's or an
+/// operator's token instead; the exact 403 to a service the route does not list (the
+/// operator service's own credential on credits, the auth service's on the profile); and
+/// change nothing; the listed callers' own credentials work (so the refusals are theirs).
 #[tokio::test]
-async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_token() {
+async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_callers() {
     let sys = system(None).await;
     let sara_before = sys.balance(SARA).await;
     let credit = json!({"client_id": 1001, "points": "1000", "reference": "gift-card:mallory", "reason": "gift_card"});
-    let token = [("X-Internal-Token", internal_token())];
+    let order_to_point = from(Service::Order, Service::Point);
+    let token = [("Authorization", order_to_point.as_str())];
 
-    // Straight at the order service, with the real token.
+    // Straight at the order service, with a real credential.
     for (method, path) in [
         ("POST", "/internal/v1/credits"),
         ("GET", "/internal/v1/clients/1001"),
@@ -100,7 +111,7 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_token
     // point service as a point route and is its 404 — never the internal route.
     let body = credit.to_string();
     let headers = [
-        ("X-Internal-Token", internal_token()),
+        ("X-Internal-Token", "a-guess-at-the-old-shared-token"),
         (
             "Authorization",
             "Bearer legacy-token-of-sara-0123456789abcdef",
@@ -226,7 +237,7 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_token
             .client()
             .request(method.parse().unwrap(), format!("{}{path}", relay.base))
             .bearer_auth(SARA)
-            .header("X-Internal-Token", internal_token())
+            .header("X-Internal-Token", "a-guess-at-the-old-shared-token")
             .header("X-Signature", "t=1,v1=00")
             .header("Cookie", "session=1")
             .header("X-Forwarded-For", "10.0.0.1")
@@ -258,28 +269,29 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_token
     }
     drop(relay);
 
-    // Called directly, each internal route refuses anything but its token.
+    // Called directly, each internal route refuses anything but a listed caller's own
+    // credential.
     let sara_primary = sys.primary(SARA).await;
-    let token_value = internal_token();
-    let longer = format!("{token_value}x");
-    let upper = token_value.to_uppercase();
-    // As long as the token, the last character changed.
-    let wrong = format!("{}X", &token_value[..token_value.len() - 1]);
-    let bearer_internal = format!("Bearer {token_value}");
     let bearer_sara = format!("Bearer {sara_primary}");
+    let operator = format!("Bearer {}", super::operator_token("super_admin", 1));
+    // A real credential with one letter of its signature changed.
+    let mut forged = order_to_point.clone();
+    let last = forged.pop().unwrap();
+    forged.push(if last == 'A' { 'B' } else { 'A' });
+    let order_to_auth = from(Service::Order, Service::Auth);
+    let order_to_order = from(Service::Order, Service::Order);
+    // The shared secret every service once held (scripts/dev.env's, before each service had
+    // its own credential).
+    let old_shared = "dev-only-internal-token-change-me-00000000000";
+    let old_bearer = format!("Bearer {old_shared}");
     let attempts: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("no header", vec![]),
-        ("an empty token", vec![("X-Internal-Token", "")]),
-        ("a wrong token", vec![("X-Internal-Token", &wrong)]),
+        ("an empty bearer", vec![("Authorization", "Bearer ")]),
+        ("a forged credential", vec![("Authorization", &forged)]),
+        ("the old shared token", vec![("Authorization", &old_bearer)]),
         (
-            "a truncated token",
-            vec![("X-Internal-Token", &token_value[..token_value.len() - 1])],
-        ),
-        ("a longer token", vec![("X-Internal-Token", &longer)]),
-        ("the token upper-cased", vec![("X-Internal-Token", &upper)]),
-        (
-            "the token as a bearer token",
-            vec![("Authorization", &bearer_internal)],
+            "the old shared token's header",
+            vec![("X-Internal-Token", old_shared)],
         ),
         (
             "a client's legacy token",
@@ -292,11 +304,15 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_token
             "a client's primary token",
             vec![("Authorization", &bearer_sara)],
         ),
+        ("an operator's token", vec![("Authorization", &operator)]),
         (
-            "a client's token as the internal token",
-            vec![("X-Internal-Token", SARA)],
+            "a SQL string",
+            vec![("Authorization", "Bearer ' OR 1=1 --")],
         ),
-        ("a SQL string", vec![("X-Internal-Token", "' OR 1=1 --")]),
+        (
+            "the order service's credential for itself",
+            vec![("Authorization", &order_to_order)],
+        ),
     ];
     let profile = sys.auth("/internal/v1/clients/1001");
     let credits = format!("{}/internal/v1/credits", sys.stack.points.base);
@@ -311,8 +327,44 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_token
             sys.stack
                 .call("POST", &credits, None, headers, Some(&credit))
                 .await,
-            (401, error_b("UNAUTHORIZED", "invalid internal token")),
+            (401, error_b("UNAUTHORIZED", "invalid service credential")),
             "points: {what}"
+        );
+    }
+    // Made for the auth service: refused by the point service (401), and the other way.
+    let for_auth = [("Authorization", order_to_auth.as_str())];
+    assert_eq!(
+        sys.stack
+            .call("POST", &credits, None, &for_auth, Some(&credit))
+            .await,
+        (401, error_b("UNAUTHORIZED", "invalid service credential"))
+    );
+    let (status, _) = sys.stack.call("GET", &profile, None, &token, None).await;
+    assert_eq!(
+        status, 401,
+        "a credential for the point service, at the auth service"
+    );
+    // Good credentials of services the routes do not list: 403.
+    let not_admitted = "the calling service may not call this route";
+    for caller in [Service::Operator, Service::Auth, Service::Point] {
+        let own = from(caller, Service::Point);
+        let headers = [("Authorization", own.as_str())];
+        assert_eq!(
+            sys.stack
+                .call("POST", &credits, None, &headers, Some(&credit))
+                .await,
+            (403, error_b("FORBIDDEN", not_admitted)),
+            "credits from the {caller}"
+        );
+    }
+    for caller in [Service::Operator, Service::Auth] {
+        let own = from(caller, Service::Auth);
+        let headers = [("Authorization", own.as_str())];
+        let (status, answer) = sys.stack.call("GET", &profile, None, &headers, None).await;
+        assert_eq!(
+            (status, without_stack(answer)),
+            (403, json!({"status": 403, "message": not_admitted})),
+            "the profile for the {caller}"
         );
     }
     assert_eq!(sys.balance(SARA).await, sara_before, "nothing credited");
@@ -322,9 +374,18 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_token
             .await,
         0
     );
-    // The real token: the profile, and the credit (so the refusals above were the token's).
-    let (status, found) = sys.stack.call("GET", &profile, None, &token, None).await;
-    assert_eq!((status, &found["client_id"]), (200, &json!(1001)));
+    // The listed callers: the profile for the point and the order service, the credit for
+    // the order service (so the refusals above were the credential's).
+    for caller in [Service::Point, Service::Order] {
+        let own = from(caller, Service::Auth);
+        let headers = [("Authorization", own.as_str())];
+        let (status, found) = sys.stack.call("GET", &profile, None, &headers, None).await;
+        assert_eq!(
+            (status, &found["client_id"]),
+            (200, &json!(1001)),
+            "{caller}"
+        );
+    }
     let (status, credited) = sys
         .stack
         .call("POST", &credits, None, &token, Some(&credit))

@@ -4,9 +4,7 @@ use e2e::demo::{CLOSED, FAHAD, NOURA, OCCASION, OFFER_100, OMAR, REEM, SARA, SAR
 use serde_json::{Value, json};
 use testkit::tokens::{now, webhook_signature};
 
-use super::{
-    System, auth_secret, internal_token, operator_secret, operator_token, system, webhook_secret,
-};
+use super::{System, auth_secret, operator_secret, operator_token, system, webhook_secret};
 
 /// The message of the log SMS provider's line, the one line that may hold a login code.
 const SMS_LINE: &str = "SMS (log provider, not sent)";
@@ -40,7 +38,6 @@ fn words(line: &str) -> Vec<String> {
 async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>) {
     let mut secrets: Vec<(String, String)> = vec![
         ("the webhook secret".into(), webhook_secret().into()),
-        ("the internal token".into(), internal_token().into()),
         ("the auth JWT secret".into(), auth_secret().into()),
         ("the operator JWT secret".into(), operator_secret().into()),
     ];
@@ -166,7 +163,28 @@ async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>
         )
         .await;
     assert_eq!(status, 200, "{redeemed}");
-    // A description: the point service looks the caller up with the internal token.
+    // A service credential, as the order service sends it to credit a gift card: whole and
+    // its signature, never in a log line (a credit of its own reference).
+    let credential = testkit::identity::authorization(
+        service_identity::Service::Order,
+        service_identity::Service::Point,
+    );
+    let (status, credited) = sys
+        .stack
+        .call(
+            "POST",
+            &format!("{}/internal/v1/credits", sys.stack.points.base),
+            None,
+            &[("Authorization", credential.as_str())],
+            Some(&json!({"client_id": 1001, "points": "1", "reference": "gift-card:logs", "reason": "gift_card"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{credited}");
+    let credential = credential.trim_start_matches("Bearer ").to_owned();
+    let signature = credential.rsplit('.').next().unwrap().to_owned();
+    secrets.push(("a service credential".into(), credential));
+    secrets.push(("a service credential's signature".into(), signature));
+    // A description: the point service looks the caller up with its own credential.
     let (status, _) = sys
         .call(
             "POST",
@@ -258,8 +276,8 @@ async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>
 /// kind of token (good and bad), a gift-card credit and a description (internal calls), a
 /// card payment with a cvv approved through the sandbox, a payment session and signed
 /// webhooks, no log line of any of the five processes holds a token (legacy, primary or
-/// operator, whole or its signature), the webhook secret or a signature, the internal
-/// token, a JWT secret, the cvv or a login code.
+/// operator, whole or its signature), the webhook secret or a signature, a service
+/// credential (whole or its signature), a JWT secret, the cvv or a login code.
 ///
 /// Decision on login codes: `SMS_PROVIDER=log` writes the code to the log on purpose — it
 /// is the development stand-in for the SMS gateway, and a production start refuses it

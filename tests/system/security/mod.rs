@@ -46,10 +46,6 @@ fn operator_secret() -> &'static str {
     e2e::dev("OPERATOR_JWT_SECRET")
 }
 
-fn internal_token() -> &'static str {
-    e2e::dev("INTERNAL_API_TOKEN")
-}
-
 fn webhook_secret() -> &'static str {
     e2e::dev("PAYMENT_WEBHOOK_SECRET")
 }

@@ -51,6 +51,21 @@ impl Keeper {
             Keeper::OrderService => "ORDER_SERVICE_URL",
         }
     }
+
+    /// The service, as a credential names its callee, and its back office as
+    /// `service_identity` lists who may call it.
+    pub const fn service(self) -> (service_identity::Service, service_identity::InternalRoute) {
+        match self {
+            Keeper::PointService => (
+                service_identity::Service::Point,
+                service_identity::InternalRoute::PointBackOffice,
+            ),
+            Keeper::OrderService => (
+                service_identity::Service::Order,
+                service_identity::InternalRoute::OrderBackOffice,
+            ),
+        }
+    }
 }
 
 /// Which query a route reads and sends on.

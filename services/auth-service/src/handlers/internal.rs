@@ -1,5 +1,5 @@
-//! `GET /internal/v1/clients/{id}`: a client's profile for the other services, guarded by
-//! `X-Internal-Token`. Never exposed through an ingress.
+//! `GET /internal/v1/clients/{id}`: a client's profile for the point and order services, each
+//! calling with its own credential (`service_identity`). Never exposed through an ingress.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use diesel::prelude::*;
@@ -10,6 +10,7 @@ use crate::db::schema::clients;
 use crate::error::{AuthError, DatabaseAnswers};
 use crate::profile::{ClientRefusal, Profile, ProfileAnswer};
 use crate::state::AppState;
+use service_identity::{InternalRoute, Refusal};
 
 /// The path: digits only (the route's `{id:[0-9]+}`), read as text so that a number too
 /// large for an id is not found rather than unreadable.
@@ -20,14 +21,13 @@ pub struct ClientPath {
     id: String,
 }
 
-/// The token that opens the internal routes, as the document shows it
-/// (`server::internal::token_matches` reads it).
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Header)]
-#[allow(dead_code)]
-pub struct InternalToken {
-    #[param(rename = "X-Internal-Token")]
-    token: String,
+envelope::refusals! {
+    /// Why an internal route serves its caller nothing.
+    pub enum InternalRefusal in A {
+        /// A good credential of a service the route does not admit
+        /// (`service_identity::InternalRoute::callers`).
+        NotAdmitted => 403, [service_identity::NOT_ADMITTED];
+    }
 }
 
 /// The 404 as the document describes it: the route's own ([`ClientRefusal`]), and the
@@ -48,23 +48,29 @@ envelope::answer_set! {
 
 /// A client's bare 13-field profile, for the other services.
 ///
-/// A missing or wrong `X-Internal-Token` gets 401.
+/// A missing, forged or expired service credential gets 401; one of a service that is not the
+/// point or the order service, 403.
 #[utoipa::path(
     get,
     path = "/clients/{id:[0-9]+}",
     tag = "internal",
     operation_id = "getClientProfile",
-    params(ClientPath, InternalToken),
-    responses(DatabaseAnswers, AccessRefusal, NotFoundAnswers, ProfileAnswer)
+    params(ClientPath),
+    security(("service" = [])),
+    responses(DatabaseAnswers, AccessRefusal, InternalRefusal, NotFoundAnswers, ProfileAnswer)
 )]
 pub async fn client(
     state: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<ClientPath>,
 ) -> Result<HttpResponse, AuthError> {
-    if !server::internal::token_matches(&req, &state.internal_token) {
-        return Err(AccessRefusal::Unauthorized.into());
-    }
+    state
+        .identity
+        .admit(req.headers(), InternalRoute::ClientProfile)
+        .map_err(|refusal| match refusal {
+            Refusal::Unauthenticated(_) => AuthError::from(AccessRefusal::Unauthorized),
+            Refusal::NotAdmitted(_) => InternalRefusal::NotAdmitted.into(),
+        })?;
     let Ok(client_id) = path.id.parse::<domain::ClientId>() else {
         return Err(ClientRefusal::Unknown.into());
     };

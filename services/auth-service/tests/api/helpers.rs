@@ -1,6 +1,7 @@
 //! `spawn_app()`: the real app on port 0 with a seeded database of its own and a fake SMS
 //! gateway (a real HTTP server) that records what it is asked to send.
 
+pub use service_identity::Service;
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,7 +18,10 @@ use server::{AppEnv, CommonConfig, Secret};
 pub use testkit::{answer, keys, without_stack};
 
 pub const SECRET: &str = "test-secret-of-the-auth-service-0123456789";
-pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
+/// The `Authorization` of a call from `caller` to this service (development keys).
+pub fn from(caller: Service) -> String {
+    testkit::identity::authorization(caller, Service::Auth)
+}
 pub const TEST_CODE: &str = "4321";
 
 /// Sara: test mode. Omar: real SMS. Noura: another client. Closed: inactive.
@@ -188,7 +192,7 @@ fn config(database: &TestDatabase, options: &Options, gateway_url: String) -> Co
         },
         database: testkit::config::database(database.url(), options.pool_size),
         jwt_secret: Secret::new(SECRET),
-        internal_token: Secret::new(INTERNAL),
+        identity: testkit::identity::verifier(Service::Auth),
         otp_test_code: options.test_code.map(Secret::new),
         otp_clock: options.otp_clock.clone(),
         sms: SmsConfig::Http {
@@ -369,11 +373,15 @@ impl TestApp {
             .await
     }
 
-    /// `GET /internal/v1/clients/{id}` with `token` as the internal token.
-    pub async fn internal_client(&self, id: &str, token: Option<&str>) -> reqwest::Response {
+    /// `GET /internal/v1/clients/{id}` with `authorization` as its `Authorization`.
+    pub async fn internal_client(
+        &self,
+        id: &str,
+        authorization: Option<&str>,
+    ) -> reqwest::Response {
         let mut request = self.client.get(self.url(&paths::internal_client(id)));
-        if let Some(token) = token {
-            request = request.header("x-internal-token", token);
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
         }
         request.send().await.unwrap()
     }

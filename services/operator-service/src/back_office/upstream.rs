@@ -2,12 +2,13 @@
 //! service (offers, occasions, the expiry policy, clients' points) and the order service
 //! (gift-code batches, the earn-rate table). The operator routes over that data are relayed,
 //! once the operator's token and role are checked here, to the keeper's
-//! `/internal/v1/back-office` routes with the internal token and the operator's id and role,
-//! which it records in the change's audit row. Its answers pass on unchanged: a success
+//! `/internal/v1/back-office` routes with this service's own credential, made for that one
+//! request and vouching for the operator (id and role), whom the keeper records in the
+//! change's audit row. Its answers pass on unchanged: a success
 //! (with its content type: a CSV stays a CSV), or a refusal in the operator API's shape (the
 //! keepers answer the back office's refusals so). A keeper that is busy (503) is answered
 //! as the operator service's own busy database is, 503, which the panel may retry. Anything
-//! else (its own failures, a wrong internal token) is no answer for the admin panel: it is
+//! else (its own failures, a refused credential) is no answer for the admin panel: it is
 //! logged and answered as the keeper failing. No handler holds a database connection while it waits here.
 
 use std::time::Duration;
@@ -16,7 +17,7 @@ use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
 use actix_web::web::Bytes;
 use serde_json::Value;
-use server::Secret;
+use service_identity::{Signer, Vouched};
 
 use back_office::routes::Keeper;
 
@@ -30,7 +31,7 @@ envelope::refusals! {
     /// Why a back-office route has no answer from the service that keeps its data
     /// (`service`: `point service` or `order service`).
     pub enum UpstreamRefusal in Operator {
-        /// `POINT_SERVICE_URL`, `ORDER_SERVICE_URL` or `INTERNAL_API_TOKEN` unset.
+        /// `POINT_SERVICE_URL` or `ORDER_SERVICE_URL` unset.
         NotConfigured(name: &'static str, service: &'static str) => 500,
             "{name} is not set: the loyalty back office cannot reach the {service}";
         /// Refused connection, broken answer.
@@ -50,7 +51,8 @@ envelope::refusals! {
 pub struct Upstream {
     pub keeper: Keeper,
     pub url: Option<String>,
-    pub token: Option<Secret>,
+    /// Signs each call: this service's credential, for the one request.
+    pub signer: std::sync::Arc<Signer>,
     pub http: Option<telemetry::client::HttpClient>,
     /// How long the client keeps an unused connection (`HTTP_CALLER_IDLE_SECS`).
     pub idle: Duration,
@@ -86,25 +88,30 @@ impl Upstream {
             self.keeper.url_variable(),
             service,
         ))?;
-        let token = self.token.as_ref().ok_or(UpstreamRefusal::NotConfigured(
-            "INTERNAL_API_TOKEN",
-            service,
-        ))?;
         let http = self
             .http
             .as_ref()
             .ok_or(UpstreamRefusal::Unreachable(service))?;
+        // The credential names the request as it goes out: the URL as parsed (and so
+        // percent-encoded) is the one sent.
+        let target = reqwest::Url::parse(&format!("{url}{}{path}", back_office::INTERNAL_PREFIX))
+            .map_err(|e| {
+            tracing::error!(error.message = %e, "{service} call has no URL");
+            UpstreamRefusal::Unreachable(service)
+        })?;
+        let sent = match target.query() {
+            Some(query) => format!("{}?{query}", target.path()),
+            None => target.path().to_owned(),
+        };
+        let vouched = operator.map(|operator| Vouched {
+            id: operator.id.clone(),
+            role: operator.role.as_str().to_owned(),
+        });
+        let (callee, _) = self.keeper.service();
+        let authorization = self.signer.vouch(callee, vouched, method.as_str(), &sent);
         let mut request = http
-            .request(
-                method,
-                format!("{url}{}{path}", back_office::INTERNAL_PREFIX),
-            )
-            .header("x-internal-token", token.expose());
-        if let Some(operator) = operator {
-            request = request
-                .header(back_office::OPERATOR_ID_HEADER, &operator.id)
-                .header(back_office::OPERATOR_ROLE_HEADER, operator.role.as_str());
-        }
+            .request(method, target)
+            .header(reqwest::header::AUTHORIZATION, authorization);
         if let Some(body) = body {
             request = request
                 .header("content-type", "application/json")
@@ -167,7 +174,7 @@ impl Upstream {
 
 /// A 4xx in the operator API's shape, with its own status: a refusal of the back office's.
 /// Never a 401 or 403: the admin panel's token was checked here, so those say that our
-/// internal token is wrong, which is ours to fix, not the panel's.
+/// service credential was refused, which is ours to fix, not the panel's.
 fn is_back_office_refusal(status: StatusCode, body: &[u8]) -> bool {
     let Ok(Value::Object(answer)) = serde_json::from_slice::<Value>(body) else {
         return false;

@@ -171,7 +171,14 @@ async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_ch
                 answer["path"],
                 json!(format!("/internal/v1/back-office{suffix}"))
             );
-            assert_eq!(answer["token"], json!(INTERNAL));
+            // The operator service's own credential, made for this very request.
+            assert_eq!(answer["caller"], json!("operator-service"));
+            let query = answer["query"].as_str().unwrap();
+            let sent = match query {
+                "" => answer["path"].as_str().unwrap().to_owned(),
+                query => format!("{}?{query}", answer["path"].as_str().unwrap()),
+            };
+            assert_eq!(answer["request"], json!(format!("{method} {sent}")));
             assert_eq!(answer["body"], body.clone().unwrap_or(Value::Null));
             // A change names its operator for the audit row, and so does a read of a batch's
             // codes (who saw vouchers); any other read names none.
@@ -258,7 +265,7 @@ async fn the_back_offices_refusals_pass_on_and_the_point_services_failures_are_o
 
 #[tokio::test]
 async fn without_the_point_service_configured_the_back_office_says_what_is_missing() {
-    let nothing = spawn_app_with(None, Some(INTERNAL)).await;
+    let nothing = spawn_app_with(None).await;
     assert_eq!(
         nothing.admin("GET", "/offers", None).await,
         (
@@ -273,14 +280,7 @@ async fn without_the_point_service_configured_the_back_office_says_what_is_missi
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         format!("http://{}", listener.local_addr().unwrap())
     };
-    let no_token = spawn_app_with(Some(closed.clone()), None).await;
-    assert_eq!(
-        no_token.admin("GET", "/offers", None).await.1["message"],
-        json!(
-            "INTERNAL_API_TOKEN is not set: the loyalty back office cannot reach the point service"
-        )
-    );
-    let unreachable = spawn_app_with(Some(closed), Some(INTERNAL)).await;
+    let unreachable = spawn_app_with(Some(closed)).await;
     assert_eq!(
         unreachable.admin("GET", "/offers", None).await,
         (
@@ -299,7 +299,7 @@ async fn a_keeper_that_does_not_answer_within_the_wait_is_a_504_that_says_to_rea
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", silent.local_addr().unwrap());
     let wait = std::time::Duration::from_millis(300);
-    let app = spawn_app_waiting(Some(url.clone()), Some(url), Some(INTERNAL), wait).await;
+    let app = spawn_app_waiting(Some(url.clone()), Some(url), wait).await;
     let timed_out = |service: &str| {
         json!({"statusCode": 504,
                "message": format!("the {service} did not answer in time: the change may have been \
@@ -472,7 +472,7 @@ fn percent_decode(id: &str) -> String {
 
 #[tokio::test]
 async fn without_the_order_service_configured_its_routes_say_so_and_the_rest_work() {
-    let app = spawn_app_with(Some(String::from("http://127.0.0.1:9")), Some(INTERNAL)).await;
+    let app = spawn_app_with(Some(String::from("http://127.0.0.1:9"))).await;
     for (method, path, role) in [
         ("GET", "/earn-rates", Role::DataEntry),
         ("GET", "/gift-code-batches", Role::Admin),

@@ -10,9 +10,9 @@ use operator_service::auth::{OperatorKeys, Role};
 use operator_service::config::Config;
 use serde_json::{Value, json};
 use server::Secret;
+use service_identity::{InternalRoute, Service};
 
 pub const SECRET: &str = "test-operator-secret-0123456789abcdef0123";
-pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
 
 /// Offer ids the stand-in point service answers in its own ways.
 pub const REFUSED_OFFER: &str = "ffffffffffffffffffffffff";
@@ -20,20 +20,26 @@ pub const FAILING_OFFER: &str = "eeeeeeeeeeeeeeeeeeeeeeee";
 pub const WRONG_TOKEN_OFFER: &str = "dddddddddddddddddddddddd";
 
 /// A service that keeps back-office data (`service`: the point or the order service), as
-/// the back office reaches it: answers 200 with what it was sent (`{service, method, path,
-/// token, operatorId, operatorRole, body}`), except for the offers above: a refusal of the
-/// back office's (404), its own failure (503, envelope B), and the 401 of a wrong internal
-/// token; and a CSV for a path ending `codes.csv`.
+/// the back office reaches it: checks the credential as a keeper does (a refused one: 401),
+/// then answers 200 with what it was sent (`{service, method, path, caller, request,
+/// operatorId, operatorRole, body}`: the caller and the request and operator its credential
+/// names), except for the offers above: a refusal of the back office's (404), its own failure
+/// (503, envelope B), and the 401 of a refused credential; and a CSV for a path ending
+/// `codes.csv`.
 fn stand_in(service: &'static str) -> String {
     use actix_web::{App, HttpRequest, HttpResponse, web};
     server::spawn_local(move || {
         App::new().default_service(web::to(
             move |req: HttpRequest, body: web::Bytes| async move {
-                let header = |name: &str| {
-                    req.headers()
-                        .get(name)
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_owned)
+                let (me, route) = if service == "point service" {
+                    (Service::Point, InternalRoute::PointBackOffice)
+                } else {
+                    (Service::Order, InternalRoute::OrderBackOffice)
+                };
+                let Ok(admitted) = testkit::identity::verifier(me).admit(req.headers(), route)
+                else {
+                    return HttpResponse::Unauthorized().json(json!({"statusCode": 401,
+                    "message": "invalid service credential", "error": "Unauthorized"}));
                 };
                 let path = req.path().to_owned();
                 if path.ends_with(REFUSED_OFFER) {
@@ -46,7 +52,7 @@ fn stand_in(service: &'static str) -> String {
                 }
                 if path.ends_with(WRONG_TOKEN_OFFER) {
                     return HttpResponse::Unauthorized().json(json!({"statusCode": 401,
-                    "message": "invalid internal token", "error": "Unauthorized"}));
+                    "message": "invalid service credential", "error": "Unauthorized"}));
                 }
                 if path.ends_with("codes.csv") {
                     return HttpResponse::Ok()
@@ -60,9 +66,10 @@ fn stand_in(service: &'static str) -> String {
                     "method": req.method().as_str(),
                     "path": path,
                     "query": req.query_string(),
-                    "token": header("x-internal-token"),
-                    "operatorId": header("x-operator-id"),
-                    "operatorRole": header("x-operator-role"),
+                    "caller": admitted.caller.name(),
+                    "request": admitted.request,
+                    "operatorId": admitted.operator.as_ref().map(|o| o.id.clone()),
+                    "operatorRole": admitted.operator.as_ref().map(|o| o.role.clone()),
                     "body": serde_json::from_slice::<Value>(&body).ok(),
                 }))
             },
@@ -111,34 +118,28 @@ pub async fn spawn_app() -> TestApp {
     spawn_app_with_keepers(
         Some(stand_in("point service")),
         Some(stand_in("order service")),
-        Some(INTERNAL),
     )
     .await
 }
 
 /// The app with the back office's point service at `point_service_url` (unset: `None`).
-pub async fn spawn_app_with(
-    point_service_url: Option<String>,
-    internal_token: Option<&str>,
-) -> TestApp {
-    spawn_app_with_keepers(point_service_url, None, internal_token).await
+pub async fn spawn_app_with(point_service_url: Option<String>) -> TestApp {
+    spawn_app_with_keepers(point_service_url, None).await
 }
 
 /// The app with the back office's point service and order service where they are given.
 pub async fn spawn_app_with_keepers(
     point_service_url: Option<String>,
     order_service_url: Option<String>,
-    internal_token: Option<&str>,
 ) -> TestApp {
     let wait = operator_service::back_office::upstream::WAIT;
-    spawn_app_waiting(point_service_url, order_service_url, internal_token, wait).await
+    spawn_app_waiting(point_service_url, order_service_url, wait).await
 }
 
 /// The same, waiting `keeper_wait` for a keeper (`BACK_OFFICE_TIMEOUT_MS`).
 pub async fn spawn_app_waiting(
     point_service_url: Option<String>,
     order_service_url: Option<String>,
-    internal_token: Option<&str>,
     keeper_wait: std::time::Duration,
 ) -> TestApp {
     let database = testkit::seed::seeded_database(
@@ -153,7 +154,7 @@ pub async fn spawn_app_waiting(
         jwt_secret: Secret::new(SECRET),
         point_service_url,
         order_service_url,
-        internal_token: internal_token.map(Secret::new),
+        signer: testkit::identity::signer(Service::Operator),
         keeper_wait,
     };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

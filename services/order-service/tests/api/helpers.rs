@@ -11,10 +11,8 @@ use db::testing::TestDatabase;
 use order_service::config::{Config, CreditTarget, GiftCardCredit, GiftCardRetry};
 use serde_json::{Value, json};
 pub use server::AppEnv;
-use server::{CommonConfig, Secret};
+use server::CommonConfig;
 pub use testkit::answer;
-
-pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
 
 pub fn token(client: i64) -> String {
     format!("token-{client}")
@@ -151,7 +149,8 @@ fn config(database_url: &str, point_url: &str, options: &Options) -> Config {
         relay_timeout: options.relay_timeout,
         pay_timeout: options.relay_timeout * 2,
         auth_service_url: options.auth_service.then(fake_auth),
-        internal_token: Secret::new(INTERNAL),
+        signer: testkit::identity::signer(service_identity::Service::Order),
+        identity: testkit::identity::verifier(service_identity::Service::Order),
         credit: GiftCardCredit {
             target: if options.use_point_service {
                 CreditTarget::PointService
@@ -212,10 +211,14 @@ fn fake_point_service(fail: Arc<AtomicBool>, credits: Arc<Mutex<Vec<Value>>>) ->
                             return HttpResponse::ServiceUnavailable().finish();
                         }
                         let mut body = body.0;
-                        body["token"] = json!(
-                            req.headers()
-                                .get("x-internal-token")
-                                .and_then(|v| v.to_str().ok())
+                        // Who the credential says called, if the point service would admit it.
+                        let verifier =
+                            testkit::identity::verifier(service_identity::Service::Point);
+                        body["caller"] = json!(
+                            verifier
+                                .admit(req.headers(), service_identity::InternalRoute::Credits)
+                                .ok()
+                                .map(|admitted| admitted.caller.name())
                         );
                         credits.lock().unwrap().push(body);
                         HttpResponse::Ok().json(json!({"ok": true}))

@@ -48,7 +48,6 @@ async fn app_relaying_to(point_url: &str) -> (String, TestDatabase) {
         ("POINT_SERVICE_URL", point_url),
         ("POINT_SERVICE_TIMEOUT_MS", ordinary.as_str()),
         ("POINT_SERVICE_PAY_TIMEOUT_MS", pay.as_str()),
-        ("INTERNAL_API_TOKEN", INTERNAL),
     ]);
     let config = Config::from_env(
         &mut env,

@@ -1,11 +1,12 @@
 //! The auth service: who the caller is (`/api/v1/users` with the caller's own
 //! `Authorization`), and whether another client exists (`/internal/v1/clients/{id}`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use server::Secret;
 use server::caller::{CallerError, CallerLookup};
+use service_identity::{Service, Signer};
 
 use crate::error::PointError;
 
@@ -13,7 +14,8 @@ use crate::error::PointError;
 pub struct AuthClient {
     base: Option<String>,
     http: telemetry::client::HttpClient,
-    internal_token: Secret,
+    /// Signs this service's calls to the auth service's internal route.
+    signer: Arc<Signer>,
     lookup: CallerLookup,
 }
 
@@ -46,14 +48,14 @@ impl AuthClient {
     pub fn new(
         base: Option<String>,
         http: telemetry::client::HttpClient,
-        internal_token: Secret,
+        signer: Arc<Signer>,
         caller_cache_ttl: Duration,
     ) -> Self {
         let lookup = CallerLookup::new(base.clone(), http.clone()).with_cache(caller_cache_ttl);
         Self {
             base,
             http,
-            internal_token,
+            signer,
             lookup,
         }
     }
@@ -85,7 +87,10 @@ impl AuthClient {
         let response = self
             .http
             .get(&url)
-            .header("x-internal-token", self.internal_token.expose())
+            .header(
+                reqwest::header::AUTHORIZATION,
+                self.signer.authorization(Service::Auth),
+            )
             // A lookup changes nothing: safe to send again (`telemetry::closed_connections`).
             .with_extension(telemetry::closed_connections::Resendable)
             .send()

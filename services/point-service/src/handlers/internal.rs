@@ -1,4 +1,5 @@
-//! `POST /internal/v1/credits`, guarded by `X-Internal-Token`; never exposed by an ingress.
+//! `POST /internal/v1/credits`, for the order service only (`internal_access`); never exposed
+//! by an ingress.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use bigdecimal::BigDecimal;
@@ -31,12 +32,13 @@ pub struct CreditBody {
 
 /// Credit a client once per reference
 ///
-/// For the services only (a gift-card code's redemption): `X-Internal-Token` missing or
-/// wrong is `InternalRefusal::BadToken`; a field missing or of another kind is `BadBody`. The same reference
+/// For the order service only (a gift-card code's redemption): a credential missing, forged
+/// or expired is `InternalRefusal::Unauthenticated`, one of another service `NotAdmitted`; a
+/// field missing or of another kind is `BadBody`. The same reference
 /// again answers the first result and credits nothing; with another client or amount it is
 /// `ReferenceUsed`.
 #[utoipa::path(post, path = "/credits", operation_id = "creditPoints", tag = "internal",
-    params(("X-Internal-Token" = String, Header)),
+    security(("service" = [])),
     request_body = CreditBody,
     responses(DatabaseAnswers, Refuses<(InternalRefusal, CreditRefusal)>,
         (status = 200, description = "the credit", body = Credited),
@@ -46,7 +48,7 @@ pub async fn credit(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
-    internal_access::check_token(&req, &state)?;
+    internal_access::admit(&req, &state, service_identity::InternalRoute::Credits)?;
     let body = super::json_body(&body);
     let client_id = body
         .get("client_id")

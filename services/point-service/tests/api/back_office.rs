@@ -1,16 +1,16 @@
 //! The loyalty back office's internal offer routes (`/internal/v1/back-office`): the check
-//! order (token, operator, body, offer), every body refusal with its exact message, the
+//! order (credential, operator, body, offer), every body refusal with its exact message, the
 //! audit row of each change, and that the app sees each change on its next request.
 
 use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-pub use testkit::back_office::Call;
+pub use testkit::back_office::{Call, Credential};
 
 /// A call as an admin makes it.
 pub fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
-    Call::new(method, path, INTERNAL, ("op-7", "admin"))
+    Call::new(method, path, ("op-7", "admin"))
 }
 
 impl testkit::back_office::Keeper for TestApp {
@@ -20,6 +20,10 @@ impl testkit::back_office::Keeper for TestApp {
 
     fn url(&self, path: &str) -> String {
         TestApp::url(self, path)
+    }
+
+    fn service(&self) -> service_identity::Service {
+        service_identity::Service::Point
     }
 }
 
@@ -49,17 +53,21 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
             reqwest::Method::PATCH
         };
         let mut no_token = call(method.clone(), path).body(bad.clone());
-        no_token.token = None;
+        no_token.credential = Credential::Nothing;
         no_token.operator = None;
         assert_eq!(
             no_token.send(&app).await,
             (
                 401,
-                operator_refusal(401, "INVALID_INTERNAL_TOKEN", "invalid internal token")
+                operator_refusal(
+                    401,
+                    "INVALID_SERVICE_CREDENTIAL",
+                    "invalid service credential"
+                )
             )
         );
         let mut wrong_token = call(method.clone(), path).body(bad.clone());
-        wrong_token.token = Some("test-internal-token-0123456789abcdef0124");
+        wrong_token.credential = Credential::Raw("test-internal-token-0123456789abcdef0124");
         assert_eq!(wrong_token.send(&app).await.0, 401);
         let mut no_operator = call(method.clone(), path).body(bad.clone());
         no_operator.operator = Some(("op-7", " "));
@@ -70,7 +78,7 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
                 operator_refusal(
                     400,
                     "NO_OPERATOR",
-                    "a back-office change needs X-Operator-Id and X-Operator-Role"
+                    "a back-office change needs the operator the operator service vouches for"
                 )
             )
         );
@@ -101,7 +109,7 @@ async fn the_token_then_the_operator_then_the_body_then_the_offer() {
         )
     );
     let mut reading = call(reqwest::Method::GET, "/offers");
-    reading.token = None;
+    reading.credential = Credential::Nothing;
     assert_eq!(reading.send(&app).await.0, 401);
     assert_eq!(
         app.database
@@ -432,7 +440,7 @@ async fn a_withdrawn_offer_is_gone_from_the_app_and_cannot_change_again() {
 async fn every_route_of_the_table_refuses_a_stranger_and_a_role_it_does_not_admit() {
     let app = spawn_app().await;
     let keeper = back_office::routes::Keeper::PointService;
-    testkit::back_office::refuse_every_stranger(keeper, &app, INTERNAL).await;
+    testkit::back_office::refuse_every_stranger(keeper, &app).await;
     let audit = "SELECT count(*) AS n FROM back_office_audit";
     assert_eq!(app.database.count(audit).await, 0);
     let adjustments = "SELECT count(*) AS n FROM support_adjustments";

@@ -9,7 +9,7 @@ use point_service::reports::audit;
 use point_service::reports::liability::{self, Period};
 use serde_json::{Value, json};
 
-use crate::back_office::{call, operator_refusal};
+use crate::back_office::{Credential, call, operator_refusal};
 use crate::helpers::*;
 
 fn adjustments(client: impl std::fmt::Display) -> String {
@@ -369,7 +369,7 @@ async fn support_sees_a_clients_points_as_the_app_does() {
         );
     }
     let mut unauthorized = call(reqwest::Method::GET, &format!("/clients/{SARA}/points"));
-    unauthorized.token = None;
+    unauthorized.credential = Credential::Nothing;
     assert_eq!(unauthorized.send(&app).await.0, 401);
 }
 

@@ -2,12 +2,14 @@
 
 use serde_json::{Value, json};
 
+use service_identity::Service;
+
 use crate::helpers::*;
 
 async fn credit(app: &TestApp, body: &Value, token: Option<&str>) -> (u16, Value) {
     let mut request = app.client.post(app.url(paths::CREDITS)).json(body);
     if let Some(token) = token {
-        request = request.header("x-internal-token", token);
+        request = request.header("authorization", token);
     }
     answer(request.send().await.unwrap()).await
 }
@@ -16,7 +18,7 @@ async fn credit(app: &TestApp, body: &Value, token: Option<&str>) -> (u16, Value
 async fn a_reference_credits_once_and_answers_the_first_result_again() {
     let app = spawn_app().await;
     let body = json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"});
-    let first = credit(&app, &body, Some(INTERNAL)).await;
+    let first = credit(&app, &body, Some(&FROM_ORDER)).await;
     assert_eq!(
         first,
         (
@@ -26,29 +28,49 @@ async fn a_reference_credits_once_and_answers_the_first_result_again() {
     );
     app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(
-        credit(&app, &body, Some(INTERNAL)).await,
+        credit(&app, &body, Some(&FROM_ORDER)).await,
         first,
         "the first answer, balance included"
     );
     assert_eq!(app.balance_of(OMAR).await, "200");
 
     let other_amount = json!({"client_id": OMAR, "points": "50", "reference": "gift-card:1", "reason": "gift_card"});
-    assert_eq!(credit(&app, &other_amount, Some(INTERNAL)).await.0, 409);
+    assert_eq!(credit(&app, &other_amount, Some(&FROM_ORDER)).await.0, 409);
     let other_client = json!({"client_id": NOURA, "points": "100", "reference": "gift-card:1", "reason": "gift_card"});
-    assert_eq!(credit(&app, &other_client, Some(INTERNAL)).await.0, 409);
+    assert_eq!(credit(&app, &other_client, Some(&FROM_ORDER)).await.0, 409);
 }
 
 #[tokio::test]
-async fn the_internal_token_is_required_and_the_body_checked() {
+async fn only_the_order_service_credits_and_the_body_is_checked() {
     let app = spawn_app().await;
     let body = json!({"client_id": OMAR, "points": "100", "reference": "gift-card:2", "reason": "gift_card"});
-    assert_eq!(credit(&app, &body, None).await.0, 401);
-    assert_eq!(credit(&app, &body, Some("wrong")).await.0, 401);
+    let unauthenticated = error_b("UNAUTHORIZED", "invalid service credential");
+    let for_auth = testkit::identity::authorization(Service::Order, Service::Auth);
+    for authorization in [None, Some("Bearer wrong"), Some(for_auth.as_str())] {
+        assert_eq!(
+            credit(&app, &body, authorization).await,
+            (401, unauthenticated.clone()),
+            "{authorization:?}"
+        );
+    }
+    // Every other service's own credential: the operator service (which may call the back
+    // office), the auth service, the point service calling itself.
+    for caller in [Service::Operator, Service::Auth, Service::Point] {
+        let authorization = testkit::identity::authorization(caller, Service::Point);
+        assert_eq!(
+            credit(&app, &body, Some(&authorization)).await,
+            (
+                403,
+                error_b("FORBIDDEN", "the calling service may not call this route")
+            ),
+            "{caller}"
+        );
+    }
     assert_eq!(
         credit(
             &app,
             &json!({"client_id": OMAR, "points": "-1", "reference": "r", "reason": "gift_card"}),
-            Some(INTERNAL)
+            Some(&FROM_ORDER)
         )
         .await
         .0,
@@ -84,7 +106,7 @@ async fn the_same_reference_raced_for_two_clients_or_amounts_is_one_200_and_one_
                     let request = app
                         .client
                         .post(app.url(paths::CREDITS))
-                        .header("x-internal-token", INTERNAL)
+                        .header("authorization", &*FROM_ORDER)
                         .json(&body);
                     barrier.wait().await;
                     answer(request.send().await.unwrap()).await
@@ -123,7 +145,7 @@ async fn points_text_is_credited_exactly() {
         ("gift-card:2", "0.00001", "0"),
     ] {
         let body = json!({"client_id": OMAR, "points": points, "reference": reference, "reason": "gift_card"});
-        let (status, answer) = credit(&app, &body, Some(INTERNAL)).await;
+        let (status, answer) = credit(&app, &body, Some(&FROM_ORDER)).await;
         assert_eq!((status, answer["points"].clone()), (200, json!(answered)));
     }
     assert_eq!(
@@ -136,5 +158,5 @@ async fn points_text_is_credited_exactly() {
     );
     assert_eq!(app.balance_of(OMAR).await, "1.2346");
     let rounded = json!({"client_id": OMAR, "points": "1.2346", "reference": "gift-card:1", "reason": "gift_card"});
-    assert_eq!(credit(&app, &rounded, Some(INTERNAL)).await.0, 409);
+    assert_eq!(credit(&app, &rounded, Some(&FROM_ORDER)).await.0, 409);
 }

@@ -13,7 +13,13 @@ use serde_json::{Value, json};
 use server::Secret;
 pub use testkit::{answer, error_b, keys};
 
-pub const INTERNAL: &str = "test-internal-token-0123456789abcdef0123";
+/// The order service's `Authorization` on the credits route (development keys).
+pub static FROM_ORDER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    testkit::identity::authorization(
+        service_identity::Service::Order,
+        service_identity::Service::Point,
+    )
+});
 pub const WEBHOOK_SECRET: &str = "test-webhook-secret-0123456789abcdef01";
 
 /// Clients the fake auth service knows, with their tokens (`token-<id>`).
@@ -221,7 +227,8 @@ fn config(
         auth_service_url: auth_url,
         auth_timeout: Duration::from_secs(2),
         caller_cache_ttl: options.caller_cache_ttl,
-        internal_token: Secret::new(INTERNAL),
+        signer: testkit::identity::signer(service_identity::Service::Point),
+        identity: testkit::identity::verifier(service_identity::Service::Point),
         payment_service_url: Some(payment_url),
         payment_timeout: options.payment_timeout,
         webhook_secret: Secret::new(WEBHOOK_SECRET),
@@ -278,13 +285,13 @@ fn spawn_fake_auth(mode: AuthMode) -> String {
                 web::get().to(move |req: HttpRequest, path: web::Path<i64>| {
                     let profiles = profiles.clone();
                     async move {
-                        if req
-                            .headers()
-                            .get("x-internal-token")
-                            .and_then(|v| v.to_str().ok())
-                            != Some(INTERNAL)
-                        {
-                            return HttpResponse::Unauthorized().finish();
+                        // As the auth service checks it: the point service's own credential.
+                        let verifier = testkit::identity::verifier(service_identity::Service::Auth);
+                        let route = service_identity::InternalRoute::ClientProfile;
+                        match verifier.admit(req.headers(), route) {
+                            Ok(admitted) if admitted.caller == service_identity::Service::Point => {
+                            }
+                            _ => return HttpResponse::Unauthorized().finish(),
                         }
                         match profiles.get(&path) {
                             Some((first, last)) => HttpResponse::Ok().json(
@@ -447,12 +454,12 @@ impl TestApp {
         self.post(&paths::pay_session(id), client, body).await
     }
 
-    /// `POST /internal/v1/credits` with the internal token.
+    /// `POST /internal/v1/credits` as the order service.
     pub async fn credit(&self, body: &Value) -> (u16, Value) {
         let request = self
             .client
             .post(self.url(paths::CREDITS))
-            .header("x-internal-token", INTERNAL)
+            .header("authorization", &*FROM_ORDER)
             .json(body);
         answer(request.send().await.unwrap()).await
     }

@@ -54,7 +54,12 @@ pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), Failure> {
         CreditTarget::PointService => credit
             .http
             .post(format!("{}/internal/v1/credits", credit.point_service))
-            .header("x-internal-token", credit.internal_token.expose())
+            .header(
+                reqwest::header::AUTHORIZATION,
+                credit
+                    .signer
+                    .authorization(service_identity::Service::Point),
+            )
             .json(&json!({
                 "client_id": lease.client_id,
                 "points": points,

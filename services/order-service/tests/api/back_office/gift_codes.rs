@@ -8,7 +8,7 @@ use back_office::gift_codes::BatchRefusal;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{call, newest_change, refusal};
+use super::{Credential, call, newest_change, refusal};
 use crate::helpers::*;
 
 /// Issues a batch; answers it (201).
@@ -69,13 +69,13 @@ async fn the_token_then_the_operator_then_the_body_then_the_batch() {
         (Method::DELETE, "/gift-code-batches/999"),
         (Method::GET, "/catalog-audit"),
     ] {
-        for token in [None, Some("wrong")] {
+        for credential in [Credential::Nothing, Credential::Raw("wrong")] {
             let mut no_token = call(method.clone(), path).body(bad.clone());
-            no_token.token = token;
+            no_token.credential = credential;
             no_token.operator = None;
             assert_eq!(
                 no_token.send(&app).await,
-                refusal(BackOfficeRefusal::BadToken),
+                refusal(BackOfficeRefusal::Unauthenticated),
                 "{method} {path}"
             );
         }

@@ -10,11 +10,11 @@ use serde_json::Value;
 
 use crate::helpers::*;
 
-pub use testkit::back_office::Call;
+pub use testkit::back_office::{Call, Credential};
 
 /// A call as a super_admin makes it.
 pub fn call<'a>(method: reqwest::Method, path: &str) -> Call<'a> {
-    Call::new(method, path, INTERNAL, ("op-9", "super_admin"))
+    Call::new(method, path, ("op-9", "super_admin"))
 }
 
 impl testkit::back_office::Keeper for TestApp {
@@ -24,6 +24,10 @@ impl testkit::back_office::Keeper for TestApp {
 
     fn url(&self, path: &str) -> String {
         TestApp::url(self, path)
+    }
+
+    fn service(&self) -> service_identity::Service {
+        service_identity::Service::Order
     }
 }
 
@@ -43,7 +47,7 @@ pub async fn newest_change(app: &TestApp) -> Value {
 async fn every_route_of_the_table_refuses_a_stranger_and_a_role_it_does_not_admit() {
     let app = spawn_app().await;
     let keeper = back_office::routes::Keeper::OrderService;
-    testkit::back_office::refuse_every_stranger(keeper, &app, INTERNAL).await;
+    testkit::back_office::refuse_every_stranger(keeper, &app).await;
     for table in ["back_office_audit", "gift_card_batches"] {
         let count = format!("SELECT count(*) AS n FROM {table}");
         assert_eq!(app.database.count(&count).await, 0, "{table}");

@@ -208,7 +208,7 @@ pub(super) fn replica_credit(
         target,
         legacy_url: legacy_url.map(str::to_owned),
         point_service: point_url.to_owned(),
-        internal_token: server::Secret::new(INTERNAL),
+        signer: testkit::identity::signer(service_identity::Service::Order),
         http: telemetry::client::http_client(
             Duration::from_secs(10),
             telemetry::client::DEFAULT_IDLE,

@@ -32,13 +32,13 @@ async fn a_code_credits_through_the_point_service_once() {
             credits[0]["client_id"].clone(),
             credits[0]["points"].clone(),
             credits[0]["reason"].clone(),
-            credits[0]["token"].clone()
+            credits[0]["caller"].clone()
         ),
         (
             json!(1001),
             json!("100"),
             json!("gift_card"),
-            json!(INTERNAL)
+            json!("order-service")
         )
     );
     assert_eq!(credits[0]["reference"], "gift-card:WELCOME-100");

@@ -1,0 +1,51 @@
+//! `service-identity keygen <service> <key id>`: a new key of a service, as its
+//! `SERVICE_IDENTITY_KEY` (a secret: the service's own, nobody else's) and as the entry its
+//! callees add to their `SERVICE_IDENTITY_TRUST` (public).
+//!
+//! `service-identity callers`: each callee and the services that may call it, one line each
+//! (`point-service order-service operator-service`), as `scripts/check-deploy.sh` compares
+//! them with the Kubernetes render.
+
+use std::process::ExitCode;
+
+use service_identity::{InternalRoute, OwnKey, Service};
+
+const USAGE: &str = "usage: service-identity keygen <service> <key id> | service-identity callers";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["keygen", service, id] => {
+            let Some(service) = Service::from_name(service) else {
+                eprintln!("{service}: not one of our services ({USAGE})");
+                return ExitCode::from(2);
+            };
+            match OwnKey::generate(id) {
+                Ok((value, key)) => {
+                    println!("SERVICE_IDENTITY_KEY={value}");
+                    println!("trust entry: {}", key.trust_entry(service));
+                    ExitCode::SUCCESS
+                }
+                Err(why) => {
+                    eprintln!("{why}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        ["callers"] => {
+            for callee in Service::ALL {
+                let callers = InternalRoute::callers_of(callee);
+                if !callers.is_empty() {
+                    let names: Vec<&str> = callers.iter().map(|s| s.name()).collect();
+                    println!("{callee} {}", names.join(" "));
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
