@@ -12,7 +12,8 @@
 #      with the development settings of scripts/run.sh, and waits for their /readyz;
 #   4. logs Sara (client 1001, test mode) in with the test code, exchanges the primary token
 #      for a legacy token, has the operator binary print a super_admin token, and gives each
-#      to schemathesis per security scheme (plus X-Internal-Token on /internal routes);
+#      to schemathesis per security scheme (and on the internal routes of the auth and point
+#      services, a development credential of their caller's: `service-identity credential`);
 #   5. runs schemathesis on each document in turn; exits 1 if any run reported a failure.
 #
 # The documents' examples and patterns name demo.json's data (an offer and occasion id,
@@ -104,18 +105,24 @@ export PRIMARY_TOKEN LEGACY_TOKEN OPERATOR_TOKEN
 
 # Credentials by the security scheme names of each document: `primary` and `legacy` in the
 # auth service's, `legacy` in the point and order services', `operator` in the operator
-# service's. schemathesis reads ${...} from the environment. The internal routes take
-# X-Internal-Token, a header parameter in the documents.
-declare -A schemes=([auth]="primary legacy" [point]=legacy [order]=legacy [operator]=operator)
-declare -A scheme_token=([primary]=PRIMARY_TOKEN [legacy]=LEGACY_TOKEN [operator]=OPERATOR_TOKEN)
+# service's; `service`, the internal routes' service credential, in the auth service's (the
+# order service's credential) and the point service's (likewise). schemathesis reads ${...}
+# from the environment. The order service's internal routes are the back office's, whose
+# credential is made for one request (an operator's): there it gets none, and the 401. A
+# credential is good for five minutes: each is made as its document's run begins.
+declare -A schemes=([auth]="primary legacy service" [point]="legacy service" [order]=legacy
+    [operator]=operator)
+declare -A scheme_token=([primary]=PRIMARY_TOKEN [legacy]=LEGACY_TOKEN [operator]=OPERATOR_TOKEN
+    [service]=SERVICE_TOKEN)
 write_config() {
     local name=$1 scheme
     for scheme in ${schemes[$name]}; do
+        if [ "$scheme" = service ]; then
+            SERVICE_TOKEN=$(target/debug/service-identity credential order-service "$name-service")
+            export SERVICE_TOKEN
+        fi
         printf '[auth.openapi.%s]\nbearer = "${%s}"\n\n' "$scheme" "${scheme_token[$scheme]}"
     done
-    if [ "$name" = auth ] || [ "$name" = point ]; then
-        printf '[[operations]]\ninclude-path-regex = "^/internal/"\nheaders = { X-Internal-Token = "${INTERNAL_API_TOKEN}" }\n'
-    fi
 }
 
 # --- schemathesis ----------------------------------------------------------------------------

@@ -343,3 +343,62 @@ async fn a_batch_the_back_office_issues_is_printed_redeemed_and_listed_credited(
         ]
     );
 }
+
+/// Every operator role on every back-office route, through the real operator service to the
+/// real keepers (each checking the operator service's own credential and the operator it
+/// vouches for): a role the table does not admit is the operator service's 403; an admitted
+/// one reaches the keeper, whose answer comes back as it is: a success, or its refusal with
+/// its `code` (an id no record has, a body with nothing in it), never a 401, 403 or 5xx.
+/// Nothing is written.
+#[tokio::test]
+async fn every_role_on_every_back_office_route_gets_what_the_table_promises_from_the_real_keepers()
+{
+    use back_office::role::Role;
+    use back_office::routes::{PathId, Route};
+    let databases = DemoDatabases::create("back_office_roles").await;
+    let stack = Stack::start(&databases.urls()).await;
+    let tokens: Vec<(Role, String)> = Role::ALL
+        .into_iter()
+        .map(|role| (role, operator_token(role.as_str(), "matrix-1", 1)))
+        .collect();
+    for route in Route::ALL {
+        let contract = route.contract();
+        let method = contract.method_name();
+        let id = match route.rule().id {
+            Some(PathId::Offer | PathId::Occasion) => "ffffffffffffffffffffffff",
+            Some(PathId::Client | PathId::Batch) => "987654",
+            None => "",
+        };
+        let url = format!(
+            "{}{}{}",
+            stack.operator.base,
+            back_office::routes::OPERATOR_PREFIX,
+            contract.path.replace("{id}", id)
+        );
+        let body = matches!(method, "POST" | "PUT" | "PATCH").then(|| json!({}));
+        for (role, token) in &tokens {
+            let (status, answer) = stack
+                .call(method, &url, Some(token), &[], body.as_ref())
+                .await;
+            let what = format!("{route:?} as {role:?}: {status} {answer}");
+            if !route.rule().admits.admits(*role) {
+                assert_eq!(
+                    (status, &answer["message"]),
+                    (403, &json!("Forbidden resource")),
+                    "{what}"
+                );
+                continue;
+            }
+            assert!(status < 500 && status != 401 && status != 403, "{what}");
+            if status >= 400 {
+                assert!(answer["code"].is_string(), "a keeper's refusal: {what}");
+            }
+        }
+    }
+    for database in [&databases.points, &databases.catalog] {
+        let written = database
+            .count("SELECT count(*) AS n FROM back_office_audit")
+            .await;
+        assert_eq!(written, 0);
+    }
+}

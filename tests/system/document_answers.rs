@@ -5,7 +5,9 @@
 //! message it named (every backquoted text of three words or more). A document may say more;
 //! it may never say less. (Five 200s sketched their body's shape in backquotes; since issue 30
 //! their exact schemas say it, and the sketches left the copy: the client lookup's and the two
-//! pay routes', at both the order and the point service.)
+//! pay routes', at both the order and the point service.) One message changed on purpose
+//! since: the credits route's 401, `invalid service credential` where it was `invalid internal
+//! token`, when each service got its own credential (issue 40).
 
 use std::collections::BTreeMap;
 

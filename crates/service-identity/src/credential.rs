@@ -232,7 +232,7 @@ impl Verifier {
         let claims = jsonwebtoken::decode::<Claims>(credential, key, &self.validation)
             .map_err(|e| {
                 Refusal::Unauthenticated(match e.kind() {
-                    jsonwebtoken::errors::ErrorKind::ExpiredSignature => "expired",
+                    jsonwebtoken::errors::ErrorKind::ExpiredSignature => "past its time",
                     jsonwebtoken::errors::ErrorKind::InvalidAudience => "for another service",
                     _ => "forged or malformed",
                 })

@@ -17,8 +17,17 @@ envelope::refusals! {
     /// Why a caller is not let in.
     pub enum AccessRefusal in A {
         /// No token, a token of the wrong kind, an unknown token, an inactive client, or a
-        /// missing or wrong internal token: the spec's one 401 of the auth routes.
+        /// missing, forged or expired service credential: the spec's one 401 of the auth routes.
         Unauthorized => 401, "Unauthorization";
+    }
+}
+
+envelope::refusals! {
+    /// Why an internal route serves its caller nothing beyond the 401 above.
+    pub enum InternalRefusal in A {
+        /// A good credential of a service the route does not admit
+        /// (`service_identity::InternalRoute::callers`).
+        NotAdmitted => 403, [service_identity::NOT_ADMITTED];
     }
 }
 

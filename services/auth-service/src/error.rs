@@ -182,7 +182,7 @@ refused_where_converted!(
     crate::address_book::BookRefusal,
     crate::address_book::AddressRefusal,
     crate::tokens::ExchangeRefusal,
-    crate::handlers::internal::InternalRefusal
+    crate::caller::InternalRefusal
 );
 
 impl Fault {

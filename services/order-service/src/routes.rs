@@ -34,8 +34,9 @@ use crate::relayed_routes;
         (name = "stores", description = "Store detail, a brand's branches and the nearest branch; no token."),
         (name = "back-office", description = "The loyalty back office over the catalog (gift-code batches, \
             earn rates): \
-            the operator service relays its operator routes here (`X-Internal-Token`, the operator in \
-            `X-Operator-Id` and `X-Operator-Role`); answers in the operator API's envelope."),
+            the operator service relays its operator routes here with its own credential, which \
+            vouches for the operator and is bound to the one request; answers in the operator \
+            API's envelope."),
     ),
 )]
 struct ApiDoc;

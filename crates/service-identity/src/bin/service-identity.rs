@@ -2,15 +2,21 @@
 //! `SERVICE_IDENTITY_KEY` (a secret: the service's own, nobody else's) and as the entry its
 //! callees add to their `SERVICE_IDENTITY_TRUST` (public).
 //!
+//! `service-identity credential <caller> <callee>`: a credential of `caller`'s for a call to
+//! `callee` (good for five minutes), signed with `SERVICE_IDENTITY_KEY` from the environment
+//! or, unset, the development issuer's key: for a person or a tool (`make fuzz-api`) calling
+//! an internal route by hand.
+//!
 //! `service-identity callers`: each callee and the services that may call it, one line each
 //! (`point-service order-service operator-service`), as `scripts/check-deploy.sh` compares
 //! them with the Kubernetes render.
 
 use std::process::ExitCode;
 
-use service_identity::{InternalRoute, OwnKey, Service};
+use service_identity::{InternalRoute, OwnKey, Service, Signer};
 
-const USAGE: &str = "usage: service-identity keygen <service> <key id> | service-identity callers";
+const USAGE: &str = "usage: service-identity keygen <service> <key id> | \
+                     service-identity credential <caller> <callee> | service-identity callers";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -32,6 +38,29 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             }
+        }
+        ["credential", caller, callee] => {
+            let (Some(caller), Some(callee)) =
+                (Service::from_name(caller), Service::from_name(callee))
+            else {
+                eprintln!("name two of our services ({USAGE})");
+                return ExitCode::from(2);
+            };
+            let key = match std::env::var(service_identity::config::KEY_VARIABLE) {
+                Ok(value) if !value.is_empty() && value != service_identity::keys::DEV_ONLY => {
+                    match OwnKey::parse(&value) {
+                        Ok(key) => key,
+                        Err(why) => {
+                            eprintln!("{}: {why}", service_identity::config::KEY_VARIABLE);
+                            return ExitCode::from(2);
+                        }
+                    }
+                }
+                _ => OwnKey::dev(caller),
+            };
+            let authorization = Signer::new(caller, key).authorization(callee);
+            println!("{}", authorization.trim_start_matches("Bearer "));
+            ExitCode::SUCCESS
         }
         ["callers"] => {
             for callee in Service::ALL {

@@ -74,7 +74,7 @@ fn missing_forged_expired_and_overlong_credentials_are_refused() {
     let old = order.sign(Service::Point, LIFETIME, None, None, now - 300 - 31);
     assert_eq!(
         refused(&bearer(&old)),
-        Err(Refusal::Unauthenticated("expired"))
+        Err(Refusal::Unauthenticated("past its time"))
     );
     let edge = order.sign(Service::Point, LIFETIME, None, None, now - 300 - 25);
     assert!(refused(&bearer(&edge)).is_ok());

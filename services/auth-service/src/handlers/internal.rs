@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 
-use crate::caller::AccessRefusal;
+use crate::caller::{AccessRefusal, InternalRefusal};
 use crate::db::schema::clients;
 use crate::error::{AuthError, DatabaseAnswers};
 use crate::profile::{ClientRefusal, Profile, ProfileAnswer};
@@ -19,15 +19,6 @@ use service_identity::{InternalRoute, Refusal};
 pub struct ClientPath {
     #[param(value_type = i64, pattern = "^[0-9]+$", example = 1002)]
     id: String,
-}
-
-envelope::refusals! {
-    /// Why an internal route serves its caller nothing.
-    pub enum InternalRefusal in A {
-        /// A good credential of a service the route does not admit
-        /// (`service_identity::InternalRoute::callers`).
-        NotAdmitted => 403, [service_identity::NOT_ADMITTED];
-    }
 }
 
 /// The 404 as the document describes it: the route's own ([`ClientRefusal`]), and the

@@ -94,11 +94,17 @@ impl Upstream {
             .ok_or(UpstreamRefusal::Unreachable(service))?;
         // The credential names the request as it goes out: the URL as parsed (and so
         // percent-encoded) is the one sent.
-        let target = reqwest::Url::parse(&format!("{url}{}{path}", back_office::INTERNAL_PREFIX))
-            .map_err(|e| {
-            tracing::error!(error.message = %e, "{service} call has no URL");
-            UpstreamRefusal::Unreachable(service)
-        })?;
+        let mut target =
+            reqwest::Url::parse(&format!("{url}{}{path}", back_office::INTERNAL_PREFIX)).map_err(
+                |e| {
+                    tracing::error!(error.message = %e, "{service} call has no URL");
+                    UpstreamRefusal::Unreachable(service)
+                },
+            )?;
+        // An empty query (`?` alone) goes out as none, as it is named.
+        if target.query() == Some("") {
+            target.set_query(None);
+        }
         let sent = match target.query() {
             Some(query) => format!("{}?{query}", target.path()),
             None => target.path().to_owned(),

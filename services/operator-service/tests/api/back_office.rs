@@ -1,7 +1,7 @@
 //! The loyalty back office's offer routes as the operator service serves them: the token
 //! and role checks before anything is relayed, the path's offer id, what the point service
-//! is sent (its internal token, the operator's id and role, the body as sent), which of its
-//! answers pass on and which become ours.
+//! is sent (its own credential, made for the request and vouching for the operator's id and
+//! role, the body as sent), which of its answers pass on and which become ours.
 
 use operator_service::auth::Role;
 use serde_json::{Value, json};
@@ -255,7 +255,7 @@ async fn the_back_offices_refusals_pass_on_and_the_point_services_failures_are_o
             json!({"statusCode": 503, "message": db::BUSY_MESSAGE, "error": "Service Unavailable"})
         )
     );
-    // A 401 from the point service is our internal token, never the panel's.
+    // A 401 from the point service is our credential refused, never the panel's.
     assert_eq!(
         app.admin("DELETE", &format!("/offers/{WRONG_TOKEN_OFFER}"), None)
             .await,
