@@ -10,7 +10,10 @@
 #   3. checkov on the rendered manifests (skips and their reasons: k8s/.checkov.yaml);
 #   4. this project's own rules (no sandbox in prod, no /internal on the Ingress, grace
 #      periods, probes, migration waits, each service only its own variables, default deny
-#      both ways, X-Forwarded-For trusted only in prod, ...);
+#      both ways, X-Forwarded-For trusted only in prod, ...), and each service its own
+#      identity (scripts/service-identities.py): its own ServiceAccount and key Secret, and
+#      each called service's trust list naming exactly the callers the code admits
+#      (`service-identity callers`, from the built binary, else `cargo run`);
 #   5. who may reach the services' /metrics (scripts/metrics-reach.py): network-config-analyzer
 #      evaluates each render's NetworkPolicies and must find that Prometheus may connect to
 #      every port the PodMonitor scrapes and to nothing else, and that other pods may not;
@@ -187,26 +190,26 @@ COMMON = {"APP_ENV", "BIND_ADDR", "HTTP_WORKERS", "RUST_LOG", "LOG_FORMAT",
 DB = {"DATABASE_URL", "DATABASE_POOL_SIZE", "DATABASE_STATEMENT_CACHE"}
 OWN = {
     "auth-service": COMMON | DB | {
-        "AUTH_JWT_SECRET", "INTERNAL_API_TOKEN", "OTP_TEST_CODE", "SMS_PROVIDER", "SMS_HTTP_URL",
+        "AUTH_JWT_SECRET", "SERVICE_IDENTITY_TRUST", "OTP_TEST_CODE", "SMS_PROVIDER", "SMS_HTTP_URL",
         "SMS_HTTP_TIMEOUT_MS", "OTP_SMS_PER_PHONE_PER_HOUR", "OTP_SMS_PER_IP_PER_HOUR",
         "OTP_TRIES_PER_PHONE_PER_HOUR", "OTP_TRIES_PER_IP_PER_HOUR", "OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR",
         "TRUST_X_FORWARDED_FOR",
         "CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR", "LEGACY_TOKENS_PER_CLIENT_PER_HOUR"},
     "order-service": COMMON | DB | {
         "POINT_SERVICE_URL", "POINT_SERVICE_TIMEOUT_MS", "POINT_SERVICE_PAY_TIMEOUT_MS",
-        "AUTH_SERVICE_URL", "INTERNAL_API_TOKEN", "USE_POINT_SERVICE", "LEGACY_URL",
+        "AUTH_SERVICE_URL", "SERVICE_IDENTITY_KEY", "SERVICE_IDENTITY_TRUST", "USE_POINT_SERVICE", "LEGACY_URL",
         "GIFT_CODE_TRIES_PER_CLIENT_PER_HOUR", "GIFT_CODE_TRIES_PER_IP_PER_HOUR",
         "GIFT_CARD_RETRY_INTERVAL_MS", "GIFT_CARD_RETRY_MAX_BACKOFF_SECONDS",
         "GIFT_CARD_CREDIT_LEASE_SECONDS",
         "TRUST_X_FORWARDED_FOR", "NEAREST_STORE_CACHE_SECONDS"},
     "point-service": COMMON | DB | {
         "AUTH_SERVICE_URL", "AUTH_SERVICE_TIMEOUT_MS", "AUTH_CALLER_CACHE_SECONDS",
-        "INTERNAL_API_TOKEN", "PAYMENT_SERVICE_URL",
+        "SERVICE_IDENTITY_KEY", "SERVICE_IDENTITY_TRUST", "PAYMENT_SERVICE_URL",
         "PAYMENT_SERVICE_TIMEOUT_MS", "PAYMENT_WEBHOOK_SECRET", "POINT_ORDER_POINT_ENABLED",
         "POINT_ORDER_CARD_ENABLED", "PAYMENT_SYNC_AFTER_SECONDS", "PAYMENT_SYNC_INTERVAL_SECONDS",
         "PAYMENT_SYNC_READS_PER_SECOND", "PAYMENT_SYNC_HORIZON_DAYS"},
     "operator-service": COMMON | DB | {"OPERATOR_JWT_SECRET", "POINT_SERVICE_URL", "ORDER_SERVICE_URL",
-                                       "INTERNAL_API_TOKEN", "BACK_OFFICE_TIMEOUT_MS"},
+                                       "SERVICE_IDENTITY_KEY", "BACK_OFFICE_TIMEOUT_MS"},
     "payment-sandbox": COMMON | {
         "PAYMENT_WEBHOOK_SECRET", "POINT_SERVICE_WEBHOOK_URL", "SANDBOX_AUTO_CAPTURE",
         "SANDBOX_PUBLIC_URL"},
@@ -537,6 +540,82 @@ for refusal in "HTTP_STOP_DRAIN_SECS 8 must be at least every caller's idle time
     grep -qF "$refusal" "$work/short-stop/errors" ||
         fail "the short-stop render was not refused with: $refusal ($(cat "$work/short-stop/errors"))"
 done
+
+echo "== service identities (scripts/service-identities.py, against \`service-identity callers\`)"
+# Who may call whom is written once, in code (crates/service-identity/src/service.rs); the
+# `service-identity` binary prints it, and gives the public half of each key the renders hold
+# (`trust-entry`). `make test` has just built the workspace, binaries and tests in one feature
+# set, so its binary is used; run by hand with none, or with one older than its sources, the
+# one crate is built here (slower: its dependencies' features are unified apart from the
+# workspace's).
+identity_bin=${CARGO_TARGET_DIR:-target}/debug/service-identity
+if ! [ -x "$identity_bin" ] ||
+    [ -n "$(find crates/service-identity/src -newer "$identity_bin" -name '*.rs' | head -1)" ]; then
+    command -v cargo >/dev/null ||
+        fail "$identity_bin is missing or older than crates/service-identity/src, and there is no cargo to build it"
+    cargo build --quiet --locked -p service-identity --bin service-identity
+fi
+"$identity_bin" callers >"$work/callers"
+identities() { "$venv/bin/python" scripts/service-identities.py "$work/callers" "$identity_bin" "$@"; }
+identities "$work/dev.yaml" "$work/prod.yaml"
+# It refuses what it must: each mutant breaks one rule of a render that has just passed.
+identity_mutant() { # MUTANT RENDER: writes $work/MUTANT/<RENDER's file name>
+    mkdir -p "$work/$1"
+    "$venv/bin/python" - "$1" "$2" "$work/$1/$(basename "$2")" <<'PY'
+import re
+import sys
+
+import yaml
+
+mutant, source, target = sys.argv[1:]
+with open(source) as f:
+    docs = [d for d in yaml.safe_load_all(f) if d]
+pod = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+
+
+def ref(service, variable):
+    env = next(e for e in pod[service]["containers"][0]["env"] if e["name"] == variable)
+    return next(iter(env["valueFrom"].values()))  # its secretKeyRef or configMapKeyRef
+
+
+def trust(service):
+    name = ref(service, "SERVICE_IDENTITY_TRUST")["name"]
+    return next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == name)["data"]
+
+
+key = "A" * 43  # 32 bytes of base64url: a well-formed public key, nobody's
+if mutant == "shared-account":  # order-service's pods under point-service's account
+    pod["order-service"]["serviceAccountName"] = pod["point-service"]["serviceAccountName"]
+elif mutant == "shared-key":  # operator-service reading order-service's key
+    ref("operator-service", "SERVICE_IDENTITY_KEY")["name"] = ref("order-service", "SERVICE_IDENTITY_KEY")["name"]
+elif mutant == "extra-caller":  # auth-service trusting a service the code does not admit there
+    trust("auth-service")["SERVICE_IDENTITY_TRUST"] += f",operator-service:k1:{key}"
+elif mutant == "dev-only-trust":  # every service's development key: names no caller
+    trust("point-service")["SERVICE_IDENTITY_TRUST"] = "dev-only"
+elif mutant == "wrong-dev-key":  # order-service named, but not with the key it signs with
+    data = trust("auth-service")
+    data["SERVICE_IDENTITY_TRUST"] = re.sub(r"order-service:dev-only:[^,]+", f"order-service:dev-only:{key}",
+                                            data["SERVICE_IDENTITY_TRUST"])
+else:
+    sys.exit(f"no mutant {mutant}")
+with open(target, "w") as f:
+    yaml.safe_dump_all(docs, f)
+PY
+}
+while IFS='|' read -r mutant render refusal; do
+    identity_mutant "$mutant" "$work/$render.yaml"
+    if identities "$work/$mutant/$render.yaml" >/dev/null 2>"$work/$mutant/errors"; then
+        fail "scripts/service-identities.py passed the $render render's $mutant mutant"
+    fi
+    grep -qF "$refusal" "$work/$mutant/errors" ||
+        fail "the $render render's $mutant mutant was not refused with: $refusal ($(cat "$work/$mutant/errors"))"
+done <<'MUTANTS'
+shared-account|prod|order-service and point-service share the ServiceAccount point-service
+shared-key|prod|operator-service and order-service share the identity Secret order-service-identity
+extra-caller|prod|auth-service trusts the keys of operator-service, order-service, point-service, but the code admits order-service, point-service
+dev-only-trust|dev|point-service: SERVICE_IDENTITY_TRUST is `dev-only`
+wrong-dev-key|dev|auth-service does not trust order-service's key dev-only
+MUTANTS
 # --- 5 ---------------------------------------------------------------------------------------
 echo "== who may reach /metrics (network-config-analyzer $NETWORK_CONFIG_ANALYZER_VERSION)"
 # Fails, with NCA's list of the connections in question, when Prometheus may not scrape a

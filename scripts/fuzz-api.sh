@@ -12,8 +12,8 @@
 #      with the development settings of scripts/run.sh, and waits for their /readyz;
 #   4. logs Sara (client 1001, test mode) in with the test code, exchanges the primary token
 #      for a legacy token, has the operator binary print a super_admin token, and gives each
-#      to schemathesis per security scheme (and on the internal routes of the auth and point
-#      services, a development credential of their caller's: `service-identity credential`);
+#      to schemathesis per security scheme (and on the auth service's internal route, a
+#      development credential of the order service's: `service-identity credential`);
 #   5. runs schemathesis on each document in turn; exits 1 if any run reported a failure.
 #
 # The documents' examples and patterns name demo.json's data (an offer and occasion id,
@@ -106,11 +106,12 @@ export PRIMARY_TOKEN LEGACY_TOKEN OPERATOR_TOKEN
 # Credentials by the security scheme names of each document: `primary` and `legacy` in the
 # auth service's, `legacy` in the point and order services', `operator` in the operator
 # service's; `service`, the internal routes' service credential, in the auth service's (the
-# order service's credential) and the point service's (likewise). schemathesis reads ${...}
-# from the environment. The order service's internal routes are the back office's, whose
-# credential is made for one request (an operator's): there it gets none, and the 401. A
-# credential is good for five minutes: each is made as its document's run begins.
-declare -A schemes=([auth]="primary legacy service" [point]="legacy service" [order]=legacy
+# order service's credential for the client profile). schemathesis reads ${...} from the
+# environment. The point service's credits and the back office's routes take a credential
+# made for each request (its body included), which schemathesis cannot make: there it gets
+# none, and the 401. A credential is good for five minutes: each is made as its document's run
+# begins.
+declare -A schemes=([auth]="primary legacy service" [point]=legacy [order]=legacy
     [operator]=operator)
 declare -A scheme_token=([primary]=PRIMARY_TOKEN [legacy]=LEGACY_TOKEN [operator]=OPERATOR_TOKEN
     [service]=SERVICE_TOKEN)

@@ -162,17 +162,16 @@ pub const PRODUCTION_SECRETS: [(&str, &str); 5] = [
         "PAYMENT_WEBHOOK_SECRET",
         "e2e-production-webhook-secret-0123456789",
     ),
-    // One key (`service-identity keygen`) that every service signs with and trusts: enough
-    // for a production start, which refuses only the development issuer's.
+    // The order service's key (`service-identity keygen`), which every service here signs
+    // with, and the trust list of a service it calls: enough for a production start, which
+    // refuses only the development issuer's keys.
     (
         "SERVICE_IDENTITY_KEY",
         "e2e-production:skp1ze-ugCOD35MNbKs3oae6WChywMBBJdfEDm9prGA",
     ),
     (
         "SERVICE_IDENTITY_TRUST",
-        "point-service:e2e-production:yiyUdO39FzCrGyFSp4csUTVD6tBjIvtjscyeeMqnt5g,\
-         order-service:e2e-production:yiyUdO39FzCrGyFSp4csUTVD6tBjIvtjscyeeMqnt5g,\
-         operator-service:e2e-production:yiyUdO39FzCrGyFSp4csUTVD6tBjIvtjscyeeMqnt5g",
+        "order-service:e2e-production:yiyUdO39FzCrGyFSp4csUTVD6tBjIvtjscyeeMqnt5g",
     ),
 ];
 

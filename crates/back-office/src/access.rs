@@ -5,7 +5,6 @@
 //! from the signed credential, which is bound to the one request it was made for. Written once
 //! for both services, so that their refusals are one.
 
-use actix_web::HttpRequest;
 use service_identity::{Admitted, Refusal};
 
 use crate::role::Role;
@@ -42,23 +41,6 @@ impl From<Refusal> for BackOfficeRefusal {
             Refusal::Unauthenticated(_) => BackOfficeRefusal::Unauthenticated,
             Refusal::NotAdmitted(_) => BackOfficeRefusal::NotAdmitted,
         }
-    }
-}
-
-/// `Unauthenticated` unless the credential was made for this very request: its method, path
-/// and query, as the operator service sent them. A credential seen in transit is then good
-/// for nothing but the request it came with, within its minute.
-pub fn bound_to(req: &HttpRequest, admitted: &Admitted) -> Result<(), BackOfficeRefusal> {
-    let sent = req.uri().path_and_query().map_or("", |pq| pq.as_str());
-    let this = format!("{} {sent}", req.method());
-    if admitted.request.as_deref() == Some(this.as_str()) {
-        Ok(())
-    } else {
-        tracing::warn!(
-            credential.request = admitted.request.as_deref().unwrap_or(""),
-            "back-office credential made for another request"
-        );
-        Err(BackOfficeRefusal::Unauthenticated)
     }
 }
 

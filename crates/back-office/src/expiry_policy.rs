@@ -2,9 +2,12 @@
 //! earn), as the balance's `pointsExpirationDate` and the nightly expiry run read it. Read
 //! and replaced whole, each replacement a new version: a replacement names the version it
 //! was made from, so that of two operators editing at once the second is refused rather
-//! than silently undoing the first.
+//! than silently undoing the first. A replacement that takes points sooner is a
+//! super_admin's, and one that would take points in the next expiry run is made only with the
+//! figures of its dry run (`confirm`), so that nobody's points go by surprise.
 
-use chrono::{DateTime, Utc};
+use bigdecimal::BigDecimal;
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -51,10 +54,38 @@ pub struct ExpiryPolicyBody {
     inactivity_days: Option<i32>,
     /// The version the change was made from (the one read).
     version: i32,
+    /// The figures of the change's dry run, which a change that takes points in the next
+    /// expiry run must send back as they are; any other change may leave it out.
+    confirm: Option<ExpiryConfirmation>,
+}
+
+/// A dry run's figures, as a replacement confirms them.
+#[derive(ToSchema)]
+#[allow(dead_code)] // the document's view: read by `ExpiryChange::read`
+pub struct ExpiryConfirmation {
+    /// [`ExpiryDryRun::clients`].
+    clients: i64,
+    /// [`ExpiryDryRun::points`].
+    #[schema(example = "3400.5")]
+    points: String,
+}
+
+/// What the next expiry run would take if the policy were the one sent, in this key order.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpiryDryRun {
+    /// The Riyadh date of the next run counted: tomorrow's, which takes every date that has
+    /// passed by then (today's run, if it is yet to come, takes no more).
+    pub as_of: NaiveDate,
+    /// The clients whose whole balance it would take.
+    pub clients: i64,
+    /// The points it would take, decimal text.
+    #[schema(example = "3400.5")]
+    pub points: String,
 }
 
 /// The keys of a replacement's body, in the order they are checked.
-pub const KEYS: [&str; 3] = ["expiry", "inactivityDays", "version"];
+pub const KEYS: [&str; 4] = ["expiry", "inactivityDays", "version", "confirm"];
 
 /// The longest inactivity, in days: a hundred years.
 pub const MAX_DAYS: i64 = 36_500;
@@ -76,6 +107,13 @@ envelope::refusals! {
         Shortens(days: i32, before: String) => 403 "EXPIRY_SHORTENING_NEEDS_SUPER_ADMIN",
             "inactivityDays {days} takes points sooner than the policy now ({before}): only a \
              super_admin may set it";
+        BadConfirm => 400 "INVALID_CONFIRM",
+            "confirm must be clients and points: the figures of the change's dry run";
+        /// The change would take points in the next expiry run and `confirm` is not its dry
+        /// run's figures (none sent, or those of another moment): nothing is changed.
+        NotConfirmed(clients: i64, points: String) => 409 "EXPIRY_NOT_CONFIRMED",
+            "this change takes {points} points from {clients} clients in the next expiry run: \
+             send its dry run's figures as confirm to make it";
     }
 }
 
@@ -85,6 +123,8 @@ pub struct ExpiryChange {
     pub expiry: &'static str,
     pub inactivity_days: Option<i32>,
     pub version: i32,
+    /// The dry run's figures it confirms: clients and points.
+    pub confirm: Option<(i64, BigDecimal)>,
 }
 
 impl ExpiryChange {
@@ -135,12 +175,47 @@ impl ExpiryChange {
             .and_then(|v| i32::try_from(v).ok())
             .filter(|v| *v >= 0)
             .ok_or(ExpiryPolicyRefusal::BadVersion)?;
+        let confirm = match map.get("confirm") {
+            None | Some(Value::Null) => None,
+            Some(confirm) => Some(confirmation(confirm).ok_or(ExpiryPolicyRefusal::BadConfirm)?),
+        };
         Ok(ExpiryChange {
             expiry,
             inactivity_days,
             version,
+            confirm,
         })
     }
+
+    /// `NotConfirmed` unless the change confirms `run`'s figures, or `run` takes nothing.
+    pub fn confirms(&self, run: &ExpiryDryRun) -> Result<(), ExpiryPolicyRefusal> {
+        let points: BigDecimal = run.points.parse().unwrap_or_default();
+        match &self.confirm {
+            _ if run.clients == 0 => Ok(()),
+            Some((clients, confirmed)) if *clients == run.clients && *confirmed == points => Ok(()),
+            _ => Err(ExpiryPolicyRefusal::NotConfirmed(
+                run.clients,
+                run.points.clone(),
+            )),
+        }
+    }
+}
+
+/// `{clients, points}`: a count and a decimal, no other key.
+fn confirmation(confirm: &Value) -> Option<(i64, BigDecimal)> {
+    let Value::Object(map) = confirm else {
+        return None;
+    };
+    if map.keys().any(|key| key != "clients" && key != "points") {
+        return None;
+    }
+    let clients = map.get("clients")?.as_i64().filter(|c| *c >= 0)?;
+    let points = match map.get("points")? {
+        Value::String(text) => text.parse::<domain::Points>().ok(),
+        Value::Number(number) => number.to_string().parse::<domain::Points>().ok(),
+        _ => None,
+    }?;
+    Some((clients, points.into_decimal()))
 }
 
 #[cfg(test)]
@@ -170,6 +245,7 @@ mod tests {
             },
             inactivity_days: days,
             version: 3,
+            confirm: None,
         };
         let shortens = |to, from| change(to).shortens(&policy(from)).is_some();
         assert!(shortens(Some(3650), None));
@@ -223,7 +299,8 @@ mod tests {
             Ok(ExpiryChange {
                 expiry: "inactivity",
                 inactivity_days: Some(30),
-                version: 2
+                version: 2,
+                confirm: None
             })
         );
         assert_eq!(
@@ -235,8 +312,58 @@ mod tests {
             Ok(ExpiryChange {
                 expiry: "never",
                 inactivity_days: None,
-                version: 0
+                version: 0,
+                confirm: None
             })
         );
+    }
+
+    #[test]
+    fn a_change_that_takes_points_is_made_only_with_its_dry_runs_figures() {
+        use ExpiryPolicyRefusal::*;
+        let body = |confirm: Value| {
+            let mut body = json!({"expiry": "inactivity", "inactivityDays": 30, "version": 2});
+            body["confirm"] = confirm;
+            body
+        };
+        let read = |confirm| ExpiryChange::read(&body(confirm));
+        for bad in [
+            json!("yes"),
+            json!({"clients": 2}),
+            json!({"clients": -1, "points": "5"}),
+            json!({"clients": 2, "points": "x"}),
+            json!({"clients": 2, "points": "5", "at": 1}),
+        ] {
+            assert_eq!(read(bad.clone()), Err(BadConfirm), "{bad}");
+        }
+        let run = ExpiryDryRun {
+            as_of: NaiveDate::from_ymd_opt(2026, 12, 8).unwrap(),
+            clients: 2,
+            points: "200.5".to_owned(),
+        };
+        let refused = Err(NotConfirmed(2, "200.5".to_owned()));
+        assert_eq!(read(Value::Null).unwrap().confirms(&run), refused);
+        assert_eq!(
+            read(json!({"clients": 2, "points": "200.4"}))
+                .unwrap()
+                .confirms(&run),
+            refused
+        );
+        assert_eq!(
+            read(json!({"clients": 3, "points": "200.5"}))
+                .unwrap()
+                .confirms(&run),
+            refused
+        );
+        for same in [json!("200.50"), json!("200.5"), json!(200.5)] {
+            let confirm = json!({"clients": 2, "points": same});
+            assert_eq!(read(confirm).unwrap().confirms(&run), Ok(()), "{same}");
+        }
+        let nothing = ExpiryDryRun {
+            clients: 0,
+            points: "0".to_owned(),
+            ..run
+        };
+        assert_eq!(read(Value::Null).unwrap().confirms(&nothing), Ok(()));
     }
 }

@@ -11,11 +11,15 @@
 use std::collections::BTreeMap;
 use std::future::{Ready, ready};
 
+use actix_web::HttpMessage;
+use actix_web::body::MessageBody;
 use actix_web::dev::Payload;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
 use actix_web::{FromRequest, Handler, HttpRequest, Responder, web};
 use envelope::Refuses;
 use envelope::exposure::Origin;
-use service_identity::{Admitted, InternalRoute, Verifier};
+use service_identity::{Admitted, InternalRoute, Request, Verifier};
 use utoipa::IntoResponses;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::SecurityRequirement;
@@ -71,16 +75,39 @@ impl FromRequest for Acting {
     }
 }
 
-/// The call, if its credential is the operator service's and was made for this request.
+/// The call the [`door`] admitted.
 fn let_in(req: &HttpRequest) -> Result<Admitted, actix_web::Error> {
-    let door = req
+    req.extensions()
+        .get::<Admitted>()
+        .cloned()
+        .ok_or_else(|| unserved("a keeper route was served without its door"))
+}
+
+/// Every keeper route's first step, before any extractor: the credential must be the
+/// operator service's (its route list) and made for this very request, its body included
+/// (read here, then handed on unchanged). The admitted call is left in the request's
+/// extensions for [`Caller`] and [`Acting`].
+async fn door(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let keeper = req
         .app_data::<web::Data<Door>>()
+        .cloned()
         .ok_or_else(|| unserved("a keeper serves back-office routes without its Door"))?;
-    door.identity
-        .admit(req.headers(), door.route)
-        .map_err(BackOfficeRefusal::from)
-        .and_then(|admitted| access::bound_to(req, &admitted).map(|()| admitted))
-        .map_err(|refusal| refused(refusal.into()))
+    let admitted = keeper
+        .identity
+        .admit(req.headers(), keeper.route)
+        .map_err(|refusal| refused(BackOfficeRefusal::from(refusal).into()))?;
+    let body = req.extract::<web::Bytes>().await?;
+    let target = req.uri().path_and_query().map_or("", |pq| pq.as_str());
+    let received = Request::received(req.method().as_str(), target, &body);
+    let admitted = admitted
+        .made_for(&received)
+        .map_err(|refusal| refused(BackOfficeRefusal::from(refusal).into()))?;
+    req.set_payload(Payload::from(body));
+    req.extensions_mut().insert(admitted);
+    next.call(req).await
 }
 
 /// The table's route the request was matched to.
@@ -141,7 +168,11 @@ impl Keeping {
             contract.method.clone(),
             path,
             operation(route, self.answers.clone()),
-            move || web::route().to(handler.clone()),
+            move || {
+                web::route()
+                    .to(handler.clone())
+                    .wrap(actix_web::middleware::from_fn(door))
+            },
         )
         .with_schemas(contract.schemas.iter().cloned())
     }

@@ -20,6 +20,7 @@ pub mod keeper;
 pub mod occasions;
 pub mod offers;
 pub mod paging;
+pub mod reads;
 pub mod role;
 pub mod routes;
 

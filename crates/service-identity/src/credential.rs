@@ -1,7 +1,8 @@
 //! The credential one of our services sends with a call to another (`Authorization: Bearer`):
 //! a JWT signed with the caller's own Ed25519 key, naming the caller (`iss`) and the callee
-//! (`aud`), that expires within minutes. A back-office call's credential also carries the
-//! operator the operator service vouches for and the one request it is for.
+//! (`aud`), that expires within minutes. A credential that changes something (credits, the
+//! back office) is made for one request: it also names its method, path and query and the
+//! digest of its body, and a back-office one the operator the operator service vouches for.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,6 +23,8 @@ pub const LIFETIME: Duration = Duration::from_secs(300);
 pub const REUSE: Duration = Duration::from_secs(60);
 /// How long an operator's vouched request is good for: one call, its retries excluded.
 pub const VOUCHED_LIFETIME: Duration = Duration::from_secs(60);
+/// The longest credential read: ours are a few hundred bytes.
+const MAX_LENGTH: usize = 4096;
 /// How far apart two hosts' clocks may be.
 pub const LEEWAY: Duration = Duration::from_secs(30);
 
@@ -46,6 +49,16 @@ struct Claims {
     /// `<METHOD> <path and query>` of the one request it is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     request: Option<String>,
+    /// The SHA-256 of that request's body, base64url ([`digest`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    body: Option<String>,
+}
+
+/// The digest a credential names a request's body by: SHA-256, base64url.
+pub fn digest(body: &[u8]) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(body))
 }
 
 /// Signs this service's credentials.
@@ -77,8 +90,11 @@ impl Signer {
             .reused
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Reused only while it was signed in the last `REUSE`: a clock stepped back signs
+        // anew rather than send one that may be past its time.
         if let Some((credential, at)) = reused.get(&callee)
-            && now.saturating_sub(*at) < REUSE.as_secs()
+            && *at <= now
+            && now - *at < REUSE.as_secs()
         {
             return bearer(credential);
         }
@@ -87,16 +103,18 @@ impl Signer {
         bearer(&credential)
     }
 
-    /// The `Authorization` value of one back-office request, `method` to `path_and_query`,
-    /// made for `operator` (none for a read that names nobody).
+    /// The `Authorization` value of one request, `method` to `path_and_query` with `body`
+    /// (empty for none), made for `operator` (a back-office one; none for a read that names
+    /// nobody, or a service's own call).
     pub fn vouch(
         &self,
         callee: Service,
         operator: Option<Vouched>,
         method: &str,
         path_and_query: &str,
+        body: &[u8],
     ) -> String {
-        let request = format!("{method} {path_and_query}");
+        let request = Request::received(method, path_and_query, body);
         bearer(&self.sign(callee, VOUCHED_LIFETIME, operator, Some(request), now()))
     }
 
@@ -105,7 +123,7 @@ impl Signer {
         callee: Service,
         lifetime: Duration,
         operator: Option<Vouched>,
-        request: Option<String>,
+        request: Option<Request>,
         now: u64,
     ) -> String {
         let mut nonce = [0u8; 16];
@@ -117,13 +135,33 @@ impl Signer {
             exp: now + lifetime.as_secs(),
             jti: nonce.iter().map(|b| format!("{b:02x}")).collect(),
             operator,
-            request,
+            request: request.as_ref().map(|r| r.line.clone()),
+            body: request.map(|r| r.body),
         };
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(kid(self.me, &self.key.id));
         // Ed25519 over our own claims: nothing here can fail but a broken key, which
         // `OwnKey` never holds.
         jsonwebtoken::encode(&header, &claims, self.key.encoding()).unwrap_or_default()
+    }
+}
+
+/// The one request a credential is made for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// `<METHOD> <path and query>`.
+    pub line: String,
+    /// [`digest`] of its body.
+    pub body: String,
+}
+
+impl Request {
+    /// The request as it is sent, or as the callee received it.
+    pub fn received(method: &str, path_and_query: &str, body: &[u8]) -> Request {
+        Request {
+            line: format!("{method} {path_and_query}"),
+            body: digest(body),
+        }
     }
 }
 
@@ -155,8 +193,8 @@ pub struct Admitted {
     pub caller: Service,
     /// The operator vouched for, on a back-office call made for one.
     pub operator: Option<Vouched>,
-    /// `<METHOD> <path and query>`, on a back-office call.
-    pub request: Option<String>,
+    /// The one request it was made for, if it was.
+    pub request: Option<Request>,
 }
 
 /// Checks the credentials of calls to this service.
@@ -182,6 +220,23 @@ impl std::fmt::Debug for Signer {
             .field("me", &self.me)
             .field("key", &self.key)
             .finish_non_exhaustive()
+    }
+}
+
+impl Admitted {
+    /// `Unauthenticated` unless the credential was made for `received`, this very request:
+    /// one seen in transit is then good for nothing but the request it came with, unchanged,
+    /// within its minute.
+    pub fn made_for(self, received: &Request) -> Result<Admitted, Refusal> {
+        if self.request.as_ref() == Some(received) {
+            Ok(self)
+        } else {
+            tracing::warn!(
+                credential.request = self.request.as_ref().map_or("", |r| r.line.as_str()),
+                "service credential made for another request"
+            );
+            Err(Refusal::Unauthenticated("made for another request"))
+        }
     }
 }
 
@@ -220,6 +275,10 @@ impl Verifier {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .ok_or(Refusal::Unauthenticated("no bearer credential"))?;
+        // Ours are a few hundred bytes; a longer one costs a signature check for nothing.
+        if credential.len() > MAX_LENGTH {
+            return Err(Refusal::Unauthenticated("not a credential"));
+        }
         let header = jsonwebtoken::decode_header(credential)
             .map_err(|_| Refusal::Unauthenticated("not a credential"))?;
         let (signer, key) = header
@@ -244,8 +303,14 @@ impl Verifier {
                 "names another service than its key's",
             ));
         }
+        // A credential made for one request lives a minute, any other five.
+        let lifetime = if claims.request.is_some() {
+            VOUCHED_LIFETIME
+        } else {
+            LIFETIME
+        };
         if claims.iat > now + LEEWAY.as_secs()
-            || claims.exp.saturating_sub(claims.iat) > LIFETIME.as_secs()
+            || claims.exp.saturating_sub(claims.iat) > lifetime.as_secs()
         {
             return Err(Refusal::Unauthenticated(
                 "issued in the future or for too long",
@@ -254,10 +319,15 @@ impl Verifier {
         if !route.callers().contains(signer) {
             return Err(Refusal::NotAdmitted(*signer));
         }
+        let request = match (claims.request, claims.body) {
+            (Some(line), Some(body)) => Some(Request { line, body }),
+            (None, None) => None,
+            _ => return Err(Refusal::Unauthenticated("names half a request")),
+        };
         Ok(Admitted {
             caller: *signer,
             operator: claims.operator,
-            request: claims.request,
+            request,
         })
     }
 }

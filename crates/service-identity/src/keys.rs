@@ -93,8 +93,10 @@ impl OwnKey {
         )
     }
 
+    /// Whether it is one of the development issuer's keys, whatever id it is given: their
+    /// private halves are public knowledge.
     pub fn is_dev(&self) -> bool {
-        self.id == DEV_ONLY
+        self.id == DEV_ONLY || is_dev_public(&self.public)
     }
 }
 
@@ -103,6 +105,8 @@ impl OwnKey {
 #[derive(Clone, Default)]
 pub struct Trust {
     keys: HashMap<String, (Service, DecodingKey)>,
+    /// Each public key held, and the service it speaks for: one key speaks for one service.
+    publics: HashMap<[u8; 32], Service>,
 }
 
 impl std::fmt::Debug for Trust {
@@ -136,8 +140,13 @@ impl Trust {
                 .ok_or_else(|| {
                     format!("{service}:{id}: the public key is not 32 bytes of base64url")
                 })?;
-            ed25519_dalek::VerifyingKey::from_bytes(&bytes)
+            let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes)
                 .map_err(|_| format!("{service}:{id}: not an Ed25519 public key"))?;
+            if key.is_weak() {
+                return Err(format!(
+                    "{service}:{id}: a weak Ed25519 key, which any signature passes"
+                ));
+            }
             trust.insert(service, &id, &bytes)?;
         }
         if trust.keys.is_empty() {
@@ -164,6 +173,14 @@ impl Trust {
         if self.keys.contains_key(&kid) {
             return Err(format!("{kid}: named twice"));
         }
+        match self.publics.insert(*public, service) {
+            Some(other) if other != service => {
+                return Err(format!(
+                    "{kid}: the same public key as {other}'s: a key speaks for one service"
+                ));
+            }
+            _ => {}
+        }
         let key = DecodingKey::from_ed_components(&URL_SAFE_NO_PAD.encode(public))
             .map_err(|e| format!("{kid}: {e}"))?;
         self.keys.insert(kid, (service, key));
@@ -184,6 +201,7 @@ impl Trust {
         self.keys
             .keys()
             .any(|kid| kid.ends_with(&format!(":{DEV_ONLY}")))
+            || self.publics.keys().any(is_dev_public)
     }
 }
 
@@ -205,6 +223,16 @@ fn key_id(id: &str) -> Result<String, String> {
             "key id {id:?}: 1 to 64 letters, digits, dots, underscores or hyphens"
         ))
     }
+}
+
+/// Whether `public` is the development issuer's key of one of our services.
+fn is_dev_public(public: &[u8; 32]) -> bool {
+    Service::ALL.into_iter().any(|service| {
+        ed25519_dalek::SigningKey::from_bytes(&dev_seed(service))
+            .verifying_key()
+            .to_bytes()
+            == *public
+    })
 }
 
 fn dev_seed(service: Service) -> [u8; 32] {
@@ -249,6 +277,38 @@ mod tests {
         ] {
             assert!(Trust::parse(value).unwrap_err().contains(why), "{value}");
         }
+    }
+
+    #[test]
+    fn a_development_key_is_one_under_any_id_and_a_key_speaks_for_one_service() {
+        let dev = OwnKey::dev(Service::Order);
+        let seed = URL_SAFE_NO_PAD.encode(dev_seed(Service::Order));
+        assert!(OwnKey::parse(&format!("2026-12:{seed}")).unwrap().is_dev());
+        let renamed = format!(
+            "order-service:2026-12:{}",
+            URL_SAFE_NO_PAD.encode(dev.public)
+        );
+        assert!(Trust::parse(&renamed).unwrap().has_dev());
+        let (_, key) = OwnKey::generate("k1").unwrap();
+        let x = URL_SAFE_NO_PAD.encode(key.public);
+        let both = format!("order-service:k1:{x},operator-service:k1:{x}");
+        assert!(
+            Trust::parse(&both)
+                .unwrap_err()
+                .contains("a key speaks for one service")
+        );
+        let rotated = format!("order-service:k1:{x},order-service:k2:{x}");
+        assert!(Trust::parse(&rotated).is_ok());
+        // The identity point: every signature checks against it.
+        let weak = format!(
+            "order-service:k1:{}",
+            URL_SAFE_NO_PAD.encode({
+                let mut identity = [0u8; 32];
+                identity[0] = 1;
+                identity
+            })
+        );
+        assert!(Trust::parse(&weak).unwrap_err().contains("weak"));
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub enum Credential<'a> {
     ForRequest(&'a str, &'a str),
     /// The operator service's credential made for another service.
     ForCallee(Service),
+    /// The operator service's credential made for this request with another body.
+    ForBody(&'a str),
 }
 
 /// A back-office call: the operator service's credential and an operator unless a test
@@ -75,28 +77,37 @@ impl<'a> Call<'a> {
             id: id.to_owned(),
             role: role.to_owned(),
         });
-        let sign = |caller: Service, callee: Service, method: &str, sent: &str| {
-            crate::identity::signer(caller).vouch(callee, vouched.clone(), method, sent)
+        let body = self.body.map(|body| body.to_string()).unwrap_or_default();
+        let sign = |caller: Service, callee: Service, method: &str, sent: &str, body: &str| {
+            crate::identity::signer(caller).vouch(
+                callee,
+                vouched.clone(),
+                method,
+                sent,
+                body.as_bytes(),
+            )
         };
+        let (method, here) = (self.method.as_str(), keeper.service());
         let authorization = match self.credential {
             Credential::Nothing => None,
             Credential::Raw(raw) => Some(format!("Bearer {raw}")),
-            Credential::From(caller) => {
-                Some(sign(caller, keeper.service(), self.method.as_str(), &sent))
-            }
+            Credential::From(caller) => Some(sign(caller, here, method, &sent, &body)),
             Credential::ForRequest(method, path) => {
-                Some(sign(Service::Operator, keeper.service(), method, path))
+                Some(sign(Service::Operator, here, method, path, &body))
             }
             Credential::ForCallee(callee) => {
-                Some(sign(Service::Operator, callee, self.method.as_str(), &sent))
+                Some(sign(Service::Operator, callee, method, &sent, &body))
             }
+            Credential::ForBody(other) => Some(sign(Service::Operator, here, method, &sent, other)),
         };
         let mut request = keeper.client().request(self.method, url);
         if let Some(authorization) = authorization {
             request = request.header("authorization", authorization);
         }
-        if let Some(body) = self.body {
-            request = request.json(&body);
+        if !body.is_empty() {
+            request = request
+                .header("content-type", "application/json")
+                .body(body);
         }
         request.send().await.unwrap()
     }
@@ -154,6 +165,7 @@ pub async fn refuse_every_stranger(keeper: ::back_office::routes::Keeper, app: &
             Credential::ForRequest("TRACE", &here),
             Credential::ForRequest(method.as_str(), &other_query),
             Credential::ForCallee(other_callee),
+            Credential::ForBody(r#"{"points": "1000000"}"#),
         ] {
             let answer = call(credential, "super_admin").send(app).await;
             assert_eq!(answer, unauthenticated, "{route:?} with {credential:?}");

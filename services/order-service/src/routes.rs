@@ -123,8 +123,10 @@ fn kept(keeping: &Keeping, route: BackOfficeRoute) -> Option<server::Route> {
         CatalogAudit => keeping.serve(route, back_office::audit_trail),
         // The point service keeps these.
         ListOffers | CreateOffer | UpdateOffer | WithdrawOffer | PointsAudit | ClientPoints
-        | AdjustPoints | ListOccasions | CreateOccasion | UpdateOccasion | WithdrawOccasion
-        | ExpiryPolicy | ReplaceExpiryPolicy => return None,
+        | ClientReads | AdjustPoints | ListOccasions | CreateOccasion | UpdateOccasion
+        | WithdrawOccasion | ExpiryPolicy | ReplaceExpiryPolicy | DryRunExpiryPolicy => {
+            return None;
+        }
     })
 }
 

@@ -85,6 +85,7 @@ fn kept(keeping: &Keeping, route: BackOfficeRoute) -> Option<server::Route> {
         WithdrawOffer => keeping.serve(route, back_office::withdraw_offer),
         PointsAudit => keeping.serve(route, back_office::audit_trail),
         ClientPoints => keeping.serve(route, back_office::client_points),
+        ClientReads => keeping.serve(route, back_office::client_reads),
         AdjustPoints => keeping.serve(route, back_office::adjust),
         ListOccasions => keeping.serve(route, back_office::list_occasions),
         CreateOccasion => keeping.serve(route, back_office::create_occasion),
@@ -92,6 +93,7 @@ fn kept(keeping: &Keeping, route: BackOfficeRoute) -> Option<server::Route> {
         WithdrawOccasion => keeping.serve(route, back_office::withdraw_occasion),
         ExpiryPolicy => keeping.serve(route, back_office::expiry_policy),
         ReplaceExpiryPolicy => keeping.serve(route, back_office::replace_expiry_policy),
+        DryRunExpiryPolicy => keeping.serve(route, back_office::dry_run_expiry_policy),
         // The order service keeps these.
         ListBatches | IssueBatch | Batch | ExportBatch | WithdrawBatch | EarnRates
         | ReplaceEarnRates | CatalogAudit => return None,

@@ -17,6 +17,17 @@ fn from(caller: Service, callee: Service) -> String {
     testkit::identity::authorization(caller, callee)
 }
 
+/// The order service's credential for one credit, `body` as sent: made for that request alone.
+fn credit_of(body: &Value) -> String {
+    testkit::identity::signer(Service::Order).vouch(
+        Service::Point,
+        None,
+        "POST",
+        "/internal/v1/credits",
+        body.to_string().as_bytes(),
+    )
+}
+
 /// One HTTP/1.1 request written by hand, so that the path goes out exactly as given
 /// (an HTTP client would resolve `..` and `%2e%2e` first): `(status, body)`.
 async fn raw_request(
@@ -280,6 +291,9 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_calle
     forged.push(if last == 'A' { 'B' } else { 'A' });
     let order_to_auth = from(Service::Order, Service::Auth);
     let order_to_order = from(Service::Order, Service::Order);
+    let other_credit = credit_of(
+        &json!({"client_id": 1001, "points": "1", "reference": "gift-card:mallory", "reason": "gift_card"}),
+    );
     // The shared secret every service once held (scripts/dev.env's, before each service had
     // its own credential).
     let old_shared = "dev-only-internal-token-change-me-00000000000";
@@ -312,6 +326,14 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_calle
         (
             "the order service's credential for itself",
             vec![("Authorization", &order_to_order)],
+        ),
+        (
+            "the order service's credential made for no request",
+            vec![("Authorization", &order_to_point)],
+        ),
+        (
+            "the order service's credential made for another credit",
+            vec![("Authorization", &other_credit)],
         ),
     ];
     let profile = sys.auth("/internal/v1/clients/1001");
@@ -386,9 +408,12 @@ async fn internal_routes_are_unreachable_from_outside_and_guarded_by_their_calle
             "{caller}"
         );
     }
+    let made_for_it = [("Authorization", credit_of(&credit))];
+    let made_for_it: Vec<(&str, &str)> =
+        made_for_it.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (status, credited) = sys
         .stack
-        .call("POST", &credits, None, &token, Some(&credit))
+        .call("POST", &credits, None, &made_for_it, Some(&credit))
         .await;
     assert_eq!(
         (status, &credited["balance"]),

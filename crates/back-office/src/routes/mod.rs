@@ -112,6 +112,7 @@ pub enum Route {
     WithdrawOffer,
     PointsAudit,
     ClientPoints,
+    ClientReads,
     AdjustPoints,
     ListOccasions,
     CreateOccasion,
@@ -119,6 +120,7 @@ pub enum Route {
     WithdrawOccasion,
     ExpiryPolicy,
     ReplaceExpiryPolicy,
+    DryRunExpiryPolicy,
     ListBatches,
     IssueBatch,
     Batch,
@@ -150,13 +152,14 @@ const fn rule(
 
 impl Route {
     /// Every route, in the order the operator service registers and documents them.
-    pub const ALL: [Route; 21] = [
+    pub const ALL: [Route; 23] = [
         Route::ListOffers,
         Route::CreateOffer,
         Route::UpdateOffer,
         Route::WithdrawOffer,
         Route::PointsAudit,
         Route::ClientPoints,
+        Route::ClientReads,
         Route::AdjustPoints,
         Route::ListOccasions,
         Route::CreateOccasion,
@@ -164,6 +167,7 @@ impl Route {
         Route::WithdrawOccasion,
         Route::ExpiryPolicy,
         Route::ReplaceExpiryPolicy,
+        Route::DryRunExpiryPolicy,
         Route::ListBatches,
         Route::IssueBatch,
         Route::Batch,
@@ -189,14 +193,17 @@ impl Route {
                 rule(Points, "/offers/{id}", Admins, Some(Offer), NoQuery, true)
             }
             Route::PointsAudit => rule(Points, "/audit", Admins, None, Page, false),
+            // A read of a client's points names its operator: it is recorded (`reads`).
             Route::ClientPoints => rule(
                 Points,
                 "/clients/{id}/points",
                 Admins,
                 Some(Client),
                 History,
-                false,
+                true,
             ),
+            // Named so that the keeper checks the role itself: who looked is super_admin's.
+            Route::ClientReads => rule(Points, "/client-reads", SuperAdmin, None, Page, true),
             Route::AdjustPoints => rule(
                 Points,
                 "/clients/{id}/adjustments",
@@ -219,6 +226,14 @@ impl Route {
             Route::ReplaceExpiryPolicy => {
                 rule(Points, "/expiry-policy", Admins, None, NoQuery, true)
             }
+            Route::DryRunExpiryPolicy => rule(
+                Points,
+                "/expiry-policy/dry-run",
+                Admins,
+                None,
+                NoQuery,
+                true,
+            ),
             Route::ListBatches => rule(Orders, "/gift-code-batches", Admins, None, Page, false),
             Route::IssueBatch => rule(
                 Orders,
@@ -304,6 +319,7 @@ impl Route {
             Route::WithdrawOffer => document!(withdraw_offer),
             Route::PointsAudit => document!(points_audit),
             Route::ClientPoints => document!(client_points),
+            Route::ClientReads => document!(client_reads),
             Route::AdjustPoints => document!(adjust_points),
             Route::ListOccasions => document!(list_occasions),
             Route::CreateOccasion => document!(create_occasion),
@@ -311,6 +327,7 @@ impl Route {
             Route::WithdrawOccasion => document!(withdraw_occasion),
             Route::ExpiryPolicy => document!(expiry_policy),
             Route::ReplaceExpiryPolicy => document!(replace_expiry_policy),
+            Route::DryRunExpiryPolicy => document!(dry_run_expiry_policy),
             Route::ListBatches => document!(list_batches),
             Route::IssueBatch => document!(issue_batch),
             Route::Batch => document!(batch),

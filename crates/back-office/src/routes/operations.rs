@@ -10,7 +10,7 @@ use crate::adjustments::{AdjustmentBody, AdjustmentRecord, AdjustmentRefusal};
 use crate::audit::Page;
 use crate::clients::{ClientPoints, ClientRefusal};
 use crate::earn_rates::{EarnRateTable, EarnRateTableBody, RatesRefusal};
-use crate::expiry_policy::{ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal};
+use crate::expiry_policy::{ExpiryDryRun, ExpiryPolicy, ExpiryPolicyBody, ExpiryPolicyRefusal};
 use crate::gift_codes::{
     BatchBody, BatchCodes, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
 };
@@ -18,6 +18,7 @@ use crate::occasions::{
     OccasionChangeBody, OccasionCreateBody, OccasionList, OccasionRecord, OccasionRefusal,
 };
 use crate::offers::{OfferChangeBody, OfferCreateBody, OfferList, OfferRecord, OfferRefusal};
+use crate::reads::Page as ReadsPage;
 
 /// Every offer, on sale or not
 ///
@@ -79,11 +80,22 @@ pub fn points_audit() {}
 ///
 /// The balance object and a page of the history exactly as the app's `GET /points` and
 /// `GET /point-history` answer them (`page`, `limit` read as there), for support. Client data,
-/// so: admin, super_admin. Checks: token, role, the client.
+/// so: admin, super_admin; each read is recorded with its operator and client (the client
+/// reads' trail) before it is answered. Checks: token, role, the client.
 #[utoipa::path(get, path = "/clients/{id}/points", operation_id = "getClientPoints", tag = "client support",
     responses(ClientRefusal,
         (status = 200, description = "points", body = ClientPoints)))]
 pub fn client_points() {}
+
+/// Who read which client's points
+///
+/// A page of the reads of clients' points through the back office, newest first (`page`,
+/// `limit` as the other lists): the operator (the token's `sub` and role), the client, when.
+/// A trail of its own, apart from the changes': super_admin only.
+#[utoipa::path(get, path = "/loyalty/client-reads", operation_id = "listClientReads",
+    tag = "loyalty audit",
+    responses((status = 200, description = "page", body = ReadsPage)))]
+pub fn client_reads() {}
 
 /// Adjust a client's points
 ///
@@ -150,14 +162,28 @@ pub fn expiry_policy() {}
 /// Whole, from the version read: a replacement made from an older version is refused (409),
 /// so that of two operators editing at once the second does not undo the first. A window
 /// where there was none, or a shorter one, takes clients' points sooner: refused to an
-/// admin (403), a super_admin's (counted and alerted). The balance's
-/// `pointsExpirationDate` and the next expiry run follow it at once. Recorded in the audit
-/// trail. Roles: admin, super_admin. Checks: token, role, body, version, a shorter window.
+/// admin (403), a super_admin's (counted and alerted); and if it would take points in the next
+/// expiry run, made only with its dry run's figures sent back as `confirm` (409 without them,
+/// naming them). The balance's `pointsExpirationDate` and the next expiry run follow it at
+/// once. Recorded in the audit trail. Roles: admin, super_admin. Checks: token, role, body,
+/// version, a shorter window, the confirmation.
 #[utoipa::path(put, path = "/expiry-policy", operation_id = "replaceExpiryPolicy", tag = "expiry policy",
     request_body = ExpiryPolicyBody,
     responses(ExpiryPolicyRefusal,
         (status = 200, description = "replaced", body = ExpiryPolicy)))]
 pub fn replace_expiry_policy() {}
+
+/// What an expiry policy would take
+///
+/// The clients and points the next expiry run would take if the policy were the one sent (a
+/// replacement's body; its version and confirm are not read); nothing is changed. A
+/// replacement that would take any is made only with these figures as its `confirm`. Roles:
+/// admin, super_admin. Checks: token, role, body.
+#[utoipa::path(post, path = "/expiry-policy/dry-run", operation_id = "dryRunExpiryPolicy",
+    tag = "expiry policy", request_body = ExpiryPolicyBody,
+    responses(Only<ExpiryPolicyRefusal, 400>,
+        (status = 200, description = "what the next run would take", body = ExpiryDryRun)))]
+pub fn dry_run_expiry_policy() {}
 
 /// The gift-code batches
 ///

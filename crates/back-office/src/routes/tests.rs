@@ -76,14 +76,24 @@ fn the_contracts_are_looked_up_by_the_routes_place_in_all() {
 }
 
 #[test]
-fn the_keeper_is_told_the_operator_for_every_change_and_for_each_read_of_codes() {
+fn the_keeper_is_told_the_operator_for_every_change_and_for_each_recorded_or_guarded_read() {
     let named: Vec<Route> = Route::ALL
         .into_iter()
         .filter(|route| route.rule().names_operator)
         .filter(|route| route.contract().method == HttpMethod::Get)
         .collect();
-    // Reading a batch's codes is holding its points: the order service records who did.
-    assert_eq!(named, [Route::Batch, Route::ExportBatch]);
+    // Reading a client's points is recorded with its operator (the point service's reads
+    // trail), and so is reading a batch's codes, which is holding its points (the order
+    // service's trail); the reads trail itself is super_admin's, checked by the keeper too.
+    assert_eq!(
+        named,
+        [
+            Route::ClientPoints,
+            Route::ClientReads,
+            Route::Batch,
+            Route::ExportBatch
+        ]
+    );
 }
 
 #[test]

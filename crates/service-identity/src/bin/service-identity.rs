@@ -7,6 +7,10 @@
 //! or, unset, the development issuer's key: for a person or a tool (`make fuzz-api`) calling
 //! an internal route by hand.
 //!
+//! `service-identity trust-entry <service> <SERVICE_IDENTITY_KEY value>`: the public entry of
+//! that key (`dev-only`: the development issuer's key of `service`), as its callees' trust
+//! lists must hold it (read by `scripts/service-identities.py`).
+//!
 //! `service-identity callers`: each callee and the services that may call it, one line each
 //! (`point-service order-service operator-service`), as `scripts/check-deploy.sh` compares
 //! them with the Kubernetes render.
@@ -16,7 +20,8 @@ use std::process::ExitCode;
 use service_identity::{InternalRoute, OwnKey, Service, Signer};
 
 const USAGE: &str = "usage: service-identity keygen <service> <key id> | \
-                     service-identity credential <caller> <callee> | service-identity callers";
+                     service-identity credential <caller> <callee> | \
+                     service-identity trust-entry <service> <key> | service-identity callers";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -61,6 +66,27 @@ fn main() -> ExitCode {
             let authorization = Signer::new(caller, key).authorization(callee);
             println!("{}", authorization.trim_start_matches("Bearer "));
             ExitCode::SUCCESS
+        }
+        ["trust-entry", service, value] => {
+            let Some(service) = Service::from_name(service) else {
+                eprintln!("{service}: not one of our services ({USAGE})");
+                return ExitCode::from(2);
+            };
+            let key = if *value == service_identity::keys::DEV_ONLY {
+                Ok(OwnKey::dev(service))
+            } else {
+                OwnKey::parse(value)
+            };
+            match key {
+                Ok(key) => {
+                    println!("{}", key.trust_entry(service));
+                    ExitCode::SUCCESS
+                }
+                Err(why) => {
+                    eprintln!("{why}");
+                    ExitCode::from(2)
+                }
+            }
         }
         ["callers"] => {
             for callee in Service::ALL {

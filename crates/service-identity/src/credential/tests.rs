@@ -156,20 +156,35 @@ fn a_vouched_request_carries_its_operator_and_request() {
         id: "op-7".into(),
         role: "admin".into(),
     };
-    let authorization = operator.vouch(
-        Service::Point,
-        Some(vouched.clone()),
-        "POST",
-        "/internal/v1/back-office/offers",
-    );
+    let path = "/internal/v1/back-office/offers";
+    let body = br#"{"pointAmount": "5"}"#;
+    let authorization = operator.vouch(Service::Point, Some(vouched.clone()), "POST", path, body);
     let admitted = point()
         .admit(&headers(&authorization), InternalRoute::PointBackOffice)
         .unwrap();
     assert_eq!(admitted.operator, Some(vouched));
-    assert_eq!(
-        admitted.request.as_deref(),
-        Some("POST /internal/v1/back-office/offers")
-    );
+    let sent = Request::received("POST", path, body);
+    assert!(admitted.clone().made_for(&sent).is_ok());
+    // The same credential with another body, path, query or method: refused.
+    for other in [
+        Request::received("POST", path, br#"{"pointAmount": "5000"}"#),
+        Request::received("POST", path, b""),
+        Request::received("POST", "/internal/v1/back-office/occasions", body),
+        Request::received("POST", &format!("{path}?x=1"), body),
+        Request::received("PUT", path, body),
+    ] {
+        assert_eq!(
+            admitted.clone().made_for(&other),
+            Err(Refusal::Unauthenticated("made for another request")),
+            "{other:?}"
+        );
+    }
+    // One made for no request is good for none of these.
+    let plain = operator.authorization(Service::Point);
+    let plain = point()
+        .admit(&headers(&plain), InternalRoute::PointBackOffice)
+        .unwrap();
+    assert!(plain.made_for(&sent).is_err());
 }
 
 #[test]
@@ -212,5 +227,53 @@ fn a_key_rotates_with_no_refused_call() {
         Err(Refusal::Unauthenticated(
             "signed with a key not trusted here"
         ))
+    );
+}
+
+#[test]
+fn a_vouched_credential_lives_a_minute_and_an_oversized_one_is_not_read() {
+    let operator = dev_signer(Service::Operator);
+    let request = Some(Request::received(
+        "GET",
+        "/internal/v1/back-office/offers",
+        b"",
+    ));
+    let long = operator.sign(Service::Point, LIFETIME, None, request.clone(), now());
+    assert_eq!(
+        point().admit(&headers(&bearer(&long)), InternalRoute::PointBackOffice),
+        Err(Refusal::Unauthenticated(
+            "issued in the future or for too long"
+        ))
+    );
+    let minute = operator.sign(Service::Point, VOUCHED_LIFETIME, None, request, now());
+    assert!(
+        point()
+            .admit(&headers(&bearer(&minute)), InternalRoute::PointBackOffice)
+            .is_ok()
+    );
+    let padded = format!("Bearer {}", "a".repeat(MAX_LENGTH + 1));
+    assert_eq!(
+        point().admit(&headers(&padded), InternalRoute::PointBackOffice),
+        Err(Refusal::Unauthenticated("not a credential"))
+    );
+}
+
+#[test]
+fn a_clock_stepped_back_signs_anew() {
+    let order = dev_signer(Service::Order);
+    let first = order.authorization(Service::Point);
+    // As if the last credential had been signed ten minutes from now.
+    order
+        .reused
+        .lock()
+        .unwrap()
+        .entry(Service::Point)
+        .and_modify(|(_, at)| *at += 600);
+    let again = order.authorization(Service::Point);
+    assert_ne!(first, again);
+    assert!(
+        point()
+            .admit(&headers(&again), InternalRoute::Credits)
+            .is_ok()
     );
 }

@@ -3,8 +3,8 @@
 //! (gift-code batches, the earn-rate table). The operator routes over that data are relayed,
 //! once the operator's token and role are checked here, to the keeper's
 //! `/internal/v1/back-office` routes with this service's own credential, made for that one
-//! request and vouching for the operator (id and role), whom the keeper records in the
-//! change's audit row. Its answers pass on unchanged: a success
+//! request (its method, path, query and body) and vouching for the operator (id and role),
+//! whom the keeper records in the change's audit row. Its answers pass on unchanged: a success
 //! (with its content type: a CSV stays a CSV), or a refusal in the operator API's shape (the
 //! keepers answer the back office's refusals so). A keeper that is busy (503) is answered
 //! as the operator service's own busy database is, 503, which the panel may retry. Anything
@@ -114,7 +114,10 @@ impl Upstream {
             role: operator.role.as_str().to_owned(),
         });
         let (callee, _) = self.keeper.service();
-        let authorization = self.signer.vouch(callee, vouched, method.as_str(), &sent);
+        let sent_body = body.as_deref().unwrap_or_default();
+        let authorization = self
+            .signer
+            .vouch(callee, vouched, method.as_str(), &sent, sent_body);
         let mut request = http
             .request(method, target)
             .header(reqwest::header::AUTHORIZATION, authorization);

@@ -31,6 +31,20 @@ fn routes() -> Vec<Route> {
         ("GET", "/offers".to_owned(), None, everyone, POINTS),
         ("GET", "/loyalty/audit".to_owned(), None, admins, POINTS),
         (
+            "GET",
+            "/loyalty/client-reads".to_owned(),
+            None,
+            super_admin,
+            POINTS,
+        ),
+        (
+            "POST",
+            "/expiry-policy/dry-run".to_owned(),
+            Some(json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1})),
+            admins,
+            POINTS,
+        ),
+        (
             "POST",
             "/offers".to_owned(),
             Some(json!({"pointAmount": 1, "amount": 1})),
@@ -163,6 +177,7 @@ async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_ch
             let suffix = match path.as_str() {
                 "/loyalty/audit" => "/audit",
                 "/loyalty/catalog-audit" => "/catalog-audit",
+                "/loyalty/client-reads" => "/client-reads",
                 other => other,
             };
             assert_eq!(answer["service"], json!(keeper), "{method} {path}");
@@ -180,9 +195,14 @@ async fn every_role_on_every_back_office_route_and_nothing_relayed_before_the_ch
             };
             assert_eq!(answer["request"], json!(format!("{method} {sent}")));
             assert_eq!(answer["body"], body.clone().unwrap_or(Value::Null));
-            // A change names its operator for the audit row, and so does a read of a batch's
-            // codes (who saw vouchers); any other read names none.
-            let named = if method == "GET" && !path.starts_with("/gift-code-batches/") {
+            // A change names its operator for the audit row, and so do a read of a batch's
+            // codes (who saw vouchers) and of a client's points (who looked), and the read of
+            // who looked (super_admin's, checked again by the keeper); any other read names
+            // none.
+            let recorded = path.starts_with("/gift-code-batches/")
+                || path.starts_with("/clients/")
+                || path == "/loyalty/client-reads";
+            let named = if method == "GET" && !recorded {
                 (Value::Null, Value::Null)
             } else {
                 (json!("op-1"), json!(role.as_str()))

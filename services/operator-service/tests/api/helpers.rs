@@ -10,7 +10,7 @@ use operator_service::auth::{OperatorKeys, Role};
 use operator_service::config::Config;
 use serde_json::{Value, json};
 use server::Secret;
-use service_identity::{InternalRoute, Service};
+use service_identity::{InternalRoute, Request, Service};
 
 pub const SECRET: &str = "test-operator-secret-0123456789abcdef0123";
 
@@ -36,7 +36,11 @@ fn stand_in(service: &'static str) -> String {
                 } else {
                     (Service::Order, InternalRoute::OrderBackOffice)
                 };
-                let Ok(admitted) = testkit::identity::verifier(me).admit(req.headers(), route)
+                let target = req.uri().path_and_query().map_or("", |pq| pq.as_str());
+                let received = Request::received(req.method().as_str(), target, &body);
+                let Ok(admitted) = testkit::identity::verifier(me)
+                    .admit(req.headers(), route)
+                    .and_then(|admitted| admitted.made_for(&received))
                 else {
                     return HttpResponse::Unauthorized().json(json!({"statusCode": 401,
                     "message": "invalid service credential", "error": "Unauthorized"}));
@@ -67,7 +71,7 @@ fn stand_in(service: &'static str) -> String {
                     "path": path,
                     "query": req.query_string(),
                     "caller": admitted.caller.name(),
-                    "request": admitted.request,
+                    "request": admitted.request.map(|r| r.line),
                     "operatorId": admitted.operator.as_ref().map(|o| o.id.clone()),
                     "operatorRole": admitted.operator.as_ref().map(|o| o.role.clone()),
                     "body": serde_json::from_slice::<Value>(&body).ok(),

@@ -19,7 +19,7 @@ enum Admits {
     SuperAdmin,
 }
 
-const ROUTES: [(&str, &str, Admits); 29] = [
+const ROUTES: [(&str, &str, Admits); 31] = [
     ("get", "/api/v1/operator/services", Admits::All),
     ("post", "/api/v1/operator/services", Admits::Admins),
     (
@@ -57,9 +57,19 @@ const ROUTES: [(&str, &str, Admits); 29] = [
     ("get", "/api/v1/operator/expiry-policy", Admits::All),
     ("put", "/api/v1/operator/expiry-policy", Admits::Admins),
     (
+        "post",
+        "/api/v1/operator/expiry-policy/dry-run",
+        Admits::Admins,
+    ),
+    (
         "get",
         "/api/v1/operator/clients/{id}/points",
         Admits::Admins,
+    ),
+    (
+        "get",
+        "/api/v1/operator/loyalty/client-reads",
+        Admits::SuperAdmin,
     ),
     ("get", "/api/v1/operator/gift-code-batches", Admits::Admins),
     (

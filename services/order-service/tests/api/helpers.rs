@@ -203,20 +203,28 @@ fn fake_point_service(fail: Arc<AtomicBool>, credits: Arc<Mutex<Vec<Value>>>) ->
         App::new()
             .route(
                 "/internal/v1/credits",
-                web::post().to(move |req: HttpRequest, body: web::Json<Value>| {
+                web::post().to(move |req: HttpRequest, raw: web::Bytes| {
                     let credits = credits.clone();
                     let fail = fail.load(Ordering::SeqCst);
                     async move {
                         if fail {
                             return HttpResponse::ServiceUnavailable().finish();
                         }
-                        let mut body = body.0;
-                        // Who the credential says called, if the point service would admit it.
+                        let mut body: Value = serde_json::from_slice(&raw).unwrap();
+                        // Who the credential says called, if the point service would admit it
+                        // for this very request and body.
                         let verifier =
                             testkit::identity::verifier(service_identity::Service::Point);
+                        let target = req.uri().path_and_query().map_or("", |pq| pq.as_str());
+                        let received = service_identity::Request::received(
+                            req.method().as_str(),
+                            target,
+                            &raw,
+                        );
                         body["caller"] = json!(
                             verifier
                                 .admit(req.headers(), service_identity::InternalRoute::Credits)
+                                .and_then(|admitted| admitted.made_for(&received))
                                 .ok()
                                 .map(|admitted| admitted.caller.name())
                         );

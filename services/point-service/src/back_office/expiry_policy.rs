@@ -3,10 +3,12 @@
 //! use next). A replacement names the version it was made from: under the row's lock (or,
 //! with no row yet, the singleton key) a stale one is refused, and the new version is the
 //! sequence's next (never one handed out before, whatever a seed deleted). With its audit
-//! row, in one transaction.
+//! row, in one transaction. A shortening is a super_admin's, and if the next expiry run would
+//! take points under it, made only with the figures of its dry run (`dry_run`), read under
+//! the same lock.
 
 use ::back_office::audit::Action;
-use back_office::expiry_policy::{ExpiryChange, ExpiryPolicy, ExpiryPolicyRefusal};
+use back_office::expiry_policy::{ExpiryChange, ExpiryDryRun, ExpiryPolicy, ExpiryPolicyRefusal};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -14,6 +16,8 @@ use serde_json::Value;
 
 use crate::db::schema::point_settings;
 use crate::error::PointError;
+use crate::expiry::preview;
+use crate::expiry::rule::Policy;
 use ::back_office::audit::{self, snapshot};
 use back_office::access::ActingOperator;
 use back_office::role::Role;
@@ -51,6 +55,23 @@ fn policy(row: Option<Row>) -> ExpiryPolicy {
     }
 }
 
+/// What the next expiry run would take under `change`'s policy.
+pub async fn dry_run(
+    conn: &mut AsyncPgConnection,
+    change: &ExpiryChange,
+) -> QueryResult<ExpiryDryRun> {
+    let policy = change
+        .inactivity_days
+        .and_then(|days| u64::try_from(days).ok())
+        .map(Policy::after_days);
+    let take = preview::next_run(conn, policy).await?;
+    Ok(ExpiryDryRun {
+        as_of: take.as_of,
+        clients: take.clients,
+        points: back_office::decimal_text(&take.points),
+    })
+}
+
 pub async fn read(conn: &mut AsyncPgConnection) -> QueryResult<ExpiryPolicy> {
     let row: Option<Row> = point_settings::table
         .select(COLUMNS)
@@ -81,6 +102,10 @@ pub async fn replace(
             && operator.role != Role::SuperAdmin
         {
             return Err(refusal.into());
+        }
+        if shortened.is_some() {
+            // Points the next run would take: only with the dry run's figures, as of now.
+            change.confirms(&dry_run(conn, &change).await?)?;
         }
         let values = (
             point_settings::expiry.eq(change.expiry),

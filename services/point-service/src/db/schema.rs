@@ -225,6 +225,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    back_office_reads (id) {
+        id -> Int8,
+        operator_id -> Text,
+        role -> Text,
+        client_id -> Int8,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     support_adjustments (reference) {
         reference -> Text,
         client_id -> Int8,

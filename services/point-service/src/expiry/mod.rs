@@ -1,8 +1,10 @@
 //! Points expiry: the rule that dates a client's points (`rule`, which the balance answers),
 //! the job that takes them once the date has passed (`job`, `point-service expire-points`)
-//! and the report of the clients whose points expire soon (`report`, `point-service
-//! expiring`).
+//! the report of the clients whose points expire soon (`report`, `point-service expiring`)
+//! and what the next run would take under another policy (`preview`, the back office's dry
+//! run).
 
 pub mod job;
+pub mod preview;
 pub mod report;
 pub mod rule;

@@ -15,6 +15,7 @@ use back_office::keeper::{Acting, Caller};
 use back_office::occasions::{OccasionFields, OccasionList};
 use back_office::offers::{OfferFields, OfferList};
 use back_office::paging::Paging;
+use back_office::reads;
 use back_office::routes::IdText;
 
 use crate::back_office::adjustments::{self, Adjusted};
@@ -108,19 +109,35 @@ pub async fn audit_trail(
 /// A client's points as the app sees them
 ///
 /// The balance and a page of the history (`page`, `limit` read as the app's history reads
-/// them). Checks: the token, the client (the auth service's).
+/// them), once the read is recorded with its operator (`back_office::reads`): a read that
+/// could not be recorded is not answered. Checks: the caller and the operator, the client
+/// (the auth service's).
 pub async fn client_points(
     state: web::Data<AppState>,
-    _caller: Caller,
+    Acting(operator): Acting,
     id: IdText,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PointError> {
     let client_id = known_client(&state, &id).await?;
     let (page, limit) = super::points::page(&query);
     let mut conn = state.pool.get().await?;
+    reads::record(&mut conn, &operator, client_id).await?;
     let balance = balance::balance(&mut conn, client_id).await?;
     let history = balance::history(&mut conn, client_id, page, limit).await?;
     Ok(HttpResponse::Ok().json(ClientPoints { balance, history }))
+}
+
+/// Who read which client's points
+///
+/// A page of the reads, newest first; the keeper checks that its operator is a super_admin.
+pub async fn client_reads(
+    state: web::Data<AppState>,
+    _operator: Acting,
+    query: web::Query<Vec<(String, String)>>,
+) -> Result<HttpResponse, PointError> {
+    let mut conn = state.pool.get().await?;
+    let paging = Paging::from_pairs(&query);
+    Ok(HttpResponse::Ok().json(reads::page(&mut conn, paging).await?))
 }
 
 /// Adjust a client's points
@@ -231,4 +248,17 @@ pub async fn replace_expiry_policy(
     let change = ExpiryChange::read(&json_body(&raw))?;
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(expiry_policy::replace(&mut conn, &operator, change).await?))
+}
+
+/// What an expiry policy would take
+///
+/// The next expiry run's take under the policy sent, nothing changed.
+pub async fn dry_run_expiry_policy(
+    state: web::Data<AppState>,
+    _operator: Acting,
+    raw: web::Bytes,
+) -> Result<HttpResponse, PointError> {
+    let change = ExpiryChange::read(&json_body(&raw))?;
+    let mut conn = state.pool.get().await?;
+    Ok(HttpResponse::Ok().json(expiry_policy::dry_run(&mut conn, &change).await?))
 }

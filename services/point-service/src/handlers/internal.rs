@@ -32,11 +32,11 @@ pub struct CreditBody {
 
 /// Credit a client once per reference
 ///
-/// For the order service only (a gift-card code's redemption): a credential missing, forged
-/// or expired is `InternalRefusal::Unauthenticated`, one of another service `NotAdmitted`; a
-/// field missing or of another kind is `BadBody`. The same reference
-/// again answers the first result and credits nothing; with another client or amount it is
-/// `ReferenceUsed`.
+/// For the order service only (a gift-card code's redemption): a credential missing, forged,
+/// expired or made for another request or body is `InternalRefusal::Unauthenticated`, one of
+/// another service `NotAdmitted`; a field missing or of another kind is `BadBody`. The same
+/// reference again answers the first result and credits nothing; with another client or
+/// amount it is `ReferenceUsed`.
 #[utoipa::path(post, path = "/credits", operation_id = "creditPoints", tag = "internal",
     security(("service" = [])),
     request_body = CreditBody,
@@ -48,7 +48,12 @@ pub async fn credit(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, PointError> {
-    internal_access::admit(&req, &state, service_identity::InternalRoute::Credits)?;
+    internal_access::admit(
+        &req,
+        &state,
+        service_identity::InternalRoute::Credits,
+        &body,
+    )?;
     let body = super::json_body(&body);
     let client_id = body
         .get("client_id")

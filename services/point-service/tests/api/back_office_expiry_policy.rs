@@ -42,10 +42,17 @@ async fn a_new_policy_moves_the_expiry_date_and_a_stale_one_is_refused() {
         .unwrap()
     };
 
-    // A shorter window takes points sooner: a super_admin's to set.
+    // A shorter window takes points sooner: a super_admin's to set, with its dry run's
+    // figures when the next run would take any (issue 40).
+    let mut thirty = json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1});
+    let (_, dry) = call(reqwest::Method::POST, "/expiry-policy/dry-run")
+        .body(thirty.clone())
+        .send(&app)
+        .await;
+    thirty["confirm"] = json!({"clients": dry["clients"], "points": dry["points"]});
     let (status, replaced) = call(reqwest::Method::PUT, POLICY)
         .by_role("super_admin")
-        .body(json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1}))
+        .body(thirty)
         .send(&app)
         .await;
     assert_eq!(status, 200, "{replaced}");
@@ -144,7 +151,9 @@ async fn of_replacements_from_one_version_at_once_one_is_made() {
     app.sql("DELETE FROM point_settings").await;
     let mut version = 0;
     for _ in 0..2 {
-        let tries = (1..=8).map(|days| {
+        // Windows of a century or so: they take nothing in the next run, so no confirmation
+        // is asked for, and the version alone decides.
+        let tries = (36_491..=36_498).map(|days| {
             call(reqwest::Method::PUT, POLICY)
                 .by_role("super_admin")
                 .body(json!({"expiry": "inactivity", "inactivityDays": days, "version": version}))
@@ -284,4 +293,138 @@ async fn an_admin_may_lengthen_the_window_and_only_a_super_admin_shorten_it() {
     assert_eq!(status, 200, "{shortened}");
     let scraped = testkit::metrics::scrape(&app.client, &app.base).await;
     assert_eq!(testkit::metrics::value(&scraped, passed), Some(1.0));
+}
+
+/// A shortening that would take points in the next expiry run is made only with its dry run's
+/// figures, which are exactly what the run then takes: clients 7001 to 7004 earned 40 days
+/// ago (7004 has spent everything since), 7005 earned 10 days ago, 7006 40 days ago but earned
+/// again yesterday. From 365 days to 30, the next run takes 7001 to 7003's whole balances,
+/// besides what it takes from the fixture's clients.
+#[tokio::test]
+async fn a_shortening_that_takes_points_needs_its_dry_runs_figures_which_the_run_then_takes() {
+    use std::ops::ControlFlow;
+
+    use point_service::expiry::job;
+
+    let app = spawn_app().await;
+    let thirty = json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1});
+    let dry_run = || async {
+        let (status, dry) = call(reqwest::Method::POST, "/expiry-policy/dry-run")
+            .body(thirty.clone())
+            .send(&app)
+            .await;
+        assert_eq!(status, 200, "{dry}");
+        dry
+    };
+    // What the fixture's own clients would lose, before ours are added.
+    let fixture = dry_run().await;
+    let decimal = |v: &serde_json::Value| {
+        v.as_str()
+            .unwrap()
+            .parse::<bigdecimal::BigDecimal>()
+            .unwrap()
+    };
+    let clients = fixture["clients"].as_i64().unwrap() + 3;
+    let points = (decimal(&fixture["points"])
+        + "123.5001".parse::<bigdecimal::BigDecimal>().unwrap())
+    .normalized()
+    .to_plain_string();
+    app.sql(
+        "INSERT INTO point_accounts (client_id, balance) VALUES
+           (7001, 100.5), (7002, 20.0001), (7003, 3), (7004, 0), (7005, 50), (7006, 70);
+         INSERT INTO point_entries (client_id, kind, points, created_at) VALUES
+           (7001, 'earn', 100.5, now() - interval '40 days'),
+           (7002, 'earn', 20.0001, now() - interval '40 days'),
+           (7003, 'earn', 3, now() - interval '40 days'),
+           (7004, 'earn', 9, now() - interval '40 days'),
+           (7004, 'spend', -9, now() - interval '39 days'),
+           (7005, 'earn', 50, now() - interval '10 days'),
+           (7006, 'earn', 60, now() - interval '40 days'),
+           (7006, 'earn', 10, now() - interval '1 day');",
+    )
+    .await;
+    let dry = dry_run().await;
+    let keys: Vec<&str> = dry
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["asOf", "clients", "points"]);
+    assert_eq!(
+        (&dry["clients"], &dry["points"]),
+        (&json!(clients), &json!(points))
+    );
+    let tomorrow = chrono::Utc::now()
+        .with_timezone(&chrono_tz::Asia::Riyadh)
+        .date_naive()
+        .succ_opt()
+        .unwrap();
+    assert_eq!(dry["asOf"], json!(tomorrow.to_string()));
+
+    // Without the figures, or with others: 409 naming them, nothing changed.
+    let not_confirmed = (
+        409,
+        operator_refusal(
+            409,
+            "EXPIRY_NOT_CONFIRMED",
+            &format!(
+                "this change takes {points} points from {clients} clients in the next expiry \
+                 run: send its dry run's figures as confirm to make it"
+            ),
+        ),
+    );
+    // The fixture's figures alone: those of another moment.
+    let mut other = thirty.clone();
+    other["confirm"] = json!({"clients": fixture["clients"], "points": fixture["points"]});
+    for body in [thirty.clone(), other] {
+        let answer = call(reqwest::Method::PUT, POLICY)
+            .by_role("super_admin")
+            .body(body)
+            .send(&app)
+            .await;
+        assert_eq!(answer, not_confirmed);
+    }
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM back_office_audit")
+            .await,
+        0
+    );
+    let mut confirmed = thirty.clone();
+    confirmed["confirm"] = json!({"clients": clients, "points": points});
+    let (status, policy) = call(reqwest::Method::PUT, POLICY)
+        .by_role("super_admin")
+        .body(confirmed)
+        .send(&app)
+        .await;
+    assert_eq!(
+        (status, &policy["inactivityDays"]),
+        (200, &json!(30)),
+        "{policy}"
+    );
+
+    // The run then takes exactly the figures confirmed.
+    let mut conn = app.database.connect().await;
+    let options = job::Options {
+        today: None,
+        batch_size: 2,
+        dry_run: false,
+    };
+    let summary = job::run(&mut conn, options, |_| ControlFlow::Continue(()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            summary.clients_expired,
+            summary.points_expired.normalized().to_plain_string()
+        ),
+        (clients as u64, points.clone())
+    );
+    for (client, left) in [(7001, "0"), (7004, "0"), (7005, "50"), (7006, "70")] {
+        assert_eq!(
+            app.balance(client).await.1["points"],
+            json!(left),
+            "{client}"
+        );
+    }
 }

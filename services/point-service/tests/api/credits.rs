@@ -6,19 +6,31 @@ use service_identity::Service;
 
 use crate::helpers::*;
 
+/// `body` to the credits route, with `token` as its `Authorization`, or the order
+/// service's own credential made for it ([`ORDER`]).
 async fn credit(app: &TestApp, body: &Value, token: Option<&str>) -> (u16, Value) {
-    let mut request = app.client.post(app.url(paths::CREDITS)).json(body);
-    if let Some(token) = token {
-        request = request.header("authorization", token);
+    let text = body.to_string();
+    let mut request = app
+        .client
+        .post(app.url(paths::CREDITS))
+        .header("content-type", "application/json")
+        .body(text.clone());
+    match token {
+        Some(ORDER) => request = request.header("authorization", from_order(&text)),
+        Some(token) => request = request.header("authorization", token),
+        None => {}
     }
     answer(request.send().await.unwrap()).await
 }
+
+/// Stands for the order service's own credential, made for the request sent.
+const ORDER: &str = "the order service's";
 
 #[tokio::test]
 async fn a_reference_credits_once_and_answers_the_first_result_again() {
     let app = spawn_app().await;
     let body = json!({"client_id": OMAR, "points": "100", "reference": "gift-card:1", "reason": "gift_card"});
-    let first = credit(&app, &body, Some(&FROM_ORDER)).await;
+    let first = credit(&app, &body, Some(ORDER)).await;
     assert_eq!(
         first,
         (
@@ -28,16 +40,16 @@ async fn a_reference_credits_once_and_answers_the_first_result_again() {
     );
     app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(
-        credit(&app, &body, Some(&FROM_ORDER)).await,
+        credit(&app, &body, Some(ORDER)).await,
         first,
         "the first answer, balance included"
     );
     assert_eq!(app.balance_of(OMAR).await, "200");
 
     let other_amount = json!({"client_id": OMAR, "points": "50", "reference": "gift-card:1", "reason": "gift_card"});
-    assert_eq!(credit(&app, &other_amount, Some(&FROM_ORDER)).await.0, 409);
+    assert_eq!(credit(&app, &other_amount, Some(ORDER)).await.0, 409);
     let other_client = json!({"client_id": NOURA, "points": "100", "reference": "gift-card:1", "reason": "gift_card"});
-    assert_eq!(credit(&app, &other_client, Some(&FROM_ORDER)).await.0, 409);
+    assert_eq!(credit(&app, &other_client, Some(ORDER)).await.0, 409);
 }
 
 #[tokio::test]
@@ -66,11 +78,29 @@ async fn only_the_order_service_credits_and_the_body_is_checked() {
             "{caller}"
         );
     }
+    // The order service's own credential, made for another body, for no request, or for
+    // another path: 401, nothing credited.
+    let smaller = json!({"client_id": OMAR, "points": "1", "reference": "gift-card:2", "reason": "gift_card"});
+    let other_body = from_order(&smaller.to_string());
+    let plain = testkit::identity::authorization(Service::Order, Service::Point);
+    let elsewhere = testkit::identity::signer(Service::Order).vouch(
+        Service::Point,
+        None,
+        "POST",
+        "/internal/v1/credits/",
+        body.to_string().as_bytes(),
+    );
+    for authorization in [&other_body, &plain, &elsewhere] {
+        assert_eq!(
+            credit(&app, &body, Some(authorization)).await,
+            (401, unauthenticated.clone())
+        );
+    }
     assert_eq!(
         credit(
             &app,
             &json!({"client_id": OMAR, "points": "-1", "reference": "r", "reason": "gift_card"}),
-            Some(&FROM_ORDER)
+            Some(ORDER)
         )
         .await
         .0,
@@ -106,8 +136,9 @@ async fn the_same_reference_raced_for_two_clients_or_amounts_is_one_200_and_one_
                     let request = app
                         .client
                         .post(app.url(paths::CREDITS))
-                        .header("authorization", &*FROM_ORDER)
-                        .json(&body);
+                        .header("authorization", from_order(&body.to_string()))
+                        .header("content-type", "application/json")
+                        .body(body.to_string());
                     barrier.wait().await;
                     answer(request.send().await.unwrap()).await
                 })
@@ -145,7 +176,7 @@ async fn points_text_is_credited_exactly() {
         ("gift-card:2", "0.00001", "0"),
     ] {
         let body = json!({"client_id": OMAR, "points": points, "reference": reference, "reason": "gift_card"});
-        let (status, answer) = credit(&app, &body, Some(&FROM_ORDER)).await;
+        let (status, answer) = credit(&app, &body, Some(ORDER)).await;
         assert_eq!((status, answer["points"].clone()), (200, json!(answered)));
     }
     assert_eq!(
@@ -158,5 +189,5 @@ async fn points_text_is_credited_exactly() {
     );
     assert_eq!(app.balance_of(OMAR).await, "1.2346");
     let rounded = json!({"client_id": OMAR, "points": "1.2346", "reference": "gift-card:1", "reason": "gift_card"});
-    assert_eq!(credit(&app, &rounded, Some(&FROM_ORDER)).await.0, 409);
+    assert_eq!(credit(&app, &rounded, Some(ORDER)).await.0, 409);
 }

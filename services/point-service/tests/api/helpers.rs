@@ -13,13 +13,17 @@ use serde_json::{Value, json};
 use server::Secret;
 pub use testkit::{answer, error_b, keys};
 
-/// The order service's `Authorization` on the credits route (development keys).
-pub static FROM_ORDER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    testkit::identity::authorization(
-        service_identity::Service::Order,
+/// The order service's `Authorization` on the credits route for `body` as sent (its text):
+/// made for that one request, as the order service makes it (development keys).
+pub fn from_order(body: &str) -> String {
+    testkit::identity::signer(service_identity::Service::Order).vouch(
         service_identity::Service::Point,
+        None,
+        "POST",
+        paths::CREDITS,
+        body.as_bytes(),
     )
-});
+}
 pub const WEBHOOK_SECRET: &str = "test-webhook-secret-0123456789abcdef01";
 
 /// Clients the fake auth service knows, with their tokens (`token-<id>`).
@@ -459,8 +463,9 @@ impl TestApp {
         let request = self
             .client
             .post(self.url(paths::CREDITS))
-            .header("authorization", &*FROM_ORDER)
-            .json(body);
+            .header("authorization", from_order(&body.to_string()))
+            .header("content-type", "application/json")
+            .body(body.to_string());
         answer(request.send().await.unwrap()).await
     }
 

@@ -11,6 +11,7 @@ mod back_office_adjustments;
 mod back_office_expiry_policy;
 mod back_office_occasions;
 mod back_office_offer_limit;
+mod back_office_reads;
 mod balance;
 mod bounds;
 mod concurrency;

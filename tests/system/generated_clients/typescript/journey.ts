@@ -155,7 +155,8 @@ type AdminOperationId =
   | "listChildCandidates" | "updateChildren" | "listAuditEntries"
   | "listOffers" | "createOffer" | "updateOffer" | "withdrawOffer" | "listLoyaltyAudit"
   | "adjustPoints" | "listOccasions" | "createOccasion" | "updateOccasion" | "withdrawOccasion"
-  | "getExpiryPolicy" | "replaceExpiryPolicy" | "getClientPoints"
+  | "getExpiryPolicy" | "replaceExpiryPolicy" | "dryRunExpiryPolicy" | "getClientPoints"
+  | "listClientReads"
   | "listGiftCodeBatches" | "issueGiftCodes" | "getGiftCodeBatch" | "exportGiftCodes" | "withdrawGiftCodes"
   | "getEarnRates" | "replaceEarnRates" | "listCatalogLoyaltyAudit";
 type _operationIds = [
@@ -280,7 +281,9 @@ const adminSteps: { [R in RouteOf<AdminPaths>]: string } = {
   "DELETE /api/v1/operator/occasions/{id}": "occasions",
   "GET /api/v1/operator/expiry-policy": "expiry policy",
   "PUT /api/v1/operator/expiry-policy": "expiry policy",
+  "POST /api/v1/operator/expiry-policy/dry-run": "expiry policy",
   "GET /api/v1/operator/clients/{id}/points": "client support",
+  "GET /api/v1/operator/loyalty/client-reads": "client support",
   "GET /api/v1/operator/gift-code-batches": "gift codes",
   "POST /api/v1/operator/gift-code-batches": "gift codes",
   "GET /api/v1/operator/gift-code-batches/{id}": "gift codes",
@@ -925,8 +928,21 @@ async function admin(urls: Urls, tokens: Tokens): Promise<void> {
   // --- the expiry policy ----------------------------------------------------------------------
   const policy = await ok("expiry policy", operator.GET("/api/v1/operator/expiry-policy"));
   readExpiryPolicy(policy);
+  // A shorter window is made with its dry run's figures, which the panel shows first.
+  const dry = await ok("expiry dry run", operator.POST("/api/v1/operator/expiry-policy/dry-run", {
+    body: { expiry: "inactivity", inactivityDays: 300, version: policy.version },
+  }));
+  keysAre<"asOf" | "clients" | "points">()(dry);
+  exactly<string>()(dry.asOf);
+  exactly<number>()(dry.clients);
+  exactly<string>()(dry.points);
   readExpiryPolicy(await ok("replace expiry policy", operator.PUT("/api/v1/operator/expiry-policy", {
-    body: { expiry: "inactivity", inactivityDays: 365, version: policy.version },
+    body: {
+      expiry: "inactivity",
+      inactivityDays: 300,
+      version: policy.version,
+      confirm: { clients: dry.clients, points: dry.points },
+    },
   })));
 
   // --- client support ------------------------------------------------------------------------
@@ -943,6 +959,23 @@ async function admin(urls: Urls, tokens: Tokens): Promise<void> {
     exactly<string>()(entry.points);
   }
   exactly<number>()(clientPoints.history.meta.totalItems);
+  // Who looked: the read above is in the reads' own trail, with its operator and client.
+  const reads = await ok("client reads", operator.GET("/api/v1/operator/loyalty/client-reads", {
+    params: { query: { page: 1, limit: 5 } },
+  }));
+  keysAre<"data" | "meta">()(reads);
+  readAdminPageMeta(reads.meta);
+  for (const read of reads.data) {
+    keysAre<"id" | "operatorId" | "role" | "clientId" | "readAt">()(read);
+    exactly<number>()(read.id);
+    exactly<string>()(read.operatorId);
+    exactly<OperatorRole>()(read.role);
+    exactly<number>()(read.clientId);
+    exactly<string>()(read.readAt);
+  }
+  if (reads.data[0]?.clientId !== 1001) {
+    throw new Error(`the read of client 1001 is not in the reads' trail: ${JSON.stringify(reads)}`);
+  }
   const adjusted = await ok("adjust points", operator.POST("/api/v1/operator/clients/{id}/adjustments", {
     params: { path: { id: 1001 } },
     body: { points: "-5", reason: "mistaken credit", reference: "journey-1" },

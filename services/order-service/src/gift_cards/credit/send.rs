@@ -51,21 +51,33 @@ pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), Failure> {
     let reference = &lease.reference;
     let points = domain::decimal::to_number(&lease.points).to_string();
     let request = match lease.target {
-        CreditTarget::PointService => credit
-            .http
-            .post(format!("{}/internal/v1/credits", credit.point_service))
-            .header(
-                reqwest::header::AUTHORIZATION,
-                credit
-                    .signer
-                    .authorization(service_identity::Service::Point),
-            )
-            .json(&json!({
+        CreditTarget::PointService => {
+            let body = json!({
                 "client_id": lease.client_id,
                 "points": points,
                 "reference": reference,
                 "reason": "gift_card"
-            })),
+            })
+            .to_string();
+            let url = format!("{}/internal/v1/credits", credit.point_service);
+            let target = reqwest::Url::parse(&url)
+                .map_err(|e| Failure::Failed(format!("no URL for the credit ({url}): {e}")))?;
+            // The credential is made for this one request, its body included: seen in
+            // transit, it credits nothing else.
+            let authorization = credit.signer.vouch(
+                service_identity::Service::Point,
+                None,
+                "POST",
+                target.path(),
+                body.as_bytes(),
+            );
+            credit
+                .http
+                .post(target)
+                .header(reqwest::header::AUTHORIZATION, authorization)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body)
+        }
         // The legacy side learns the reference twice: in the body, and as the header that
         // HTTP APIs commonly deduplicate retried requests by.
         CreditTarget::Legacy => {
