@@ -165,9 +165,13 @@ async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>
     assert_eq!(status, 200, "{redeemed}");
     // A service credential, as the order service sends it to credit a gift card: whole and
     // its signature, never in a log line (a credit of its own reference).
-    let credential = testkit::identity::authorization(
-        service_identity::Service::Order,
+    let credit = json!({"client_id": 1001, "points": "1", "reference": "gift-card:logs", "reason": "gift_card"});
+    let credential = testkit::identity::signer(service_identity::Service::Order).vouch(
         service_identity::Service::Point,
+        None,
+        "POST",
+        "/internal/v1/credits",
+        credit.to_string().as_bytes(),
     );
     let (status, credited) = sys
         .stack
@@ -176,7 +180,7 @@ async fn drive_every_secret(sys: &System) -> (Vec<(String, String)>, Vec<String>
             &format!("{}/internal/v1/credits", sys.stack.points.base),
             None,
             &[("Authorization", credential.as_str())],
-            Some(&json!({"client_id": 1001, "points": "1", "reference": "gift-card:logs", "reason": "gift_card"})),
+            Some(&credit),
         )
         .await;
     assert_eq!(status, 200, "{credited}");
