@@ -86,83 +86,85 @@ pub async fn replace(
     operator: &ActingOperator,
     change: ExpiryChange,
 ) -> Result<ExpiryPolicy, PointError> {
-    conn.transaction(async |conn| {
-        let current: Option<Row> = point_settings::table
-            .select(COLUMNS)
-            .for_update()
-            .first(conn)
-            .await
-            .optional()?;
-        let before = policy(current);
-        if change.version != before.version {
-            return Err(ExpiryPolicyRefusal::Stale(change.version, before.version).into());
-        }
-        let shortened = change.shortens(&before);
-        if let Some(refusal) = shortened.clone()
-            && operator.role != Role::SuperAdmin
-        {
-            return Err(refusal.into());
-        }
-        if shortened.is_some() {
-            // Points the next run would take: only with the dry run's figures, as of now.
-            change.confirms(&dry_run(conn, &change).await?)?;
-        }
-        let values = (
-            point_settings::expiry.eq(change.expiry),
-            point_settings::inactivity_days.eq(change.inactivity_days),
-            point_settings::updated_at.eq(diesel::dsl::now),
-        );
-        let next = diesel::dsl::sql::<diesel::sql_types::Integer>(
-            "nextval('point_settings_version')::integer",
-        );
-        let written: Option<Row> = if before.version == 0 {
-            // No row to lock: the singleton key decides between two first policies.
-            diesel::insert_into(point_settings::table)
-                .values((values, point_settings::version.eq(next)))
-                .on_conflict_do_nothing()
-                .returning(COLUMNS)
-                .get_result(conn)
+    let (after, shortened) = conn
+        .transaction(async |conn| {
+            let current: Option<Row> = point_settings::table
+                .select(COLUMNS)
+                .for_update()
+                .first(conn)
                 .await
-                .optional()?
-        } else {
-            diesel::update(point_settings::table)
-                .set((values, point_settings::version.eq(next)))
-                .returning(COLUMNS)
-                .get_result(conn)
-                .await
-                .optional()?
-        };
-        let Some(written) = written else {
-            let now = read(conn).await?;
-            return Err(ExpiryPolicyRefusal::Stale(change.version, now.version).into());
-        };
-        let after = policy(Some(written));
-        let before_snapshot = if before.version == 0 {
-            Value::Null
-        } else {
-            snapshot(&before)
-        };
-        audit::record(
-            conn,
-            operator,
-            Action::ExpiryPolicyReplace,
-            "settings:expiry",
-            before_snapshot,
-            snapshot(&after),
-        )
-        .await?;
-        if shortened.is_some() {
-            // Counted once it is made: a stale try or a failed write passed nothing.
-            super::Guardrail::ExpiryShortened.passed();
-            tracing::warn!(
-                operator.id = %operator.id,
-                expiry.days = after.inactivity_days,
-                expiry.days_before = before.inactivity_days,
-                guardrail = super::Guardrail::ExpiryShortened.as_str(),
-                "a super_admin shortened the expiry window: points expire sooner"
+                .optional()?;
+            let before = policy(current);
+            if change.version != before.version {
+                return Err(ExpiryPolicyRefusal::Stale(change.version, before.version).into());
+            }
+            let shortened = change.shortens(&before);
+            if let Some(refusal) = shortened.clone()
+                && operator.role != Role::SuperAdmin
+            {
+                return Err(refusal.into());
+            }
+            if shortened.is_some() {
+                // Points the next run would take: only with the dry run's figures, as of now.
+                change.confirms(&dry_run(conn, &change).await?)?;
+            }
+            let values = (
+                point_settings::expiry.eq(change.expiry),
+                point_settings::inactivity_days.eq(change.inactivity_days),
+                point_settings::updated_at.eq(diesel::dsl::now),
             );
-        }
-        Ok(after)
-    })
-    .await
+            let next = diesel::dsl::sql::<diesel::sql_types::Integer>(
+                "nextval('point_settings_version')::integer",
+            );
+            let written: Option<Row> = if before.version == 0 {
+                // No row to lock: the singleton key decides between two first policies.
+                diesel::insert_into(point_settings::table)
+                    .values((values, point_settings::version.eq(next)))
+                    .on_conflict_do_nothing()
+                    .returning(COLUMNS)
+                    .get_result(conn)
+                    .await
+                    .optional()?
+            } else {
+                diesel::update(point_settings::table)
+                    .set((values, point_settings::version.eq(next)))
+                    .returning(COLUMNS)
+                    .get_result(conn)
+                    .await
+                    .optional()?
+            };
+            let Some(written) = written else {
+                let now = read(conn).await?;
+                return Err(ExpiryPolicyRefusal::Stale(change.version, now.version).into());
+            };
+            let after = policy(Some(written));
+            let before_snapshot = if before.version == 0 {
+                Value::Null
+            } else {
+                snapshot(&before)
+            };
+            audit::record(
+                conn,
+                operator,
+                Action::ExpiryPolicyReplace,
+                "settings:expiry",
+                before_snapshot,
+                snapshot(&after),
+            )
+            .await?;
+            Ok::<_, PointError>((after, shortened.is_some().then_some(before.inactivity_days)))
+        })
+        .await?;
+    if let Some(days_before) = shortened {
+        // Counted once it is made: a stale try, a refused or failed one passed nothing.
+        super::Guardrail::ExpiryShortened.passed();
+        tracing::warn!(
+            operator.id = %operator.id,
+            expiry.days = after.inactivity_days,
+            expiry.days_before = days_before,
+            guardrail = super::Guardrail::ExpiryShortened.as_str(),
+            "a super_admin shortened the expiry window: points expire sooner"
+        );
+    }
+    Ok(after)
 }

@@ -18,21 +18,42 @@ use domain::Money;
 use super::Guardrail;
 use crate::error::PointError;
 
+/// A super_admin's offer above the limit: counted and logged once it is made ([`Self::made`]),
+/// so that a change that fails or is rolled back passed nothing.
+#[must_use]
+pub struct Passed {
+    rate: PointsPerSar,
+    limit: Option<PointsPerSar>,
+}
+
+impl Passed {
+    pub fn made(self, operator: &ActingOperator) {
+        Guardrail::OfferPointsPerSar.passed();
+        tracing::warn!(
+            operator.id = %operator.id,
+            offer.points_per_sar = %self.rate.shown(),
+            limit.points_per_sar = %self.limit.as_ref().map_or_else(|| "none".to_owned(), PointsPerSar::shown),
+            guardrail = Guardrail::OfferPointsPerSar.as_str(),
+            "a super_admin made an offer above the points per SAR an admin may give"
+        );
+    }
+}
+
 /// Whether `operator` may make `offer` (new, or `before` it changed): an admin is refused
-/// one above the limit ([`limit::needs_super_admin`]); a super_admin's is counted and logged.
+/// one above the limit ([`limit::needs_super_admin`]); a super_admin's is [`Passed`].
 pub async fn hold(
     conn: &mut AsyncPgConnection,
     operator: &ActingOperator,
     offer: &OfferValues,
     before: Option<&OfferValues>,
     setting: Option<&BigDecimal>,
-) -> Result<(), PointError> {
+) -> Result<Option<Passed>, PointError> {
     let limit = match setting {
         Some(points) => Some(PointsPerSar::per_sar(points.clone())),
         None => seeded(conn).await?,
     };
     if !limit::needs_super_admin(offer, before, limit.as_ref()) {
-        return Ok(());
+        return Ok(None);
     }
     let rate = PointsPerSar::of(offer);
     if operator.role != Role::SuperAdmin {
@@ -50,15 +71,7 @@ pub async fn hold(
         }
         .into());
     }
-    Guardrail::OfferPointsPerSar.passed();
-    tracing::warn!(
-        operator.id = %operator.id,
-        offer.points_per_sar = %rate.shown(),
-        limit.points_per_sar = %limit.as_ref().map_or_else(|| "none".to_owned(), PointsPerSar::shown),
-        guardrail = Guardrail::OfferPointsPerSar.as_str(),
-        "a super_admin made an offer above the points per SAR an admin may give"
-    );
-    Ok(())
+    Ok(Some(Passed { rate, limit }))
 }
 
 /// The highest rate of the seeded offers on the programme's price list.

@@ -85,23 +85,30 @@ pub async fn create(
     offer: OfferValues,
     limit: Option<&BigDecimal>,
 ) -> Result<OfferRecord, PointError> {
-    conn.transaction(async |conn| {
-        super::offer_limit::hold(conn, operator, &offer, None, limit).await?;
-        let row: Row = diesel::insert_into(point_offers::table)
-            .values((
-                point_offers::id.eq(super::new_id()),
-                point_offers::point_amount.eq(&offer.point_amount),
-                point_offers::purchased_point_amount.eq(&offer.purchased_point_amount),
-                point_offers::amount.eq(&offer.amount),
-                point_offers::sequence.eq(offer.sequence),
-                point_offers::active.eq(offer.active),
-            ))
-            .returning(Row::as_returning())
-            .get_result(conn)
-            .await?;
-        Ok(audit::changed(conn, operator, Action::OfferCreate, None, record(row)).await?)
-    })
-    .await
+    let (made, passed) = conn
+        .transaction(async |conn| {
+            let passed = super::offer_limit::hold(conn, operator, &offer, None, limit).await?;
+            let row: Row = diesel::insert_into(point_offers::table)
+                .values((
+                    point_offers::id.eq(super::new_id()),
+                    point_offers::point_amount.eq(&offer.point_amount),
+                    point_offers::purchased_point_amount.eq(&offer.purchased_point_amount),
+                    point_offers::amount.eq(&offer.amount),
+                    point_offers::sequence.eq(offer.sequence),
+                    point_offers::active.eq(offer.active),
+                ))
+                .returning(Row::as_returning())
+                .get_result(conn)
+                .await?;
+            let made =
+                audit::changed(conn, operator, Action::OfferCreate, None, record(row)).await?;
+            Ok::<_, PointError>((made, passed))
+        })
+        .await?;
+    if let Some(passed) = passed {
+        passed.made(operator);
+    }
+    Ok(made)
 }
 
 /// The offer `id` (sent in either case) locked for a change; `UnknownOffer` (with the id as
@@ -134,26 +141,33 @@ pub async fn update(
     change: OfferFields,
     limit: Option<&BigDecimal>,
 ) -> Result<OfferRecord, PointError> {
-    conn.transaction(async |conn| {
-        let current = lock(conn, id).await?;
-        let before = values(&current);
-        let offer = change.applied_to(&before)?;
-        super::offer_limit::hold(conn, operator, &offer, Some(&before), limit).await?;
-        let row: Row = diesel::update(point_offers::table.find(&current.id))
-            .set((
-                point_offers::point_amount.eq(&offer.point_amount),
-                point_offers::purchased_point_amount.eq(&offer.purchased_point_amount),
-                point_offers::amount.eq(&offer.amount),
-                point_offers::sequence.eq(offer.sequence),
-                point_offers::active.eq(offer.active),
-                point_offers::updated_at.eq(diesel::dsl::now),
-            ))
-            .returning(Row::as_returning())
-            .get_result(conn)
-            .await?;
-        recorded(conn, operator, Action::OfferUpdate, current, row).await
-    })
-    .await
+    let (made, passed) = conn
+        .transaction(async |conn| {
+            let current = lock(conn, id).await?;
+            let before = values(&current);
+            let offer = change.applied_to(&before)?;
+            let passed =
+                super::offer_limit::hold(conn, operator, &offer, Some(&before), limit).await?;
+            let row: Row = diesel::update(point_offers::table.find(&current.id))
+                .set((
+                    point_offers::point_amount.eq(&offer.point_amount),
+                    point_offers::purchased_point_amount.eq(&offer.purchased_point_amount),
+                    point_offers::amount.eq(&offer.amount),
+                    point_offers::sequence.eq(offer.sequence),
+                    point_offers::active.eq(offer.active),
+                    point_offers::updated_at.eq(diesel::dsl::now),
+                ))
+                .returning(Row::as_returning())
+                .get_result(conn)
+                .await?;
+            let made = recorded(conn, operator, Action::OfferUpdate, current, row).await?;
+            Ok::<_, PointError>((made, passed))
+        })
+        .await?;
+    if let Some(passed) = passed {
+        passed.made(operator);
+    }
+    Ok(made)
 }
 
 /// Withdraws an offer for good: never on sale again, kept for the orders that name it. An
