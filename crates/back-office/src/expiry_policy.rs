@@ -112,8 +112,8 @@ envelope::refusals! {
         /// The change would take points in the next expiry run and `confirm` is not its dry
         /// run's figures (none sent, or those of another moment): nothing is changed.
         NotConfirmed(clients: i64, points: String) => 409 "EXPIRY_NOT_CONFIRMED",
-            "this change takes {points} points from {clients} clients in the next expiry run: \
-             send its dry run's figures as confirm to make it";
+            "under this policy the next expiry run would take {points} points from {clients} \
+             clients: send its dry run's figures as confirm to make it";
     }
 }
 

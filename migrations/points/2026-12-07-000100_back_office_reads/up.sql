@@ -19,3 +19,7 @@ $$;
 CREATE TRIGGER back_office_reads_append_only
     BEFORE UPDATE OR DELETE ON back_office_reads
     FOR EACH ROW EXECUTE FUNCTION back_office_reads_append_only();
+-- A row trigger does not see TRUNCATE: refused as a statement.
+CREATE TRIGGER back_office_reads_no_truncate
+    BEFORE TRUNCATE ON back_office_reads
+    FOR EACH STATEMENT EXECUTE FUNCTION back_office_reads_append_only();

@@ -178,7 +178,7 @@ pub fn replace_expiry_policy() {}
 /// The clients and points the next expiry run would take if the policy were the one sent (a
 /// replacement's body; its version and confirm are not read); nothing is changed. A
 /// replacement that would take any is made only with these figures as its `confirm`. Roles:
-/// admin, super_admin. Checks: token, role, body.
+/// super_admin. Checks: token, role, body.
 #[utoipa::path(post, path = "/expiry-policy/dry-run", operation_id = "dryRunExpiryPolicy",
     tag = "expiry policy", request_body = ExpiryPolicyBody,
     responses(Only<ExpiryPolicyRefusal, 400>,

@@ -41,7 +41,7 @@ fn routes() -> Vec<Route> {
             "POST",
             "/expiry-policy/dry-run".to_owned(),
             Some(json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1})),
-            admins,
+            super_admin,
             POINTS,
         ),
         (

@@ -59,7 +59,7 @@ const ROUTES: [(&str, &str, Admits); 31] = [
     (
         "post",
         "/api/v1/operator/expiry-policy/dry-run",
-        Admits::Admins,
+        Admits::SuperAdmin,
     ),
     (
         "get",

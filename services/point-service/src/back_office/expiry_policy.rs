@@ -4,8 +4,8 @@
 //! with no row yet, the singleton key) a stale one is refused, and the new version is the
 //! sequence's next (never one handed out before, whatever a seed deleted). With its audit
 //! row, in one transaction. A shortening is a super_admin's, and if the next expiry run would
-//! take points under it, made only with the figures of its dry run (`dry_run`), read under
-//! the same lock.
+//! take points under it, made only with the figures of its dry run (`dry_run`), walked just
+//! before.
 
 use ::back_office::audit::Action;
 use back_office::expiry_policy::{ExpiryChange, ExpiryDryRun, ExpiryPolicy, ExpiryPolicyRefusal};
@@ -86,6 +86,13 @@ pub async fn replace(
     operator: &ActingOperator,
     change: ExpiryChange,
 ) -> Result<ExpiryPolicy, PointError> {
+    // What the next run would take, walked before the policy's lock is taken and outside the
+    // change's transaction: the walk reads every holder, and nothing should wait on it.
+    let current = read(conn).await?;
+    let preview = match change.shortens(&current) {
+        Some(_) if operator.role == Role::SuperAdmin => Some(dry_run(conn, &change).await?),
+        _ => None,
+    };
     let (after, shortened) = conn
         .transaction(async |conn| {
             let current: Option<Row> = point_settings::table
@@ -105,8 +112,13 @@ pub async fn replace(
                 return Err(refusal.into());
             }
             if shortened.is_some() {
-                // Points the next run would take: only with the dry run's figures, as of now.
-                change.confirms(&dry_run(conn, &change).await?)?;
+                // Points the next run would take: only with the dry run's figures, as of now (the
+                // version checked above is the one the walk read under).
+                let run = match &preview {
+                    Some(run) => run.clone(),
+                    None => dry_run(conn, &change).await?,
+                };
+                change.confirms(&run)?;
             }
             let values = (
                 point_settings::expiry.eq(change.expiry),

@@ -153,6 +153,8 @@ pub async fn adjust(
     let fields = AdjustmentFields::read(&json_body(&raw))?;
     let client_id = known_client(&state, &id).await?;
     let mut conn = state.pool.get().await?;
+    // Its answer, or its refusal of an overdraft, shows the client's balance: a read too.
+    reads::record(&mut conn, &operator, client_id).await?;
     Ok(
         match adjustments::adjust(&mut conn, &operator, client_id, fields).await? {
             Adjusted::Made(made) => HttpResponse::Created().json(made),

@@ -46,6 +46,7 @@ async fn a_new_policy_moves_the_expiry_date_and_a_stale_one_is_refused() {
     // figures when the next run would take any (issue 40).
     let mut thirty = json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1});
     let (_, dry) = call(reqwest::Method::POST, "/expiry-policy/dry-run")
+        .by_role("super_admin")
         .body(thirty.clone())
         .send(&app)
         .await;
@@ -310,6 +311,7 @@ async fn a_shortening_that_takes_points_needs_its_dry_runs_figures_which_the_run
     let thirty = json!({"expiry": "inactivity", "inactivityDays": 30, "version": 1});
     let dry_run = || async {
         let (status, dry) = call(reqwest::Method::POST, "/expiry-policy/dry-run")
+            .by_role("super_admin")
             .body(thirty.clone())
             .send(&app)
             .await;
@@ -369,8 +371,8 @@ async fn a_shortening_that_takes_points_needs_its_dry_runs_figures_which_the_run
             409,
             "EXPIRY_NOT_CONFIRMED",
             &format!(
-                "this change takes {points} points from {clients} clients in the next expiry \
-                 run: send its dry run's figures as confirm to make it"
+                "under this policy the next expiry run would take {points} points from {clients} \
+                 clients: send its dry run's figures as confirm to make it"
             ),
         ),
     );

@@ -17,7 +17,7 @@ pub enum Failure {
     /// after [`REFUSED_BACKOFF`] and logged at error level every time.
     #[error("credit refused with {0}")]
     Refused(u16),
-    /// No answer in time, no connection, or an answer that may heal (5xx, 409, 429).
+    /// No answer in time, no connection, or an answer that may heal (5xx, 401, 403, 409, 429).
     #[error("{0}")]
     Failed(String),
     /// The redemption is credited to the legacy system and this process has no
@@ -98,9 +98,11 @@ pub async fn send(credit: &Credit, lease: &Lease) -> Result<(), Failure> {
     let request = request.with_extension(telemetry::closed_connections::Resendable);
     match request.send().await {
         Ok(response) if response.status().is_success() => Ok(()),
+        // 401 and 403 are our credential refused (a key rotation half done, clocks apart):
+        // ours to fix, then the next try passes, so they are retried as failures are.
         Ok(response)
             if response.status().is_client_error()
-                && !matches!(response.status().as_u16(), 409 | 429) =>
+                && !matches!(response.status().as_u16(), 401 | 403 | 409 | 429) =>
         {
             Err(Failure::Refused(response.status().as_u16()))
         }
