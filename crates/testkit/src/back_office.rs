@@ -39,6 +39,9 @@ pub struct Call<'a> {
     path: String,
     pub credential: Credential<'a>,
     pub operator: Option<(&'a str, &'a str)>,
+    /// Also names the operator in the headers the keepers once believed (`X-Operator-Id`,
+    /// `X-Operator-Role`), as a caller that is not the operator service might.
+    pub operator_headers: bool,
     body: Option<Value>,
 }
 
@@ -51,6 +54,7 @@ impl<'a> Call<'a> {
             path: format!("{BACK_OFFICE}{path}"),
             credential: Credential::From(Service::Operator),
             operator: Some(operator),
+            operator_headers: false,
             body: None,
         }
     }
@@ -103,6 +107,11 @@ impl<'a> Call<'a> {
         let mut request = keeper.client().request(self.method, url);
         if let Some(authorization) = authorization {
             request = request.header("authorization", authorization);
+        }
+        if let (true, Some((id, role))) = (self.operator_headers, self.operator) {
+            request = request
+                .header("x-operator-id", id)
+                .header("x-operator-role", role);
         }
         if !body.is_empty() {
             request = request
@@ -170,10 +179,12 @@ pub async fn refuse_every_stranger(keeper: ::back_office::routes::Keeper, app: &
             let answer = call(credential, "super_admin").send(app).await;
             assert_eq!(answer, unauthenticated, "{route:?} with {credential:?}");
         }
+        // Each other service's own credential, vouching for a super_admin and naming one in
+        // the old headers too: nothing it holds speaks for the operator service.
         for stranger in [Service::Auth, Service::Point, Service::Order] {
-            let answer = call(Credential::From(stranger), "super_admin")
-                .send(app)
-                .await;
+            let mut call = call(Credential::From(stranger), "super_admin");
+            call.operator_headers = true;
+            let answer = call.send(app).await;
             assert_eq!(answer, not_admitted, "{route:?} from the {stranger}");
         }
         if !rule.names_operator {
