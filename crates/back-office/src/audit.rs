@@ -129,26 +129,9 @@ pub async fn record(
 
 /// A page of the changes, newest first.
 pub async fn page(conn: &mut AsyncPgConnection, paging: Paging) -> QueryResult<Page> {
-    let data = diesel::sql_query(
-        "SELECT id, operator_id, role, action, subject, before, after, created_at \
-         FROM back_office_audit ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2",
-    )
-    .bind::<BigInt, _>(paging.limit())
-    .bind::<BigInt, _>(paging.offset())
-    .load(conn)
-    .await?;
-    let total: Count = diesel::sql_query("SELECT count(*) AS n FROM back_office_audit")
-        .get_result(conn)
+    let columns = "id, operator_id, role, action, subject, before, after, created_at";
+    let (data, meta) = paging
+        .newest_first(conn, columns, "back_office_audit")
         .await?;
-    Ok(Page {
-        data,
-        meta: paging.meta(total.n),
-    })
-}
-
-/// A row count.
-#[derive(diesel::QueryableByName)]
-pub struct Count {
-    #[diesel(sql_type = BigInt)]
-    pub n: i64,
+    Ok(Page { data, meta })
 }

@@ -3,6 +3,11 @@
 //! (`operator_service::query::Page`: never refused, falling back to 1 and 10, `limit` at most
 //! 100) and sends them on as integers; a keeper reads them the same way again.
 
+use diesel::QueryResult;
+use diesel::QueryableByName;
+use diesel::pg::Pg;
+use diesel::sql_types::BigInt;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde::Deserialize;
 
 /// The largest page size.
@@ -65,6 +70,37 @@ impl Paging {
     pub fn meta(&self, total: i64) -> domain::PageMeta {
         domain::PageMeta::new(self.page(), self.limit(), total)
     }
+
+    /// This page of a trail, `columns` of `table` newest first (by `created_at`, then `id`),
+    /// and the metadata of all its rows.
+    pub async fn newest_first<T>(
+        &self,
+        conn: &mut AsyncPgConnection,
+        columns: &str,
+        table: &str,
+    ) -> QueryResult<(Vec<T>, domain::PageMeta)>
+    where
+        T: QueryableByName<Pg> + Send + 'static,
+    {
+        let rows = diesel::sql_query(format!(
+            "SELECT {columns} FROM {table} ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2"
+        ))
+        .bind::<BigInt, _>(self.limit())
+        .bind::<BigInt, _>(self.offset())
+        .load(conn)
+        .await?;
+        let total: Count = diesel::sql_query(format!("SELECT count(*) AS n FROM {table}"))
+            .get_result(conn)
+            .await?;
+        Ok((rows, self.meta(total.n)))
+    }
+}
+
+/// A row count.
+#[derive(QueryableByName)]
+pub struct Count {
+    #[diesel(sql_type = BigInt)]
+    pub n: i64,
 }
 
 /// `page` and `limit` as an operator list documents them (the operator service reads them by

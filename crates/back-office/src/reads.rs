@@ -11,7 +11,6 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::access::ActingOperator;
-use crate::audit::Count;
 use crate::paging::Paging;
 use crate::role::Role;
 
@@ -63,19 +62,9 @@ pub async fn record(
 
 /// A page of the reads, newest first.
 pub async fn page(conn: &mut AsyncPgConnection, paging: Paging) -> QueryResult<Page> {
-    let data = diesel::sql_query(
-        "SELECT id, operator_id, role, client_id, created_at AS read_at \
-         FROM back_office_reads ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2",
-    )
-    .bind::<BigInt, _>(paging.limit())
-    .bind::<BigInt, _>(paging.offset())
-    .load(conn)
-    .await?;
-    let total: Count = diesel::sql_query("SELECT count(*) AS n FROM back_office_reads")
-        .get_result(conn)
+    let columns = "id, operator_id, role, client_id, created_at AS read_at";
+    let (data, meta) = paging
+        .newest_first(conn, columns, "back_office_reads")
         .await?;
-    Ok(Page {
-        data,
-        meta: paging.meta(total.n),
-    })
+    Ok(Page { data, meta })
 }

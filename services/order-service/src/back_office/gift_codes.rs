@@ -9,12 +9,13 @@
 //! for the withdrawal and finds the code inactive (404).
 
 use back_office::access::ActingOperator;
+use back_office::audit;
 use back_office::audit::Action;
-use back_office::audit::{self, Count};
 use back_office::gift_codes::{
     ALPHABET, BatchCodes, BatchFields, BatchList, BatchLookupRefusal, BatchRecord, BatchRefusal,
     CodeCounts, CodeRecord, CodeState,
 };
+use back_office::paging::Count;
 use back_office::paging::Paging;
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
