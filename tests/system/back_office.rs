@@ -22,7 +22,7 @@ fn each_keeper_serves_exactly_the_routes_the_table_gives_it() {
     for (keeper, routes) in keepers {
         let served: BTreeSet<(String, String)> = routes
             .iter()
-            .map(|route| (route.method_name(), route.documented_path()))
+            .map(|route| (route.method_name().to_owned(), route.documented_path()))
             .filter(|(_, path)| path.starts_with(back_office::INTERNAL_PREFIX))
             .collect();
         let table: BTreeSet<(String, String)> = Route::kept_by(keeper)

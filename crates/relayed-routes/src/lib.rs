@@ -22,7 +22,7 @@ use std::sync::LazyLock;
 use utoipa::openapi::path::{HttpMethod, Operation};
 use utoipa::openapi::schema::{AnyOf, Schema};
 use utoipa::openapi::security::SecurityRequirement;
-use utoipa::openapi::{OpenApi, Ref, RefOr};
+use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 pub use answers::{CallerAnswers, PayAnswers};
@@ -77,28 +77,35 @@ impl Route {
         &CONTRACTS[self as usize]
     }
 
-    /// The one-path document that `#[derive(OpenApi)]` makes of the route's function.
-    fn document(self) -> OpenApi {
+    /// The document's tag: the feature the route belongs to, a generated client's group.
+    const fn tag(self) -> &'static str {
+        match self {
+            Self::Balance | Self::History | Self::Faq => "points",
+            Self::Offers | Self::Offer | Self::Occasions => "offers",
+            Self::CreateOrder | Self::Description | Self::Order => "point orders",
+            Self::PayCard | Self::PaySession => "payments",
+        }
+    }
+
+    /// What the attribute of the route's contract function says.
+    fn described(self) -> server::Described {
         macro_rules! document {
-            ($($contract:ident)::+) => {{
-                #[derive(utoipa::OpenApi)]
-                #[openapi(paths($($contract)::+))]
-                struct Document;
-                <Document as utoipa::OpenApi>::openapi()
-            }};
+            ($($contract:ident)::+) => {
+                server::described!($($contract)::+)
+            };
         }
         match self {
-            Self::Balance => document!(points::balance),
-            Self::History => document!(points::history),
-            Self::Faq => document!(points::faq),
-            Self::Offers => document!(offers::offers),
-            Self::Offer => document!(offers::offer),
-            Self::Occasions => document!(offers::occasions),
-            Self::CreateOrder => document!(orders::create),
-            Self::Description => document!(orders::description),
-            Self::Order => document!(orders::get),
-            Self::PayCard => document!(pay::card),
-            Self::PaySession => document!(pay::session),
+            Self::Balance => document!(points::get_point_balance),
+            Self::History => document!(points::get_point_history),
+            Self::Faq => document!(points::get_points_faq),
+            Self::Offers => document!(offers::list_point_offers),
+            Self::Offer => document!(offers::get_point_offer),
+            Self::Occasions => document!(offers::list_point_occasions),
+            Self::CreateOrder => document!(orders::create_point_order),
+            Self::Description => document!(orders::describe_point_order),
+            Self::Order => document!(orders::get_point_order),
+            Self::PayCard => document!(pay::pay_point_order_by_card),
+            Self::PaySession => document!(pay::start_point_order_payment_session),
         }
     }
 }
@@ -128,24 +135,21 @@ impl Contract {
     /// When a contract function's attribute does not describe exactly one GET or POST: a
     /// programming error that every test of the crate meets first.
     fn of(route: Route) -> Self {
-        let document = route.document();
-        let mut paths = document.paths.paths.into_iter();
-        let (Some((path, item)), None) = (paths.next(), paths.next()) else {
-            panic!("{route:?}: a contract function describes one path");
-        };
-        let (method, mut operation) = match (item.get, item.post) {
-            (Some(operation), None) => (HttpMethod::Get, operation),
-            (None, Some(operation)) => (HttpMethod::Post, operation),
-            _ => panic!("{route:?}: a contract function describes one GET or POST"),
-        };
+        let server::Described {
+            method,
+            path,
+            mut operation,
+            mut schemas,
+        } = route.described();
+        assert!(
+            matches!(method, HttpMethod::Get | HttpMethod::Post),
+            "{route:?}: a contract function describes one GET or POST"
+        );
+        operation.tags = Some(vec![route.tag().to_owned()]);
         operation.security = Some(vec![SecurityRequirement::new(
             SECURITY_SCHEME,
             Vec::<String>::new(),
         )]);
-        let mut schemas: Vec<(String, RefOr<Schema>)> = document
-            .components
-            .map(|components| components.schemas.into_iter().collect())
-            .unwrap_or_default();
         if route.is_pay() {
             or_payment_service(&mut operation);
             // Named by `PayAnswers`' 4XX, which the attribute cannot collect.

@@ -88,17 +88,16 @@ pub struct LanguageQuery {
 /// Active point offers (query keys are ignored)
 ///
 /// Active, non-deleted offers by sequence, then legacy id, then id. Query keys are ignored.
-#[utoipa::path(get, path = "/point-offers", operation_id = "listPointOffers", tag = "offers",
+#[utoipa::path(get, path = "/point-offers",
     responses(CallerAnswers, (status = 200, description = "the active offers", body = [Offer])))]
-pub fn offers() {}
+pub fn list_point_offers() {}
 
 /// One point offer
-#[utoipa::path(get, path = "/point-offers/{id}", operation_id = "getPointOffer", tag = "offers", params(OfferPath),
+#[utoipa::path(get, path = "/point-offers/{id}", params(OfferPath),
     responses(CallerAnswers, OfferRefusals, (status = 200, description = "the offer, bare", body = Offer)))]
-pub fn offer() {}
+pub fn get_point_offer() {}
 
 /// Active point occasions
-#[utoipa::path(get, path = "/point-occasions", operation_id = "listPointOccasions",
-    tag = "offers", params(LanguageQuery),
+#[utoipa::path(get, path = "/point-occasions", params(LanguageQuery),
     responses(CallerAnswers, (status = 200, description = "labels in the asked language", body = [Occasion])))]
-pub fn occasions() {}
+pub fn list_point_occasions() {}

@@ -172,25 +172,22 @@ pub struct IdempotencyKey {
 /// the occasion, the offer's points price, the payer's profile, then the charge. `checkout`:
 /// the offer, the recipient, the occasion, then the payer's unpaid orders of the last 24
 /// hours; the order is saved unpaid.
-#[utoipa::path(post, path = "/point-orders", operation_id = "createPointOrder",
-    tag = "point orders", params(IdempotencyKey),
+#[utoipa::path(post, path = "/point-orders", params(IdempotencyKey),
     request_body = OrderBody,
     responses(CallerAnswers, CreateRefusals, (status = 200, description = "the nine-key order", body = OrderView)))]
-pub fn create() {}
+pub fn create_point_order() {}
 
 /// Compose the gift message text (writes nothing)
 ///
 /// `{point_offer_id, point_occasion_id?, occasion?}` → `{description}`. Looks up the offer,
 /// then the occasion only when there is no free text, then the caller.
-#[utoipa::path(post, path = "/point-orders/description", operation_id = "describePointOrder", tag = "point orders",
-    request_body = DescriptionBody,
+#[utoipa::path(post, path = "/point-orders/description", request_body = DescriptionBody,
     responses(CallerAnswers, DescriptionRefusals, (status = 200, description = "the text", body = Description)))]
-pub fn description() {}
+pub fn describe_point_order() {}
 
 /// One point order (payer or recipient)
 ///
 /// The order when the caller is its payer or its recipient; anyone else gets the same 404.
-#[utoipa::path(get, path = "/point-orders/{correlation_id}", operation_id = "getPointOrder",
-    tag = "point orders", params(OrderPath),
+#[utoipa::path(get, path = "/point-orders/{correlation_id}", params(OrderPath),
     responses(CallerAnswers, OrderLookupRefusal, (status = 200, description = "the order", body = OrderView)))]
-pub fn get() {}
+pub fn get_point_order() {}

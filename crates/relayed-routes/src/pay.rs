@@ -126,15 +126,15 @@ type CardRefusals = Refuses<(CardRefusal, PayRefusal, OrderLookupRefusal, PayerR
 /// (follow its `redirect_url` through 3-D Secure). The pay routes never move the order; the
 /// payment webhook does. Each call is a payment attempt of the order, limited per order.
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card",
-    operation_id = "payPointOrderByCard", tag = "payments", params(OrderPath), request_body = CardBody,
+    params(OrderPath), request_body = CardBody,
     responses(PayAnswers, CardRefusals, (status = 200, description = "as it came", body = PaymentStarted)))]
-pub fn card() {}
+pub fn pay_point_order_by_card() {}
 
 /// Start a payment session for a new card or a wallet
 ///
 /// The same checks as the card route, in the same order; the body is never refused. The 200
 /// is the payment service's answer as it came.
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session",
-    operation_id = "startPointOrderPaymentSession", tag = "payments", params(OrderPath), request_body = SessionBody,
+    params(OrderPath), request_body = SessionBody,
     responses(PayAnswers, PayRefusals, (status = 200, description = "as it came", body = PaymentSession)))]
-pub fn session() {}
+pub fn start_point_order_payment_session() {}

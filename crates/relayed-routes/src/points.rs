@@ -78,16 +78,16 @@ pub struct Faq {
 }
 
 /// The caller's point balance
-#[utoipa::path(get, path = "/points", operation_id = "getPointBalance", tag = "points",
+#[utoipa::path(get, path = "/points",
     responses(CallerAnswers, (status = 200, description = "the balance, bare", body = Balance)))]
-pub fn balance() {}
+pub fn get_point_balance() {}
 
 /// The caller's point history, newest first
-#[utoipa::path(get, path = "/point-history", operation_id = "getPointHistory", tag = "points", params(HistoryQuery),
+#[utoipa::path(get, path = "/point-history", params(HistoryQuery),
     responses(CallerAnswers, (status = 200, description = "newest first", body = HistoryPage)))]
-pub fn history() {}
+pub fn get_point_history() {}
 
 /// Points questions and answers
-#[utoipa::path(get, path = "/points-faq", operation_id = "getPointsFaq", tag = "points",
+#[utoipa::path(get, path = "/points-faq",
     responses(CallerAnswers, (status = 200, description = "in order", body = [Faq])))]
-pub fn faq() {}
+pub fn get_points_faq() {}

@@ -17,6 +17,7 @@ pub mod caller;
 pub mod cli;
 mod client_ip;
 pub mod config;
+mod described;
 pub mod ops;
 pub mod ops_metrics;
 pub mod routes;
@@ -33,7 +34,7 @@ pub use audience::Audience;
 pub use cli::Command;
 pub use client_ip::client_ip;
 pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};
-pub use routes::{Route, Routes, scope};
+pub use routes::{Described, Route, Routes, scope, tagged};
 pub use run::{
     Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server_with, serve,
     shutdown_watch, spawn_local, start,

@@ -45,9 +45,8 @@ pub enum HealthStatus {
 
 /// The process is alive. Never touches the database, so a database outage does not make
 /// Kubernetes restart healthy pods.
-#[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "getHealth",
-    responses((status = 200, body = Health, description = "the process is alive")))]
-pub async fn healthz() -> HttpResponse {
+#[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health, description = "the process is alive")))]
+pub async fn get_health() -> HttpResponse {
     HttpResponse::Ok().json(Health {
         status: HealthStatus::Ok,
         checks: None,
@@ -55,11 +54,11 @@ pub async fn healthz() -> HttpResponse {
 }
 
 /// The service can do its work: a database connection answers a query.
-#[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "getReadiness", responses(
+#[utoipa::path(get, path = "/readyz", responses(
     (status = 200, body = Health, description = "the database answers"),
     (status = 503, body = Health, description = "the database does not answer"),
 ))]
-pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
+pub async fn get_readiness(state: web::Data<OpsState>) -> HttpResponse {
     let outcome = match tokio::time::timeout(READY_TIMEOUT, db::check_ready(&state.pool)).await {
         Ok(result) => result,
         Err(_) => Err(format!("no answer within {READY_TIMEOUT:?}")),
@@ -86,10 +85,10 @@ pub async fn readyz(state: web::Data<OpsState>) -> HttpResponse {
 }
 
 /// Prometheus text: request counts and latencies by route and status, pool usage.
-#[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "getMetrics", responses(
+#[utoipa::path(get, path = "/metrics", responses(
     (status = 200, content_type = "text/plain", body = String, description = "Prometheus text format"),
 ))]
-pub async fn metrics(state: web::Data<OpsState>) -> HttpResponse {
+pub async fn get_metrics(state: web::Data<OpsState>) -> HttpResponse {
     let status = db::PoolStatus::of(&state.pool);
     let gauge = |state_label: &'static str, value: usize| {
         metrics::gauge!(crate::ops_metrics::DB_POOL_CONNECTIONS, "state" => state_label)
@@ -114,22 +113,26 @@ pub async fn docs_without_slash() -> HttpResponse {
 }
 
 #[derive(OpenApi)]
-#[openapi(
-    paths(healthz, readyz, metrics),
-    tags((name = "operations", description = "Probes and metrics for the platform"))
-)]
+#[openapi(tags((name = "operations", description = "Probes and metrics for the platform")))]
 struct OpsDoc;
 
 /// The operational routes' part of a service's OpenAPI document, for the platform
 /// ([`Audience::Operations`]).
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    let mut document = OpsDoc::openapi();
-    for item in document.paths.paths.values_mut() {
-        if let Some(operation) = item.get.as_mut() {
-            Audience::Operations.mark(operation);
-        }
-    }
-    document
+    operations_document([
+        crate::route!(get_health),
+        crate::route!(get_readiness),
+        crate::route!(get_metrics),
+    ])
+}
+
+/// The part of a document that `routes`, a service's operational routes, make: tagged
+/// "operations", for the platform. (They are registered by [`configure`], not by a list.)
+pub fn operations_document(
+    routes: impl IntoIterator<Item = crate::Route>,
+) -> utoipa::openapi::OpenApi {
+    let routes = crate::tagged("operations", routes);
+    crate::Routes::new([crate::scope(Audience::Operations, "", routes)]).document(OpsDoc::openapi())
 }
 
 /// A service's whole document as the JSON `/openapi.json` serves, written once at start.
@@ -166,9 +169,9 @@ async fn document(document: web::Data<Document>) -> HttpResponse {
 /// as on every other path, not a 404 (found by `make fuzz-api`). `/openapi.json` keeps the
 /// GET guard `SwaggerUi` gave it (another method is a 404 there, as before).
 pub fn configure(cfg: &mut web::ServiceConfig, openapi: Document) {
-    cfg.service(web::resource("/healthz").route(web::get().to(healthz)))
-        .service(web::resource("/readyz").route(web::get().to(readyz)))
-        .service(web::resource("/metrics").route(web::get().to(metrics)));
+    cfg.service(web::resource("/healthz").route(web::get().to(get_health)))
+        .service(web::resource("/readyz").route(web::get().to(get_readiness)))
+        .service(web::resource("/metrics").route(web::get().to(get_metrics)));
     configure_document(cfg, openapi);
 }
 

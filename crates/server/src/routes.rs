@@ -23,11 +23,12 @@ use std::sync::Arc;
 
 use actix_web::http::Method;
 use actix_web::web;
-use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
+use utoipa::openapi::path::{HttpMethod, Operation};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{OpenApi, RefOr};
 
 use crate::audience::Audience;
+pub use crate::described::{Described, method_word};
 
 /// Builds the actix route of one entry, without its method (the list adds it).
 type Handler = Arc<dyn Fn() -> actix_web::Route + Send + Sync>;
@@ -68,35 +69,27 @@ impl Route {
         }
     }
 
-    /// The route of a handler from the one-path document that `#[derive(OpenApi)]` makes of
-    /// its `#[utoipa::path]` attribute; use [`crate::route!`].
-    ///
-    /// # Panics
-    /// When the document does not hold exactly one operation: a programming error that
-    /// every test of the service meets first.
-    #[allow(clippy::expect_used)]
-    pub fn from_document(
-        document: OpenApi,
+    /// The route of a handler that `described` (its `#[utoipa::path]` attribute) describes;
+    /// use [`crate::route!`].
+    pub fn from_described(
+        described: Described,
         handler: impl Fn() -> actix_web::Route + Send + Sync + 'static,
     ) -> Self {
-        let mut operations = document.paths.paths.into_iter().flat_map(|(path, item)| {
-            operations(item)
-                .into_iter()
-                .map(move |(method, operation)| (path.clone(), method, operation))
-        });
-        let (path, method, operation) = operations
-            .next()
-            .expect("route!: the handler's #[utoipa::path] has no operation");
-        assert!(
-            operations.next().is_none(),
-            "route!: one handler, one method and one path"
+        let mut route = Self::new(
+            described.method,
+            described.path,
+            described.operation,
+            handler,
         );
-        let mut route = Self::new(method, path, operation, handler);
-        route.schemas = document
-            .components
-            .map(|components| components.schemas.into_iter().collect())
-            .unwrap_or_default();
+        route.schemas = described.schemas;
         route
+    }
+
+    /// The route with its document's tag: the feature it belongs to, a generated client's
+    /// group (see [`tagged`]).
+    fn tagged(mut self, tag: &str) -> Self {
+        self.operation.tags = Some(vec![tag.to_owned()]);
+        self
     }
 
     /// The route with `schemas` for the document's components (those its operation names).
@@ -132,8 +125,8 @@ impl Route {
     }
 
     /// The method as HTTP writes it (`GET`).
-    pub fn method_name(&self) -> String {
-        actix_method(&self.method).to_string()
+    pub fn method_name(&self) -> &'static str {
+        method_word(&self.method)
     }
 
     /// The scope's prefix and the path, as actix matches it (`{id:[0-9]+}` included).
@@ -162,18 +155,21 @@ impl Route {
 }
 
 /// The route of a handler that carries a `#[utoipa::path]` attribute: its method and path
-/// (relative to the scope) come from the attribute.
+/// (relative to the scope) come from the attribute, its operation id from its name.
 #[macro_export]
 macro_rules! route {
-    ($($handler:ident)::+) => {{
-        #[derive(utoipa::OpenApi)]
-        #[openapi(paths($($handler)::+))]
-        struct Document;
-        $crate::routes::Route::from_document(
-            <Document as utoipa::OpenApi>::openapi(),
+    ($($handler:ident)::+) => {
+        $crate::routes::Route::from_described(
+            $crate::described!($($handler)::+),
             || ::actix_web::web::route().to($($handler)::+),
         )
-    }};
+    };
+}
+
+/// `routes`, one feature's, tagged `tag` in the document: the group a generated client
+/// puts their calls in.
+pub fn tagged(tag: &str, routes: impl IntoIterator<Item = Route>) -> Vec<Route> {
+    routes.into_iter().map(|route| route.tagged(tag)).collect()
 }
 
 /// Routes under one prefix: one `web::scope` in the router.
@@ -334,22 +330,6 @@ fn without_regex(path: &str) -> String {
         }
     }
     out
-}
-
-fn operations(item: PathItem) -> Vec<(HttpMethod, Operation)> {
-    [
-        (HttpMethod::Get, item.get),
-        (HttpMethod::Put, item.put),
-        (HttpMethod::Post, item.post),
-        (HttpMethod::Delete, item.delete),
-        (HttpMethod::Options, item.options),
-        (HttpMethod::Head, item.head),
-        (HttpMethod::Patch, item.patch),
-        (HttpMethod::Trace, item.trace),
-    ]
-    .into_iter()
-    .filter_map(|(method, operation)| Some((method, operation?)))
-    .collect()
 }
 
 fn actix_method(method: &HttpMethod) -> Method {

@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use server::token_schemes::{LEGACY, PRIMARY, SERVICE_CREDENTIAL};
-use server::{Audience, Routes, ServiceApp, route, scope};
+use server::{Audience, Routes, ServiceApp, route, scope, tagged};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
@@ -23,27 +23,42 @@ struct ApiDoc;
 
 static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     Routes::new([
-        // Specific paths come before `/clients/{client_id}`, which would otherwise take them.
+        // `/clients/{client_id}` (the profile's) comes last: it would take every path above.
         scope(
             Audience::App,
             "/api/v1",
             [
-                route!(otp::reset_otp),
-                route!(otp::verify_otp),
-                route!(tokens::verify_token),
-                route!(tokens::exchange_token),
-                route!(device::add_device_id),
-                route!(profile::update_setting),
-                route!(address_book::list),
-                route!(address_book::create),
-                route!(address_book::get),
-                route!(address_book::update),
-                route!(address_book::delete),
-                route!(tokens::find_by_phone),
-                route!(profile::update_profile),
-                // The point and order services' caller lookup, not the app's.
-                route!(tokens::users).for_audience(Audience::Internal),
-            ],
+                tagged("login", [route!(otp::reset_otp), route!(otp::verify_otp)]),
+                tagged(
+                    "tokens",
+                    [
+                        route!(tokens::verify_token),
+                        route!(tokens::exchange_token),
+                        route!(tokens::find_client_by_phone),
+                        // The point and order services' caller lookup, not the app's.
+                        route!(tokens::get_caller).for_audience(Audience::Internal),
+                    ],
+                ),
+                tagged(
+                    "address book",
+                    [
+                        route!(address_book::list_addresses),
+                        route!(address_book::create_address),
+                        route!(address_book::get_address),
+                        route!(address_book::update_address),
+                        route!(address_book::delete_address),
+                    ],
+                ),
+                tagged(
+                    "profile",
+                    [
+                        route!(device::add_device_id),
+                        route!(profile::update_setting),
+                        route!(profile::update_profile),
+                    ],
+                ),
+            ]
+            .concat(),
         ),
         // Digits only (DESIGN: the profile or 404): an id carrying `%2F`, `%5C` or anything
         // else matches no route, so a target that a proxy reads as another path after
@@ -52,7 +67,7 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             Audience::Internal,
             "/internal/v1",
-            [route!(internal::client)],
+            tagged("internal", [route!(internal::get_client_profile)]),
         ),
     ])
 });

@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use ::back_office::role::Admits;
-use server::{Audience, Routes, ServiceApp, route, scope};
+use server::{Audience, Routes, ServiceApp, route, scope, tagged};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
@@ -82,16 +82,35 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         "/api/v1/operator",
         // `/services/all/without-pagination` comes before `/services/{id}`.
         [
-            (route!(handlers::services::list), Admits::All),
-            (route!(handlers::services::create), Admits::Admins),
-            (route!(handlers::services::all), Admits::All),
-            (route!(handlers::services::detail), Admits::All),
-            (route!(handlers::services::update), Admits::Admins),
-            (route!(handlers::children::candidates), Admits::Admins),
-            (route!(handlers::children::set_children), Admits::Admins),
-            (route!(handlers::audit::audit), Admits::Admins),
+            tagged(
+                "services",
+                [
+                    secured(route!(handlers::services::list_services), Admits::All),
+                    secured(route!(handlers::services::create_service), Admits::Admins),
+                    secured(route!(handlers::services::list_all_services), Admits::All),
+                    secured(route!(handlers::services::get_service), Admits::All),
+                    secured(route!(handlers::services::update_service), Admits::Admins),
+                ],
+            ),
+            tagged(
+                "children",
+                [
+                    secured(
+                        route!(handlers::children::list_child_candidates),
+                        Admits::Admins,
+                    ),
+                    secured(route!(handlers::children::update_children), Admits::Admins),
+                ],
+            ),
+            tagged(
+                "audit",
+                [secured(
+                    route!(handlers::audit::list_audit_entries),
+                    Admits::Admins,
+                )],
+            ),
         ]
-        .map(|(route, admits)| secured(route, admits))
+        .concat()
         .into_iter()
         .chain(back_office::routes()),
     )])

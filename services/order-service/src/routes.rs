@@ -7,7 +7,7 @@ use ::back_office::keeper::Keeping;
 use ::back_office::routes::Route as BackOfficeRoute;
 
 use server::token_schemes::{LEGACY, SERVICE_CREDENTIAL};
-use server::{Audience, Routes, ServiceApp, route, scope};
+use server::{Audience, Routes, ServiceApp, route, scope, tagged};
 use utoipa::{IntoResponses, OpenApi};
 
 use crate::SERVICE;
@@ -84,16 +84,29 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             Audience::App,
             relayed_routes::PREFIX,
-            relayed_routes::routes().chain([
-                route!(point_rates::point_rates),
-                route!(gift_cards::redeem),
-                route!(system_categories::home),
-                route!(system_categories::detail),
-                route!(system_categories::children),
-                route!(stores::branches),
-                route!(stores::store),
-                route!(stores::nearest),
-            ]),
+            relayed_routes::routes().chain(
+                [
+                    tagged("earn rates", [route!(point_rates::list_earn_rates)]),
+                    tagged("gift cards", [route!(gift_cards::redeem_gift_card_code)]),
+                    tagged(
+                        "services",
+                        [
+                            route!(system_categories::list_home_services),
+                            route!(system_categories::get_service),
+                            route!(system_categories::list_child_services),
+                        ],
+                    ),
+                    tagged(
+                        "stores",
+                        [
+                            route!(stores::list_branches),
+                            route!(stores::get_store),
+                            route!(stores::find_nearest_store),
+                        ],
+                    ),
+                ]
+                .concat(),
+            ),
         ),
         // The operator service relays the back office's catalog routes here.
         scope(

@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use actix_web::web;
-use server::{Audience, Routes, route, scope};
+use server::{Audience, Routes, route, scope, tagged};
 use utoipa::OpenApi;
 
 use crate::handlers::{payments, sessions, settlements, three_ds};
@@ -48,22 +48,36 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             Audience::Development,
             "/v1",
             [
-                route!(payments::create_payment),
-                route!(payments::list_payments_by_reference),
-                route!(payments::get_payment),
-                route!(sessions::create_payment_session),
-                route!(sessions::get_payment_session),
-                route!(settlements::get_settlement),
-            ],
+                tagged("payments", [route!(payments::create_payment)]),
+                tagged(
+                    "read-back",
+                    [
+                        route!(payments::list_payments_by_reference),
+                        route!(payments::get_payment),
+                        route!(settlements::get_settlement),
+                    ],
+                ),
+                tagged(
+                    "sessions",
+                    [
+                        route!(sessions::create_payment_session),
+                        route!(sessions::get_payment_session),
+                    ],
+                ),
+            ]
+            .concat(),
         ),
         scope(
             Audience::Development,
             "/3ds",
-            [
-                route!(three_ds::show_3ds_page),
-                route!(three_ds::approve_3ds),
-                route!(three_ds::decline_3ds),
-            ],
+            tagged(
+                "3-D Secure",
+                [
+                    route!(three_ds::show_3ds_page),
+                    route!(three_ds::approve_3ds),
+                    route!(three_ds::decline_3ds),
+                ],
+            ),
         ),
     ])
 });

@@ -10,7 +10,7 @@ use ::back_office::routes::Route as BackOfficeRoute;
 use actix_web::{FromRequest, Handler, Responder, web};
 use relayed_routes::{PREFIX, Route};
 use server::token_schemes::{LEGACY, SERVICE_CREDENTIAL};
-use server::{Audience, Routes, ServiceApp, route, scope};
+use server::{Audience, Routes, ServiceApp, route, scope, tagged};
 use utoipa::{IntoResponses, OpenApi};
 
 use crate::SERVICE;
@@ -42,18 +42,20 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             Audience::Internal,
             "/webhooks/v1",
-            [route!(webhook::payments)],
+            tagged("payments", [route!(webhook::receive_payment_event)]),
         ),
         // One scope: actix would not look past a scope whose prefix matched. The operator
         // service relays the back office's operator routes to `/back-office`.
         scope(
             Audience::Internal,
             INTERNAL_SCOPE,
-            std::iter::once(route!(internal::credit)).chain(
-                BackOfficeRoute::ALL
-                    .into_iter()
-                    .filter_map(|route| kept(&keeping, route)),
-            ),
+            tagged("internal", [route!(internal::credit_points)])
+                .into_iter()
+                .chain(
+                    BackOfficeRoute::ALL
+                        .into_iter()
+                        .filter_map(|route| kept(&keeping, route)),
+                ),
         ),
     ])
 });

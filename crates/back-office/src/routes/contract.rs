@@ -25,16 +25,7 @@ pub struct Contract {
 impl Contract {
     /// The method as HTTP writes it.
     pub fn method_name(&self) -> &'static str {
-        match self.method {
-            HttpMethod::Get => "GET",
-            HttpMethod::Post => "POST",
-            HttpMethod::Put => "PUT",
-            HttpMethod::Patch => "PATCH",
-            HttpMethod::Delete => "DELETE",
-            HttpMethod::Options => "OPTIONS",
-            HttpMethod::Head => "HEAD",
-            HttpMethod::Trace => "TRACE",
-        }
+        server::routes::method_word(&self.method)
     }
 
     /// A change: the route reads a JSON body.
@@ -45,28 +36,10 @@ impl Contract {
         )
     }
 
-    /// # Panics
-    /// When a function's attribute does not describe exactly one operation: a programming
-    /// error that every test of the crate meets first.
     fn of(route: Route) -> Self {
-        let document = route.document();
-        let mut paths = document.paths.paths.into_iter();
-        let (Some((path, item)), None) = (paths.next(), paths.next()) else {
-            panic!("{route:?}: an operation function describes one path");
-        };
-        let operations = [
-            (HttpMethod::Get, item.get),
-            (HttpMethod::Post, item.post),
-            (HttpMethod::Put, item.put),
-            (HttpMethod::Patch, item.patch),
-            (HttpMethod::Delete, item.delete),
-        ];
-        let mut operations = operations
-            .into_iter()
-            .filter_map(|(method, operation)| Some((method, operation?)));
-        let (Some((method, mut operation)), None) = (operations.next(), operations.next()) else {
-            panic!("{route:?}: an operation function describes one method");
-        };
+        let described = route.described();
+        let mut operation = described.operation;
+        operation.tags = Some(vec![route.tag().to_owned()]);
         let rule = route.rule();
         let parameters: Vec<Parameter> = rule
             .id
@@ -79,13 +52,11 @@ impl Contract {
             operation.parameters = Some(parameters.into_iter().map(RefOr::T).collect());
         }
         Self {
-            method,
-            path,
+            method: described.method,
+            path: described.path,
             operation,
-            schemas: document
-                .components
-                .map(|components| components.schemas.into_iter().collect::<Vec<_>>())
-                .unwrap_or_default()
+            schemas: described
+                .schemas
                 .into_iter()
                 .chain(crate::refusal_schemas())
                 .collect(),

@@ -18,7 +18,6 @@ pub use contract::Contract;
 pub use path_id::{BatchPath, ClientPath, HexId, IdText, PathId, positive_integer};
 
 use utoipa::IntoParams;
-use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::Parameter;
 
 use crate::role::Admits;
@@ -304,40 +303,51 @@ impl Route {
         })
     }
 
-    /// The one-path document that `#[derive(OpenApi)]` makes of the route's function.
-    fn document(self) -> OpenApi {
+    /// The document's tag: the resource the route acts on, a generated client's group.
+    const fn tag(self) -> &'static str {
+        use Route::*;
+        match self {
+            ListOffers | CreateOffer | UpdateOffer | WithdrawOffer => "offers",
+            ListOccasions | CreateOccasion | UpdateOccasion | WithdrawOccasion => "occasions",
+            ExpiryPolicy | ReplaceExpiryPolicy | DryRunExpiryPolicy => "expiry policy",
+            ClientPoints | AdjustPoints => "client support",
+            ListBatches | IssueBatch | Batch | ExportBatch | WithdrawBatch => "gift codes",
+            EarnRates | ReplaceEarnRates => "earn rates",
+            PointsAudit | ClientReads | CatalogAudit => "loyalty audit",
+        }
+    }
+
+    /// What the attribute of the route's function in [`operations`] says.
+    fn described(self) -> server::Described {
         macro_rules! document {
-            ($operation:ident) => {{
-                #[derive(utoipa::OpenApi)]
-                #[openapi(paths(operations::$operation))]
-                struct Document;
-                <Document as utoipa::OpenApi>::openapi()
-            }};
+            ($operation:ident) => {
+                server::described!(operations::$operation)
+            };
         }
         match self {
             Route::ListOffers => document!(list_offers),
             Route::CreateOffer => document!(create_offer),
             Route::UpdateOffer => document!(update_offer),
             Route::WithdrawOffer => document!(withdraw_offer),
-            Route::PointsAudit => document!(points_audit),
-            Route::ClientPoints => document!(client_points),
-            Route::ClientReads => document!(client_reads),
+            Route::PointsAudit => document!(list_loyalty_audit),
+            Route::ClientPoints => document!(get_client_points),
+            Route::ClientReads => document!(list_client_reads),
             Route::AdjustPoints => document!(adjust_points),
             Route::ListOccasions => document!(list_occasions),
             Route::CreateOccasion => document!(create_occasion),
             Route::UpdateOccasion => document!(update_occasion),
             Route::WithdrawOccasion => document!(withdraw_occasion),
-            Route::ExpiryPolicy => document!(expiry_policy),
+            Route::ExpiryPolicy => document!(get_expiry_policy),
             Route::ReplaceExpiryPolicy => document!(replace_expiry_policy),
             Route::DryRunExpiryPolicy => document!(dry_run_expiry_policy),
-            Route::ListBatches => document!(list_batches),
-            Route::IssueBatch => document!(issue_batch),
-            Route::Batch => document!(batch),
-            Route::ExportBatch => document!(export_batch),
-            Route::WithdrawBatch => document!(withdraw_batch),
-            Route::EarnRates => document!(earn_rates),
+            Route::ListBatches => document!(list_gift_code_batches),
+            Route::IssueBatch => document!(issue_gift_codes),
+            Route::Batch => document!(get_gift_code_batch),
+            Route::ExportBatch => document!(export_gift_codes),
+            Route::WithdrawBatch => document!(withdraw_gift_codes),
+            Route::EarnRates => document!(get_earn_rates),
             Route::ReplaceEarnRates => document!(replace_earn_rates),
-            Route::CatalogAudit => document!(catalog_audit),
+            Route::CatalogAudit => document!(list_catalog_loyalty_audit),
         }
     }
 }

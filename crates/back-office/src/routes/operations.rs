@@ -24,8 +24,7 @@ use crate::reads::Page as ReadsPage;
 ///
 /// Offers not withdrawn first, then as the app lists them (sequence, then id; missing
 /// sequences last). Roles: all five.
-#[utoipa::path(get, path = "/offers", operation_id = "listOffers", tag = "offers",
-    responses((status = 200, description = "offers", body = OfferList)))]
+#[utoipa::path(get, path = "/offers", responses((status = 200, description = "offers", body = OfferList)))]
 pub fn list_offers() {}
 
 /// Create an offer
@@ -36,8 +35,7 @@ pub fn list_offers() {}
 /// that gives more points per SAR than the programme's limit (`OFFER_MAX_POINTS_PER_SAR`, or
 /// the highest rate of the seeded offers): a super_admin may. Recorded in the audit trail.
 /// Roles: admin, super_admin. Checks: token, role, body, the limit.
-#[utoipa::path(post, path = "/offers", operation_id = "createOffer", tag = "offers",
-    request_body = OfferCreateBody,
+#[utoipa::path(post, path = "/offers", request_body = OfferCreateBody,
     responses(Only<OfferRefusal, 400, 403>,
         (status = 201, description = "created", body = OfferRecord)))]
 pub fn create_offer() {}
@@ -49,8 +47,7 @@ pub fn create_offer() {}
 /// per SAR above the programme's limit is refused to an admin, as a create is. Recorded in
 /// the audit trail. Roles: admin, super_admin. Checks: token, role, path id, body, the
 /// offer, the limit.
-#[utoipa::path(patch, path = "/offers/{id}", operation_id = "updateOffer", tag = "offers",
-    request_body = OfferChangeBody,
+#[utoipa::path(patch, path = "/offers/{id}", request_body = OfferChangeBody,
     responses(OfferRefusal,
         (status = 200, description = "changed", body = OfferRecord)))]
 pub fn update_offer() {}
@@ -62,8 +59,7 @@ pub fn update_offer() {}
 /// in the audit trail; withdrawing it again answers it as it is and records nothing (so for
 /// occasions and batches too). Roles: admin, super_admin. Checks: token, role, path id, the
 /// offer.
-#[utoipa::path(delete, path = "/offers/{id}", operation_id = "withdrawOffer", tag = "offers",
-    responses(Only<OfferRefusal, 404>,
+#[utoipa::path(delete, path = "/offers/{id}", responses(Only<OfferRefusal, 404>,
         (status = 200, description = "the offer, withdrawn", body = OfferRecord)))]
 pub fn withdraw_offer() {}
 
@@ -72,9 +68,8 @@ pub fn withdraw_offer() {}
 /// A page of the changes to points data, newest first (`page`, `limit` as the other lists):
 /// who (the token's `sub` and role), what, the record before and after. It names clients and
 /// their balances (adjustments), so, like the hierarchy's trail: admin, super_admin.
-#[utoipa::path(get, path = "/loyalty/audit", operation_id = "listLoyaltyAudit", tag = "loyalty audit",
-    responses((status = 200, description = "page", body = Page)))]
-pub fn points_audit() {}
+#[utoipa::path(get, path = "/loyalty/audit", responses((status = 200, description = "page", body = Page)))]
+pub fn list_loyalty_audit() {}
 
 /// A client's points as the app sees them
 ///
@@ -82,20 +77,17 @@ pub fn points_audit() {}
 /// `GET /point-history` answer them (`page`, `limit` read as there), for support. Client data,
 /// so: admin, super_admin; each read is recorded with its operator and client (the client
 /// reads' trail) before it is answered. Checks: token, role, the client.
-#[utoipa::path(get, path = "/clients/{id}/points", operation_id = "getClientPoints", tag = "client support",
-    responses(ClientRefusal,
+#[utoipa::path(get, path = "/clients/{id}/points", responses(ClientRefusal,
         (status = 200, description = "points", body = ClientPoints)))]
-pub fn client_points() {}
+pub fn get_client_points() {}
 
 /// Who read which client's points
 ///
 /// A page of the reads of clients' points through the back office, newest first (`page`,
 /// `limit` as the other lists): the operator (the token's `sub` and role), the client, when.
 /// A trail of its own, apart from the changes': super_admin only.
-#[utoipa::path(get, path = "/loyalty/client-reads", operation_id = "listClientReads",
-    tag = "loyalty audit",
-    responses((status = 200, description = "page", body = ReadsPage)))]
-pub fn client_reads() {}
+#[utoipa::path(get, path = "/loyalty/client-reads", responses((status = 200, description = "page", body = ReadsPage)))]
+pub fn list_client_reads() {}
 
 /// Adjust a client's points
 ///
@@ -104,8 +96,7 @@ pub fn client_reads() {}
 /// nothing. A debit never leaves the balance below zero. Shown in the client's history as
 /// `support_adjustment`; recorded in the loyalty audit trail. Roles: super_admin. Checks:
 /// token, role, body, the client, the reference, the balance.
-#[utoipa::path(post, path = "/clients/{id}/adjustments", operation_id = "adjustPoints",
-    tag = "client support", request_body = AdjustmentBody,
+#[utoipa::path(post, path = "/clients/{id}/adjustments", request_body = AdjustmentBody,
     responses(Refuses<(ClientRefusal, AdjustmentRefusal)>,
         (status = 201, description = "made", body = AdjustmentRecord),
         (status = 200, description = "earlier", body = AdjustmentRecord)))]
@@ -114,8 +105,7 @@ pub fn adjust_points() {}
 /// Every occasion, active or not
 ///
 /// The active ones first, then by id. Roles: all five.
-#[utoipa::path(get, path = "/occasions", operation_id = "listOccasions", tag = "occasions",
-    responses((status = 200, description = "occasions", body = OccasionList)))]
+#[utoipa::path(get, path = "/occasions", responses((status = 200, description = "occasions", body = OccasionList)))]
 pub fn list_occasions() {}
 
 /// Create an occasion
@@ -123,8 +113,7 @@ pub fn list_occasions() {}
 /// The service assigns the 24-hex id; `occasionAr` defaults to null, `isCustom` to false,
 /// `active` to true. Recorded in the audit trail. Roles: admin, super_admin. Checks: token,
 /// role, body.
-#[utoipa::path(post, path = "/occasions", operation_id = "createOccasion", tag = "occasions",
-    request_body = OccasionCreateBody,
+#[utoipa::path(post, path = "/occasions", request_body = OccasionCreateBody,
     responses(Only<OccasionRefusal, 400>, (status = 201, description = "created", body = OccasionRecord)))]
 pub fn create_occasion() {}
 
@@ -133,8 +122,7 @@ pub fn create_occasion() {}
 /// The keys sent (at least one); the app lists the change at once, and `active: true`
 /// offers a withdrawn occasion again. Recorded in the audit trail. Roles: admin,
 /// super_admin. Checks: token, role, path id, body, the occasion.
-#[utoipa::path(patch, path = "/occasions/{id}", operation_id = "updateOccasion", tag = "occasions",
-    request_body = OccasionChangeBody,
+#[utoipa::path(patch, path = "/occasions/{id}", request_body = OccasionChangeBody,
     responses(OccasionRefusal, (status = 200, description = "changed", body = OccasionRecord)))]
 pub fn update_occasion() {}
 
@@ -144,8 +132,7 @@ pub fn update_occasion() {}
 /// it keep it. Recorded in the audit trail; an inactive occasion is answered as it is and
 /// nothing is recorded. Roles: admin, super_admin. Checks: token, role,
 /// path id, the occasion.
-#[utoipa::path(delete, path = "/occasions/{id}", operation_id = "withdrawOccasion", tag = "occasions",
-    responses(Only<OccasionRefusal, 404>,
+#[utoipa::path(delete, path = "/occasions/{id}", responses(Only<OccasionRefusal, 404>,
         (status = 200, description = "the occasion, withdrawn", body = OccasionRecord)))]
 pub fn withdraw_occasion() {}
 
@@ -153,9 +140,8 @@ pub fn withdraw_occasion() {}
 ///
 /// Whether points expire, and after how many days without an earn; its version. Roles: all
 /// five.
-#[utoipa::path(get, path = "/expiry-policy", operation_id = "getExpiryPolicy", tag = "expiry policy",
-    responses((status = 200, description = "policy", body = ExpiryPolicy)))]
-pub fn expiry_policy() {}
+#[utoipa::path(get, path = "/expiry-policy", responses((status = 200, description = "policy", body = ExpiryPolicy)))]
+pub fn get_expiry_policy() {}
 
 /// Replace the expiry policy
 ///
@@ -167,8 +153,7 @@ pub fn expiry_policy() {}
 /// naming them). The balance's `pointsExpirationDate` and the next expiry run follow it at
 /// once. Recorded in the audit trail. Roles: admin, super_admin. Checks: token, role, body,
 /// version, a shorter window, the confirmation.
-#[utoipa::path(put, path = "/expiry-policy", operation_id = "replaceExpiryPolicy", tag = "expiry policy",
-    request_body = ExpiryPolicyBody,
+#[utoipa::path(put, path = "/expiry-policy", request_body = ExpiryPolicyBody,
     responses(ExpiryPolicyRefusal,
         (status = 200, description = "replaced", body = ExpiryPolicy)))]
 pub fn replace_expiry_policy() {}
@@ -179,8 +164,7 @@ pub fn replace_expiry_policy() {}
 /// replacement's body; its version and confirm are not read); nothing is changed. A
 /// replacement that would take any is made only with these figures as its `confirm`. Roles:
 /// super_admin. Checks: token, role, body.
-#[utoipa::path(post, path = "/expiry-policy/dry-run", operation_id = "dryRunExpiryPolicy",
-    tag = "expiry policy", request_body = ExpiryPolicyBody,
+#[utoipa::path(post, path = "/expiry-policy/dry-run", request_body = ExpiryPolicyBody,
     responses(Only<ExpiryPolicyRefusal, 400>,
         (status = 200, description = "what the next run would take", body = ExpiryDryRun)))]
 pub fn dry_run_expiry_policy() {}
@@ -189,9 +173,8 @@ pub fn dry_run_expiry_policy() {}
 ///
 /// A page of them, newest first (`page`, `limit` as the other lists), each with its codes
 /// counted by state (no codes). Roles: admin, super_admin.
-#[utoipa::path(get, path = "/gift-code-batches", operation_id = "listGiftCodeBatches", tag = "gift codes",
-    responses((status = 200, description = "page", body = BatchList)))]
-pub fn list_batches() {}
+#[utoipa::path(get, path = "/gift-code-batches", responses((status = 200, description = "page", body = BatchList)))]
+pub fn list_gift_code_batches() {}
 
 /// Issue a gift-code batch
 ///
@@ -199,39 +182,37 @@ pub fn list_batches() {}
 /// with `prefix` and expiring at `expiresAt`. The same `reference` and body again answers
 /// the first batch (200) and issues nothing; with another body it is refused (409).
 /// Recorded in the audit trail. Roles: super_admin. Checks: token, role, body, reference.
-#[utoipa::path(post, path = "/gift-code-batches", operation_id = "issueGiftCodes", tag = "gift codes",
-    request_body = BatchBody,
+#[utoipa::path(post, path = "/gift-code-batches", request_body = BatchBody,
     responses(BatchRefusal,
         (status = 201, description = "issued", body = BatchRecord),
         (status = 200, description = "a retry", body = BatchRecord)))]
-pub fn issue_batch() {}
+pub fn issue_gift_codes() {}
 
 /// A gift-code batch with each code's state
 ///
 /// Each code, in code order: unused, being_credited, credited (with the client and when),
 /// withdrawn or expired. Recorded in the trail as read by the operator. Roles: super_admin.
-#[utoipa::path(get, path = "/gift-code-batches/{id}", operation_id = "getGiftCodeBatch", tag = "gift codes",
+#[utoipa::path(get, path = "/gift-code-batches/{id}",
     responses(BatchLookupRefusal, (status = 200, description = "batch", body = BatchCodes)))]
-pub fn batch() {}
+pub fn get_gift_code_batch() {}
 
 /// A gift-code batch's unused codes as CSV, for printing
 ///
 /// `text/csv`: the header `code,points,expires_at`, then one row per unused code in code
 /// order (`expires_at` in RFC 3339, empty for never). Recorded in the trail as exported by
 /// the operator. Roles: super_admin.
-#[utoipa::path(get, path = "/gift-code-batches/{id}/codes.csv", operation_id = "exportGiftCodes", tag = "gift codes",
-    responses(BatchLookupRefusal,
+#[utoipa::path(get, path = "/gift-code-batches/{id}/codes.csv", responses(BatchLookupRefusal,
         (status = 200, description = "codes", content_type = "text/csv", body = String)))]
-pub fn export_batch() {}
+pub fn export_gift_codes() {}
 
 /// Withdraw a batch's unused codes
 ///
 /// Every code nobody redeemed becomes unredeemable (the app answers 404 for it); a code
 /// redeemed keeps its state. Answers the batch after. Recorded in the audit trail. Roles:
 /// super_admin.
-#[utoipa::path(delete, path = "/gift-code-batches/{id}", operation_id = "withdrawGiftCodes", tag = "gift codes",
+#[utoipa::path(delete, path = "/gift-code-batches/{id}",
     responses(BatchLookupRefusal, (status = 200, description = "after", body = BatchRecord)))]
-pub fn withdraw_batch() {}
+pub fn withdraw_gift_codes() {}
 
 /// The earn-rate table
 ///
@@ -240,9 +221,8 @@ pub fn withdraw_batch() {}
 /// not a list, or holds a value that is neither a number nor null (only `seed` can store
 /// one), is a 500 that names it; a replacement from the version a 409 names mends it. Roles:
 /// all five.
-#[utoipa::path(get, path = "/earn-rates", operation_id = "getEarnRates", tag = "earn rates",
-    responses((status = 200, description = "table", body = EarnRateTable)))]
-pub fn earn_rates() {}
+#[utoipa::path(get, path = "/earn-rates", responses((status = 200, description = "table", body = EarnRateTable)))]
+pub fn get_earn_rates() {}
 
 /// Replace the earn-rate table
 ///
@@ -250,8 +230,7 @@ pub fn earn_rates() {}
 /// open-ended. A replacement made from an older version is refused (409). The app reads the
 /// new table at once. Recorded in the audit trail. Roles: admin, super_admin. Checks: token,
 /// role, body, version.
-#[utoipa::path(put, path = "/earn-rates", operation_id = "replaceEarnRates", tag = "earn rates",
-    request_body = EarnRateTableBody,
+#[utoipa::path(put, path = "/earn-rates", request_body = EarnRateTableBody,
     responses(RatesRefusal,
         (status = 200, description = "done", body = EarnRateTable)))]
 pub fn replace_earn_rates() {}
@@ -262,6 +241,5 @@ pub fn replace_earn_rates() {}
 /// `limit` as the other lists): who (the token's `sub` and role), what, the record before and
 /// after, reads of codes included (`/loyalty/audit` has those of points data). Roles: admin,
 /// super_admin.
-#[utoipa::path(get, path = "/loyalty/catalog-audit", operation_id = "listCatalogLoyaltyAudit", tag = "loyalty audit",
-    responses((status = 200, description = "page", body = Page)))]
-pub fn catalog_audit() {}
+#[utoipa::path(get, path = "/loyalty/catalog-audit", responses((status = 200, description = "page", body = Page)))]
+pub fn list_catalog_loyalty_audit() {}

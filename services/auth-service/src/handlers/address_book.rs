@@ -79,11 +79,10 @@ fn hex_id(raw: &str) -> Result<String, AuthError> {
 /// The caller's addresses, the default first.
 ///
 /// At most 50 (a client saves no more), so no pages.
-#[utoipa::path(get, path = "/clients/address-book", operation_id = "listAddresses",
-    tag = "address book", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients/address-book", security(("primary" = [])),
     responses(TokenAnswers,
         (status = 200, description = "`{status: 200, data: [address]}`", body = Wrapped<Vec<Address>>)))]
-pub async fn list(
+pub async fn list_addresses(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, AuthError> {
@@ -95,11 +94,10 @@ pub async fn list(
 /// Saves a new address.
 ///
 /// is_default true clears the other defaults. A client saves at most 50 addresses.
-#[utoipa::path(post, path = "/clients/address-book", operation_id = "createAddress",
-    tag = "address book", security(("primary" = [])),
+#[utoipa::path(post, path = "/clients/address-book", security(("primary" = [])),
     request_body = AddressBody, responses(TokenAnswers, CreateRefusals,
         (status = 201, description = "`{status: 201, data: address}`", body = Wrapped<Address>)))]
-pub async fn create(
+pub async fn create_address(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     body: web::Bytes,
@@ -115,11 +113,10 @@ pub async fn create(
 }
 
 /// One of the caller's addresses; another client's is not found.
-#[utoipa::path(get, path = "/clients/address-book/{id}", operation_id = "getAddress",
-    tag = "address book", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients/address-book/{id}", security(("primary" = [])),
     params(AddressId),
     responses(TokenAnswers, ByIdRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
-pub async fn get(
+pub async fn get_address(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     path: web::Path<AddressId>,
@@ -134,11 +131,10 @@ pub async fn get(
 ///
 /// The id is the 24 hex characters, or the address's legacy numeric id; another client's
 /// address is not found.
-#[utoipa::path(put, path = "/clients/address-book/{id}", operation_id = "updateAddress",
-    tag = "address book", security(("primary" = [])),
+#[utoipa::path(put, path = "/clients/address-book/{id}", security(("primary" = [])),
     params(AddressId), request_body = AddressBody,
     responses(TokenAnswers, UpdateRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
-pub async fn update(
+pub async fn update_address(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     path: web::Path<AddressId>,
@@ -154,11 +150,10 @@ pub async fn update(
 }
 
 /// Deletes one of the caller's addresses; another client's is not found.
-#[utoipa::path(delete, path = "/clients/address-book/{id}", operation_id = "deleteAddress",
-    tag = "address book", security(("primary" = [])),
+#[utoipa::path(delete, path = "/clients/address-book/{id}", security(("primary" = [])),
     params(AddressId), responses(TokenAnswers, ByIdRefusals,
         (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>)))]
-pub async fn delete(
+pub async fn delete_address(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     path: web::Path<AddressId>,

@@ -34,8 +34,7 @@ pub struct DeviceAnswer {
 /// Registers a device: the spec's fixed answer.
 ///
 /// Always id 920 and client_id 356315, with the device_id sent, or the fixed one.
-#[utoipa::path(post, path = "/clients/add-device-id", operation_id = "addDeviceId",
-    tag = "profile", request_body = DeviceBody,
+#[utoipa::path(post, path = "/clients/add-device-id", request_body = DeviceBody,
     responses((status = 200, description = "the fixed answer", body = DeviceAnswer)))]
 pub async fn add_device_id(body: web::Bytes) -> HttpResponse {
     let device_id = body_object(&body)

@@ -44,13 +44,11 @@ envelope::answer_set! {
 #[utoipa::path(
     get,
     path = "/clients/{id:[0-9]+}",
-    tag = "internal",
-    operation_id = "getClientProfile",
     params(ClientPath),
     security(("service" = [])),
     responses(DatabaseAnswers, AccessRefusal, InternalRefusal, NotFoundAnswers, ProfileAnswer)
 )]
-pub async fn client(
+pub async fn get_client_profile(
     state: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<ClientPath>,

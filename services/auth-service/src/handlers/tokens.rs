@@ -25,8 +25,7 @@ type ExchangeRefusals =
     Refusals<Refuses<(BodyRefusal, ExchangeRefusal, AccessRefusal, TokenLimit)>>;
 
 /// The bare 13-field profile of the primary token's client.
-#[utoipa::path(get, path = "/clients/verify-token", operation_id = "verifyToken",
-    tag = "tokens", security(("primary" = [])),
+#[utoipa::path(get, path = "/clients/verify-token", security(("primary" = [])),
     responses(TokenAnswers, ProfileAnswer))]
 pub async fn verify_token(PrimaryCaller(caller): PrimaryCaller) -> HttpResponse {
     HttpResponse::Ok().json(caller)
@@ -46,11 +45,10 @@ pub struct FindQuery {
 /// birth date or settings. Checks in this order: token (401), contact_phone (400), the
 /// caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour,
 /// default 30, found or not, so the route cannot list who is a client), then 404 or 200.
-#[utoipa::path(get, path = "/clients", operation_id = "findClientByPhone",
-    tag = "tokens", security(("primary" = [])), params(FindQuery),
+#[utoipa::path(get, path = "/clients", security(("primary" = [])), params(FindQuery),
     responses(TokenAnswers, LookupRefusals,
         (status = 200, description = "the client", body = Wrapped<Recipient>)))]
-pub async fn find_by_phone(
+pub async fn find_client_by_phone(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
     query: web::Query<FindQuery>,
@@ -82,9 +80,9 @@ pub async fn find_by_phone(
 ///
 /// The caller lookup of the point and order services: legacy tokens only; a primary token
 /// gets 401.
-#[utoipa::path(get, path = "/users", operation_id = "getCaller", tag = "tokens", security(("legacy" = [])),
+#[utoipa::path(get, path = "/users", security(("legacy" = [])),
     responses(TokenAnswers, (status = 200, description = "`{status: 200, data: profile}`", body = Wrapped<Profile>)))]
-pub async fn users(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
+pub async fn get_caller(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
     HttpResponse::Ok().json(Wrapped::ok(caller))
 }
 
@@ -122,8 +120,7 @@ pub enum TargetPlatform {
 /// primary JWT, then as a legacy token; neither, or an inactive client, gets 401. Minting
 /// is limited per client (429, `legacy` only, since each call stores a token:
 /// `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per rolling hour, default 20).
-#[utoipa::path(post, path = "/clients/exchange-token", operation_id = "exchangeToken",
-    tag = "tokens", request_body = ExchangeBody,
+#[utoipa::path(post, path = "/clients/exchange-token", request_body = ExchangeBody,
     responses(DatabaseAnswers, ExchangeRefusals,
         (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>)))]
 pub async fn exchange_token(

@@ -11,10 +11,10 @@ use crate::state::AppState;
 /// No token; query keys are ignored. Served by the order service itself (never 502/504). The
 /// 200 is a bare array of earn-rate rows sorted by `amount_from` ascending (null counts as 0);
 /// `[]` when the option is unset.
-#[utoipa::path(get, path = "/system_configs/point_rates", operation_id = "listEarnRates", tag = "earn rates",
+#[utoipa::path(get, path = "/system_configs/point_rates",
     responses(BusyAnswers, (status = 200, description = "the rows", body = [Rate]),
         (status = 500, description = point_rates::internal_answer(), body = envelope::ErrorC)))]
-pub async fn point_rates(state: web::Data<AppState>) -> Result<HttpResponse, OrderError> {
+pub async fn list_earn_rates(state: web::Data<AppState>) -> Result<HttpResponse, OrderError> {
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(point_rates::rates(&mut conn).await?))
 }

@@ -31,9 +31,9 @@ pub struct StorePath {
 ///
 /// No token. An id that is not an integer is answered like an unknown store, without asking
 /// the database.
-#[utoipa::path(get, path = "/stores/{id}", operation_id = "getStore", tag = "stores", params(StorePath),
+#[utoipa::path(get, path = "/stores/{id}", params(StorePath),
     responses(DatabaseAnswers, StoreRefusal, (status = 200, description = "the store", body = Store)))]
-pub async fn store(
+pub async fn get_store(
     state: web::Data<AppState>,
     path: web::Path<StorePath>,
 ) -> Result<HttpResponse, OrderError> {
@@ -71,10 +71,10 @@ pub struct BranchesQuery {
 /// from page `page` (default 1, at most 1000), by id. A page shorter than `limit` is the last.
 /// No token. The 200 is `{data: [stores]}`: one page of the brand's active stores by id,
 /// possibly empty.
-#[utoipa::path(get, path = "/stores", operation_id = "listBranches", tag = "stores", params(BranchesQuery),
+#[utoipa::path(get, path = "/stores", params(BranchesQuery),
     responses(DatabaseAnswers, Refuses<(BranchesRefusal, QueryRefusal)>,
         (status = 200, description = "`{data: [stores]}`", body = Listed<Store>)))]
-pub async fn branches(
+pub async fn list_branches(
     state: web::Data<AppState>,
     query: web::Query<BranchesQuery>,
 ) -> Result<HttpResponse, OrderError> {
@@ -103,13 +103,12 @@ pub async fn branches(
 /// Always 200: `{"store_id": <id>}`, or `{"store_id": null}` for an unknown or unreadable
 /// merchant, no candidate, missing or unreadable coordinates or an internal failure (logged
 /// at error level), identical on purpose; the client treats null as a no-op tap.
-#[utoipa::path(get, path = "/banners/merchant/{merchant_id}/nearest-store", operation_id = "findNearestStore",
-    tag = "stores",
+#[utoipa::path(get, path = "/banners/merchant/{merchant_id}/nearest-store",
     params(("merchant_id" = i64, Path, description = "the banner's `nearest_branch_merchant_id`"),
         ("latitude" = Option<f64>, Query, description = "-90 to 90; else null"),
         ("longitude" = Option<f64>, Query, description = "-180 to 180; else null")),
     responses((status = 200, description = "the nearest store's id, or null", body = NearestStore)))]
-pub async fn nearest(
+pub async fn find_nearest_store(
     state: web::Data<AppState>,
     path: web::Path<String>,
     // Pairs, not a struct: a parameter sent twice must not turn into a 400 (docs/design.md: the

@@ -47,11 +47,10 @@ envelope::answer_set! {
 /// The home list of services
 ///
 /// Active services that are not children, by `ordering`, then id. No token.
-#[utoipa::path(get, path = "/system-categories", operation_id = "listHomeServices",
-    tag = "services", params(LanguageQuery),
+#[utoipa::path(get, path = "/system-categories", params(LanguageQuery),
     responses(LanguageAnswers,
         (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
-pub async fn home(
+pub async fn list_home_services(
     state: web::Data<AppState>,
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
@@ -65,10 +64,9 @@ pub async fn home(
 ///
 /// Whatever its status or role: the ten fields of a client service item, then `logo`. No
 /// token.
-#[utoipa::path(get, path = "/system-categories/{id}", operation_id = "getService",
-    tag = "services", params(ServicePath, LanguageQuery),
+#[utoipa::path(get, path = "/system-categories/{id}", params(ServicePath, LanguageQuery),
     responses(LanguageAnswers, ServiceRefusal, (status = 200, description = "the detail", body = ServiceDetail)))]
-pub async fn detail(
+pub async fn get_service(
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,
     query: web::Query<LanguageQuery>,
@@ -93,10 +91,10 @@ pub async fn detail(
 /// no metadata block. No token. Each replica keeps an answer (a list, or the 404) for 30
 /// seconds per service id and language choice, so it may lag an operator's change by that
 /// long.
-#[utoipa::path(get, path = "/system-categories/{id}/children", operation_id = "listChildServices", tag = "services",
+#[utoipa::path(get, path = "/system-categories/{id}/children",
     params(ServicePath, LanguageQuery), responses(LanguageAnswers, ServiceRefusal,
         (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
-pub async fn children(
+pub async fn list_child_services(
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,
     query: web::Query<LanguageQuery>,

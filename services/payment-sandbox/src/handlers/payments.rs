@@ -51,7 +51,7 @@ refusal_answers! {
 /// nothing), or ten minutes after the call without such a read; until then no read-back route
 /// knows of it, and a caller that hung up changes nothing. Anything else waits on its 3-D
 /// Secure page (or is captured at once, webhook sent, with `SANDBOX_AUTO_CAPTURE=true`).
-#[utoipa::path(post, path = "/payments", tag = "payments", request_body = PaymentRequest,
+#[utoipa::path(post, path = "/payments", request_body = PaymentRequest,
     responses((status = 200, body = PaymentStarted, description = "started"), PaymentRefusals))]
 pub async fn create_payment(
     gateway: web::Data<Gateway>,
@@ -66,7 +66,7 @@ pub async fn create_payment(
 /// `{id}` is a payment's `pay_…` or a session's `ses_…` id. The answer is the gateway's
 /// truth, whether or not its webhook was delivered; a session's capture webhook names its
 /// `ses_…` id as the `payment_id`.
-#[utoipa::path(get, path = "/payments/{id}", tag = "read-back",
+#[utoipa::path(get, path = "/payments/{id}",
     responses((status = 200, body = PaymentView, description = "the payment"), UnknownPayment))]
 pub async fn get_payment(
     gateway: web::Data<Gateway>,
@@ -90,7 +90,7 @@ pub struct ByReference {
 ///
 /// Oldest first, an empty list when none: how a caller whose pay call was lost finds its
 /// payment.
-#[utoipa::path(get, path = "/payments", tag = "read-back", params(ByReference),
+#[utoipa::path(get, path = "/payments", params(ByReference),
     responses((status = 200, body = PaymentList, description = "oldest first"), ReferenceRefusals))]
 pub async fn list_payments_by_reference(
     gateway: web::Data<Gateway>,

@@ -20,7 +20,7 @@ refusal_answers! {
 ///
 /// It has no card: it waits on its 3-D Secure page, or is captured at once (webhook sent)
 /// with `SANDBOX_AUTO_CAPTURE=true`.
-#[utoipa::path(post, path = "/payment-sessions", tag = "sessions", request_body = SessionRequest,
+#[utoipa::path(post, path = "/payment-sessions", request_body = SessionRequest,
     responses((status = 200, body = SessionStarted, description = "started, pending"), SessionRefusals))]
 pub async fn create_payment_session(
     gateway: web::Data<Gateway>,
@@ -33,7 +33,7 @@ pub async fn create_payment_session(
 /// A session read back
 ///
 /// `{id}` is the session's `ses_…` id; the same answer as `GET /v1/payments/{id}`.
-#[utoipa::path(get, path = "/payment-sessions/{id}", tag = "sessions",
+#[utoipa::path(get, path = "/payment-sessions/{id}",
     responses((status = 200, body = PaymentView, description = "the session"), UnknownPayment))]
 pub async fn get_payment_session(
     gateway: web::Data<Gateway>,

@@ -69,7 +69,7 @@ const UNKNOWN_ID: &str = "no payment or session has this id";
 ///
 /// The payment (`{id}`: a payment's or session's id), and its Approve and Decline buttons
 /// while it is pending.
-#[utoipa::path(get, path = "/{id}", tag = "3-D Secure", responses(PageAnswers))]
+#[utoipa::path(get, path = "/{id}", responses(PageAnswers))]
 pub async fn show_3ds_page(gateway: web::Data<Gateway>, id: web::Path<String>) -> HttpResponse {
     match gateway.payment(&id) {
         Some(payment) => html(HttpResponse::Ok(), pages::challenge(&payment)),
@@ -83,12 +83,7 @@ pub async fn show_3ds_page(gateway: web::Data<Gateway>, id: web::Path<String>) -
 /// shows what the point service said. Pressed again on a captured payment whose webhook was
 /// not taken, it sends the webhook again. 409 when it was declined, or captured with its
 /// webhook taken.
-#[utoipa::path(
-    post,
-    path = "/{id}/approve",
-    tag = "3-D Secure",
-    responses(PressAnswers)
-)]
+#[utoipa::path(post, path = "/{id}/approve", responses(PressAnswers))]
 pub async fn approve_3ds(gateway: web::Data<Gateway>, id: web::Path<String>) -> HttpResponse {
     pressed(gateway.press(&id, Status::Captured).await)
 }
@@ -98,12 +93,7 @@ pub async fn approve_3ds(gateway: web::Data<Gateway>, id: web::Path<String>) -> 
 /// The payment is declined now, then its `payment_declined` webhook is sent. Pressed again
 /// on a declined payment whose webhook was not taken, it sends the webhook again. 409 when it
 /// was captured, or declined with its webhook taken.
-#[utoipa::path(
-    post,
-    path = "/{id}/decline",
-    tag = "3-D Secure",
-    responses(PressAnswers)
-)]
+#[utoipa::path(post, path = "/{id}/decline", responses(PressAnswers))]
 pub async fn decline_3ds(gateway: web::Data<Gateway>, id: web::Path<String>) -> HttpResponse {
     pressed(gateway.press(&id, Status::Declined).await)
 }

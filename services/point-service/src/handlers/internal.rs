@@ -37,13 +37,13 @@ pub struct CreditBody {
 /// another service `NotAdmitted`; a field missing or of another kind is `BadBody`. The same
 /// reference again answers the first result and credits nothing; with another client or
 /// amount it is `ReferenceUsed`.
-#[utoipa::path(post, path = "/credits", operation_id = "creditPoints", tag = "internal",
+#[utoipa::path(post, path = "/credits",
     security(("service" = [])),
     request_body = CreditBody,
     responses(DatabaseAnswers, Refuses<(InternalRefusal, CreditRefusal)>,
         (status = 200, description = "the credit", body = Credited),
         (status = 400, description = credits::bad_body_answer(), body = ErrorB)))]
-pub async fn credit(
+pub async fn credit_points(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,

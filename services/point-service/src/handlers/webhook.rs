@@ -27,13 +27,13 @@ use crate::state::AppState;
 /// `payment_declined`, listed for refund with the reason `unreadable` (once, however often it
 /// is delivered). A decline that depends on a pay call whose answer is not recorded yet
 /// records nothing and answers 503 with `Retry-After`: deliver it again.
-#[utoipa::path(post, path = "/payments", operation_id = "receivePaymentEvent", tag = "payments",
+#[utoipa::path(post, path = "/payments",
     params(("X-Signature" = String, Header, description = signature::header_text())),
     request_body = Event,
     responses(DatabaseAnswers, WebhookRefusal,
         (status = 200, description = "`{received: true, outcome}`", body = Received),
         (status = 503, description = retry_answer(), body = ErrorB)))]
-pub async fn payments(
+pub async fn receive_payment_event(
     state: web::Data<AppState>,
     req: HttpRequest,
     body: web::Bytes,

@@ -1,6 +1,6 @@
 //! `POST /point-orders`: each payment type's checks around the shared ones (offer, recipient,
 //! occasion), in the spec's order as the contract documents them
-//! (`relayed_routes::orders::create`), then the order written in one transaction, once per
+//! (`relayed_routes::orders::create_point_order`), then the order written in one transaction, once per
 //! idempotency key. The remote checks (recipient, payer) run before the transaction, which
 //! never waits on another service.
 

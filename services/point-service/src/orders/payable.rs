@@ -1,6 +1,6 @@
 //! The pay routes' rules (no HTTP in here): the checks in the spec's order (and, after the
 //! status, the lapse and the offer's price), as the contract
-//! documents them (`relayed_routes::pay::card`), and the payment attempt. The pay routes
+//! documents them (`relayed_routes::pay::pay_point_order_by_card`), and the payment attempt. The pay routes
 //! never move the order; the webhook does. Each call is a payment attempt of the order
 //! (`attempts`), recorded before the payment service is asked (the order's status checked
 //! again under its lock) and again with the answer, with no connection held in between.

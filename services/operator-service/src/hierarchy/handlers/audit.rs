@@ -11,11 +11,10 @@ use crate::state::AppState;
 /// The audit trail
 ///
 /// Every write (create, change, children), newest first. Roles: admin, super_admin.
-#[utoipa::path(get, path = "/audit", operation_id = "listAuditEntries",
-    tag = "audit",
+#[utoipa::path(get, path = "/audit",
     params(PageParams),
     responses(AdminAnswers, (status = 200, description = "`{data: [entries], meta}`", body = ListPage<Entry>)))]
-pub async fn audit(
+pub async fn list_audit_entries(
     operator: Operator,
     state: web::Data<AppState>,
     req: HttpRequest,

@@ -64,12 +64,12 @@ pub struct CandidateFilters {
 /// parent's (a child of another parent is absent, not marked), by `ordering`, then id. The
 /// query is never refused. Roles: admin, super_admin. Checks: token, role, path id, the
 /// service exists (404), the service is a parent (400), before the query is read.
-#[utoipa::path(get, path = "/services/{id}/children", operation_id = "listChildCandidates", tag = "children",
+#[utoipa::path(get, path = "/services/{id}/children",
     params(ServicePath, CandidateFilters, PageParams),
     responses(AdminAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
         (status = 400, description = &children::candidates_400(), body = OperatorError),
         (status = 200, description = "`{data: [candidates with isSelected], meta}`", body = ListPage<Candidate>)))]
-pub async fn candidates(
+pub async fn list_child_candidates(
     operator: Operator,
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,
@@ -109,12 +109,12 @@ pub async fn candidates(
 /// Assigning a child already this parent's is a no-op; unassign ids that are not this
 /// parent's children are ignored. One transaction locks the parent, then the services to
 /// assign in id order; recorded in the audit trail. Roles: admin, super_admin.
-#[utoipa::path(patch, path = "/services/{id}/children", operation_id = "updateChildren", tag = "children",
+#[utoipa::path(patch, path = "/services/{id}/children",
     params(ServicePath), request_body = ChildrenBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
         (status = 400, description = &children::set_children_400(), body = OperatorError),
         (status = 200, description = &ChildrenUpdated::shown(), body = ChildrenUpdated)))]
-pub async fn set_children(
+pub async fn update_children(
     operator: Operator,
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,

@@ -18,11 +18,11 @@ use super::json_body;
 ///
 /// Every service matching the filters, by `ordering`, then id. Roles: all five (super_admin,
 /// admin, merchant_manager, store_manager, data_entry).
-#[utoipa::path(get, path = "/services", operation_id = "listServices", tag = "services",
+#[utoipa::path(get, path = "/services",
     params(ListFilters, PageParams),
     responses(OperatorAnswers, QueryRefusal,
         (status = 200, description = "`{data: [services], meta}`", body = ListPage<ServiceView>)))]
-pub async fn list(
+pub async fn list_services(
     _operator: Operator,
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -41,11 +41,11 @@ pub async fn list(
 /// The same filters as the list, every matching row (no pagination; `page` and `limit` are
 /// ignored), by `ordering`, then id. Rows omit `hierarchyRole` and `parentId`. Roles: all
 /// five.
-#[utoipa::path(get, path = "/services/all/without-pagination", operation_id = "listAllServices", tag = "services",
+#[utoipa::path(get, path = "/services/all/without-pagination",
     params(ListFilters),
     responses(OperatorAnswers, QueryRefusal,
         (status = 200, description = "a bare array of services", body = [ServiceVariant])))]
-pub async fn all(
+pub async fn list_all_services(
     _operator: Operator,
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -60,11 +60,11 @@ pub async fn all(
 /// One service
 ///
 /// One service, whatever its role or status. Roles: all five.
-#[utoipa::path(get, path = "/services/{id}", operation_id = "getService", tag = "services",
+#[utoipa::path(get, path = "/services/{id}",
     params(ServicePath),
     responses(OperatorAnswers, ServiceRefusal,
         (status = 200, description = "the service", body = ServiceView)))]
-pub async fn detail(
+pub async fn get_service(
     _operator: Operator,
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,
@@ -80,13 +80,12 @@ pub async fn detail(
 /// Creates a service from the body (defaults: status `active`, logo `""`, ordering 0,
 /// hierarchyRole `parent`, serviceType `default`) and records it in the audit trail. Roles:
 /// admin, super_admin. Checks: token, role, body.
-#[utoipa::path(post, path = "/services", operation_id = "createService",
-    tag = "services",
+#[utoipa::path(post, path = "/services",
     request_body = ServiceBody,
     responses(AdminBodyAnswers, BodyRefusal,
         (status = 400, description = &body::create_400(), body = OperatorError),
         (status = 201, description = "the new service", body = ServiceView)))]
-pub async fn create(
+pub async fn create_service(
     operator: Operator,
     state: web::Data<AppState>,
     raw: web::Bytes,
@@ -105,13 +104,12 @@ pub async fn create(
 /// null; they stay `child`, unassigned); a `child` changing role is detached from its
 /// parent; the answer does not say so. Recorded in the audit trail. Roles: admin,
 /// super_admin. Checks: token, role, path id, body, the service (404 after the body).
-#[utoipa::path(patch, path = "/services/{id}", operation_id = "updateService",
-    tag = "services",
+#[utoipa::path(patch, path = "/services/{id}",
     params(ServicePath), request_body = ServiceBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, BodyRefusal)>,
         (status = 400, description = &body::update_400(), body = OperatorError),
         (status = 200, description = "the service after the change", body = ServiceView)))]
-pub async fn update(
+pub async fn update_service(
     operator: Operator,
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,
