@@ -113,6 +113,12 @@ impl Route {
         self
     }
 
+    /// The route with the token it takes, in `scheme` (no scopes): who may call it, said
+    /// where the route is listed.
+    pub fn taking(self, scheme: &crate::token_schemes::BearerScheme) -> Self {
+        self.with_security(scheme.name(), [])
+    }
+
     /// The route for another audience than its scope's (the auth service's caller lookup,
     /// under the app's /api/v1, is for other services).
     pub fn for_audience(mut self, audience: Audience) -> Self {

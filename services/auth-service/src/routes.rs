@@ -32,29 +32,31 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
                 tagged(
                     "tokens",
                     [
-                        route!(tokens::verify_token),
+                        route!(tokens::verify_token).taking(&PRIMARY),
                         route!(tokens::exchange_token),
-                        route!(tokens::find_client_by_phone),
+                        route!(tokens::find_client_by_phone).taking(&PRIMARY),
                         // The point and order services' caller lookup, not the app's.
-                        route!(tokens::get_caller).for_audience(Audience::Internal),
+                        route!(tokens::get_caller)
+                            .taking(&LEGACY)
+                            .for_audience(Audience::Internal),
                     ],
                 ),
                 tagged(
                     "address book",
                     [
-                        route!(address_book::list_addresses),
-                        route!(address_book::create_address),
-                        route!(address_book::get_address),
-                        route!(address_book::update_address),
-                        route!(address_book::delete_address),
+                        route!(address_book::list_addresses).taking(&PRIMARY),
+                        route!(address_book::create_address).taking(&PRIMARY),
+                        route!(address_book::get_address).taking(&PRIMARY),
+                        route!(address_book::update_address).taking(&PRIMARY),
+                        route!(address_book::delete_address).taking(&PRIMARY),
                     ],
                 ),
                 tagged(
                     "profile",
                     [
                         route!(device::add_device_id),
-                        route!(profile::update_setting),
-                        route!(profile::update_profile),
+                        route!(profile::update_setting).taking(&PRIMARY),
+                        route!(profile::update_profile).taking(&PRIMARY),
                     ],
                 ),
             ]
@@ -67,7 +69,10 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             Audience::Internal,
             "/internal/v1",
-            tagged("internal", [route!(internal::get_client_profile)]),
+            tagged(
+                "internal",
+                [route!(internal::get_client_profile).taking(&SERVICE_CREDENTIAL)],
+            ),
         ),
     ])
 });

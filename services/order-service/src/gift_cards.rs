@@ -55,14 +55,18 @@ pub fn redeemed_answer() -> String {
     format!("`{{message: \"{REDEEMED}\", code, points}}`: the code was redeemed and credited")
 }
 
-/// The 502 as the document describes it ([`OrderError::CreditPending`]).
-pub fn pending_answer() -> String {
-    let pending = OrderError::CreditPending(String::new());
-    format!(
-        "`{pending}`: the credit call failed, timed out or did not answer 2xx; the redemption \
-         stays the caller's, pending: the service retries it on its own, and the caller's retry \
-         resumes it (200 once credited, if no 200 was given for it yet)"
-    )
+envelope::answer_set! {
+    /// The 502 as the document describes it ([`OrderError::CreditPending`]).
+    pub PendingAnswer, envelope::Envelope::C, {
+        "502" => {
+            let pending = OrderError::CreditPending(String::new());
+            format!(
+                "`{pending}`: the credit call failed, timed out or did not answer 2xx; the redemption \
+                 stays the caller's, pending: the service retries it on its own, and the caller's retry \
+                 resumes it (200 once credited, if no 200 was given for it yet)"
+            )
+        },
+    }
 }
 
 envelope::refusals! {

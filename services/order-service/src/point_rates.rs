@@ -16,14 +16,16 @@ pub const NOT_A_LIST: &str = "the point_rates option is not a list";
 /// A stored row is not an object (a 500: its text outside production).
 pub const ROW_NOT_AN_OBJECT: &str = "a point_rates row is not an object";
 
-/// The 500 as the document describes it: the stored option's faults, or any other failure.
-pub fn internal_answer() -> String {
-    format!(
-        "the stored option is not a list (`{NOT_A_LIST}`) or a row is not an object \
-         (`{ROW_NOT_AN_OBJECT}`): that text outside production, `{}` in production; any other \
-         unexpected failure likewise with its raw text",
-        envelope::INTERNAL_MESSAGE
-    )
+envelope::answer_set! {
+    /// The 500 as the document describes it: the stored option's faults, or any other failure.
+    pub InternalAnswer, envelope::Envelope::C, {
+        "500" => format!(
+            "the stored option is not a list (`{NOT_A_LIST}`) or a row is not an object \
+             (`{ROW_NOT_AN_OBJECT}`): that text outside production, `{}` in production; any other \
+             unexpected failure likewise with its raw text",
+            envelope::INTERNAL_MESSAGE
+        ),
+    }
 }
 
 /// The rows; `[]` when the option is unset; an error when it is not a list of objects.

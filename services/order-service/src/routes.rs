@@ -87,7 +87,10 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             relayed_routes::routes().chain(
                 [
                     tagged("earn rates", [route!(point_rates::list_earn_rates)]),
-                    tagged("gift cards", [route!(gift_cards::redeem_gift_card_code)]),
+                    tagged(
+                        "gift cards",
+                        [route!(gift_cards::redeem_gift_card_code).taking(&LEGACY)],
+                    ),
                     tagged(
                         "services",
                         [

@@ -49,13 +49,16 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
         scope(
             Audience::Internal,
             INTERNAL_SCOPE,
-            tagged("internal", [route!(internal::credit_points)])
-                .into_iter()
-                .chain(
-                    BackOfficeRoute::ALL
-                        .into_iter()
-                        .filter_map(|route| kept(&keeping, route)),
-                ),
+            tagged(
+                "internal",
+                [route!(internal::credit_points).taking(&SERVICE_CREDENTIAL)],
+            )
+            .into_iter()
+            .chain(
+                BackOfficeRoute::ALL
+                    .into_iter()
+                    .filter_map(|route| kept(&keeping, route)),
+            ),
         ),
     ])
 });

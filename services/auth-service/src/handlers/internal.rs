@@ -45,8 +45,13 @@ envelope::answer_set! {
     get,
     path = "/clients/{id:[0-9]+}",
     params(ClientPath),
-    security(("service" = [])),
-    responses(DatabaseAnswers, AccessRefusal, InternalRefusal, NotFoundAnswers, ProfileAnswer)
+    responses(
+        DatabaseAnswers,
+        AccessRefusal,
+        InternalRefusal,
+        NotFoundAnswers,
+        ProfileAnswer
+    )
 )]
 pub async fn get_client_profile(
     state: web::Data<AppState>,

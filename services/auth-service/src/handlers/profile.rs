@@ -74,8 +74,8 @@ pub struct SettingBody {
 /// Only the keys present change, and nothing is written unless every rule passes: the 400
 /// is the first failing rule, checked in this order: client_id, contact_phone, first_name,
 /// last_name, email_address, birth_date.
-#[utoipa::path(put, path = "/clients/{client_id}", security(("primary" = [])),
-    params(ProfilePath), request_body = ProfileBody, responses(TokenAnswers, ProfileRefusals, ProfileAnswer))]
+#[utoipa::path(put, path = "/clients/{client_id}", params(ProfilePath), request_body = ProfileBody,
+    responses(TokenAnswers, ProfileRefusals, ProfileAnswer))]
 pub async fn update_profile(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -96,8 +96,8 @@ pub async fn update_profile(
 /// Switches the caller's push notifications.
 ///
 /// client_id is checked first; no body counts as an empty one.
-#[utoipa::path(put, path = "/clients/setting", security(("primary" = [])),
-    request_body = SettingBody, responses(TokenAnswers, SettingRefusals, ProfileAnswer))]
+#[utoipa::path(put, path = "/clients/setting", request_body = SettingBody,
+    responses(TokenAnswers, SettingRefusals, ProfileAnswer))]
 pub async fn update_setting(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,

@@ -25,8 +25,11 @@ type ExchangeRefusals =
     Refusals<Refuses<(BodyRefusal, ExchangeRefusal, AccessRefusal, TokenLimit)>>;
 
 /// The bare 13-field profile of the primary token's client.
-#[utoipa::path(get, path = "/clients/verify-token", security(("primary" = [])),
-    responses(TokenAnswers, ProfileAnswer))]
+#[utoipa::path(
+    get,
+    path = "/clients/verify-token",
+    responses(TokenAnswers, ProfileAnswer)
+)]
 pub async fn verify_token(PrimaryCaller(caller): PrimaryCaller) -> HttpResponse {
     HttpResponse::Ok().json(caller)
 }
@@ -45,7 +48,7 @@ pub struct FindQuery {
 /// birth date or settings. Checks in this order: token (401), contact_phone (400), the
 /// caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour,
 /// default 30, found or not, so the route cannot list who is a client), then 404 or 200.
-#[utoipa::path(get, path = "/clients", security(("primary" = [])), params(FindQuery),
+#[utoipa::path(get, path = "/clients", params(FindQuery),
     responses(TokenAnswers, LookupRefusals,
         (status = 200, description = "the client", body = Wrapped<Recipient>)))]
 pub async fn find_client_by_phone(
@@ -80,7 +83,7 @@ pub async fn find_client_by_phone(
 ///
 /// The caller lookup of the point and order services: legacy tokens only; a primary token
 /// gets 401.
-#[utoipa::path(get, path = "/users", security(("legacy" = [])),
+#[utoipa::path(get, path = "/users",
     responses(TokenAnswers, (status = 200, description = "`{status: 200, data: profile}`", body = Wrapped<Profile>)))]
 pub async fn get_caller(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
     HttpResponse::Ok().json(Wrapped::ok(caller))

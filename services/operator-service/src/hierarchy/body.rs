@@ -170,29 +170,33 @@ fn field_rules() -> String {
     )
 }
 
-/// The 400 of `POST /services`, in the order [`fields`] checks.
-pub fn create_400() -> String {
-    format!(
-        "the first failing rule of the body, in this order: {}; {} (the key is missing); `{}`; \
-         then field by field: {}",
-        first_rules(),
-        quoted(REQUIRED.map(BodyRefusal::Missing), " or "),
-        BodyRefusal::BadOrdering,
-        field_rules(),
-    )
+envelope::answer_set! {
+    /// The 400 of `POST /services`, in the order [`fields`] checks.
+    pub CreateBadRequest, envelope::Envelope::Operator, {
+        "400" => format!(
+            "the first failing rule of the body, in this order: {}; {} (the key is missing); `{}`; \
+             then field by field: {}",
+            first_rules(),
+            quoted(REQUIRED.map(BodyRefusal::Missing), " or "),
+            BodyRefusal::BadOrdering,
+            field_rules(),
+        ),
+    }
 }
 
-/// The 400 of `PATCH /services/{id}`: the path id, then the rules of [`fields`] but the
-/// two required titles.
-pub fn update_400() -> String {
-    format!(
-        "`{}`: the path id is not an integer; or the first failing rule of the body, in this \
-         order: {}; `{}`; then field by field: {}",
-        ServiceRefusal::BadId,
-        first_rules(),
-        BodyRefusal::BadOrdering,
-        field_rules(),
-    )
+envelope::answer_set! {
+    /// The 400 of `PATCH /services/{id}`: the path id, then the rules of [`fields`] but the
+    /// two required titles.
+    pub UpdateBadRequest, envelope::Envelope::Operator, {
+        "400" => format!(
+            "`{}`: the path id is not an integer; or the first failing rule of the body, in this \
+             order: {}; `{}`; then field by field: {}",
+            ServiceRefusal::BadId,
+            first_rules(),
+            BodyRefusal::BadOrdering,
+            field_rules(),
+        ),
+    }
 }
 
 #[derive(Debug, Default, Clone, AsChangeset)]

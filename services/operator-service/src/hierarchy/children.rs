@@ -62,38 +62,44 @@ envelope::refusals! {
     }
 }
 
-/// The 400 of the children route as the document lists it: the path id, then the checks of
-/// [`read`] and of `assignment::set_children`, in their order.
-pub fn set_children_400() -> String {
-    let types = IdList::BOTH.into_iter().flat_map(|list| {
-        [
-            ChildrenRefusal::NotAnArray(list),
-            ChildrenRefusal::NotAnInteger(list),
-            ChildrenRefusal::Repeated(list),
-        ]
-    });
-    format!(
-        "`{}`: the path id is not an integer; body types, `{}` first (missing or null is `[]`): \
-         {}; check 1 `{}`; check 2 `{}`; check 3 `{}`; check 5 `{}`; check 6 `{}`",
-        ServiceRefusal::BadId,
-        IdList::Assign,
-        quoted(types, ", "),
-        ChildrenRefusal::NothingToChange,
-        ChildrenRefusal::BothLists,
-        ChildrenRefusal::AssignsItself,
-        ChildrenRefusal::NotAParent,
-        ChildrenRefusal::Unassignable("<comma-separated ids>".to_owned()),
-    )
+envelope::answer_set! {
+    /// The 400 of the children route as the document lists it: the path id, then the checks of
+    /// [`read`] and of `assignment::set_children`, in their order.
+    pub SetChildrenBadRequest, envelope::Envelope::Operator, {
+        "400" => {
+            let types = IdList::BOTH.into_iter().flat_map(|list| {
+                [
+                    ChildrenRefusal::NotAnArray(list),
+                    ChildrenRefusal::NotAnInteger(list),
+                    ChildrenRefusal::Repeated(list),
+                ]
+            });
+            format!(
+                "`{}`: the path id is not an integer; body types, `{}` first (missing or null is `[]`): \
+                 {}; check 1 `{}`; check 2 `{}`; check 3 `{}`; check 5 `{}`; check 6 `{}`",
+                ServiceRefusal::BadId,
+                IdList::Assign,
+                quoted(types, ", "),
+                ChildrenRefusal::NothingToChange,
+                ChildrenRefusal::BothLists,
+                ChildrenRefusal::AssignsItself,
+                ChildrenRefusal::NotAParent,
+                ChildrenRefusal::Unassignable("<comma-separated ids>".to_owned()),
+            )
+        },
+    }
 }
 
-/// The 400 of the candidates route: the path id, then the parent check (after the 404).
-pub fn candidates_400() -> String {
-    format!(
-        "`{}`: the path id is not an integer; or `{}`: the service is `standalone` or `child` \
-         (after the 404)",
-        ServiceRefusal::BadId,
-        ChildrenRefusal::NotAParent,
-    )
+envelope::answer_set! {
+    /// The 400 of the candidates route: the path id, then the parent check (after the 404).
+    pub CandidatesBadRequest, envelope::Envelope::Operator, {
+        "400" => format!(
+            "`{}`: the path id is not an integer; or `{}`: the service is `standalone` or `child` \
+             (after the 404)",
+            ServiceRefusal::BadId,
+            ChildrenRefusal::NotAParent,
+        ),
+    }
 }
 
 /// The ids of one list; missing or null is `[]`.

@@ -42,10 +42,10 @@ pub struct RedeemBody {
 /// A code deactivated after it was redeemed is decided by its redemption (200 resuming the
 /// owner's pending one, else 409); an unknown or inactive code with no redemption is 404 and
 /// counts as a wrong try (see 429).
-#[utoipa::path(post, path = "/gift-card-code", security(("legacy" = [])),
-    request_body = RedeemBody, responses(CallerAnswers, RedeemRefusal, LimitAnswer,
+#[utoipa::path(post, path = "/gift-card-code", request_body = RedeemBody,
+    responses(CallerAnswers, RedeemRefusal, LimitAnswer,
         (status = 200, description = gift_cards::redeemed_answer(), body = gift_cards::Redeemed),
-        (status = 502, description = gift_cards::pending_answer(), body = envelope::ErrorC)))]
+        gift_cards::PendingAnswer))]
 pub async fn redeem_gift_card_code(
     caller: Caller<OrderError>,
     state: web::Data<AppState>,

@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// `[]` when the option is unset.
 #[utoipa::path(get, path = "/system_configs/point_rates",
     responses(BusyAnswers, (status = 200, description = "the rows", body = [Rate]),
-        (status = 500, description = point_rates::internal_answer(), body = envelope::ErrorC)))]
+        point_rates::InternalAnswer))]
 pub async fn list_earn_rates(state: web::Data<AppState>) -> Result<HttpResponse, OrderError> {
     let mut conn = state.pool.get().await?;
     Ok(HttpResponse::Ok().json(point_rates::rates(&mut conn).await?))

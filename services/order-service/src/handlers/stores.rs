@@ -88,6 +88,26 @@ pub async fn list_branches(
     Ok(HttpResponse::Ok().json(Listed { data: page }))
 }
 
+/// The nearest-store route's path and query, as its document shows them: the handler reads
+/// each value itself, so that one it cannot read is a null answer, never a 400.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct NearestPath {
+    /// The banner's `nearest_branch_merchant_id`.
+    #[param(value_type = i64)]
+    merchant_id: String,
+}
+
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct NearestQuery {
+    /// -90 to 90; else null.
+    latitude: Option<f64>,
+    /// -180 to 180; else null.
+    longitude: Option<f64>,
+}
+
 /// The nearest branch of a brand
 ///
 /// Which branch of a brand a customer should land on. No token. Candidates are the brand's
@@ -104,13 +124,11 @@ pub async fn list_branches(
 /// merchant, no candidate, missing or unreadable coordinates or an internal failure (logged
 /// at error level), identical on purpose; the client treats null as a no-op tap.
 #[utoipa::path(get, path = "/banners/merchant/{merchant_id}/nearest-store",
-    params(("merchant_id" = i64, Path, description = "the banner's `nearest_branch_merchant_id`"),
-        ("latitude" = Option<f64>, Query, description = "-90 to 90; else null"),
-        ("longitude" = Option<f64>, Query, description = "-180 to 180; else null")),
+    params(NearestPath, NearestQuery),
     responses((status = 200, description = "the nearest store's id, or null", body = NearestStore)))]
 pub async fn find_nearest_store(
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<NearestPath>,
     // Pairs, not a struct: a parameter sent twice must not turn into a 400 (docs/design.md: the
     // answer is always 200); the first value counts.
     query: web::Query<Vec<(String, String)>>,
@@ -122,7 +140,7 @@ pub async fn find_nearest_store(
             .map(|(_, v)| v.as_str())
     };
     let store_id = async {
-        let merchant_id = path.parse::<i64>().ok()?;
+        let merchant_id = path.merchant_id.parse::<i64>().ok()?;
         let (latitude, longitude) = nearest::coordinates(first("latitude"), first("longitude"))?;
         match state.branches.get(&state.pool, merchant_id).await {
             Ok(index) => index.nearest(latitude, longitude),

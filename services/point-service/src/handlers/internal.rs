@@ -3,7 +3,7 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use bigdecimal::BigDecimal;
-use envelope::{ErrorB, Refuses};
+use envelope::Refuses;
 use serde_json::Value;
 
 use crate::error::DatabaseAnswers;
@@ -38,11 +38,10 @@ pub struct CreditBody {
 /// reference again answers the first result and credits nothing; with another client or
 /// amount it is `ReferenceUsed`.
 #[utoipa::path(post, path = "/credits",
-    security(("service" = [])),
     request_body = CreditBody,
     responses(DatabaseAnswers, Refuses<(InternalRefusal, CreditRefusal)>,
         (status = 200, description = "the credit", body = Credited),
-        (status = 400, description = credits::bad_body_answer(), body = ErrorB)))]
+        credits::BadBodyAnswer))]
 pub async fn credit_points(
     state: web::Data<AppState>,
     req: HttpRequest,

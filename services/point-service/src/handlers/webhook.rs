@@ -2,7 +2,6 @@
 //! is `payments::webhook::apply`'s (and the payment state machine's) decision.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use envelope::ErrorB;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
@@ -32,7 +31,7 @@ use crate::state::AppState;
     request_body = Event,
     responses(DatabaseAnswers, WebhookRefusal,
         (status = 200, description = "`{received: true, outcome}`", body = Received),
-        (status = 503, description = retry_answer(), body = ErrorB)))]
+        RetryAnswer))]
 pub async fn receive_payment_event(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -84,13 +83,15 @@ pub async fn receive_payment_event(
     }))
 }
 
-/// The route's 503: a decline that must wait for a pay call's answer, or the database busy.
-fn retry_answer() -> String {
-    format!(
-        "`{}` (`Retry-After`); or {}",
-        webhook::ATTEMPT_NOT_RECORDED,
-        db::BUSY_ANSWER
-    )
+envelope::answer_set! {
+    /// The route's 503: a decline that must wait for a pay call's answer, or the database busy.
+    RetryAnswer, envelope::Envelope::B, {
+        "503" => format!(
+            "`{}` (`Retry-After`); or {}",
+            webhook::ATTEMPT_NOT_RECORDED,
+            db::BUSY_ANSWER
+        ),
+    }
 }
 
 /// The answer to an event the service read: what it did.

@@ -27,10 +27,12 @@ envelope::refusals! {
     }
 }
 
-/// The route's 400 as the document shows it: [`EXPECTED_BODY`] as sent (a refusal's answer
-/// would show its braces as a template's).
-pub fn bad_body_answer() -> String {
-    format!("`{EXPECTED_BODY}`")
+envelope::answer_set! {
+    /// The route's 400 as the document shows it: [`EXPECTED_BODY`] as sent (a refusal's answer
+    /// would show its braces as a template's).
+    pub BadBodyAnswer, envelope::Envelope::B, {
+        "400" => format!("`{EXPECTED_BODY}`"),
+    }
 }
 
 #[derive(Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]

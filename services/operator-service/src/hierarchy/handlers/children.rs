@@ -1,7 +1,7 @@
 //! The children routes: a parent's candidates, and assigning and unassigning them.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use envelope::{OperatorError, Refuses};
+use envelope::Refuses;
 use serde::Serialize;
 
 use crate::auth::Operator;
@@ -67,7 +67,7 @@ pub struct CandidateFilters {
 #[utoipa::path(get, path = "/services/{id}/children",
     params(ServicePath, CandidateFilters, PageParams),
     responses(AdminAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
-        (status = 400, description = &children::candidates_400(), body = OperatorError),
+        children::CandidatesBadRequest,
         (status = 200, description = "`{data: [candidates with isSelected], meta}`", body = ListPage<Candidate>)))]
 pub async fn list_child_candidates(
     operator: Operator,
@@ -112,7 +112,7 @@ pub async fn list_child_candidates(
 #[utoipa::path(patch, path = "/services/{id}/children",
     params(ServicePath), request_body = ChildrenBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
-        (status = 400, description = &children::set_children_400(), body = OperatorError),
+        children::SetChildrenBadRequest,
         (status = 200, description = &ChildrenUpdated::shown(), body = ChildrenUpdated)))]
 pub async fn update_children(
     operator: Operator,

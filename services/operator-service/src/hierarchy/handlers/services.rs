@@ -1,7 +1,7 @@
 //! The service routes: the two lists, one service, create and change.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use envelope::{OperatorError, Refuses};
+use envelope::Refuses;
 
 use crate::auth::Operator;
 use crate::error::{AdminBodyAnswers, OpError, OperatorAnswers};
@@ -83,7 +83,7 @@ pub async fn get_service(
 #[utoipa::path(post, path = "/services",
     request_body = ServiceBody,
     responses(AdminBodyAnswers, BodyRefusal,
-        (status = 400, description = &body::create_400(), body = OperatorError),
+        body::CreateBadRequest,
         (status = 201, description = "the new service", body = ServiceView)))]
 pub async fn create_service(
     operator: Operator,
@@ -107,7 +107,7 @@ pub async fn create_service(
 #[utoipa::path(patch, path = "/services/{id}",
     params(ServicePath), request_body = ServiceBody,
     responses(AdminBodyAnswers, Refuses<(ServiceRefusal, BodyRefusal)>,
-        (status = 400, description = &body::update_400(), body = OperatorError),
+        body::UpdateBadRequest,
         (status = 200, description = "the service after the change", body = ServiceView)))]
 pub async fn update_service(
     operator: Operator,
