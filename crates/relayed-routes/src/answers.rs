@@ -1,5 +1,5 @@
 //! The answer sets of the relayed routes: what every one of them answers (the caller and the
-//! database), and what the two pay routes add.
+//! database; the contract adds it to each), and what the two pay routes add.
 
 use std::collections::BTreeMap;
 
@@ -17,13 +17,13 @@ envelope::answer_set! {
     }
 }
 
-/// What both pay routes answer besides their own success and refusals: the caller and the
-/// database ([`CallerAnswers`]) and the payment service's own refusal or failure.
+/// What both pay routes answer besides their own success and refusals and what every relayed
+/// route answers ([`CallerAnswers`]): the payment service's own refusal or failure.
 pub struct PayAnswers;
 
 impl IntoResponses for PayAnswers {
     fn responses() -> BTreeMap<String, RefOr<Response>> {
-        let mut answers = CallerAnswers::responses();
+        let mut answers = BTreeMap::new();
         let failed = format!(
             "the payment service failed, timed out or could not be reached (`INTERNAL_ERROR`); \
              or {}",

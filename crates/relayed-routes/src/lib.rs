@@ -19,11 +19,11 @@ mod wire;
 
 use std::sync::LazyLock;
 
-use utoipa::openapi::path::{HttpMethod, Operation};
+use utoipa::openapi::path::{HttpMethod, Operation, Parameter};
 use utoipa::openapi::schema::{AnyOf, Schema};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Ref, RefOr};
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::{IntoParams, IntoResponses, PartialSchema, ToSchema};
 
 pub use answers::{CallerAnswers, PayAnswers};
 
@@ -87,6 +87,17 @@ impl Route {
         }
     }
 
+    /// The path's parameter, by what it names: written once for the routes that share it.
+    fn path_parameters(self) -> Vec<Parameter> {
+        match self {
+            Self::Offer => offers::OfferPath::into_params(|| None),
+            Self::Order | Self::PayCard | Self::PaySession => {
+                orders::OrderPath::into_params(|| None)
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// What the attribute of the route's contract function says.
     fn described(self) -> server::Described {
         macro_rules! document {
@@ -146,6 +157,16 @@ impl Contract {
             "{route:?}: a contract function describes one GET or POST"
         );
         operation.tags = Some(vec![route.tag().to_owned()]);
+        let parameters = route.path_parameters();
+        if !parameters.is_empty() {
+            let own = operation.parameters.take().unwrap_or_default();
+            let path = parameters.into_iter().map(RefOr::T);
+            operation.parameters = Some(path.chain(own).collect());
+        }
+        // What every relayed route answers, under the route's own.
+        let mut answers = CallerAnswers::responses();
+        answers.extend(std::mem::take(&mut operation.responses.responses));
+        operation.responses.responses = answers;
         operation.security = Some(vec![SecurityRequirement::new(
             SECURITY_SCHEME,
             Vec::<String>::new(),

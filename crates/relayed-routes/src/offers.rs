@@ -6,8 +6,6 @@ use envelope::Refuses;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::CallerAnswers;
-
 /// A point offer as the app sees it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Offer {
@@ -89,15 +87,14 @@ pub struct LanguageQuery {
 ///
 /// Active, non-deleted offers by sequence, then legacy id, then id. Query keys are ignored.
 #[utoipa::path(get, path = "/point-offers",
-    responses(CallerAnswers, (status = 200, description = "the active offers", body = [Offer])))]
+    responses((status = 200, description = "the active offers", body = [Offer])))]
 pub fn list_point_offers() {}
 
 /// One point offer
-#[utoipa::path(get, path = "/point-offers/{id}", params(OfferPath),
-    responses(CallerAnswers, OfferRefusals, (status = 200, description = "the offer, bare", body = Offer)))]
+#[utoipa::path(get, path = "/point-offers/{id}", responses(OfferRefusals, (status = 200, body = Offer)))]
 pub fn get_point_offer() {}
 
 /// Active point occasions
 #[utoipa::path(get, path = "/point-occasions", params(LanguageQuery),
-    responses(CallerAnswers, (status = 200, description = "labels in the asked language", body = [Occasion])))]
+    responses((status = 200, description = "labels in the asked language", body = [Occasion])))]
 pub fn list_point_occasions() {}

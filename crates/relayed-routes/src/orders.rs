@@ -8,7 +8,6 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::CallerAnswers;
 use crate::closed_sets::{OrderStatus, OrderType, PaymentStatus, PaymentType};
 use crate::offers::{OccasionRefusal, OfferRefusal};
 
@@ -174,7 +173,7 @@ pub struct IdempotencyKey {
 /// hours; the order is saved unpaid.
 #[utoipa::path(post, path = "/point-orders", params(IdempotencyKey),
     request_body = OrderBody,
-    responses(CallerAnswers, CreateRefusals, (status = 200, description = "the nine-key order", body = OrderView)))]
+    responses(CreateRefusals, (status = 200, body = OrderView)))]
 pub fn create_point_order() {}
 
 /// Compose the gift message text (writes nothing)
@@ -182,12 +181,12 @@ pub fn create_point_order() {}
 /// `{point_offer_id, point_occasion_id?, occasion?}` → `{description}`. Looks up the offer,
 /// then the occasion only when there is no free text, then the caller.
 #[utoipa::path(post, path = "/point-orders/description", request_body = DescriptionBody,
-    responses(CallerAnswers, DescriptionRefusals, (status = 200, description = "the text", body = Description)))]
+    responses(DescriptionRefusals, (status = 200, body = Description)))]
 pub fn describe_point_order() {}
 
 /// One point order (payer or recipient)
 ///
 /// The order when the caller is its payer or its recipient; anyone else gets the same 404.
-#[utoipa::path(get, path = "/point-orders/{correlation_id}", params(OrderPath),
-    responses(CallerAnswers, OrderLookupRefusal, (status = 200, description = "the order", body = OrderView)))]
+#[utoipa::path(get, path = "/point-orders/{correlation_id}",
+    responses(OrderLookupRefusal, (status = 200, body = OrderView)))]
 pub fn get_point_order() {}

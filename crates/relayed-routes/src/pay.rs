@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::PayAnswers;
-use crate::orders::{OrderLookupRefusal, OrderPath, PayerRefusal};
+use crate::orders::{OrderLookupRefusal, PayerRefusal};
 
 /// The body of the card route as the document shows it (the point service reads the raw
 /// JSON and answers each missing or bad field in `details`).
@@ -126,7 +126,7 @@ type CardRefusals = Refuses<(CardRefusal, PayRefusal, OrderLookupRefusal, PayerR
 /// (follow its `redirect_url` through 3-D Secure). The pay routes never move the order; the
 /// payment webhook does. Each call is a payment attempt of the order, limited per order.
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card",
-    params(OrderPath), request_body = CardBody,
+    request_body = CardBody,
     responses(PayAnswers, CardRefusals, (status = 200, description = "as it came", body = PaymentStarted)))]
 pub fn pay_point_order_by_card() {}
 
@@ -135,6 +135,6 @@ pub fn pay_point_order_by_card() {}
 /// The same checks as the card route, in the same order; the body is never refused. The 200
 /// is the payment service's answer as it came.
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session",
-    params(OrderPath), request_body = SessionBody,
+    request_body = SessionBody,
     responses(PayAnswers, PayRefusals, (status = 200, description = "as it came", body = PaymentSession)))]
 pub fn start_point_order_payment_session() {}

@@ -7,7 +7,6 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::CallerAnswers;
 use crate::closed_sets::LedgerKind;
 
 /// The balance, bare, in the spec's key order.
@@ -79,15 +78,15 @@ pub struct Faq {
 
 /// The caller's point balance
 #[utoipa::path(get, path = "/points",
-    responses(CallerAnswers, (status = 200, description = "the balance, bare", body = Balance)))]
+    responses((status = 200, body = Balance)))]
 pub fn get_point_balance() {}
 
 /// The caller's point history, newest first
 #[utoipa::path(get, path = "/point-history", params(HistoryQuery),
-    responses(CallerAnswers, (status = 200, description = "newest first", body = HistoryPage)))]
+    responses((status = 200, description = "newest first", body = HistoryPage)))]
 pub fn get_point_history() {}
 
 /// Points questions and answers
 #[utoipa::path(get, path = "/points-faq",
-    responses(CallerAnswers, (status = 200, description = "in order", body = [Faq])))]
+    responses((status = 200, description = "in order", body = [Faq])))]
 pub fn get_points_faq() {}

@@ -113,6 +113,23 @@ impl Route {
         self
     }
 
+    /// The route with its operation changed by `change` (what its listing adds to what its
+    /// attribute says).
+    pub fn with_operation(mut self, change: impl FnOnce(&mut Operation)) -> Self {
+        change(&mut self.operation);
+        self
+    }
+
+    /// The route with `A`'s answers under its own: what every route of its kind answers (a
+    /// token check's), said where the route is listed as of that kind.
+    pub fn answering<A: utoipa::IntoResponses>(self) -> Self {
+        self.with_operation(|operation| {
+            let mut answers = A::responses();
+            answers.extend(std::mem::take(&mut operation.responses.responses));
+            operation.responses.responses = answers;
+        })
+    }
+
     /// The route with the token it takes, in `scheme` (no scopes): who may call it, said
     /// where the route is listed.
     pub fn taking(self, scheme: &crate::token_schemes::BearerScheme) -> Self {

@@ -62,7 +62,8 @@ pub struct Recipient {
     pub last_name: Option<String>,
 }
 
-/// The answer wrapper of the auth routes that are not bare: `{status: 200, data: …}`.
+/// The answer wrapper of the auth routes that are not bare: `{status, data}`, `status` the
+/// HTTP status again (200, or 201 for a new address).
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Wrapped<T: Serialize> {
     /// The HTTP status again (200, or 201 for a new address).

@@ -3,11 +3,12 @@
 
 use std::sync::LazyLock;
 
-use server::token_schemes::{LEGACY, PRIMARY, SERVICE_CREDENTIAL};
+use server::token_schemes::{BearerScheme, LEGACY, PRIMARY, SERVICE_CREDENTIAL};
 use server::{Audience, Routes, ServiceApp, route, scope, tagged};
 use utoipa::OpenApi;
 
 use crate::SERVICE;
+use crate::error::{DatabaseAnswers, TokenAnswers};
 use crate::handlers::{address_book, device, internal, otp, profile, tokens};
 
 #[derive(OpenApi)]
@@ -28,35 +29,37 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             Audience::App,
             "/api/v1",
             [
-                tagged("login", [route!(otp::reset_otp), route!(otp::verify_otp)]),
+                tagged(
+                    "login",
+                    [route!(otp::reset_otp), route!(otp::verify_otp)]
+                        .map(server::Route::answering::<DatabaseAnswers>),
+                ),
                 tagged(
                     "tokens",
                     [
-                        route!(tokens::verify_token).taking(&PRIMARY),
-                        route!(tokens::exchange_token),
-                        route!(tokens::find_client_by_phone).taking(&PRIMARY),
+                        token(route!(tokens::verify_token), &PRIMARY),
+                        route!(tokens::exchange_token).answering::<DatabaseAnswers>(),
+                        token(route!(tokens::find_client_by_phone), &PRIMARY),
                         // The point and order services' caller lookup, not the app's.
-                        route!(tokens::get_caller)
-                            .taking(&LEGACY)
-                            .for_audience(Audience::Internal),
+                        token(route!(tokens::get_caller), &LEGACY).for_audience(Audience::Internal),
                     ],
                 ),
                 tagged(
                     "address book",
                     [
-                        route!(address_book::list_addresses).taking(&PRIMARY),
-                        route!(address_book::create_address).taking(&PRIMARY),
-                        route!(address_book::get_address).taking(&PRIMARY),
-                        route!(address_book::update_address).taking(&PRIMARY),
-                        route!(address_book::delete_address).taking(&PRIMARY),
+                        token(route!(address_book::list_addresses), &PRIMARY),
+                        token(route!(address_book::create_address), &PRIMARY),
+                        token(route!(address_book::get_address), &PRIMARY),
+                        token(route!(address_book::update_address), &PRIMARY),
+                        token(route!(address_book::delete_address), &PRIMARY),
                     ],
                 ),
                 tagged(
                     "profile",
                     [
                         route!(device::add_device_id),
-                        route!(profile::update_setting).taking(&PRIMARY),
-                        route!(profile::update_profile).taking(&PRIMARY),
+                        token(route!(profile::update_setting), &PRIMARY),
+                        token(route!(profile::update_profile), &PRIMARY),
                     ],
                 ),
             ]
@@ -71,11 +74,19 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
             "/internal/v1",
             tagged(
                 "internal",
-                [route!(internal::get_client_profile).taking(&SERVICE_CREDENTIAL)],
+                [route!(internal::get_client_profile)
+                    .taking(&SERVICE_CREDENTIAL)
+                    .answering::<DatabaseAnswers>()],
             ),
         ),
     ])
 });
+
+/// A route that takes `scheme`'s token: documented with it and with what a token check
+/// answers.
+fn token(route: server::Route, scheme: &BearerScheme) -> server::Route {
+    route.taking(scheme).answering::<TokenAnswers>()
+}
 
 /// Every route of the service, each with its operation.
 pub fn routes() -> &'static Routes {

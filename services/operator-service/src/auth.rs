@@ -10,7 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use server::token_schemes::BearerScheme;
 
-use crate::error::OpError;
+use std::collections::BTreeMap;
+
+use back_office::role::Admits;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::SecurityRequirement;
+use utoipa::openapi::{RefOr, Response};
+
+use crate::error::{self, OpError};
 
 envelope::refusals! {
     /// Why an operator may not call a route.
@@ -116,4 +123,41 @@ impl FromRequest for Operator {
         };
         std::future::ready(operator.ok_or_else(|| AccessRefusal::Unauthenticated.into()))
     }
+}
+
+/// Documents on `operation` who may call it and what every operator route answers besides
+/// its own: the security requirement naming the roles `admits`, the token's 401, the role's
+/// 403, a body's 413 (`takes_body`), 500 and the busy 503; then `kind`'s answers (the
+/// relay's, for the back office), which replace a shared one of their status; then the
+/// operation's own, which are documented beside a shared one of their status (an offer's 403
+/// above the programme's limit).
+pub fn document_access(
+    operation: &mut Operation,
+    admits: Admits,
+    takes_body: bool,
+    kind: BTreeMap<String, RefOr<Response>>,
+) {
+    operation.security = Some(vec![SecurityRequirement::new(
+        SCHEME.name(),
+        admits.roles().map(|role| role.as_str()),
+    )]);
+    let mut list = vec![("401", error::unauthorized_401())];
+    match admits {
+        Admits::All => {}
+        Admits::Admins => list.push(("403", error::forbidden_403())),
+        Admits::SuperAdmin => list.push(("403", error::forbidden_super_admin_403())),
+    }
+    if takes_body {
+        list.push(("413", error::TOO_LARGE_413.to_owned()));
+    }
+    list.push(("500", error::internal_500()));
+    list.push(("503", db::BUSY_ANSWER.to_owned()));
+    let list: Vec<(&str, &str)> = list.iter().map(|(s, d)| (*s, d.as_str())).collect();
+    let mut answers = envelope::openapi::answers(envelope::Envelope::Operator, &list);
+    answers.extend(kind);
+    envelope::openapi::merge_answers(
+        &mut answers,
+        std::mem::take(&mut operation.responses.responses),
+    );
+    operation.responses.responses = answers;
 }

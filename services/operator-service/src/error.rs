@@ -75,36 +75,6 @@ pub fn internal_500() -> String {
     )
 }
 
-envelope::answer_set! {
-    /// What a route open to all five roles answers besides its own answers.
-    pub OperatorAnswers, envelope::Envelope::Operator, {
-        "401" => unauthorized_401(),
-        "500" => internal_500(),
-        "503" => db::BUSY_ANSWER,
-    }
-}
-
-envelope::answer_set! {
-    /// What a route for admin and super_admin answers besides its own answers.
-    pub AdminAnswers, envelope::Envelope::Operator, {
-        "401" => unauthorized_401(),
-        "403" => forbidden_403(),
-        "500" => internal_500(),
-        "503" => db::BUSY_ANSWER,
-    }
-}
-
-envelope::answer_set! {
-    /// What a route for admin and super_admin that takes a body answers besides its own.
-    pub AdminBodyAnswers, envelope::Envelope::Operator, {
-        "401" => unauthorized_401(),
-        "403" => forbidden_403(),
-        "413" => TOO_LARGE_413,
-        "500" => internal_500(),
-        "503" => db::BUSY_ANSWER,
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum OpError {
     /// A route said no; the refusal carries its status and message.

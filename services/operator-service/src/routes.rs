@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use ::back_office::role::Admits;
 use server::{Audience, Routes, ServiceApp, route, scope, tagged};
 use utoipa::OpenApi;
+use utoipa::openapi::path::HttpMethod;
 
 use crate::SERVICE;
 use crate::auth::{AccessRefusal, SCHEME};
@@ -116,9 +117,13 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
     )])
 });
 
-/// A hierarchy route documented with the roles it admits (its handler checks them).
+/// A hierarchy route documented with the roles it admits (its handler checks them) and what
+/// every operator route answers besides its own (`auth::document_access`).
 fn secured(route: server::Route, admits: Admits) -> server::Route {
-    route.with_security(SCHEME.name(), admits.roles().map(|role| role.as_str()))
+    let takes_body = matches!(route.method(), HttpMethod::Post | HttpMethod::Patch);
+    route.with_operation(|operation| {
+        crate::auth::document_access(operation, admits, takes_body, Default::default());
+    })
 }
 
 /// Every route of the service, each with its operation.

@@ -97,7 +97,8 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
                             route!(system_categories::list_home_services),
                             route!(system_categories::get_service),
                             route!(system_categories::list_child_services),
-                        ],
+                        ]
+                        .map(server::Route::answering::<system_categories::LanguageAnswers>),
                     ),
                     tagged(
                         "stores",

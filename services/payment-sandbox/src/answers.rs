@@ -21,7 +21,7 @@ pub struct PaymentStarted {
     pub redirect_url: Option<String>,
 }
 
-/// `POST /v1/payment-sessions`.
+/// `POST /v1/payment-sessions`: the session, started and pending.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SessionStarted {
     #[schema(example = "ses_0f1e2d3c4b5a69788796a5b4c3d2e1f0")]

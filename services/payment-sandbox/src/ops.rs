@@ -8,14 +8,14 @@ use crate::answers::Health;
 
 /// The process is alive.
 #[utoipa::path(get, path = "/healthz",
-    responses((status = 200, body = Health, description = "alive")))]
+    responses((status = 200, body = Health)))]
 pub async fn get_health() -> web::Json<Health> {
     web::Json(Health { status: "ok" })
 }
 
 /// The sandbox depends on nothing, so alive is ready.
 #[utoipa::path(get, path = "/readyz",
-    responses((status = 200, body = Health, description = "ready")))]
+    responses((status = 200, body = Health)))]
 pub async fn get_readiness() -> web::Json<Health> {
     web::Json(Health { status: "ok" })
 }

@@ -24,7 +24,7 @@ use crate::reads::Page as ReadsPage;
 ///
 /// Offers not withdrawn first, then as the app lists them (sequence, then id; missing
 /// sequences last). Roles: all five.
-#[utoipa::path(get, path = "/offers", responses((status = 200, description = "offers", body = OfferList)))]
+#[utoipa::path(get, path = "/offers", responses((status = 200, body = OfferList)))]
 pub fn list_offers() {}
 
 /// Create an offer
@@ -37,7 +37,7 @@ pub fn list_offers() {}
 /// Roles: admin, super_admin. Checks: token, role, body, the limit.
 #[utoipa::path(post, path = "/offers", request_body = OfferCreateBody,
     responses(Only<OfferRefusal, 400, 403>,
-        (status = 201, description = "created", body = OfferRecord)))]
+        (status = 201, body = OfferRecord)))]
 pub fn create_offer() {}
 
 /// Change an offer
@@ -49,7 +49,7 @@ pub fn create_offer() {}
 /// offer, the limit.
 #[utoipa::path(patch, path = "/offers/{id}", request_body = OfferChangeBody,
     responses(OfferRefusal,
-        (status = 200, description = "changed", body = OfferRecord)))]
+        (status = 200, body = OfferRecord)))]
 pub fn update_offer() {}
 
 /// Withdraw an offer
@@ -68,7 +68,7 @@ pub fn withdraw_offer() {}
 /// A page of the changes to points data, newest first (`page`, `limit` as the other lists):
 /// who (the token's `sub` and role), what, the record before and after. It names clients and
 /// their balances (adjustments), so, like the hierarchy's trail: admin, super_admin.
-#[utoipa::path(get, path = "/loyalty/audit", responses((status = 200, description = "page", body = Page)))]
+#[utoipa::path(get, path = "/loyalty/audit", responses((status = 200, body = Page)))]
 pub fn list_loyalty_audit() {}
 
 /// A client's points as the app sees them
@@ -78,7 +78,7 @@ pub fn list_loyalty_audit() {}
 /// so: admin, super_admin; each read is recorded with its operator and client (the client
 /// reads' trail) before it is answered. Checks: token, role, the client.
 #[utoipa::path(get, path = "/clients/{id}/points", responses(ClientRefusal,
-        (status = 200, description = "points", body = ClientPoints)))]
+        (status = 200, body = ClientPoints)))]
 pub fn get_client_points() {}
 
 /// Who read which client's points
@@ -86,7 +86,7 @@ pub fn get_client_points() {}
 /// A page of the reads of clients' points through the back office, newest first (`page`,
 /// `limit` as the other lists): the operator (the token's `sub` and role), the client, when.
 /// A trail of its own, apart from the changes': super_admin only.
-#[utoipa::path(get, path = "/loyalty/client-reads", responses((status = 200, description = "page", body = ReadsPage)))]
+#[utoipa::path(get, path = "/loyalty/client-reads", responses((status = 200, body = ReadsPage)))]
 pub fn list_client_reads() {}
 
 /// Adjust a client's points
@@ -105,7 +105,7 @@ pub fn adjust_points() {}
 /// Every occasion, active or not
 ///
 /// The active ones first, then by id. Roles: all five.
-#[utoipa::path(get, path = "/occasions", responses((status = 200, description = "occasions", body = OccasionList)))]
+#[utoipa::path(get, path = "/occasions", responses((status = 200, body = OccasionList)))]
 pub fn list_occasions() {}
 
 /// Create an occasion
@@ -114,7 +114,7 @@ pub fn list_occasions() {}
 /// `active` to true. Recorded in the audit trail. Roles: admin, super_admin. Checks: token,
 /// role, body.
 #[utoipa::path(post, path = "/occasions", request_body = OccasionCreateBody,
-    responses(Only<OccasionRefusal, 400>, (status = 201, description = "created", body = OccasionRecord)))]
+    responses(Only<OccasionRefusal, 400>, (status = 201, body = OccasionRecord)))]
 pub fn create_occasion() {}
 
 /// Change an occasion
@@ -123,7 +123,7 @@ pub fn create_occasion() {}
 /// offers a withdrawn occasion again. Recorded in the audit trail. Roles: admin,
 /// super_admin. Checks: token, role, path id, body, the occasion.
 #[utoipa::path(patch, path = "/occasions/{id}", request_body = OccasionChangeBody,
-    responses(OccasionRefusal, (status = 200, description = "changed", body = OccasionRecord)))]
+    responses(OccasionRefusal, (status = 200, body = OccasionRecord)))]
 pub fn update_occasion() {}
 
 /// Withdraw an occasion
@@ -140,7 +140,7 @@ pub fn withdraw_occasion() {}
 ///
 /// Whether points expire, and after how many days without an earn; its version. Roles: all
 /// five.
-#[utoipa::path(get, path = "/expiry-policy", responses((status = 200, description = "policy", body = ExpiryPolicy)))]
+#[utoipa::path(get, path = "/expiry-policy", responses((status = 200, body = ExpiryPolicy)))]
 pub fn get_expiry_policy() {}
 
 /// Replace the expiry policy
@@ -155,7 +155,7 @@ pub fn get_expiry_policy() {}
 /// version, a shorter window, the confirmation.
 #[utoipa::path(put, path = "/expiry-policy", request_body = ExpiryPolicyBody,
     responses(ExpiryPolicyRefusal,
-        (status = 200, description = "replaced", body = ExpiryPolicy)))]
+        (status = 200, body = ExpiryPolicy)))]
 pub fn replace_expiry_policy() {}
 
 /// What an expiry policy would take
@@ -166,14 +166,14 @@ pub fn replace_expiry_policy() {}
 /// super_admin. Checks: token, role, body.
 #[utoipa::path(post, path = "/expiry-policy/dry-run", request_body = ExpiryPolicyBody,
     responses(Only<ExpiryPolicyRefusal, 400>,
-        (status = 200, description = "what the next run would take", body = ExpiryDryRun)))]
+        (status = 200, body = ExpiryDryRun)))]
 pub fn dry_run_expiry_policy() {}
 
 /// The gift-code batches
 ///
 /// A page of them, newest first (`page`, `limit` as the other lists), each with its codes
 /// counted by state (no codes). Roles: admin, super_admin.
-#[utoipa::path(get, path = "/gift-code-batches", responses((status = 200, description = "page", body = BatchList)))]
+#[utoipa::path(get, path = "/gift-code-batches", responses((status = 200, body = BatchList)))]
 pub fn list_gift_code_batches() {}
 
 /// Issue a gift-code batch
@@ -193,7 +193,7 @@ pub fn issue_gift_codes() {}
 /// Each code, in code order: unused, being_credited, credited (with the client and when),
 /// withdrawn or expired. Recorded in the trail as read by the operator. Roles: super_admin.
 #[utoipa::path(get, path = "/gift-code-batches/{id}",
-    responses(BatchLookupRefusal, (status = 200, description = "batch", body = BatchCodes)))]
+    responses(BatchLookupRefusal, (status = 200, body = BatchCodes)))]
 pub fn get_gift_code_batch() {}
 
 /// A gift-code batch's unused codes as CSV, for printing
@@ -221,7 +221,7 @@ pub fn withdraw_gift_codes() {}
 /// not a list, or holds a value that is neither a number nor null (only `seed` can store
 /// one), is a 500 that names it; a replacement from the version a 409 names mends it. Roles:
 /// all five.
-#[utoipa::path(get, path = "/earn-rates", responses((status = 200, description = "table", body = EarnRateTable)))]
+#[utoipa::path(get, path = "/earn-rates", responses((status = 200, body = EarnRateTable)))]
 pub fn get_earn_rates() {}
 
 /// Replace the earn-rate table
@@ -232,7 +232,7 @@ pub fn get_earn_rates() {}
 /// role, body, version.
 #[utoipa::path(put, path = "/earn-rates", request_body = EarnRateTableBody,
     responses(RatesRefusal,
-        (status = 200, description = "done", body = EarnRateTable)))]
+        (status = 200, body = EarnRateTable)))]
 pub fn replace_earn_rates() {}
 
 /// The catalog's loyalty audit trail
@@ -241,5 +241,5 @@ pub fn replace_earn_rates() {}
 /// `limit` as the other lists): who (the token's `sub` and role), what, the record before and
 /// after, reads of codes included (`/loyalty/audit` has those of points data). Roles: admin,
 /// super_admin.
-#[utoipa::path(get, path = "/loyalty/catalog-audit", responses((status = 200, description = "page", body = Page)))]
+#[utoipa::path(get, path = "/loyalty/catalog-audit", responses((status = 200, body = Page)))]
 pub fn list_catalog_loyalty_audit() {}

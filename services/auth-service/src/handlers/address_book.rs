@@ -8,7 +8,7 @@ use crate::address_book::{
     self, Address, AddressKey, AddressRefusal, BookRefusal, FieldRefusal, Target,
 };
 use crate::caller::PrimaryCaller;
-use crate::error::{AuthError, TokenAnswers};
+use crate::error::AuthError;
 use crate::profile::Wrapped;
 use crate::profile_update::{BodyRefusal, body_object};
 use crate::state::AppState;
@@ -79,8 +79,8 @@ fn hex_id(raw: &str) -> Result<String, AuthError> {
 /// The caller's addresses, the default first.
 ///
 /// At most 50 (a client saves no more), so no pages.
-#[utoipa::path(get, path = "/clients/address-book", responses(TokenAnswers,
-        (status = 200, description = "`{status: 200, data: [address]}`", body = Wrapped<Vec<Address>>)))]
+#[utoipa::path(get, path = "/clients/address-book",
+    responses((status = 200, description = "`{status: 200, data: [address]}`", body = Wrapped<Vec<Address>>)))]
 pub async fn list_addresses(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -93,7 +93,7 @@ pub async fn list_addresses(
 /// Saves a new address.
 ///
 /// is_default true clears the other defaults. A client saves at most 50 addresses.
-#[utoipa::path(post, path = "/clients/address-book", request_body = AddressBody, responses(TokenAnswers, CreateRefusals,
+#[utoipa::path(post, path = "/clients/address-book", request_body = AddressBody, responses(CreateRefusals,
         (status = 201, description = "`{status: 201, data: address}`", body = Wrapped<Address>)))]
 pub async fn create_address(
     PrimaryCaller(caller): PrimaryCaller,
@@ -112,7 +112,7 @@ pub async fn create_address(
 
 /// One of the caller's addresses; another client's is not found.
 #[utoipa::path(get, path = "/clients/address-book/{id}", params(AddressId),
-    responses(TokenAnswers, ByIdRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
+    responses(ByIdRefusals, (status = 200, body = Wrapped<Address>)))]
 pub async fn get_address(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -129,7 +129,7 @@ pub async fn get_address(
 /// The id is the 24 hex characters, or the address's legacy numeric id; another client's
 /// address is not found.
 #[utoipa::path(put, path = "/clients/address-book/{id}", params(AddressId), request_body = AddressBody,
-    responses(TokenAnswers, UpdateRefusals, (status = 200, description = "the address", body = Wrapped<Address>)))]
+    responses(UpdateRefusals, (status = 200, body = Wrapped<Address>)))]
 pub async fn update_address(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -146,7 +146,7 @@ pub async fn update_address(
 }
 
 /// Deletes one of the caller's addresses; another client's is not found.
-#[utoipa::path(delete, path = "/clients/address-book/{id}", params(AddressId), responses(TokenAnswers, ByIdRefusals,
+#[utoipa::path(delete, path = "/clients/address-book/{id}", params(AddressId), responses(ByIdRefusals,
         (status = 200, description = "`{status: 200, data: {id}}`", body = Wrapped<Deleted>)))]
 pub async fn delete_address(
     PrimaryCaller(caller): PrimaryCaller,

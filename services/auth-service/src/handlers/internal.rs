@@ -7,7 +7,7 @@ use diesel_async::RunQueryDsl;
 
 use crate::caller::{AccessRefusal, InternalRefusal};
 use crate::db::schema::clients;
-use crate::error::{AuthError, DatabaseAnswers};
+use crate::error::AuthError;
 use crate::profile::{ClientRefusal, Profile, ProfileAnswer};
 use crate::state::AppState;
 use service_identity::{InternalRoute, Refusal};
@@ -45,13 +45,7 @@ envelope::answer_set! {
     get,
     path = "/clients/{id:[0-9]+}",
     params(ClientPath),
-    responses(
-        DatabaseAnswers,
-        AccessRefusal,
-        InternalRefusal,
-        NotFoundAnswers,
-        ProfileAnswer
-    )
+    responses(AccessRefusal, InternalRefusal, NotFoundAnswers, ProfileAnswer)
 )]
 pub async fn get_client_profile(
     state: web::Data<AppState>,

@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
 
 use crate::caller::AccessRefusal;
-use crate::error::{AuthError, DatabaseAnswers, Fault, QueryRefusals, SmsAnswers};
+use crate::error::{AuthError, Fault, QueryRefusals, SmsAnswers};
 use crate::otp::{self, OtpLimit, Pending, Reset, ResetRefusal, VerifyRefusal};
 use crate::phone::{PhoneRefusal, normalize_phone, required_phone};
 use crate::profile::{Profile, Wrapped};
@@ -60,8 +60,8 @@ pub struct Sent {
 /// cannot be used to list who is a client. The 429 also answers too many SMS for this phone
 /// or client address in the last hour; an inactive account gets 401; a failed SMS gateway
 /// 502, with nothing kept.
-#[utoipa::path(get, path = "/clients/reset-otp", params(ResetQuery), responses(DatabaseAnswers,
-    SmsAnswers, ResetRefusals, (status = 200, description = "sent, or a live code kept", body = Sent)))]
+#[utoipa::path(get, path = "/clients/reset-otp", params(ResetQuery), responses(SmsAnswers, ResetRefusals,
+    (status = 200, description = "sent, or a live code kept", body = Sent)))]
 pub async fn reset_otp(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -128,8 +128,7 @@ async fn send(state: &AppState, pending: &Pending) -> Result<(), AuthError> {
 /// no account (counted per client address as on reset-otp). The 429 answers too many codes
 /// tried for this phone or client address in the last hour, or an address past
 /// `OTP_UNKNOWN_PHONES_PER_IP_PER_HOUR`; an inactive account gets 401.
-#[utoipa::path(get, path = "/clients/verify-otp", params(VerifyQuery), responses(DatabaseAnswers,
-    VerifyRefusals,
+#[utoipa::path(get, path = "/clients/verify-otp", params(VerifyQuery), responses(VerifyRefusals,
     (status = 200, description = "`{status: 200, data: {access_token, profile}}`", body = Wrapped<Login>)))]
 pub async fn verify_otp(
     state: web::Data<AppState>,

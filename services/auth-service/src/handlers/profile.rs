@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::caller::PrimaryCaller;
 use crate::db::schema::clients;
-use crate::error::{AuthError, TokenAnswers};
+use crate::error::AuthError;
 use crate::profile::{Profile, ProfileAnswer};
 use crate::profile_update::{
     BodyRefusal, ProfileRefusal, SettingRefusal, body_object, profile_changes, push_setting,
@@ -75,7 +75,7 @@ pub struct SettingBody {
 /// is the first failing rule, checked in this order: client_id, contact_phone, first_name,
 /// last_name, email_address, birth_date.
 #[utoipa::path(put, path = "/clients/{client_id}", params(ProfilePath), request_body = ProfileBody,
-    responses(TokenAnswers, ProfileRefusals, ProfileAnswer))]
+    responses(ProfileRefusals, ProfileAnswer))]
 pub async fn update_profile(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -97,7 +97,7 @@ pub async fn update_profile(
 ///
 /// client_id is checked first; no body counts as an empty one.
 #[utoipa::path(put, path = "/clients/setting", request_body = SettingBody,
-    responses(TokenAnswers, SettingRefusals, ProfileAnswer))]
+    responses(SettingRefusals, ProfileAnswer))]
 pub async fn update_setting(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::caller::{AccessRefusal, LegacyCaller, PrimaryCaller, active, find_by_legacy_token};
 use crate::client_limits::{self, Counted, LookupLimit, TokenLimit};
 use crate::db::schema::{clients, legacy_tokens};
-use crate::error::{AuthError, DatabaseAnswers, Fault, QueryRefusals, Refusals, TokenAnswers};
+use crate::error::{AuthError, Fault, QueryRefusals, Refusals};
 use crate::phone::{PhoneRefusal, required_phone};
 use crate::profile::{ClientRefusal, Profile, ProfileAnswer, Recipient, Wrapped};
 use crate::profile_update::{BodyRefusal, body_object};
@@ -25,11 +25,7 @@ type ExchangeRefusals =
     Refusals<Refuses<(BodyRefusal, ExchangeRefusal, AccessRefusal, TokenLimit)>>;
 
 /// The bare 13-field profile of the primary token's client.
-#[utoipa::path(
-    get,
-    path = "/clients/verify-token",
-    responses(TokenAnswers, ProfileAnswer)
-)]
+#[utoipa::path(get, path = "/clients/verify-token", responses(ProfileAnswer))]
 pub async fn verify_token(PrimaryCaller(caller): PrimaryCaller) -> HttpResponse {
     HttpResponse::Ok().json(caller)
 }
@@ -49,8 +45,8 @@ pub struct FindQuery {
 /// caller's limit (429: `CLIENT_LOOKUPS_PER_CLIENT_PER_HOUR` lookups per rolling hour,
 /// default 30, found or not, so the route cannot list who is a client), then 404 or 200.
 #[utoipa::path(get, path = "/clients", params(FindQuery),
-    responses(TokenAnswers, LookupRefusals,
-        (status = 200, description = "the client", body = Wrapped<Recipient>)))]
+    responses(LookupRefusals,
+        (status = 200, body = Wrapped<Recipient>)))]
 pub async fn find_client_by_phone(
     PrimaryCaller(caller): PrimaryCaller,
     state: web::Data<AppState>,
@@ -84,7 +80,7 @@ pub async fn find_client_by_phone(
 /// The caller lookup of the point and order services: legacy tokens only; a primary token
 /// gets 401.
 #[utoipa::path(get, path = "/users",
-    responses(TokenAnswers, (status = 200, description = "`{status: 200, data: profile}`", body = Wrapped<Profile>)))]
+    responses((status = 200, description = "`{status: 200, data: profile}`", body = Wrapped<Profile>)))]
 pub async fn get_caller(LegacyCaller(caller): LegacyCaller) -> HttpResponse {
     HttpResponse::Ok().json(Wrapped::ok(caller))
 }
@@ -124,7 +120,7 @@ pub enum TargetPlatform {
 /// is limited per client (429, `legacy` only, since each call stores a token:
 /// `LEGACY_TOKENS_PER_CLIENT_PER_HOUR` per rolling hour, default 20).
 #[utoipa::path(post, path = "/clients/exchange-token", request_body = ExchangeBody,
-    responses(DatabaseAnswers, ExchangeRefusals,
+    responses(ExchangeRefusals,
         (status = 200, description = "`{status: 200, data: {token}}`", body = Wrapped<Token>)))]
 pub async fn exchange_token(
     state: web::Data<AppState>,

@@ -7,18 +7,12 @@
 pub mod relay;
 pub mod upstream;
 
-use std::collections::BTreeMap;
-
 use actix_web::{HttpRequest, web};
-use back_office::role::Admits;
 use back_office::routes::{Contract, Route};
 use utoipa::IntoResponses;
 use utoipa::openapi::path::Operation;
-use utoipa::openapi::security::SecurityRequirement;
-use utoipa::openapi::{RefOr, Response};
 
 use crate::auth::Operator;
-use crate::error;
 use crate::state::AppState;
 use upstream::UpstreamRefusal;
 
@@ -51,40 +45,15 @@ fn served(route: Route) -> server::Route {
     route.with_schemas(contract.schemas.iter().cloned())
 }
 
-/// The contract's operation with the security requirement and the answers every
-/// back-office route shares.
+/// The contract's operation with the security requirement, the answers every operator
+/// route shares and the relay's own.
 fn operation(route: Route, contract: &Contract) -> Operation {
-    let admits = route.rule().admits;
     let mut operation = contract.operation.clone();
-    operation.security = Some(vec![SecurityRequirement::new(
-        crate::auth::SCHEME.name(),
-        admits.roles().map(|role| role.as_str()),
-    )]);
-    let mut answers = shared_answers(admits, contract.takes_body());
-    answers.extend(UpstreamRefusal::responses());
-    // A route's own answer of a shared status (an offer's 403 above the programme's limit)
-    // is documented beside the shared one.
-    envelope::openapi::merge_answers(
-        &mut answers,
-        std::mem::take(&mut operation.responses.responses),
+    crate::auth::document_access(
+        &mut operation,
+        route.rule().admits,
+        contract.takes_body(),
+        UpstreamRefusal::responses(),
     );
-    operation.responses.responses = answers;
     operation
-}
-
-/// The token's 401, the role's 403, a body's 413, 500 and the busy 503.
-fn shared_answers(admits: Admits, takes_body: bool) -> BTreeMap<String, RefOr<Response>> {
-    let mut list = vec![("401", error::unauthorized_401())];
-    match admits {
-        Admits::All => {}
-        Admits::Admins => list.push(("403", error::forbidden_403())),
-        Admits::SuperAdmin => list.push(("403", error::forbidden_super_admin_403())),
-    }
-    if takes_body {
-        list.push(("413", error::TOO_LARGE_413.to_owned()));
-    }
-    list.push(("500", error::internal_500()));
-    list.push(("503", db::BUSY_ANSWER.to_owned()));
-    let list: Vec<(&str, &str)> = list.iter().map(|(s, d)| (*s, d.as_str())).collect();
-    envelope::openapi::answers(envelope::Envelope::Operator, &list)
 }

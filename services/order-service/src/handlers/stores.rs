@@ -32,7 +32,7 @@ pub struct StorePath {
 /// No token. An id that is not an integer is answered like an unknown store, without asking
 /// the database.
 #[utoipa::path(get, path = "/stores/{id}", params(StorePath),
-    responses(DatabaseAnswers, StoreRefusal, (status = 200, description = "the store", body = Store)))]
+    responses(DatabaseAnswers, StoreRefusal, (status = 200, body = Store)))]
 pub async fn get_store(
     state: web::Data<AppState>,
     path: web::Path<StorePath>,
@@ -73,7 +73,7 @@ pub struct BranchesQuery {
 /// possibly empty.
 #[utoipa::path(get, path = "/stores", params(BranchesQuery),
     responses(DatabaseAnswers, Refuses<(BranchesRefusal, QueryRefusal)>,
-        (status = 200, description = "`{data: [stores]}`", body = Listed<Store>)))]
+        (status = 200, body = Listed<Store>)))]
 pub async fn list_branches(
     state: web::Data<AppState>,
     query: web::Query<BranchesQuery>,
@@ -125,7 +125,7 @@ pub struct NearestQuery {
 /// at error level), identical on purpose; the client treats null as a no-op tap.
 #[utoipa::path(get, path = "/banners/merchant/{merchant_id}/nearest-store",
     params(NearestPath, NearestQuery),
-    responses((status = 200, description = "the nearest store's id, or null", body = NearestStore)))]
+    responses((status = 200, body = NearestStore)))]
 pub async fn find_nearest_store(
     state: web::Data<AppState>,
     path: web::Path<NearestPath>,

@@ -48,8 +48,8 @@ envelope::answer_set! {
 ///
 /// Active services that are not children, by `ordering`, then id. No token.
 #[utoipa::path(get, path = "/system-categories", params(LanguageQuery),
-    responses(LanguageAnswers,
-        (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
+    responses(
+        (status = 200, body = Listed<ServiceItem>)))]
 pub async fn list_home_services(
     state: web::Data<AppState>,
     query: web::Query<LanguageQuery>,
@@ -65,7 +65,7 @@ pub async fn list_home_services(
 /// Whatever its status or role: the ten fields of a client service item, then `logo`. No
 /// token.
 #[utoipa::path(get, path = "/system-categories/{id}", params(ServicePath, LanguageQuery),
-    responses(LanguageAnswers, ServiceRefusal, (status = 200, description = "the detail", body = ServiceDetail)))]
+    responses( ServiceRefusal, (status = 200, body = ServiceDetail)))]
 pub async fn get_service(
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,
@@ -92,8 +92,8 @@ pub async fn get_service(
 /// seconds per service id and language choice, so it may lag an operator's change by that
 /// long.
 #[utoipa::path(get, path = "/system-categories/{id}/children",
-    params(ServicePath, LanguageQuery), responses(LanguageAnswers, ServiceRefusal,
-        (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
+    params(ServicePath, LanguageQuery), responses( ServiceRefusal,
+        (status = 200, body = Listed<ServiceItem>)))]
 pub async fn list_child_services(
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,

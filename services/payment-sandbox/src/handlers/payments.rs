@@ -52,7 +52,7 @@ refusal_answers! {
 /// knows of it, and a caller that hung up changes nothing. Anything else waits on its 3-D
 /// Secure page (or is captured at once, webhook sent, with `SANDBOX_AUTO_CAPTURE=true`).
 #[utoipa::path(post, path = "/payments", request_body = PaymentRequest,
-    responses((status = 200, body = PaymentStarted, description = "started"), PaymentRefusals))]
+    responses((status = 200, body = PaymentStarted), PaymentRefusals))]
 pub async fn create_payment(
     gateway: web::Data<Gateway>,
     body: web::Bytes,
@@ -67,7 +67,7 @@ pub async fn create_payment(
 /// truth, whether or not its webhook was delivered; a session's capture webhook names its
 /// `ses_…` id as the `payment_id`.
 #[utoipa::path(get, path = "/payments/{id}",
-    responses((status = 200, body = PaymentView, description = "the payment"), UnknownPayment))]
+    responses((status = 200, body = PaymentView), UnknownPayment))]
 pub async fn get_payment(
     gateway: web::Data<Gateway>,
     id: web::Path<String>,

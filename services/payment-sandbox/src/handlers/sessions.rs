@@ -21,7 +21,7 @@ refusal_answers! {
 /// It has no card: it waits on its 3-D Secure page, or is captured at once (webhook sent)
 /// with `SANDBOX_AUTO_CAPTURE=true`.
 #[utoipa::path(post, path = "/payment-sessions", request_body = SessionRequest,
-    responses((status = 200, body = SessionStarted, description = "started, pending"), SessionRefusals))]
+    responses((status = 200, body = SessionStarted), SessionRefusals))]
 pub async fn create_payment_session(
     gateway: web::Data<Gateway>,
     body: web::Bytes,

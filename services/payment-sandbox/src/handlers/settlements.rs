@@ -37,7 +37,7 @@ refusal_answers! {
 /// By capture time then id, in pages of `SANDBOX_SETTLEMENT_PAGE_SIZE` (default 100); the
 /// last page's `next` is `null`.
 #[utoipa::path(get, path = "/settlements/{date}", params(SettlementDay, Paging),
-    responses((status = 200, body = SettlementPage, description = "a page"), SettlementRefusals))]
+    responses((status = 200, body = SettlementPage), SettlementRefusals))]
 pub async fn get_settlement(
     gateway: web::Data<Gateway>,
     path: web::Path<SettlementDay>,

@@ -40,7 +40,7 @@ pub struct CreditBody {
 #[utoipa::path(post, path = "/credits",
     request_body = CreditBody,
     responses(DatabaseAnswers, Refuses<(InternalRefusal, CreditRefusal)>,
-        (status = 200, description = "the credit", body = Credited),
+        (status = 200, body = Credited),
         credits::BadBodyAnswer))]
 pub async fn credit_points(
     state: web::Data<AppState>,

@@ -35,6 +35,8 @@ envelope::answer_set! {
     }
 }
 
+/// The credit: the client, the points credited, the caller's reference and the balance
+/// after it.
 #[derive(Debug, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Credited {
     pub client_id: i64,

@@ -3,7 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::auth::Operator;
-use crate::error::{AdminAnswers, OpError};
+use crate::error::OpError;
 use crate::hierarchy::audit::{self, Entry};
 use crate::query::{ListPage, PageParams, Params};
 use crate::state::AppState;
@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// Every write (create, change, children), newest first. Roles: admin, super_admin.
 #[utoipa::path(get, path = "/audit",
     params(PageParams),
-    responses(AdminAnswers, (status = 200, description = "`{data: [entries], meta}`", body = ListPage<Entry>)))]
+    responses((status = 200, body = ListPage<Entry>)))]
 pub async fn list_audit_entries(
     operator: Operator,
     state: web::Data<AppState>,

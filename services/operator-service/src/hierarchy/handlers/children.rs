@@ -5,7 +5,7 @@ use envelope::Refuses;
 use serde::Serialize;
 
 use crate::auth::Operator;
-use crate::error::{AdminAnswers, AdminBodyAnswers, OpError};
+use crate::error::OpError;
 use crate::hierarchy::assignment;
 use crate::hierarchy::children::{self, ChildrenBody, ChildrenRefusal};
 use crate::hierarchy::lookup::{self, ServicePath, ServiceRefusal};
@@ -66,9 +66,9 @@ pub struct CandidateFilters {
 /// service exists (404), the service is a parent (400), before the query is read.
 #[utoipa::path(get, path = "/services/{id}/children",
     params(ServicePath, CandidateFilters, PageParams),
-    responses(AdminAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
+    responses(Refuses<(ServiceRefusal, ChildrenRefusal)>,
         children::CandidatesBadRequest,
-        (status = 200, description = "`{data: [candidates with isSelected], meta}`", body = ListPage<Candidate>)))]
+        (status = 200, body = ListPage<Candidate>)))]
 pub async fn list_child_candidates(
     operator: Operator,
     state: web::Data<AppState>,
@@ -111,7 +111,7 @@ pub async fn list_child_candidates(
 /// assign in id order; recorded in the audit trail. Roles: admin, super_admin.
 #[utoipa::path(patch, path = "/services/{id}/children",
     params(ServicePath), request_body = ChildrenBody,
-    responses(AdminBodyAnswers, Refuses<(ServiceRefusal, ChildrenRefusal)>,
+    responses(Refuses<(ServiceRefusal, ChildrenRefusal)>,
         children::SetChildrenBadRequest,
         (status = 200, description = &ChildrenUpdated::shown(), body = ChildrenUpdated)))]
 pub async fn update_children(

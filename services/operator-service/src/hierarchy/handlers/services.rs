@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use envelope::Refuses;
 
 use crate::auth::Operator;
-use crate::error::{AdminBodyAnswers, OpError, OperatorAnswers};
+use crate::error::OpError;
 use crate::hierarchy::body::{self, BodyRefusal, ServiceBody};
 use crate::hierarchy::lookup::{self, ServicePath, ServiceRefusal};
 use crate::hierarchy::service_schemas::ServiceVariant;
@@ -20,8 +20,8 @@ use super::json_body;
 /// admin, merchant_manager, store_manager, data_entry).
 #[utoipa::path(get, path = "/services",
     params(ListFilters, PageParams),
-    responses(OperatorAnswers, QueryRefusal,
-        (status = 200, description = "`{data: [services], meta}`", body = ListPage<ServiceView>)))]
+    responses(QueryRefusal,
+        (status = 200, body = ListPage<ServiceView>)))]
 pub async fn list_services(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -43,7 +43,7 @@ pub async fn list_services(
 /// five.
 #[utoipa::path(get, path = "/services/all/without-pagination",
     params(ListFilters),
-    responses(OperatorAnswers, QueryRefusal,
+    responses(QueryRefusal,
         (status = 200, description = "a bare array of services", body = [ServiceVariant])))]
 pub async fn list_all_services(
     _operator: Operator,
@@ -62,8 +62,8 @@ pub async fn list_all_services(
 /// One service, whatever its role or status. Roles: all five.
 #[utoipa::path(get, path = "/services/{id}",
     params(ServicePath),
-    responses(OperatorAnswers, ServiceRefusal,
-        (status = 200, description = "the service", body = ServiceView)))]
+    responses(ServiceRefusal,
+        (status = 200, body = ServiceView)))]
 pub async fn get_service(
     _operator: Operator,
     state: web::Data<AppState>,
@@ -82,7 +82,7 @@ pub async fn get_service(
 /// admin, super_admin. Checks: token, role, body.
 #[utoipa::path(post, path = "/services",
     request_body = ServiceBody,
-    responses(AdminBodyAnswers, BodyRefusal,
+    responses(BodyRefusal,
         body::CreateBadRequest,
         (status = 201, description = "the new service", body = ServiceView)))]
 pub async fn create_service(
@@ -106,7 +106,7 @@ pub async fn create_service(
 /// super_admin. Checks: token, role, path id, body, the service (404 after the body).
 #[utoipa::path(patch, path = "/services/{id}",
     params(ServicePath), request_body = ServiceBody,
-    responses(AdminBodyAnswers, Refuses<(ServiceRefusal, BodyRefusal)>,
+    responses(Refuses<(ServiceRefusal, BodyRefusal)>,
         body::UpdateBadRequest,
         (status = 200, description = "the service after the change", body = ServiceView)))]
 pub async fn update_service(
