@@ -35,11 +35,10 @@ fi
 LOG_NAME=compare # read by lib.sh
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
-load_dev_env
-export LOG_FORMAT=json RUST_LOG=info
-log "migrating and loading the demo data, scaled up (the new build's migrations)"
 # shellcheck source=bench/data.sh
 . bench/data.sh
+bench_settings
+log "migrating and loading the demo data, scaled up (the new build's migrations)"
 bench_data "$NEW"
 
 # start NAME BIN_DIR BINARY PORT DB [ENV...]: a service in the background, up when ready.

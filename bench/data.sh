@@ -1,4 +1,14 @@
-# Sourced by bench/run.sh and bench/compare.sh: the benchmarks' databases and data.
+# Sourced by bench/run.sh and bench/compare.sh (after scripts/lib.sh): the benchmarks' settings,
+# databases and data, the same for both.
+
+# bench_settings: the development settings (scripts/dev.env: the dev-only secrets,
+# SMS_PROVIDER=log, both point-order flags on), shared with make run and make fuzz-api, under
+# the production log settings (k8s/base/config/*.env): the level decides which spans and
+# fields the log layer builds on every request, even when no line is written.
+bench_settings() {
+    load_dev_env
+    export LOG_FORMAT=json RUST_LOG=info
+}
 
 # bench_data BIN: drops and creates bench_auth, bench_points and bench_catalog on the
 # PostgreSQL that scripts/postgres.sh finds or starts, migrates them with the binaries in BIN,

@@ -55,22 +55,15 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 log "building in release mode"
 cargo build --release --workspace --bins --quiet
 
-# The development settings (scripts/dev.env: the dev-only secrets, SMS_PROVIDER=log, both
-# point-order flags on), shared with make run and make fuzz-api.
 LOG_NAME=bench # read by lib.sh
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
-load_dev_env
-# The production log settings (k8s/base/config/*.env): the level decides which spans and
-# fields the log layer builds on every request, even when no line is written.
-export LOG_FORMAT=json RUST_LOG=info
-# The benchmark's few payers would hit the OTP and gift-code guards' defaults; they are not
-# what is measured here.
+# shellcheck source=bench/data.sh
+. bench/data.sh
+bench_settings
 BIN=target/release
 
 log "migrating and loading the demo data, scaled up"
-# shellcheck source=bench/data.sh
-. bench/data.sh
 bench_data "$BIN"
 
 # --- services ----------------------------------------------------------------------------

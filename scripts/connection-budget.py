@@ -32,7 +32,7 @@ import configparser
 import math
 import sys
 
-import yaml
+import renders  # scripts/renders.py, beside this script
 
 POOLED_SUFFIX = "_POOLED_DATABASE_URL"
 DIRECT_SUFFIX = "_DATABASE_URL"
@@ -127,12 +127,7 @@ def cronjob_connections(cronjobs):
 
 
 def check(path):
-    with open(path) as f:
-        docs = [d for d in yaml.safe_load_all(f) if d]
-    by_kind = {}
-    for d in docs:
-        by_kind.setdefault(d["kind"], []).append(d)
-    configmaps = {c["metadata"]["name"]: c.get("data", {}) for c in by_kind.get("ConfigMap", [])}
+    by_kind, configmaps = renders.read(path)
     limits = next((data for name, data in configmaps.items() if name.startswith("postgres-limits")), None)
     clusters = by_kind.get("Cluster", [])
     if clusters:

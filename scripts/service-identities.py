@@ -40,7 +40,7 @@ import re
 import subprocess
 import sys
 
-import yaml
+import renders  # scripts/renders.py, beside this script
 
 KEY, TRUST = "SERVICE_IDENTITY_KEY", "SERVICE_IDENTITY_TRUST"
 KEY_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # crates/service-identity/src/keys.rs, key_id
@@ -156,12 +156,7 @@ def check_render(path, callers_of):
     assert overlay in ("dev", "prod"), path
     where = f"[{overlay}]"
     errors_before = len(errors)
-    with open(path) as f:
-        docs = [d for d in yaml.safe_load_all(f) if d]
-    by_kind = {}
-    for d in docs:
-        by_kind.setdefault(d["kind"], []).append(d)
-    configmaps = {c["metadata"]["name"]: c.get("data", {}) for c in by_kind.get("ConfigMap", [])}
+    by_kind, configmaps = renders.read(path)
     secrets = {s["metadata"]["name"]: {k: base64.b64decode(v).decode() for k, v in s.get("data", {}).items()}
                | s.get("stringData", {}) for s in by_kind.get("Secret", [])}
     accounts = {a["metadata"]["name"] for a in by_kind.get("ServiceAccount", [])}

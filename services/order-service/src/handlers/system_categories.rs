@@ -30,6 +30,18 @@ pub struct ServicePath {
     id: String,
 }
 
+/// The service a `/system-categories/{id}…` route names and whether it asks for the English
+/// artwork: the detail and the children read their request alike, the id first (an id that
+/// is no service is 404 whatever the language).
+fn service_and_language(
+    path: &ServicePath,
+    query: &LanguageQuery,
+) -> Result<(i64, bool), ServiceRefusal> {
+    let id = service_id(&path.id)?;
+    let english = system_categories::wants_english(query.language.as_deref());
+    Ok((id, english))
+}
+
 envelope::answer_set! {
     /// What the three routes answer besides their own answers: the database's 500 and 503 (as
     /// [`crate::error::DatabaseAnswers`]), and the 400 of a query that cannot be read into a
@@ -49,7 +61,7 @@ envelope::answer_set! {
 /// Active services that are not children, by `ordering`, then id. No token.
 #[utoipa::path(get, path = "/system-categories", params(LanguageQuery),
     responses(
-        (status = 200, body = Listed<ServiceItem>)))]
+        (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
 pub async fn list_home_services(
     state: web::Data<AppState>,
     query: web::Query<LanguageQuery>,
@@ -71,8 +83,7 @@ pub async fn get_service(
     path: web::Path<ServicePath>,
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
-    let id = service_id(&path.id)?;
-    let english = system_categories::wants_english(query.language.as_deref());
+    let (id, english) = service_and_language(&path, &query)?;
     let mut conn = state.pool.get().await?;
     let row = ServiceRow::find(&mut conn, id)
         .await?
@@ -93,14 +104,13 @@ pub async fn get_service(
 /// long.
 #[utoipa::path(get, path = "/system-categories/{id}/children",
     params(ServicePath, LanguageQuery), responses( ServiceRefusal,
-        (status = 200, body = Listed<ServiceItem>)))]
+        (status = 200, description = "`{data: [client service items]}`", body = Listed<ServiceItem>)))]
 pub async fn list_child_services(
     state: web::Data<AppState>,
     path: web::Path<ServicePath>,
     query: web::Query<LanguageQuery>,
 ) -> Result<HttpResponse, OrderError> {
-    let id = service_id(&path.id)?;
-    let english = system_categories::wants_english(query.language.as_deref());
+    let (id, english) = service_and_language(&path, &query)?;
     let key = (id, english);
     let cached = match state.children.get(&key).await {
         Some(hit) => hit,
