@@ -134,15 +134,16 @@ impl AuthError {
 
 db::from_failure!(Fault);
 
-/// `From` for everything a [`Fault`] is made from, recording the line of the `?` (or
-/// `.into()`) that converts.
+/// `From` for each `$from`, with the [`Fault`] that `$fault` makes of it, recording the line
+/// of the `?` (or `.into()`) that converts. The failures and the refusals differ only in how
+/// their fault is made, so one macro serves both.
 macro_rules! made_where_converted {
-    ($($from:ty),+) => {$(
+    ($fault:path => $($from:ty),+) => {$(
         impl From<$from> for AuthError {
             #[track_caller]
             fn from(from: $from) -> Self {
                 Self {
-                    fault: Fault::from(from),
+                    fault: $fault(from),
                     origin: Origin::here(),
                 }
             }
@@ -150,25 +151,12 @@ macro_rules! made_where_converted {
     )+};
 }
 
-made_where_converted!(Fault, db::Failure, db::DieselError, db::PoolError);
+// Everything a [`Fault`] is made from.
+made_where_converted!(Fault::from => Fault, db::Failure, db::DieselError, db::PoolError);
 
-/// `From` for each refusal type of the service, through the [`Refused`] it makes, recording
-/// the line of the `?` (or `.into()`) that converts.
-macro_rules! refused_where_converted {
-    ($($from:ty),+) => {$(
-        impl From<$from> for AuthError {
-            #[track_caller]
-            fn from(from: $from) -> Self {
-                Self {
-                    fault: Fault::Refused(from.into()),
-                    origin: Origin::here(),
-                }
-            }
-        }
-    )+};
-}
-
-refused_where_converted!(
+// Each refusal type of the service, through the [`Refused`] it makes.
+made_where_converted!(
+    Fault::refused =>
     Refused,
     AccessRefusal,
     crate::phone::PhoneRefusal,
@@ -186,6 +174,11 @@ refused_where_converted!(
 );
 
 impl Fault {
+    /// A refusal's fault, made of anything that makes a [`Refused`].
+    fn refused(refusal: impl Into<Refused>) -> Self {
+        Self::Refused(refusal.into())
+    }
+
     fn status(&self) -> StatusCode {
         match self {
             Self::Refused(refused) | Self::Limited(refused, _) => {

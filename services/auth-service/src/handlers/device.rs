@@ -35,7 +35,7 @@ pub struct DeviceAnswer {
 ///
 /// Always id 920 and client_id 356315, with the device_id sent, or the fixed one.
 #[utoipa::path(post, path = "/clients/add-device-id", request_body = DeviceBody,
-    responses((status = 200, description = "the fixed answer", body = DeviceAnswer)))]
+    responses((status = 200, body = DeviceAnswer)))]
 pub async fn add_device_id(body: web::Bytes) -> HttpResponse {
     let device_id = body_object(&body)
         .ok()

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{Object, ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::hierarchy::services::ServiceView;
@@ -31,6 +31,16 @@ pub enum ServiceStatus {
     Hidden,
 }
 
+/// [`ServiceView`]'s schema with its object changed by `edit`: both rows below are cut from
+/// it, so that a field is described once.
+fn service_schema_with(edit: impl FnOnce(&mut Object)) -> RefOr<Schema> {
+    let mut schema = ServiceView::schema();
+    if let RefOr::T(Schema::Object(object)) = &mut schema {
+        edit(object);
+    }
+    schema
+}
+
 /// A row of `GET /services/all/without-pagination` (the document's view of a
 /// [`ServiceView::without_hierarchy`]).
 #[derive(Serialize)]
@@ -38,15 +48,13 @@ pub struct ServiceVariant;
 
 impl PartialSchema for ServiceVariant {
     fn schema() -> RefOr<Schema> {
-        let mut schema = ServiceView::schema();
-        if let RefOr::T(Schema::Object(object)) = &mut schema {
+        service_schema_with(|object| {
             for key in ["hierarchyRole", "parentId"] {
                 object.properties.remove(key);
                 object.required.retain(|name| name != key);
             }
             object.description = Some("A service without `hierarchyRole` and `parentId`.".into());
-        }
-        schema
+        })
     }
 }
 
@@ -63,8 +71,7 @@ pub struct Candidate;
 
 impl PartialSchema for Candidate {
     fn schema() -> RefOr<Schema> {
-        let mut schema = ServiceView::schema();
-        if let RefOr::T(Schema::Object(object)) = &mut schema {
+        service_schema_with(|object| {
             object.properties.insert(
                 "isSelected".into(),
                 ObjectBuilder::new()
@@ -76,8 +83,7 @@ impl PartialSchema for Candidate {
             );
             object.required.push("isSelected".into());
             object.description = Some("A children candidate.".into());
-        }
-        schema
+        })
     }
 }
 

@@ -91,7 +91,7 @@ pub struct ByReference {
 /// Oldest first, an empty list when none: how a caller whose pay call was lost finds its
 /// payment.
 #[utoipa::path(get, path = "/payments", params(ByReference),
-    responses((status = 200, body = PaymentList, description = "oldest first"), ReferenceRefusals))]
+    responses((status = 200, body = PaymentList), ReferenceRefusals))]
 pub async fn list_payments_by_reference(
     gateway: web::Data<Gateway>,
     query: web::Query<ByReference>,

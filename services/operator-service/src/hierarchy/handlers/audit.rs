@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// Every write (create, change, children), newest first. Roles: admin, super_admin.
 #[utoipa::path(get, path = "/audit",
     params(PageParams),
-    responses((status = 200, body = ListPage<Entry>)))]
+    responses((status = 200, description = "`{data: [entries], meta}`", body = ListPage<Entry>)))]
 pub async fn list_audit_entries(
     operator: Operator,
     state: web::Data<AppState>,

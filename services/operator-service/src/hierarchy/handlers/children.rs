@@ -68,7 +68,7 @@ pub struct CandidateFilters {
     params(ServicePath, CandidateFilters, PageParams),
     responses(Refuses<(ServiceRefusal, ChildrenRefusal)>,
         children::CandidatesBadRequest,
-        (status = 200, body = ListPage<Candidate>)))]
+        (status = 200, description = "`{data: [candidates with isSelected], meta}`", body = ListPage<Candidate>)))]
 pub async fn list_child_candidates(
     operator: Operator,
     state: web::Data<AppState>,

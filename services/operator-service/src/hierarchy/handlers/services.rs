@@ -1,6 +1,7 @@
 //! The service routes: the two lists, one service, create and change.
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use catalog_db::ServiceRow;
 use envelope::Refuses;
 
 use crate::auth::Operator;
@@ -9,10 +10,22 @@ use crate::hierarchy::body::{self, BodyRefusal, ServiceBody};
 use crate::hierarchy::lookup::{self, ServicePath, ServiceRefusal};
 use crate::hierarchy::service_schemas::ServiceVariant;
 use crate::hierarchy::services::{self, ServiceView};
-use crate::query::{ListFilters, ListPage, ListQuery, PageParams, QueryRefusal};
+use crate::query::{ListFilters, ListPage, ListQuery, PageMeta, PageParams, QueryRefusal};
 use crate::state::AppState;
 
 use super::json_body;
+
+/// The services a list route's query matches, read the same way by both lists: the query is
+/// refused before a connection is taken. `paged` applies `page` and `limit`.
+async fn matching_services(
+    state: &AppState,
+    req: &HttpRequest,
+    paged: bool,
+) -> Result<(Vec<ServiceRow>, PageMeta), OpError> {
+    let query = ListQuery::parse(req.query_string())?;
+    let mut conn = state.pool.get().await?;
+    Ok(services::list(&mut conn, &query, paged).await?)
+}
 
 /// The paginated admin list of services
 ///
@@ -21,15 +34,13 @@ use super::json_body;
 #[utoipa::path(get, path = "/services",
     params(ListFilters, PageParams),
     responses(QueryRefusal,
-        (status = 200, body = ListPage<ServiceView>)))]
+        (status = 200, description = "`{data: [services], meta}`", body = ListPage<ServiceView>)))]
 pub async fn list_services(
     _operator: Operator,
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, OpError> {
-    let query = ListQuery::parse(req.query_string())?;
-    let mut conn = state.pool.get().await?;
-    let (rows, meta) = services::list(&mut conn, &query, true).await?;
+    let (rows, meta) = matching_services(&state, &req, true).await?;
     Ok(HttpResponse::Ok().json(ListPage {
         data: rows.iter().map(ServiceView::from).collect(),
         meta,
@@ -50,9 +61,7 @@ pub async fn list_all_services(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, OpError> {
-    let query = ListQuery::parse(req.query_string())?;
-    let mut conn = state.pool.get().await?;
-    let (rows, _) = services::list(&mut conn, &query, false).await?;
+    let (rows, _) = matching_services(&state, &req, false).await?;
     let rows: Vec<_> = rows.iter().map(ServiceView::without_hierarchy).collect();
     Ok(HttpResponse::Ok().json(rows))
 }
