@@ -84,12 +84,12 @@ pub struct AdjustmentFields {
 
 impl AdjustmentFields {
     pub fn read(body: &Value) -> Result<AdjustmentFields, AdjustmentRefusal> {
-        let Value::Object(map) = body else {
-            return Err(AdjustmentRefusal::NotAnObject);
-        };
-        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(AdjustmentRefusal::UnknownKey(key.clone()));
-        }
+        let map = body::object(
+            body,
+            &KEYS,
+            AdjustmentRefusal::NotAnObject,
+            AdjustmentRefusal::UnknownKey,
+        )?;
         let value = |key: &str| map.get(key).unwrap_or(&Value::Null);
         Ok(AdjustmentFields {
             points: body::nonzero_points(value("points")).ok_or(AdjustmentRefusal::BadPoints)?,

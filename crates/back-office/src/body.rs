@@ -3,10 +3,28 @@
 
 use bigdecimal::{BigDecimal, Zero};
 use domain::{Money, Points};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The refusal of a body that is no JSON object, on every back-office route with a body.
 pub const NOT_AN_OBJECT: &str = "the body must be a JSON object";
+
+/// The body's keys and values once it is a JSON object naming only `keys`: what every
+/// back-office body is checked for first, in this order, each route refusing with its own
+/// refusal (`not_an_object`, or `unknown_key` of the first key in the body not in `keys`).
+pub fn object<'a, R>(
+    body: &'a Value,
+    keys: &[&str],
+    not_an_object: R,
+    unknown_key: impl FnOnce(String) -> R,
+) -> Result<&'a Map<String, Value>, R> {
+    let Value::Object(map) = body else {
+        return Err(not_an_object);
+    };
+    if let Some(key) = map.keys().find(|key| !keys.contains(&key.as_str())) {
+        return Err(unknown_key(key.clone()));
+    }
+    Ok(map)
+}
 
 /// A decimal sent as plain text (`"12.345"`) or as a JSON number (`12.345`, read as the
 /// decimal it writes).

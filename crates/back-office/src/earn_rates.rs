@@ -181,12 +181,12 @@ pub struct RatesChange {
 
 impl RatesChange {
     pub fn read(body: &Value) -> Result<RatesChange, RatesRefusal> {
-        let Value::Object(map) = body else {
-            return Err(RatesRefusal::NotAnObject);
-        };
-        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(RatesRefusal::UnknownKey(key.clone()));
-        }
+        let map = body::object(
+            body,
+            &KEYS,
+            RatesRefusal::NotAnObject,
+            RatesRefusal::UnknownKey,
+        )?;
         let rows = map
             .get("rates")
             .and_then(Value::as_array)

@@ -145,12 +145,12 @@ impl ExpiryChange {
     }
 
     pub fn read(body: &Value) -> Result<ExpiryChange, ExpiryPolicyRefusal> {
-        let Value::Object(map) = body else {
-            return Err(ExpiryPolicyRefusal::NotAnObject);
-        };
-        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(ExpiryPolicyRefusal::UnknownKey(key.clone()));
-        }
+        let map = body::object(
+            body,
+            &KEYS,
+            ExpiryPolicyRefusal::NotAnObject,
+            ExpiryPolicyRefusal::UnknownKey,
+        )?;
         let expiry = match map.get("expiry").and_then(Value::as_str) {
             Some("never") => "never",
             Some("inactivity") => "inactivity",

@@ -186,12 +186,12 @@ impl BatchFields {
     /// [`BatchFields::check_future`]'s, asked of a new batch only (a retry after the time
     /// passed still answers the batch it made).
     pub fn read(body: &Value) -> Result<BatchFields, BatchRefusal> {
-        let Value::Object(map) = body else {
-            return Err(BatchRefusal::NotAnObject);
-        };
-        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(BatchRefusal::UnknownKey(key.clone()));
-        }
+        let map = body::object(
+            body,
+            &KEYS,
+            BatchRefusal::NotAnObject,
+            BatchRefusal::UnknownKey,
+        )?;
         let null = Value::Null;
         let field = |key: &str| map.get(key).unwrap_or(&null);
         let reference =

@@ -108,12 +108,12 @@ pub struct OccasionFields {
 impl OccasionFields {
     /// Reads a create's body (`create`) or a change's.
     pub fn read(body: &Value, create: bool) -> Result<OccasionFields, OccasionRefusal> {
-        let Value::Object(map) = body else {
-            return Err(OccasionRefusal::NotAnObject);
-        };
-        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(OccasionRefusal::UnknownKey(key.clone()));
-        }
+        let map = body::object(
+            body,
+            &KEYS,
+            OccasionRefusal::NotAnObject,
+            OccasionRefusal::UnknownKey,
+        )?;
         if !create && map.is_empty() {
             return Err(OccasionRefusal::NothingToChange);
         }

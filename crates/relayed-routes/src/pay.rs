@@ -127,7 +127,7 @@ type CardRefusals = Refuses<(CardRefusal, PayRefusal, OrderLookupRefusal, PayerR
 /// payment webhook does. Each call is a payment attempt of the order, limited per order.
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/card",
     request_body = CardBody,
-    responses(PayAnswers, CardRefusals, (status = 200, description = "as it came", body = PaymentStarted)))]
+    responses(PayAnswers, CardRefusals, (status = 200, body = PaymentStarted)))]
 pub fn pay_point_order_by_card() {}
 
 /// Start a payment session for a new card or a wallet
@@ -136,5 +136,5 @@ pub fn pay_point_order_by_card() {}
 /// is the payment service's answer as it came.
 #[utoipa::path(post, path = "/point-orders/{correlation_id}/pay/session",
     request_body = SessionBody,
-    responses(PayAnswers, PayRefusals, (status = 200, description = "as it came", body = PaymentSession)))]
+    responses(PayAnswers, PayRefusals, (status = 200, body = PaymentSession)))]
 pub fn start_point_order_payment_session() {}

@@ -83,7 +83,7 @@ pub fn get_point_balance() {}
 
 /// The caller's point history, newest first
 #[utoipa::path(get, path = "/point-history", params(HistoryQuery),
-    responses((status = 200, description = "newest first", body = HistoryPage)))]
+    responses((status = 200, body = HistoryPage)))]
 pub fn get_point_history() {}
 
 /// Points questions and answers

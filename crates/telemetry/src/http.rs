@@ -147,7 +147,14 @@ where
             self.service.call(req)
         };
         let future = future.with_context(context);
-        Observed::new(future, scope, started, method, route, header)
+        Observed {
+            future,
+            scope,
+            started,
+            method,
+            route,
+            request_id: header,
+        }
     }
 }
 

@@ -149,12 +149,12 @@ pub struct OfferValues {
 impl OfferFields {
     /// Reads a create's body (`create`) or a change's.
     pub fn read(body: &Value, create: bool) -> Result<OfferFields, OfferRefusal> {
-        let Value::Object(map) = body else {
-            return Err(OfferRefusal::NotAnObject);
-        };
-        if let Some(key) = map.keys().find(|key| !KEYS.contains(&key.as_str())) {
-            return Err(OfferRefusal::UnknownKey(key.clone()));
-        }
+        let map = body::object(
+            body,
+            &KEYS,
+            OfferRefusal::NotAnObject,
+            OfferRefusal::UnknownKey,
+        )?;
         if !create && map.is_empty() {
             return Err(OfferRefusal::NothingToChange);
         }

@@ -60,7 +60,7 @@ pub fn update_offer() {}
 /// occasions and batches too). Roles: admin, super_admin. Checks: token, role, path id, the
 /// offer.
 #[utoipa::path(delete, path = "/offers/{id}", responses(Only<OfferRefusal, 404>,
-        (status = 200, description = "the offer, withdrawn", body = OfferRecord)))]
+        (status = 200, body = OfferRecord)))]
 pub fn withdraw_offer() {}
 
 /// The loyalty back office's audit trail
@@ -133,7 +133,7 @@ pub fn update_occasion() {}
 /// nothing is recorded. Roles: admin, super_admin. Checks: token, role,
 /// path id, the occasion.
 #[utoipa::path(delete, path = "/occasions/{id}", responses(Only<OccasionRefusal, 404>,
-        (status = 200, description = "the occasion, withdrawn", body = OccasionRecord)))]
+        (status = 200, body = OccasionRecord)))]
 pub fn withdraw_occasion() {}
 
 /// The expiry policy
@@ -211,7 +211,7 @@ pub fn export_gift_codes() {}
 /// redeemed keeps its state. Answers the batch after. Recorded in the audit trail. Roles:
 /// super_admin.
 #[utoipa::path(delete, path = "/gift-code-batches/{id}",
-    responses(BatchLookupRefusal, (status = 200, description = "after", body = BatchRecord)))]
+    responses(BatchLookupRefusal, (status = 200, body = BatchRecord)))]
 pub fn withdraw_gift_codes() {}
 
 /// The earn-rate table

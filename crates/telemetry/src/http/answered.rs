@@ -23,15 +23,15 @@ use crate::trace_context;
 
 pin_project_lite::pin_project! {
     /// A request's future inside the middleware: its handler's, run in the request's scope
-    /// and trace context, then the answer recorded.
+    /// and trace context, then the answer recorded. The middleware builds it field by field.
     pub struct Observed<F> {
         #[pin]
-        future: WithContext<F>,
-        scope: Scope,
-        started: Instant,
-        method: &'static str,
-        route: Option<String>,
-        request_id: Option<HeaderValue>,
+        pub(super) future: WithContext<F>,
+        pub(super) scope: Scope,
+        pub(super) started: Instant,
+        pub(super) method: &'static str,
+        pub(super) route: Option<String>,
+        pub(super) request_id: Option<HeaderValue>,
     }
 }
 
@@ -83,26 +83,6 @@ where
             }
             res.map_body(|_, body| InSpan { body, scope })
         }))
-    }
-}
-
-impl<F> Observed<F> {
-    pub(super) fn new(
-        future: WithContext<F>,
-        scope: Scope,
-        started: Instant,
-        method: &'static str,
-        route: Option<String>,
-        request_id: Option<HeaderValue>,
-    ) -> Self {
-        Self {
-            future,
-            scope,
-            started,
-            method,
-            route,
-            request_id,
-        }
     }
 }
 
