@@ -12,6 +12,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::Money;
 
+use super::offer_limit::Passed;
 use crate::db::schema::point_offers;
 use crate::error::PointError;
 use ::back_office::audit;
@@ -85,7 +86,7 @@ pub async fn create(
     offer: OfferValues,
     limit: Option<&BigDecimal>,
 ) -> Result<OfferRecord, PointError> {
-    let (made, passed) = conn
+    let changed = conn
         .transaction(async |conn| {
             let passed = super::offer_limit::hold(conn, operator, &offer, None, limit).await?;
             let row: Row = diesel::insert_into(point_offers::table)
@@ -105,10 +106,7 @@ pub async fn create(
             Ok::<_, PointError>((made, passed))
         })
         .await?;
-    if let Some(passed) = passed {
-        passed.made(operator);
-    }
-    Ok(made)
+    Ok(committed(operator, changed))
 }
 
 /// The offer `id` (sent in either case) locked for a change; `UnknownOffer` (with the id as
@@ -141,7 +139,7 @@ pub async fn update(
     change: OfferFields,
     limit: Option<&BigDecimal>,
 ) -> Result<OfferRecord, PointError> {
-    let (made, passed) = conn
+    let changed = conn
         .transaction(async |conn| {
             let current = lock(conn, id).await?;
             let before = values(&current);
@@ -164,10 +162,7 @@ pub async fn update(
             Ok::<_, PointError>((made, passed))
         })
         .await?;
-    if let Some(passed) = passed {
-        passed.made(operator);
-    }
-    Ok(made)
+    Ok(committed(operator, changed))
 }
 
 /// Withdraws an offer for good: never on sale again, kept for the orders that name it. An
@@ -195,6 +190,19 @@ pub async fn withdraw(
         recorded(conn, operator, Action::OfferWithdraw, current, row).await
     })
     .await
+}
+
+/// The offer a committed create or update made. A super_admin's pass of the limit is counted
+/// and logged ([`Passed::made`]) only here, after the commit, so that a change rolled back
+/// passed nothing.
+fn committed(
+    operator: &ActingOperator,
+    (made, passed): (OfferRecord, Option<Passed>),
+) -> OfferRecord {
+    if let Some(passed) = passed {
+        passed.made(operator);
+    }
+    made
 }
 
 /// Records the change of the offer from `before` to `after` in the trail; answers `after`.

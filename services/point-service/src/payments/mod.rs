@@ -4,6 +4,7 @@
 //! and the payment service's client. No HTTP in here but the client's own calls.
 
 pub mod attempts;
+pub mod by_hand;
 pub mod client;
 pub mod machine;
 pub mod sync;

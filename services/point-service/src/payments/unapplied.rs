@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::db::schema::unapplied_captures;
 use crate::error::PointError;
+use crate::payments::by_hand;
 use crate::payments::machine::Unapplied;
 
 /// A capture to list: what its event said, as far as it could be read.
@@ -147,25 +148,17 @@ pub async fn command(
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
     if let Some(event_id) = resolve_event {
-        let note = note
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .ok_or("--resolve needs --note <text>: the refund's reference or who made it")?;
-        return if resolve(&mut conn, event_id, note)
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            println!("resolved {event_id}: {note}");
-            Ok(())
-        } else {
-            Err(format!("no open unapplied capture has event id {event_id}"))
-        };
+        return by_hand::resolve(
+            &mut conn,
+            event_id,
+            note,
+            "--resolve needs --note <text>: the refund's reference or who made it",
+            "no open unapplied capture has event id",
+            resolve,
+        )
+        .await;
     }
     let open = open(&mut conn).await.map_err(|e| e.to_string())?;
-    println!("{HEADER}");
-    for capture in &open {
-        println!("{}", capture.line());
-    }
-    println!("{} open", open.len());
+    by_hand::print_open(HEADER, &open, Open::line);
     Ok(())
 }

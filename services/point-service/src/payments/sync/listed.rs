@@ -8,6 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use crate::db::schema::{payment_syncs, point_orders};
+use crate::payments::by_hand;
 
 /// One listed order.
 #[derive(Debug, Queryable)]
@@ -87,24 +88,17 @@ pub async fn command(
         let id = order
             .parse::<Uuid>()
             .map_err(|_| format!("{order} is not an order's correlation_id"))?;
-        let note = note.map(str::trim).filter(|n| !n.is_empty()).ok_or(
+        return by_hand::resolve(
+            &mut conn,
+            id,
+            note,
             "--resolve needs --note <text>: what was found at the payment service and done",
-        )?;
-        return if resolve(&mut conn, id, note)
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            println!("resolved {id}: {note}");
-            Ok(())
-        } else {
-            Err(format!("no open listed order has correlation_id {id}"))
-        };
+            "no open listed order has correlation_id",
+            resolve,
+        )
+        .await;
     }
     let listed = open(&mut conn).await.map_err(|e| e.to_string())?;
-    println!("{HEADER}");
-    for order in &listed {
-        println!("{}", order.line());
-    }
-    println!("{} open", listed.len());
+    by_hand::print_open(HEADER, &listed, Listed::line);
     Ok(())
 }
