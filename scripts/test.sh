@@ -81,6 +81,9 @@ scripts/check-monitoring.sh
 echo "== OpenAPI documents (published and served) valid as OpenAPI 3.1"
 scripts/check-api-documents.sh
 echo "== tests"
-cargo nextest run --workspace --locked --no-fail-fast
+# Two tests per core: most of a test's time is spent waiting on its servers' sockets and on
+# PostgreSQL, not computing, so two per core keep both busy (on two cores: 148 s against
+# 244 s for one per core, every test passing; three per core gained 25 s more).
+cargo nextest run --workspace --locked --no-fail-fast --test-threads "$((2 * $(getconf _NPROCESSORS_ONLN)))"
 # nextest does not run doctests.
 cargo test --workspace --doc --locked
