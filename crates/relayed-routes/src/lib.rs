@@ -23,7 +23,7 @@ use utoipa::openapi::path::{HttpMethod, Operation, Parameter};
 use utoipa::openapi::schema::{AnyOf, Schema};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Ref, RefOr};
-use utoipa::{IntoParams, IntoResponses, PartialSchema, ToSchema};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 pub use answers::{CallerAnswers, PayAnswers};
 
@@ -164,9 +164,7 @@ impl Contract {
             operation.parameters = Some(path.chain(own).collect());
         }
         // What every relayed route answers, under the route's own.
-        let mut answers = CallerAnswers::responses();
-        answers.extend(std::mem::take(&mut operation.responses.responses));
-        operation.responses.responses = answers;
+        server::routes::answers_under::<CallerAnswers>(&mut operation);
         operation.security = Some(vec![SecurityRequirement::new(
             SECURITY_SCHEME,
             Vec::<String>::new(),

@@ -80,6 +80,15 @@ pub fn method_word(method: &HttpMethod) -> &'static str {
     }
 }
 
+/// Whether a request of `method` carries a body the route reads (POST, PUT, PATCH): where a
+/// body's 413 is documented.
+pub fn takes_body(method: &HttpMethod) -> bool {
+    matches!(
+        method,
+        HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch
+    )
+}
+
 /// An answer the attribute leaves undescribed is described by its body's type (its doc
 /// comment): what a record is, said once where the record is.
 ///

@@ -28,7 +28,7 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{OpenApi, RefOr};
 
 use crate::audience::Audience;
-pub use crate::described::{Described, method_word};
+pub use crate::described::{Described, method_word, takes_body};
 
 /// Builds the actix route of one entry, without its method (the list adds it).
 type Handler = Arc<dyn Fn() -> actix_web::Route + Send + Sync>;
@@ -123,11 +123,7 @@ impl Route {
     /// The route with `A`'s answers under its own: what every route of its kind answers (a
     /// token check's), said where the route is listed as of that kind.
     pub fn answering<A: utoipa::IntoResponses>(self) -> Self {
-        self.with_operation(|operation| {
-            let mut answers = A::responses();
-            answers.extend(std::mem::take(&mut operation.responses.responses));
-            operation.responses.responses = answers;
-        })
+        self.with_operation(answers_under::<A>)
     }
 
     /// The route with the token it takes, in `scheme` (no scopes): who may call it, said
@@ -187,6 +183,14 @@ macro_rules! route {
             || ::actix_web::web::route().to($($handler)::+),
         )
     };
+}
+
+/// `A`'s answers added under `operation`'s own: where both give a status, the operation's
+/// answer stands, as when a route lists `A` first in its attribute's `responses(...)`.
+pub fn answers_under<A: utoipa::IntoResponses>(operation: &mut Operation) {
+    let mut answers = A::responses();
+    answers.extend(std::mem::take(&mut operation.responses.responses));
+    operation.responses.responses = answers;
 }
 
 /// `routes`, one feature's, tagged `tag` in the document: the group a generated client

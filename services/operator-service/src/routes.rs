@@ -6,7 +6,6 @@ use std::sync::LazyLock;
 use ::back_office::role::Admits;
 use server::{Audience, Routes, ServiceApp, route, scope, tagged};
 use utoipa::OpenApi;
-use utoipa::openapi::path::HttpMethod;
 
 use crate::SERVICE;
 use crate::auth::{AccessRefusal, SCHEME};
@@ -120,7 +119,7 @@ static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
 /// A hierarchy route documented with the roles it admits (its handler checks them) and what
 /// every operator route answers besides its own (`auth::document_access`).
 fn secured(route: server::Route, admits: Admits) -> server::Route {
-    let takes_body = matches!(route.method(), HttpMethod::Post | HttpMethod::Patch);
+    let takes_body = server::routes::takes_body(route.method());
     route.with_operation(|operation| {
         crate::auth::document_access(operation, admits, takes_body, Default::default());
     })

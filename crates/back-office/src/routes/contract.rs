@@ -30,10 +30,7 @@ impl Contract {
 
     /// A change: the route reads a JSON body.
     pub fn takes_body(&self) -> bool {
-        matches!(
-            self.method,
-            HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch
-        )
+        server::routes::takes_body(&self.method)
     }
 
     fn of(route: Route) -> Self {
