@@ -17,6 +17,12 @@ pub fn describe() {
         "Points ledger entries appended, by kind (earn, spend, gift_sent, gift_received, \
          purchase, gift_card_credit, adjustment, expiry)."
     );
+    describe_histogram!(
+        crate::orders::settlement::BATCH_ORDERS,
+        Unit::Count,
+        "Batches of point orders paid with points written in one transaction, by their number \
+         of orders (orders::settlement)."
+    );
     describe_counter!(
         crate::back_office::GUARDRAIL_PASSED,
         Unit::Count,

@@ -8,9 +8,12 @@
 
 pub mod credits;
 
+use std::collections::BTreeMap;
+
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Nullable, Numeric, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
@@ -161,38 +164,95 @@ pub async fn append(
     account: &mut Locked,
     entry: Entry<'_>,
 ) -> QueryResult<BigDecimal> {
-    let values = (
-        point_entries::client_id.eq(account.client_id),
-        point_entries::kind.eq(entry.kind.as_str()),
-        point_entries::points.eq(&entry.points),
-        point_entries::order_correlation_id.eq(entry.order),
-        point_entries::reference.eq(entry.reference),
-    );
-    let insert = diesel::insert_into(point_entries::table);
-    match entry.at {
-        Some(at) => {
-            insert
-                .values((values, point_entries::created_at.eq(at)))
-                .execute(conn)
-                .await?
+    let client_id = account.client_id;
+    append_all(
+        conn,
+        std::slice::from_mut(account),
+        vec![(client_id, entry)],
+    )
+    .await?;
+    Ok(account.balance.clone())
+}
+
+/// Appends entries to locked accounts, each `(client, entry)` to the account of that client,
+/// in one statement whose ids follow the order given (the order in which they were applied),
+/// then moves each account's cached balance by the sum of its entries, in one statement too.
+/// Every client named must be one of `accounts`: only a lock's holder appends.
+pub async fn append_all(
+    conn: &mut AsyncPgConnection,
+    accounts: &mut [Locked],
+    entries: Vec<(i64, Entry<'_>)>,
+) -> QueryResult<()> {
+    let mut deltas: BTreeMap<i64, BigDecimal> = BTreeMap::new();
+    for (client_id, entry) in &entries {
+        if !accounts
+            .iter()
+            .any(|account| account.client_id == *client_id)
+        {
+            return Err(diesel::result::Error::QueryBuilderError(
+                format!("client {client_id}'s account is not locked by this transaction").into(),
+            ));
         }
-        // The column's default: the database's clock, the one "today" is read from.
-        None => insert.values(values).execute(conn).await?,
-    };
+        *deltas.entry(*client_id).or_default() += &entry.points;
+    }
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<_> = entries
+        .iter()
+        .map(|(client_id, entry)| {
+            (
+                point_entries::client_id.eq(*client_id),
+                point_entries::kind.eq(entry.kind.as_str()),
+                point_entries::points.eq(&entry.points),
+                point_entries::order_correlation_id.eq(entry.order),
+                point_entries::reference.eq(entry.reference),
+                // `None` is the column's default: the database's clock, the one "today" is
+                // read from.
+                point_entries::created_at.eq(coalesce(entry.at, diesel::dsl::now)),
+            )
+        })
+        .collect();
+    diesel::insert_into(point_entries::table)
+        .values(rows)
+        .execute(conn)
+        .await?;
     // Counted as written, inside the caller's transaction: one that rolls back afterwards (a
     // lock timeout, a crash) was still counted. So this shows activity on the dashboard; the
     // ledger of record is the table, which the audit reads.
-    metrics::counter!(LEDGER_ENTRIES, "kind" => entry.kind.as_str()).increment(1);
-    let balance: BigDecimal = diesel::update(point_accounts::table.find(account.client_id))
-        .set((
-            point_accounts::balance.eq(point_accounts::balance + &entry.points),
-            point_accounts::updated_at.eq(diesel::dsl::now),
-        ))
-        .returning(point_accounts::balance)
-        .get_result(conn)
-        .await?;
-    account.balance = balance.clone();
-    Ok(balance)
+    for (_, entry) in &entries {
+        metrics::counter!(LEDGER_ENTRIES, "kind" => entry.kind.as_str()).increment(1);
+    }
+    let (clients, changes): (Vec<i64>, Vec<BigDecimal>) = deltas.into_iter().unzip();
+    let moved: Vec<Moved> = diesel::sql_query(
+        "UPDATE point_accounts AS a SET balance = a.balance + d.change, updated_at = now() \
+         FROM unnest($1::bigint[], $2::numeric[]) AS d(client_id, change) \
+         WHERE a.client_id = d.client_id RETURNING a.client_id, a.balance",
+    )
+    .bind::<Array<BigInt>, _>(clients)
+    .bind::<Array<Numeric>, _>(changes)
+    .load(conn)
+    .await?;
+    for row in moved {
+        if let Some(account) = accounts.iter_mut().find(|a| a.client_id == row.client_id) {
+            account.balance = row.balance;
+        }
+    }
+    Ok(())
+}
+
+diesel::define_sql_function! {
+    /// The first of its arguments that is not null.
+    fn coalesce(given: Nullable<Timestamptz>, otherwise: Timestamptz) -> Timestamptz;
+}
+
+/// An account's balance after [`append_all`] moved it.
+#[derive(QueryableByName)]
+struct Moved {
+    #[diesel(sql_type = BigInt)]
+    client_id: i64,
+    #[diesel(sql_type = Numeric)]
+    balance: BigDecimal,
 }
 
 /// Whether the ledger holds an entry with this reference (references are unique). Asked

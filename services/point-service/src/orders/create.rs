@@ -1,10 +1,10 @@
 //! `POST /point-orders`: each payment type's checks around the shared ones (offer, recipient,
 //! occasion), in the spec's order as the contract documents them
-//! (`relayed_routes::orders::create_point_order`), then the order written in one transaction, once per
-//! idempotency key. The remote checks (recipient, payer) run before the transaction, which
-//! never waits on another service.
+//! (`relayed_routes::orders::create_point_order`), then the order written once per idempotency
+//! key: paid with points, in its settler's next batch (`settlement`); `checkout`, in a
+//! transaction of its own. The remote checks (recipient, payer) run before either, so no
+//! transaction waits on another service.
 
-use bigdecimal::BigDecimal;
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -13,14 +13,14 @@ use relayed_routes::offers::Offer;
 use relayed_routes::orders::{OrderRefusal, OrderView, PayerRefusal};
 use uuid::Uuid;
 
-use super::idempotency::Claim;
-use super::{OrderType, Status};
+use super::idempotency::{self, Claim};
+use super::settlement::{PointOrder, Settled, Settler};
+use super::{NewOrder, OrderType, PaymentType, Status};
 use crate::clients::auth::AuthClient;
 use crate::db::schema::point_orders;
 use crate::error::PointError;
-use crate::ledger::{self, Entry, Kind};
 use crate::offers::{self, OccasionRow};
-use crate::order_body::{OrderRequest, PaymentType};
+use crate::order_body::OrderRequest;
 use crate::state::AppState;
 
 /// How far back unpaid `checkout` orders count against `UNPAID_ORDERS_PER_CLIENT_PER_DAY`.
@@ -31,6 +31,8 @@ const UNPAID_WINDOW: Duration = Duration::hours(24);
 pub struct Ordering<'a> {
     pub pool: &'a db::Pool,
     pub auth: &'a AuthClient,
+    /// Writes the orders paid with points.
+    pub settler: &'a Settler,
     /// `POINT_ORDER_POINT_ENABLED`.
     pub point_enabled: bool,
     /// `UNPAID_ORDERS_PER_CLIENT_PER_DAY`.
@@ -42,6 +44,7 @@ impl<'a> Ordering<'a> {
         Self {
             pool: &state.pool,
             auth: &state.auth,
+            settler: &state.settler,
             point_enabled: state.flags.point_orders,
             unpaid_limit: state.limits.unpaid_orders_per_day,
         }
@@ -52,8 +55,6 @@ impl<'a> Ordering<'a> {
 struct Checked {
     offer: Offer,
     occasion: Option<OccasionRow>,
-    /// The points the payer is charged at once (`point`); `None` for `checkout`.
-    charge: Option<BigDecimal>,
 }
 
 /// Creates the order, or answers the one a replayed `Idempotency-Key` made.
@@ -65,7 +66,7 @@ pub async fn create(
 ) -> Result<OrderView, PointError> {
     let claim = key.map(|key| Claim {
         caller,
-        key,
+        key: key.to_owned(),
         fingerprint: request.fingerprint(),
     });
     if let Some(claim) = &claim {
@@ -74,28 +75,31 @@ pub async fn create(
             return Ok(order);
         }
     }
-    let checked = match request.payment_type {
-        PaymentType::Point => paid_with_points(ordering, caller, request).await?,
-        PaymentType::Checkout => check(ordering, request).await?,
-    };
-    let mut conn = ordering.pool.get().await?;
     let correlation_id = Uuid::new_v4();
-    let outcome = conn
-        .transaction::<_, PointError, _>(async |conn| {
-            if let Some(claim) = &claim
-                && !claim.take(conn, correlation_id).await?
-            {
-                return Ok(None);
-            }
-            if checked.charge.is_none() {
-                check_unpaid(conn, caller, ordering.unpaid_limit).await?;
-            }
-            save(conn, caller, request, &checked, correlation_id).await?;
-            Ok(Some(super::view(conn, correlation_id).await?))
-        })
-        .await?;
-    match (outcome, claim) {
-        (Some(order), _) => {
+    let settled = match request.payment_type {
+        PaymentType::Point => {
+            let order = paid_with_points(ordering, caller, request, correlation_id).await?;
+            ordering
+                .settler
+                .settle(PointOrder {
+                    claim: claim.clone(),
+                    ..order
+                })
+                .await?
+        }
+        PaymentType::Checkout => {
+            let checked = check(ordering, request).await?;
+            let order = Unpaid {
+                caller,
+                request,
+                checked: &checked,
+                correlation_id,
+            };
+            order.write(ordering, claim.as_ref()).await?
+        }
+    };
+    match (settled, claim) {
+        (Settled::Made(order), _) => {
             tracing::info!(
                 order.id = %correlation_id,
                 client.id = caller,
@@ -105,37 +109,47 @@ pub async fn create(
             Ok(order)
         }
         // Another request with the same key won the race: answer its order.
-        (None, Some(claim)) => claim
-            .replay(&mut conn)
-            .await?
-            .ok_or_else(|| PointError::Internal("idempotency key vanished".into())),
-        (None, None) => Err(PointError::Internal("no key but no order".into())),
+        (Settled::KeyTaken, Some(claim)) => {
+            let mut conn = ordering.pool.get().await?;
+            claim
+                .replay(&mut conn)
+                .await?
+                .ok_or_else(|| PointError::Internal("idempotency key vanished".into()))
+        }
+        (Settled::KeyTaken, None) => Err(PointError::Internal("no key but no order".into())),
     }
 }
 
 /// `point`: the flag and self-payment, the shared checks, then the offer's points price and
-/// the payer's profile.
+/// the payer's profile. What is left, the balance, the settler checks under the lock.
 async fn paid_with_points(
     ordering: &Ordering<'_>,
     caller: i64,
     request: &OrderRequest,
-) -> Result<Checked, PointError> {
+    correlation_id: Uuid,
+) -> Result<PointOrder, PointError> {
     if !ordering.point_enabled {
         return Err(OrderRefusal::PointPaymentDisabled.into());
     }
     if request.to_client_id == caller {
         return Err(OrderRefusal::SelfPayment.into());
     }
-    let checked = check(ordering, request).await?;
-    let Some(price) = checked.offer.purchased_point_amount.clone() else {
-        return Err(OrderRefusal::NotPayableWithPoints(checked.offer.id).into());
+    let Checked { offer, occasion } = check(ordering, request).await?;
+    let Some(price) = offer.purchased_point_amount.clone() else {
+        return Err(OrderRefusal::NotPayableWithPoints(offer.id).into());
     };
     if ordering.auth.client(caller).await?.is_none() {
         return Err(PayerRefusal::UnknownPayer(caller).into());
     }
-    Ok(Checked {
-        charge: Some(price),
-        ..checked
+    Ok(PointOrder {
+        correlation_id,
+        payer: caller,
+        recipient: request.to_client_id,
+        offer,
+        price,
+        occasion_id: occasion.map(|row| row.id),
+        occasion: request.occasion.clone(),
+        claim: None,
     })
 }
 
@@ -155,11 +169,63 @@ async fn check(ordering: &Ordering<'_>, request: &OrderRequest) -> Result<Checke
             Some(offers::find_active_occasion(&mut conn, id).await?)
         }
     };
-    Ok(Checked {
-        offer,
-        occasion,
-        charge: None,
-    })
+    Ok(Checked { offer, occasion })
+}
+
+/// A `checkout` order, checked: it charges nothing until it is paid.
+struct Unpaid<'a> {
+    caller: i64,
+    request: &'a OrderRequest,
+    checked: &'a Checked,
+    correlation_id: Uuid,
+}
+
+impl Unpaid<'_> {
+    /// Writes the order in a transaction of its own, within the payer's bound on unpaid orders.
+    async fn write(
+        &self,
+        ordering: &Ordering<'_>,
+        claim: Option<&Claim>,
+    ) -> Result<Settled, PointError> {
+        let mut conn = ordering.pool.get().await?;
+        conn.transaction::<_, PointError, _>(async |conn| {
+            if let Some(claim) = claim
+                && idempotency::take_all(conn, &[(claim, self.correlation_id)]).await? != [true]
+            {
+                return Ok(Settled::KeyTaken);
+            }
+            check_unpaid(conn, self.caller, ordering.unpaid_limit).await?;
+            self.insert(conn).await?;
+            Ok(Settled::Made(super::view(conn, self.correlation_id).await?))
+        })
+        .await
+    }
+
+    async fn insert(&self, conn: &mut AsyncPgConnection) -> Result<(), PointError> {
+        let offer = &self.checked.offer;
+        diesel::insert_into(point_orders::table)
+            .values(NewOrder {
+                correlation_id: self.correlation_id,
+                payer_id: self.caller,
+                recipient_id: self.request.to_client_id,
+                point_offer_id: &offer.id,
+                status: Status::Open,
+                point_amount: &offer.point_amount,
+                purchased_point_amount: offer.purchased_point_amount.as_ref(),
+                money_amount: &offer.amount,
+                payment_type: PaymentType::Checkout,
+                order_type: if self.checked.occasion.is_some() {
+                    OrderType::Gift
+                } else {
+                    OrderType::Transfer
+                },
+                point_occasion_id: self.checked.occasion.as_ref().map(|o| o.id.as_str()),
+                occasion: self.request.occasion.as_deref(),
+            })
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
 }
 
 /// Refuses a new `checkout` order when the payer already has `limit` unpaid ones from the
@@ -198,84 +264,6 @@ async fn check_unpaid(
             OrderRefusal::TooManyUnpaid(limit).into(),
             RetryAfter::seconds(wait),
         ));
-    }
-    Ok(())
-}
-
-/// Writes the order; with a charge, takes it from the payer and credits the recipient with
-/// the offer's points.
-async fn save(
-    conn: &mut AsyncPgConnection,
-    caller: i64,
-    request: &OrderRequest,
-    checked: &Checked,
-    correlation_id: Uuid,
-) -> Result<(), PointError> {
-    let offer = &checked.offer;
-    let accounts = match &checked.charge {
-        Some(price) => {
-            let mut accounts = ledger::lock_accounts(conn, &[caller, request.to_client_id])
-                .await?
-                .into_iter();
-            match (accounts.next(), accounts.next()) {
-                (Some(payer), Some(recipient)) if payer.balance() >= price => {
-                    Some((payer, recipient, price))
-                }
-                _ => return Err(OrderRefusal::InsufficientPoints(caller).into()),
-            }
-        }
-        None => None,
-    };
-    diesel::insert_into(point_orders::table)
-        .values((
-            point_orders::correlation_id.eq(correlation_id),
-            point_orders::payer_id.eq(caller),
-            point_orders::recipient_id.eq(request.to_client_id),
-            point_orders::point_offer_id.eq(&offer.id),
-            point_orders::status.eq(if accounts.is_some() {
-                Status::Successful
-            } else {
-                Status::Open
-            }),
-            point_orders::point_amount.eq(&offer.point_amount),
-            point_orders::purchased_point_amount.eq(&offer.purchased_point_amount),
-            point_orders::money_amount.eq(&offer.amount),
-            point_orders::payment_type.eq(request.payment_type),
-            point_orders::order_type.eq(if checked.occasion.is_some() {
-                OrderType::Gift
-            } else {
-                OrderType::Transfer
-            }),
-            point_orders::point_occasion_id.eq(checked.occasion.as_ref().map(|o| o.id.as_str())),
-            point_orders::occasion.eq(&request.occasion),
-        ))
-        .execute(conn)
-        .await?;
-    if let Some((mut payer, mut recipient, price)) = accounts {
-        ledger::append(
-            conn,
-            &mut payer,
-            Entry {
-                kind: Kind::GiftSent,
-                points: -price.clone(),
-                order: Some(correlation_id),
-                reference: None,
-                at: None,
-            },
-        )
-        .await?;
-        ledger::append(
-            conn,
-            &mut recipient,
-            Entry {
-                kind: Kind::GiftReceived,
-                points: offer.point_amount.clone(),
-                order: Some(correlation_id),
-                reference: None,
-                at: None,
-            },
-        )
-        .await?;
     }
     Ok(())
 }

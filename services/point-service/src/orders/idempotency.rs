@@ -3,6 +3,7 @@
 
 use chrono::{Duration, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use relayed_routes::orders::{OrderRefusal, OrderView};
 use uuid::Uuid;
@@ -14,13 +15,14 @@ use crate::error::PointError;
 pub const IDEMPOTENCY_WINDOW: Duration = Duration::hours(24);
 
 /// A caller's key and the request it was sent with (`OrderRequest::fingerprint`).
-pub(super) struct Claim<'a> {
+#[derive(Debug, Clone)]
+pub(super) struct Claim {
     pub caller: i64,
-    pub key: &'a str,
+    pub key: String,
     pub fingerprint: Vec<u8>,
 }
 
-impl Claim<'_> {
+impl Claim {
     /// The first order made with this key within the window, if any; a different request
     /// under the same key is `IdempotencyKeyReused`.
     pub async fn replay(
@@ -28,7 +30,7 @@ impl Claim<'_> {
         conn: &mut AsyncPgConnection,
     ) -> Result<Option<OrderView>, PointError> {
         let found: Option<(Vec<u8>, Uuid)> = idempotency_keys::table
-            .find((self.caller, self.key))
+            .find((self.caller, &self.key))
             .filter(idempotency_keys::created_at.gt(Utc::now() - IDEMPOTENCY_WINDOW))
             .select((
                 idempotency_keys::request_hash,
@@ -45,30 +47,91 @@ impl Claim<'_> {
             Some((_, correlation_id)) => Ok(Some(super::view(conn, correlation_id).await?)),
         }
     }
+}
 
-    /// Binds the key to the order about to be written, inside its transaction; `false` when
-    /// another request holds it. An expired claim is forgotten; a live one stays. A
-    /// concurrent request with the same key waits on the insert for the first to commit,
-    /// then finds it.
-    pub async fn take(
-        &self,
-        conn: &mut AsyncPgConnection,
-        correlation_id: Uuid,
-    ) -> Result<bool, PointError> {
-        diesel::delete(idempotency_keys::table.find((self.caller, self.key)))
-            .filter(idempotency_keys::created_at.le(Utc::now() - IDEMPOTENCY_WINDOW))
-            .execute(conn)
-            .await?;
-        let claimed = diesel::insert_into(idempotency_keys::table)
-            .values((
-                idempotency_keys::client_id.eq(self.caller),
-                idempotency_keys::key.eq(self.key),
-                idempotency_keys::request_hash.eq(&self.fingerprint),
-                idempotency_keys::correlation_id.eq(correlation_id),
-            ))
-            .on_conflict_do_nothing()
-            .execute(conn)
-            .await?;
-        Ok(claimed > 0)
+/// Binds each key to the order about to be written, inside its transaction; for each, `false`
+/// when another request holds the key (also a later one of the same caller and key here). An
+/// expired claim is forgotten; a live one stays. A concurrent request with the same key waits
+/// on the insert for the first to commit, then finds it. The keys are taken in (caller, key)
+/// order, so two transactions taking some of the same keys wait for each other in turn and
+/// never deadlock.
+pub(super) async fn take_all(
+    conn: &mut AsyncPgConnection,
+    claims: &[(&Claim, Uuid)],
+) -> Result<Vec<bool>, PointError> {
+    if claims.is_empty() {
+        return Ok(Vec::new());
     }
+    let mut sorted: Vec<&(&Claim, Uuid)> = claims.iter().collect();
+    sorted.sort_by(|(a, _), (b, _)| (a.caller, &a.key).cmp(&(b.caller, &b.key)));
+    sorted.dedup_by(|(a, _), (b, _)| (a.caller, &a.key) == (b.caller, &b.key));
+    let (callers, keys): (Vec<i64>, Vec<&str>) = sorted
+        .iter()
+        .map(|(claim, _)| (claim.caller, claim.key.as_str()))
+        .unzip();
+    diesel::sql_query(
+        "DELETE FROM idempotency_keys AS k USING unnest($1::bigint[], $2::text[]) AS c(client_id, key) \
+         WHERE k.client_id = c.client_id AND k.key = c.key AND k.created_at <= $3",
+    )
+    .bind::<Array<BigInt>, _>(&callers)
+    .bind::<Array<Text>, _>(&keys)
+    .bind::<Timestamptz, _>(Utc::now() - IDEMPOTENCY_WINDOW)
+    .execute(conn)
+    .await?;
+    let rows: Vec<_> = sorted
+        .iter()
+        .map(|(claim, correlation_id)| {
+            (
+                idempotency_keys::client_id.eq(claim.caller),
+                idempotency_keys::key.eq(claim.key.as_str()),
+                idempotency_keys::request_hash.eq(claim.fingerprint.as_slice()),
+                idempotency_keys::correlation_id.eq(*correlation_id),
+            )
+        })
+        .collect();
+    let taken: Vec<(i64, String, Uuid)> = diesel::insert_into(idempotency_keys::table)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .returning((
+            idempotency_keys::client_id,
+            idempotency_keys::key,
+            idempotency_keys::correlation_id,
+        ))
+        .get_results(conn)
+        .await?;
+    // Taken by the request it was taken for: a later one with the same caller and key, left
+    // out of the insert, finds another order's id.
+    Ok(claims
+        .iter()
+        .map(|(claim, correlation_id)| {
+            taken.iter().any(|(caller, key, id)| {
+                *caller == claim.caller && *key == claim.key && id == correlation_id
+            })
+        })
+        .collect())
+}
+
+/// Lets go of keys [`take_all`] bound in this transaction for orders that were refused after
+/// all, so that the key stays free for the request's retry, as if the transaction had rolled
+/// back.
+pub(super) async fn release_all(
+    conn: &mut AsyncPgConnection,
+    claims: &[&Claim],
+) -> Result<(), PointError> {
+    if claims.is_empty() {
+        return Ok(());
+    }
+    let (callers, keys): (Vec<i64>, Vec<&str>) = claims
+        .iter()
+        .map(|claim| (claim.caller, claim.key.as_str()))
+        .unzip();
+    diesel::sql_query(
+        "DELETE FROM idempotency_keys AS k USING unnest($1::bigint[], $2::text[]) AS c(client_id, key) \
+         WHERE k.client_id = c.client_id AND k.key = c.key",
+    )
+    .bind::<Array<BigInt>, _>(&callers)
+    .bind::<Array<Text>, _>(&keys)
+    .execute(conn)
+    .await?;
+    Ok(())
 }

@@ -1,9 +1,11 @@
 //! Point orders (no HTTP in here): reading them, the gift message, and the rules of making
-//! one (`create`, with its `idempotency` key) and of paying one (`payable`).
+//! one (`create`, with its `idempotency` key; one paid with points is written by the
+//! `settlement`'s batches) and of paying one (`payable`).
 
 mod create;
 mod idempotency;
 pub mod payable;
+pub mod settlement;
 mod states;
 
 use bigdecimal::BigDecimal;
@@ -14,6 +16,7 @@ use uuid::Uuid;
 
 pub use create::{Ordering, create};
 pub use idempotency::IDEMPOTENCY_WINDOW;
+pub use settlement::{SettlementSettings, Settler};
 pub use states::{OrderType, PaymentStatus, PaymentType, Status};
 
 use crate::db::schema::point_orders;
@@ -32,6 +35,24 @@ struct ViewRow {
     money_amount: BigDecimal,
     payment_type: PaymentType,
     order_type: OrderType,
+}
+
+/// A new order's columns; the others take their defaults (`order_no`, the times).
+#[derive(Insertable)]
+#[diesel(table_name = point_orders)]
+struct NewOrder<'a> {
+    correlation_id: Uuid,
+    payer_id: i64,
+    recipient_id: i64,
+    point_offer_id: &'a str,
+    status: Status,
+    point_amount: &'a BigDecimal,
+    purchased_point_amount: Option<&'a BigDecimal>,
+    money_amount: &'a BigDecimal,
+    payment_type: PaymentType,
+    order_type: OrderType,
+    point_occasion_id: Option<&'a str>,
+    occasion: Option<&'a str>,
 }
 
 impl From<ViewRow> for OrderView {
