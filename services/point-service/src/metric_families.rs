@@ -23,6 +23,12 @@ pub fn describe() {
         "Batches of point orders paid with points written in one transaction, by their number \
          of orders (orders::settlement)."
     );
+    describe_gauge!(
+        crate::orders::settlement::QUEUED,
+        Unit::Count,
+        "Point orders paid with points waiting for a batch (orders::settlement); one that grows \
+         says the batches are slower than the orders."
+    );
     describe_counter!(
         crate::back_office::GUARDRAIL_PASSED,
         Unit::Count,

@@ -31,6 +31,7 @@ mod pay;
 mod pay_stale;
 mod reconcile;
 mod seed;
+mod settlement;
 mod states;
 mod sync;
 mod sync_not_final;

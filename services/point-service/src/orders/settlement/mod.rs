@@ -30,6 +30,9 @@ use crate::error::PointError;
 /// Batches written, by their number of orders: the dashboard's batch size.
 pub const BATCH_ORDERS: &str = "point_settlement_batch_orders";
 
+/// Orders waiting for a batch: one that grows says the batches are slower than the orders.
+pub const QUEUED: &str = "point_settlement_queued_orders";
+
 /// The settlers' pace (`POINT_SETTLEMENT_*`, `config`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SettlementSettings {
@@ -105,10 +108,15 @@ impl Settler {
     pub async fn settle(&self, order: PointOrder) -> Result<Settled, PointError> {
         let lane = usize::try_from(order.payer.rem_euclid(self.lanes.len() as i64)).unwrap_or(0);
         let (answer, answered) = oneshot::channel();
-        self.lanes[lane]
+        metrics::gauge!(QUEUED).increment(1);
+        if self.lanes[lane]
             .send(Pending { order, answer })
             .await
-            .map_err(|_| PointError::Internal("the settler has stopped".into()))?;
+            .is_err()
+        {
+            metrics::gauge!(QUEUED).decrement(1);
+            return Err(PointError::Internal("the settler has stopped".into()));
+        }
         answered
             .await
             .map_err(|_| PointError::Internal("the settler dropped an order".into()))?
@@ -122,6 +130,7 @@ const QUEUE_CAPACITY: usize = 1024;
 async fn run(pool: db::Pool, mut queue: mpsc::Receiver<Pending>, settings: SettlementSettings) {
     let mut held_back = VecDeque::new();
     while let Some(batch) = gather(&mut queue, &mut held_back, settings).await {
+        metrics::gauge!(QUEUED).decrement(batch.len() as f64);
         metrics::histogram!(BATCH_ORDERS).record(batch.len() as f64);
         let orders: Vec<&PointOrder> = batch.iter().map(|pending| &pending.order).collect();
         let outcomes = settle_batch(&pool, &orders).await;
