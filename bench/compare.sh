@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `bench/compare.sh BASE_BIN [NEW_BIN]`: two builds of the hot paths side by side, for a change
 # to one of them: the relay (make bench's row 1c: the balance through a one-worker order
-# service) and point orders paid with points, many payers (row 3a). BASE_BIN and NEW_BIN
+# service) and point orders paid with points, many payers (row 3a) and one hot payer (row 3b).
+# BASE_ENV and NEW_ENV (space-separated NAME=value) add settings to each side's point service,
+# e.g. BASE_ENV=POINT_SETTLEMENT_BATCH_MAX=1 to weigh a setting with one build. BASE_BIN and NEW_BIN
 # (default target/release, built here) are release target directories, e.g. a worktree of the
 # commit before the change built with `cargo build --release --bins --target-dir /tmp/base`.
 #
@@ -9,7 +11,7 @@
 # interleaved, base and new one after the other, which goes first alternating by round, so
 # that both meet the same machine weather. Reports the CPU µs per request of the process under
 # test (the relay's order service for 1c, the point service for 3a; /proc/<pid>/stat) and its
-# throughput, per round and their medians. COMPARE_ROUNDS (default 5), BENCH_SECONDS
+# throughput, per round and their medians. COMPARE_ROWS (default "1c 3a 3b"), COMPARE_ROUNDS (default 5), BENCH_SECONDS
 # (default 10). Databases, data and settings are make bench's (bench/run.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -54,8 +56,10 @@ start() {
 }
 export AUTH_SERVICE_URL=http://127.0.0.1:19081
 start auth "$NEW" auth-service 19081 "$AUTH_DB"
-start point-base "$BASE" point-service 19083 "$POINTS_DB"
-start point-new "$NEW" point-service 29083 "$POINTS_DB"
+# shellcheck disable=SC2086 # each side's settings are words on purpose
+start point-base "$BASE" point-service 19083 "$POINTS_DB" ${BASE_ENV:-}
+# shellcheck disable=SC2086
+start point-new "$NEW" point-service 29083 "$POINTS_DB" ${NEW_ENV:-}
 # The relay under test has one worker, as in make bench (a production pod's CPU limit of 1).
 start relay-base "$BASE" order-service 19085 "$CATALOG_DB" POINT_SERVICE_URL=http://127.0.0.1:19083 HTTP_WORKERS=1
 start relay-new "$NEW" order-service 29085 "$CATALOG_DB" POINT_SERVICE_URL=http://127.0.0.1:29083 HTTP_WORKERS=1
@@ -79,13 +83,14 @@ run() { # run ROW SIDE ROUND
     case $row in
     1c) figures=$(measure "${PID_OF[relay-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19085 || echo 29085)/api/v2/client/points" balance.lua CLIENT=200002) ;;
     3a) figures=$(measure "${PID_OF[point-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19083 || echo 29083)/api/v2/client/point-orders" order.lua) ;;
+    3b) figures=$(measure "${PID_OF[point-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19083 || echo 29083)/api/v2/client/point-orders" order.lua PAYER=200001) ;;
     esac
     CPU[$row.$side]+="${figures% *} " RPS[$row.$side]+="${figures#* } "
     log "round $round, $row $side: ${figures% *} µs/req, ${figures#* } req/s"
 }
 for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then sides="base new"; else sides="new base"; fi
-    for row in 1c 3a; do
+    for row in ${COMPARE_ROWS:-1c 3a 3b}; do
         for side in $sides; do run "$row" "$side" "$round"; done
     done
 done
@@ -94,7 +99,7 @@ median() { printf '%s\n' $1 | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? 
 echo
 echo "| row | build | CPU µs/req, median (rounds) | req/s, median (rounds) |"
 echo "|---|---|---|---|"
-for row in 1c 3a; do
+for row in ${COMPARE_ROWS:-1c 3a 3b}; do
     for side in base new; do
         echo "| $row | $side | $(median "${CPU[$row.$side]}") (${CPU[$row.$side]% }) | $(median "${RPS[$row.$side]}") (${RPS[$row.$side]% }) |"
     done

@@ -12,6 +12,7 @@
 //! written again one order per transaction, so a bad order fails alone.
 
 mod batch;
+mod gather;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -129,7 +130,7 @@ const QUEUE_CAPACITY: usize = 1024;
 /// One settler: gathers a batch, writes it, answers its orders, and again.
 async fn run(pool: db::Pool, mut queue: mpsc::Receiver<Pending>, settings: SettlementSettings) {
     let mut held_back = VecDeque::new();
-    while let Some(batch) = gather(&mut queue, &mut held_back, settings).await {
+    while let Some(batch) = gather::next(&mut queue, &mut held_back, settings).await {
         metrics::gauge!(QUEUED).decrement(batch.len() as f64);
         metrics::histogram!(BATCH_ORDERS).record(batch.len() as f64);
         let orders: Vec<&PointOrder> = batch.iter().map(|pending| &pending.order).collect();
@@ -139,56 +140,6 @@ async fn run(pool: db::Pool, mut queue: mpsc::Receiver<Pending>, settings: Settl
             let _ = pending.answer.send(outcome);
         }
     }
-}
-
-/// The next batch: first the orders an earlier batch held back, then the queue's. An order
-/// whose caller and key are already in the batch is held back for the next one, where it
-/// finds the first one's order (or, if that was refused, is decided afresh), as it would have
-/// had it come a moment later. `None` once the queue is closed and empty.
-async fn gather(
-    queue: &mut mpsc::Receiver<Pending>,
-    held_back: &mut VecDeque<Pending>,
-    settings: SettlementSettings,
-) -> Option<Vec<Pending>> {
-    let mut batch: Vec<Pending> = Vec::new();
-    let admits = |batch: &[Pending], next: &Pending| {
-        batch.len() < settings.batch_max
-            && next.order.claim.as_ref().is_none_or(|claim| {
-                !batch.iter().any(|p| {
-                    p.order
-                        .claim
-                        .as_ref()
-                        .is_some_and(|c| c.caller == claim.caller && c.key == claim.key)
-                })
-            })
-    };
-    for pending in std::mem::take(held_back) {
-        if admits(&batch, &pending) {
-            batch.push(pending);
-        } else {
-            held_back.push_back(pending);
-        }
-    }
-    if batch.is_empty() {
-        batch.push(queue.recv().await?);
-    }
-    let deadline = tokio::time::Instant::now() + settings.window;
-    while batch.len() < settings.batch_max {
-        let next = match queue.try_recv() {
-            Ok(next) => Some(next),
-            Err(_) if settings.window.is_zero() => None,
-            Err(_) => tokio::time::timeout_at(deadline, queue.recv())
-                .await
-                .ok()
-                .flatten(),
-        };
-        match next {
-            Some(next) if admits(&batch, &next) => batch.push(next),
-            Some(next) => held_back.push_back(next),
-            None => break,
-        }
-    }
-    Some(batch)
 }
 
 /// Writes the batch in one transaction; if that fails for a reason the database being busy
