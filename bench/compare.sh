@@ -3,7 +3,7 @@
 # to one of them: the relay (make bench's row 1c: the balance through a one-worker order
 # service) and point orders paid with points, many payers (row 3a) and one hot payer (row 3b).
 # BASE_ENV and NEW_ENV (space-separated NAME=value) add settings to each side's point service,
-# e.g. BASE_ENV=POINT_SETTLEMENT_BATCH_MAX=1 to weigh a setting with one build. BASE_BIN and NEW_BIN
+# e.g. BASE_ENV=POINT_ORDER_BATCH_MAX=1 to weigh a setting with one build. BASE_BIN and NEW_BIN
 # (default target/release, built here) are release target directories, e.g. a worktree of the
 # commit before the change built with `cargo build --release --bins --target-dir /tmp/base`.
 #

@@ -157,19 +157,13 @@ async fn a_crashed_point_service_gives_502_then_recovers_without_losing_a_point(
     );
 }
 
-/// Waits until the point service's settlers hold `n` orders waiting for a batch.
+/// Waits until the point service's batchers hold `n` orders waiting for a batch.
 async fn queued(stack: &Stack, n: f64) {
     let http = reqwest::Client::new();
-    testkit::metrics::wait_for(
-        &http,
-        &stack.points.base,
-        "point_settlement_queued_orders",
-        n,
-    )
-    .await;
+    testkit::metrics::wait_for(&http, &stack.points.base, "point_order_batch_queue", n).await;
 }
 
-/// A batch of point orders is written in one transaction (`orders::settlement`), and the point
+/// A batch of point orders is written in one transaction (`orders::batches`), and the point
 /// service is killed while it is: its orders had claimed their keys and written their accounts,
 /// and waited for Sara's account row, which the test holds. The order answered before the
 /// crash stands; none of the batch's is applied, and each is made exactly once when retried.
@@ -206,8 +200,9 @@ async fn killed_mid_batch_nothing_acknowledged_is_lost_and_nothing_unacknowledge
         }
     };
 
-    // Noura (1003) and Sara (1001) share a settler (two per replica, by payer id). The test
-    // holds both their accounts: Noura's order is a batch of one, waiting.
+    // Noura (1003) and Sara (1001) share a batcher (one per replica by default; with two, by
+    // payer id, they still would). The test holds both their accounts: Noura's order is a
+    // batch of one, waiting.
     holder
         .batch_execute(
             "BEGIN; SELECT 1 FROM point_accounts WHERE client_id IN (1001, 1003) \

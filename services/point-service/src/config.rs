@@ -43,13 +43,14 @@
 //! - `PAYMENT_SYNC_HORIZON_DAYS` (default `3`): past this many days after its latest pay
 //!   attempt, an order still open with its payment undecided is listed for a person
 //!   (`point-service unsynced-orders`) instead of read back again.
-//! - `POINT_SETTLEMENT_WINDOW_MS` (default `0`, at most `50`): how long a settler of point
-//!   orders paid with points waits for more orders once it has one (`orders::settlement`); `0`
+//! - `POINT_ORDER_BATCH_WINDOW_MS` (default `0`, at most `50`): how long a batcher of point
+//!   orders paid with points waits for more orders once it has one (`orders::batches`); `0`
 //!   takes only those already waiting, which under load is a batch and alone is no wait.
-//! - `POINT_SETTLEMENT_BATCH_MAX` (default `64`, 1 to 1000): the most such orders written in
+//! - `POINT_ORDER_BATCH_MAX` (default `64`, 1 to 1000): the most such orders written in
 //!   one transaction; `1` writes each in its own.
-//! - `POINT_SETTLEMENT_LANES` (default `2`, 1 to 32): settlers per replica, each holding one
-//!   database connection while it writes a batch; a payer's orders always go to the same one.
+//! - `POINT_ORDER_BATCH_LANES` (default `1`, 1 to 32, below `DATABASE_POOL_SIZE`): batchers per
+//!   replica, each holding one database connection while it writes a batch; a payer's orders
+//!   always go to the same one.
 //! - `OFFER_MAX_POINTS_PER_SAR` (unset): the most points per SAR an admin's offer may give (a
 //!   positive decimal, at most 4 decimals); a super_admin may give more. Unset: the highest
 //!   rate of the offers `seed` loaded that no operator has changed since; with none, only a
@@ -59,7 +60,7 @@ use std::time::Duration;
 
 use server::{CommonConfig, DatabaseConfig, Env, Secret};
 
-pub use crate::orders::SettlementSettings;
+pub use crate::orders::BatchSettings;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -80,8 +81,8 @@ pub struct Config {
     pub hostname: Option<String>,
     /// `OFFER_MAX_POINTS_PER_SAR`, when set.
     pub offer_max_points_per_sar: Option<bigdecimal::BigDecimal>,
-    /// `POINT_SETTLEMENT_*`.
-    pub settlement: SettlementSettings,
+    /// `POINT_ORDER_BATCH_*`.
+    pub batches: BatchSettings,
 }
 
 /// The payment sync's pace (`payments::sync`).
@@ -206,24 +207,29 @@ impl Config {
                 ) * DAY,
             ),
         };
-        let settlement_defaults = SettlementSettings::default();
-        let settlement = SettlementSettings {
-            window: env.millis_or(
-                "POINT_SETTLEMENT_WINDOW_MS",
-                settlement_defaults.window,
-                0..=50,
-            ),
+        let batch_defaults = BatchSettings::default();
+        let batches = BatchSettings {
+            window: env.millis_or("POINT_ORDER_BATCH_WINDOW_MS", batch_defaults.window, 0..=50),
             batch_max: env.int_or(
-                "POINT_SETTLEMENT_BATCH_MAX",
-                settlement_defaults.batch_max as u64,
+                "POINT_ORDER_BATCH_MAX",
+                batch_defaults.batch_max as u64,
                 1..=1000,
             ) as usize,
             lanes: env.int_or(
-                "POINT_SETTLEMENT_LANES",
-                settlement_defaults.lanes as u64,
+                "POINT_ORDER_BATCH_LANES",
+                batch_defaults.lanes as u64,
                 1..=32,
             ) as usize,
         };
+        // Each batcher holds a connection while it writes; the checks before a batch and
+        // every other route need the rest of the pool.
+        if batches.lanes >= database.pool_size {
+            env.error(format!(
+                "POINT_ORDER_BATCH_LANES ({}) must be below DATABASE_POOL_SIZE ({}): each batcher \
+                 holds a connection while it writes, and the other routes need the rest",
+                batches.lanes, database.pool_size
+            ));
+        }
         let hostname = env.optional("HOSTNAME");
         let offer_max_points_per_sar = env.parse_or("OFFER_MAX_POINTS_PER_SAR", None, |raw| {
             raw.parse::<domain::Points>()
@@ -252,7 +258,7 @@ impl Config {
             sync,
             hostname,
             offer_max_points_per_sar,
-            settlement,
+            batches,
         }
     }
 }

@@ -18,15 +18,15 @@ pub fn describe() {
          purchase, gift_card_credit, adjustment, expiry)."
     );
     describe_histogram!(
-        crate::orders::settlement::BATCH_ORDERS,
+        crate::orders::batches::BATCH_SIZE,
         Unit::Count,
         "Batches of point orders paid with points written in one transaction, by their number \
-         of orders (orders::settlement)."
+         of orders (orders::batches)."
     );
     describe_gauge!(
-        crate::orders::settlement::QUEUED,
+        crate::orders::batches::QUEUED,
         Unit::Count,
-        "Point orders paid with points waiting for a batch (orders::settlement); one that grows \
+        "Point orders paid with points waiting for a batch (orders::batches); one that grows \
          says the batches are slower than the orders."
     );
     describe_counter!(

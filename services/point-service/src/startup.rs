@@ -1,6 +1,7 @@
 //! Builds the HTTP server from a `Config` and a bound listener (tests bind port 0), and
 //! starts beside it the payment sync's worker (it stops on the server's shutdown signals) and
-//! the point orders' settlers (they stop when the server has dropped its workers' state).
+//! the point orders' batchers (they stop once the server and its workers have dropped their
+//! state, every batch answered).
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -47,8 +48,8 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         limits: config.limits,
         sync: config.sync,
         offer_max_points_per_sar: config.offer_max_points_per_sar.clone(),
-        // On the main runtime, shared by every worker: a payer's orders meet in one settler.
-        settler: crate::orders::Settler::start(pool.clone(), config.settlement),
+        // On the main runtime, shared by every worker: a payer's orders meet in one batcher.
+        batcher: crate::orders::Batcher::start(pool.clone(), config.batches),
     };
     // The worker runs on the main runtime with a client of its own (see
     // `with_worker_clients` on why clients are not shared across runtimes).

@@ -24,6 +24,6 @@ pub struct AppState {
     pub sync: SyncSettings,
     /// `OFFER_MAX_POINTS_PER_SAR` (`back_office::offer_limit`).
     pub offer_max_points_per_sar: Option<bigdecimal::BigDecimal>,
-    /// Writes the point orders paid with points, in batches (`orders::settlement`).
-    pub settler: crate::orders::Settler,
+    /// Writes the point orders paid with points, in batches (`orders::batches`).
+    pub batcher: crate::orders::Batcher,
 }

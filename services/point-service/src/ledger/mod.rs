@@ -85,7 +85,7 @@ pub struct Entry<'a> {
 }
 
 /// An account locked (`FOR UPDATE`) by the current transaction, with its balance. Only
-/// [`lock_accounts`] makes one, and [`append`] takes one: every writer appends under the
+/// [`lock_accounts`] makes one, and [`append`] and [`append_all`] take one: every writer appends under the
 /// account's lock, so a client's entry ids follow the order in which its entries were
 /// applied (the audit's running balances rely on it). It is good for the transaction that
 /// locked it only.

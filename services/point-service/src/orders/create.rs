@@ -1,7 +1,7 @@
 //! `POST /point-orders`: each payment type's checks around the shared ones (offer, recipient,
 //! occasion), in the spec's order as the contract documents them
 //! (`relayed_routes::orders::create_point_order`), then the order written once per idempotency
-//! key: paid with points, in its settler's next batch (`settlement`); `checkout`, in a
+//! key: paid with points, in its batcher's next batch (`batches`); `checkout`, in a
 //! transaction of its own. The remote checks (recipient, payer) run before either, so no
 //! transaction waits on another service.
 
@@ -13,8 +13,8 @@ use relayed_routes::offers::Offer;
 use relayed_routes::orders::{OrderRefusal, OrderView, PayerRefusal};
 use uuid::Uuid;
 
+use super::batches::{Batcher, PointOrder, Settled};
 use super::idempotency::{self, Claim};
-use super::settlement::{PointOrder, Settled, Settler};
 use super::{NewOrder, OrderType, PaymentType, Status};
 use crate::clients::auth::AuthClient;
 use crate::db::schema::point_orders;
@@ -32,7 +32,7 @@ pub struct Ordering<'a> {
     pub pool: &'a db::Pool,
     pub auth: &'a AuthClient,
     /// Writes the orders paid with points.
-    pub settler: &'a Settler,
+    pub batcher: &'a Batcher,
     /// `POINT_ORDER_POINT_ENABLED`.
     pub point_enabled: bool,
     /// `UNPAID_ORDERS_PER_CLIENT_PER_DAY`.
@@ -44,7 +44,7 @@ impl<'a> Ordering<'a> {
         Self {
             pool: &state.pool,
             auth: &state.auth,
-            settler: &state.settler,
+            batcher: &state.batcher,
             point_enabled: state.flags.point_orders,
             unpaid_limit: state.limits.unpaid_orders_per_day,
         }
@@ -76,52 +76,68 @@ pub async fn create(
         }
     }
     let correlation_id = Uuid::new_v4();
-    let settled = match request.payment_type {
+    let checked = match request.payment_type {
         PaymentType::Point => {
-            let order = paid_with_points(ordering, caller, request, correlation_id).await?;
-            ordering
-                .settler
-                .settle(PointOrder {
-                    claim: claim.clone(),
-                    ..order
-                })
-                .await?
+            Ready::Points(paid_with_points(ordering, caller, request, correlation_id).await?)
         }
-        PaymentType::Checkout => {
-            let checked = check(ordering, request).await?;
-            let order = Unpaid {
-                caller,
-                request,
-                checked: &checked,
-                correlation_id,
-            };
-            order.write(ordering, claim.as_ref()).await?
-        }
+        PaymentType::Checkout => Ready::Checkout(check(ordering, request).await?),
     };
-    match (settled, claim) {
-        (Settled::Made(order), _) => {
-            tracing::info!(
-                order.id = %correlation_id,
-                client.id = caller,
-                payment_type = request.payment_type.as_str(),
-                "point order created"
-            );
-            Ok(order)
+    for _ in 0..KEY_TRIES {
+        let settled = match &checked {
+            Ready::Points(order) => {
+                let order = PointOrder {
+                    claim: claim.clone(),
+                    ..order.clone()
+                };
+                ordering.batcher.settle(order).await?
+            }
+            Ready::Checkout(checked) => {
+                let order = Unpaid {
+                    caller,
+                    request,
+                    checked,
+                    correlation_id,
+                };
+                order.write(ordering, claim.as_ref()).await?
+            }
+        };
+        let key_holder = match settled {
+            Settled::Made(order) => {
+                tracing::info!(
+                    order.id = %correlation_id,
+                    client.id = caller,
+                    payment_type = request.payment_type.as_str(),
+                    "point order created"
+                );
+                return Ok(order);
+            }
+            Settled::KeyTaken => claim
+                .as_ref()
+                .ok_or_else(|| PointError::Internal("a key was taken but none was sent".into()))?,
+        };
+        // Another request with the same key won the race: answer its order. If it has none,
+        // that request was refused and let the key go: this one is decided afresh.
+        let mut conn = ordering.pool.get().await?;
+        if let Some(order) = key_holder.replay(&mut conn).await? {
+            return Ok(order);
         }
-        // Another request with the same key won the race: answer its order.
-        (Settled::KeyTaken, Some(claim)) => {
-            let mut conn = ordering.pool.get().await?;
-            claim
-                .replay(&mut conn)
-                .await?
-                .ok_or_else(|| PointError::Internal("idempotency key vanished".into()))
-        }
-        (Settled::KeyTaken, None) => Err(PointError::Internal("no key but no order".into())),
     }
+    Err(PointError::Internal(
+        "the idempotency key kept changing hands".into(),
+    ))
+}
+
+/// How often a request whose key another holds looks for that one's order, or tries again.
+const KEY_TRIES: usize = 3;
+
+/// A request past its checks, ready to write.
+enum Ready {
+    Points(PointOrder),
+    Checkout(Checked),
 }
 
 /// `point`: the flag and self-payment, the shared checks, then the offer's points price and
-/// the payer's profile. What is left, the balance, the settler checks under the lock.
+/// the payer's profile. What is left, the balance, the batcher checks under the lock.
 async fn paid_with_points(
     ordering: &Ordering<'_>,
     caller: i64,

@@ -3,7 +3,9 @@
 
 use chrono::{Duration, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
+
+use diesel::sql_types::{Array, BigInt, Text};
+use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use relayed_routes::orders::{OrderRefusal, OrderView};
 use uuid::Uuid;
@@ -50,34 +52,22 @@ impl Claim {
 }
 
 /// Binds each key to the order about to be written, inside its transaction; for each, `false`
-/// when another request holds the key (also a later one of the same caller and key here). An
-/// expired claim is forgotten; a live one stays. A concurrent request with the same key waits
-/// on the insert for the first to commit, then finds it. The keys are taken in (caller, key)
-/// order, so two transactions taking some of the same keys wait for each other in turn and
-/// never deadlock.
+/// when another request holds the key (also a later one of the same caller and key here,
+/// which then finds the earlier one's order). A claim past the window is taken over; a live
+/// one stays. A concurrent request with the same key waits on the insert for the first to
+/// commit, then finds it. The keys are taken in (caller, key) order, by the one statement
+/// that takes them, so two transactions taking some of the same keys wait for each other in
+/// turn and never deadlock.
 pub(super) async fn take_all(
     conn: &mut AsyncPgConnection,
     claims: &[(&Claim, Uuid)],
-) -> Result<Vec<bool>, PointError> {
+) -> QueryResult<Vec<bool>> {
     if claims.is_empty() {
         return Ok(Vec::new());
     }
     let mut sorted: Vec<&(&Claim, Uuid)> = claims.iter().collect();
     sorted.sort_by(|(a, _), (b, _)| (a.caller, &a.key).cmp(&(b.caller, &b.key)));
     sorted.dedup_by(|(a, _), (b, _)| (a.caller, &a.key) == (b.caller, &b.key));
-    let (callers, keys): (Vec<i64>, Vec<&str>) = sorted
-        .iter()
-        .map(|(claim, _)| (claim.caller, claim.key.as_str()))
-        .unzip();
-    diesel::sql_query(
-        "DELETE FROM idempotency_keys AS k USING unnest($1::bigint[], $2::text[]) AS c(client_id, key) \
-         WHERE k.client_id = c.client_id AND k.key = c.key AND k.created_at <= $3",
-    )
-    .bind::<Array<BigInt>, _>(&callers)
-    .bind::<Array<Text>, _>(&keys)
-    .bind::<Timestamptz, _>(Utc::now() - IDEMPOTENCY_WINDOW)
-    .execute(conn)
-    .await?;
     let rows: Vec<_> = sorted
         .iter()
         .map(|(claim, correlation_id)| {
@@ -89,16 +79,26 @@ pub(super) async fn take_all(
             )
         })
         .collect();
-    let taken: Vec<(i64, String, Uuid)> = diesel::insert_into(idempotency_keys::table)
+    let insert = diesel::insert_into(idempotency_keys::table)
         .values(rows)
-        .on_conflict_do_nothing()
-        .returning((
-            idempotency_keys::client_id,
-            idempotency_keys::key,
-            idempotency_keys::correlation_id,
-        ))
-        .get_results(conn)
-        .await?;
+        .on_conflict((idempotency_keys::client_id, idempotency_keys::key))
+        .do_update()
+        .set((
+            idempotency_keys::request_hash.eq(excluded(idempotency_keys::request_hash)),
+            idempotency_keys::correlation_id.eq(excluded(idempotency_keys::correlation_id)),
+            idempotency_keys::created_at.eq(diesel::dsl::now),
+        ));
+    // Only a claim past the window is taken over (`ON CONFLICT ... DO UPDATE ... WHERE`).
+    let expired = idempotency_keys::created_at.le(Utc::now() - IDEMPOTENCY_WINDOW);
+    let taken: Vec<(i64, String, Uuid)> =
+        diesel::query_dsl::methods::FilterDsl::filter(insert, expired)
+            .returning((
+                idempotency_keys::client_id,
+                idempotency_keys::key,
+                idempotency_keys::correlation_id,
+            ))
+            .get_results(conn)
+            .await?;
     // Taken by the request it was taken for: a later one with the same caller and key, left
     // out of the insert, finds another order's id.
     Ok(claims
@@ -117,7 +117,7 @@ pub(super) async fn take_all(
 pub(super) async fn release_all(
     conn: &mut AsyncPgConnection,
     claims: &[&Claim],
-) -> Result<(), PointError> {
+) -> QueryResult<()> {
     if claims.is_empty() {
         return Ok(());
     }

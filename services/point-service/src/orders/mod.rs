@@ -1,11 +1,11 @@
 //! Point orders (no HTTP in here): reading them, the gift message, and the rules of making
 //! one (`create`, with its `idempotency` key; one paid with points is written by the
-//! `settlement`'s batches) and of paying one (`payable`).
+//! `batches`) and of paying one (`payable`).
 
+pub mod batches;
 mod create;
 mod idempotency;
 pub mod payable;
-pub mod settlement;
 mod states;
 
 use bigdecimal::BigDecimal;
@@ -14,9 +14,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use relayed_routes::orders::{OrderLookupRefusal, OrderView};
 use uuid::Uuid;
 
+pub use batches::{BatchSettings, Batcher};
 pub use create::{Ordering, create};
 pub use idempotency::IDEMPOTENCY_WINDOW;
-pub use settlement::{SettlementSettings, Settler};
 pub use states::{OrderType, PaymentStatus, PaymentType, Status};
 
 use crate::db::schema::point_orders;

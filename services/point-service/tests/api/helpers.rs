@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, web};
 use db::testing::TestDatabase;
-use point_service::config::{Config, Flags, Limits, SettlementSettings, SyncSettings};
+use point_service::config::{BatchSettings, Config, Flags, Limits, SyncSettings};
 use serde_json::{Value, json};
 use server::Secret;
 pub use testkit::{answer, error_b, keys};
@@ -107,8 +107,8 @@ pub struct Options {
     pub sync: SyncSettings,
     /// `OFFER_MAX_POINTS_PER_SAR`: unset (the seeded offers' rate) unless a test sets it.
     pub offer_max_points_per_sar: Option<bigdecimal::BigDecimal>,
-    /// `POINT_SETTLEMENT_*`: the binary's defaults unless a test is about the batches.
-    pub settlement: SettlementSettings,
+    /// `POINT_ORDER_BATCH_*`: the binary's defaults unless a test is about the batches.
+    pub batches: BatchSettings,
 }
 
 impl Default for Options {
@@ -126,7 +126,7 @@ impl Default for Options {
             limits: Limits::default(),
             sync: SyncSettings::default(),
             offer_max_points_per_sar: None,
-            settlement: SettlementSettings::default(),
+            batches: BatchSettings::default(),
         }
     }
 }
@@ -244,7 +244,7 @@ fn config(
         sync: options.sync,
         hostname: None,
         offer_max_points_per_sar: options.offer_max_points_per_sar.clone(),
-        settlement: options.settlement,
+        batches: options.batches,
     }
 }
 

@@ -1,9 +1,9 @@
-//! Batched settlement (`orders::settlement`): point orders paid with points that wait for
-//! their settler are written in one transaction, each still all-or-nothing and answered on
+//! Batched point orders (`orders::batches`): point orders paid with points that wait for
+//! their batcher are written in one transaction, each still all-or-nothing and answered on
 //! its own.
 //!
 //! A batch is made on purpose, never by luck of timing: the test holds Sara's account row, so
-//! the one settler's batch with Sara's order waits on it (PostgreSQL shows the wait); the
+//! the one batcher's batch with Sara's order waits on it (PostgreSQL shows the wait); the
 //! orders sent next queue behind it one at a time (the service's queue gauge shows each); when
 //! the test lets go, they are the next batch, in the order they were sent.
 //!
@@ -11,20 +11,21 @@
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use futures_util::future::join_all;
-use point_service::config::SettlementSettings;
+use point_service::config::BatchSettings;
 use point_service::reports::audit;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-const QUEUED: &str = "point_settlement_queued_orders";
+const QUEUED: &str = "point_order_batch_queue";
 
-/// One settler per replica, so that every payer's orders meet in it.
+/// One batcher per replica, so that every payer's orders meet in it (the default, said here
+/// because these tests rely on it).
 fn one_lane() -> Options {
     Options {
-        settlement: SettlementSettings {
+        batches: BatchSettings {
             lanes: 1,
-            ..SettlementSettings::default()
+            ..BatchSettings::default()
         },
         ..Options::default()
     }
@@ -122,8 +123,8 @@ async fn in_one_batch(app: &TestApp, orders: &[(i64, &str, Value)]) -> Vec<(u16,
 fn batch_sizes(text: &str) -> (f64, f64) {
     let value = |series| testkit::metrics::value(text, series).unwrap_or(0.0);
     (
-        value("point_settlement_batch_orders_count"),
-        value("point_settlement_batch_orders_sum"),
+        value("point_order_batch_size_count"),
+        value("point_order_batch_size_sum"),
     )
 }
 
@@ -269,13 +270,20 @@ async fn a_batch_that_fails_is_written_again_one_order_at_a_time() {
     audit::run(&mut conn).await.unwrap();
 }
 
-/// Two replicas, two settlers each: Sara's orders to Omar and Omar's to Sara go to different
-/// settlers, whose batches lock the same two accounts at the same time. Taken in id order,
+/// Two replicas, two batchers each: Sara's orders to Omar and Omar's to Sara go to different
+/// batchers, whose batches lock the same two accounts at the same time. Taken in id order,
 /// they wait for each other; taken as each order names them, they would deadlock (503).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn batches_paying_in_opposite_directions_never_deadlock() {
-    let app = spawn_app().await;
-    let replica = spawn_replica(&app, Options::default()).await;
+    let two_lanes = || Options {
+        batches: BatchSettings {
+            lanes: 2,
+            ..BatchSettings::default()
+        },
+        ..Options::default()
+    };
+    let app = spawn_app_with(two_lanes()).await;
+    let replica = spawn_replica(&app, two_lanes()).await;
     give(&app, SARA, "2400").await;
     give(&app, OMAR, "2400").await;
     let deadlocks =
@@ -314,4 +322,72 @@ async fn batches_paying_in_opposite_directions_never_deadlock() {
     assert_eq!(app.balance_of(OMAR).await, "2000");
     let mut conn = app.database.connect().await;
     audit::run(&mut conn).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_order_whose_key_holder_was_refused_in_its_batch_is_decided_afresh() {
+    testkit::metrics::alone_in_the_process();
+    let app = spawn_app_with(one_lane()).await;
+    give(&app, NOURA, "120").await;
+    let to_omar = order_body(OMAR, "point");
+    // The first takes Noura's points; the second is refused and lets its key go; the third,
+    // under the same key, finds no order for it and is decided on its own: refused too.
+    let answers = in_one_batch(
+        &app,
+        &[
+            (NOURA, "k0", to_omar.clone()),
+            (NOURA, "k1", to_omar.clone()),
+            (NOURA, "k1", to_omar.clone()),
+        ],
+    )
+    .await;
+    assert_eq!(answers[0].0, 200, "{}", answers[0].1);
+    let refused = (
+        422,
+        error_b(
+            "INSUFFICIENT_POINTS",
+            &format!("insufficient points for client {NOURA}"),
+        ),
+    );
+    assert_eq!(answers[1], refused);
+    assert_eq!(answers[2], refused);
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM idempotency_keys WHERE key = 'k1'")
+            .await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_key_past_its_window_is_taken_over_and_a_live_one_is_not() {
+    let app = spawn_app().await;
+    // Two keys of Noura's bound to the legacy order: one a day and an hour old, one fresh.
+    app.sql(&format!(
+        "INSERT INTO idempotency_keys (client_id, key, request_hash, correlation_id, created_at) \
+         VALUES ({NOURA}, 'old', '\\x00', '{LEGACY_ORDER}', now() - interval '25 hours'), \
+                ({NOURA}, 'live', '\\x00', '{LEGACY_ORDER}', now())"
+    ))
+    .await;
+    give(&app, NOURA, "240").await;
+    let to_omar = order_body(OMAR, "point");
+    let (status, made) = order_with_key(&app, NOURA, "old", &to_omar).await.unwrap();
+    assert_eq!(
+        (status, &made["status"]),
+        (200, &json!("successful")),
+        "{made}"
+    );
+    assert_ne!(made["correlation_id"], json!(LEGACY_ORDER));
+    let (status, again) = order_with_key(&app, NOURA, "old", &to_omar).await.unwrap();
+    assert_eq!(
+        (status, &again),
+        (200, &made),
+        "the key now answers the new order"
+    );
+    let (status, body) = order_with_key(&app, NOURA, "live", &to_omar).await.unwrap();
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (409, &json!("CONFLICT")),
+        "{body}"
+    );
+    assert_eq!(app.balance_of(NOURA).await, "120");
 }

@@ -1,7 +1,8 @@
 //! One batch of point orders paid with points, written in one transaction: the keys claimed,
 //! the accounts locked, each order's balance check applied in turn, then every order, entry
 //! and balance of the batch written in a few statements. Each order is all-or-nothing: one
-//! that would overdraw its payer is refused alone and leaves no trace, not even its key.
+//! that would overdraw its payer is refused alone and leaves no order, entry or key (the
+//! accounts the batch made for its clients stay, at zero, as any first order makes them).
 
 use std::collections::HashMap;
 
@@ -21,11 +22,9 @@ use crate::orders::{NewOrder, OrderType, PaymentType, Status, ViewRow};
 pub type Outcomes = Vec<Result<Settled, PointError>>;
 
 /// Writes `orders` in the caller's transaction and says what became of each. An error is the
-/// whole batch's (the transaction must roll back); a refusal is the order's own.
-pub async fn write(
-    conn: &mut AsyncPgConnection,
-    orders: &[&PointOrder],
-) -> Result<Outcomes, PointError> {
+/// whole batch's (the transaction must roll back); a refusal is the order's own. An order
+/// whose key an earlier one of the batch took is `KeyTaken`, and finds that one's order.
+pub async fn batch(conn: &mut AsyncPgConnection, orders: &[&PointOrder]) -> QueryResult<Outcomes> {
     let claims: Vec<_> = orders
         .iter()
         .filter_map(|order| order.claim.as_ref().map(|c| (c, order.correlation_id)))
@@ -121,7 +120,7 @@ fn entry(kind: Kind, points: BigDecimal, order: &PointOrder) -> Entry<'static> {
 async fn insert_orders(
     conn: &mut AsyncPgConnection,
     orders: &[&PointOrder],
-) -> Result<HashMap<uuid::Uuid, OrderView>, PointError> {
+) -> QueryResult<HashMap<uuid::Uuid, OrderView>> {
     if orders.is_empty() {
         return Ok(HashMap::new());
     }

@@ -1,42 +1,16 @@
-//! How a settler gathers its next batch from its queue.
-
-use std::collections::VecDeque;
+//! How a batcher gathers its next batch from its queue.
 
 use tokio::sync::mpsc;
 
-use super::{Pending, SettlementSettings};
+use super::{BatchSettings, Pending};
 
-/// The next batch: first the orders an earlier batch held back, then the queue's. An order
-/// whose caller and key are already in the batch is held back for the next one, where it
-/// finds the first one's order (or, if that was refused, is decided afresh), as it would have
-/// had it come a moment later. `None` once the queue is closed and empty.
+/// The next batch: the first order to come, then those waiting behind it, up to `batch_max`,
+/// waiting up to `window` for more. `None` once the queue is closed and empty.
 pub(super) async fn next(
     queue: &mut mpsc::Receiver<Pending>,
-    held_back: &mut VecDeque<Pending>,
-    settings: SettlementSettings,
+    settings: BatchSettings,
 ) -> Option<Vec<Pending>> {
-    let mut batch: Vec<Pending> = Vec::new();
-    let admits = |batch: &[Pending], next: &Pending| {
-        batch.len() < settings.batch_max
-            && next.order.claim.as_ref().is_none_or(|claim| {
-                !batch.iter().any(|p| {
-                    p.order
-                        .claim
-                        .as_ref()
-                        .is_some_and(|c| c.caller == claim.caller && c.key == claim.key)
-                })
-            })
-    };
-    for pending in std::mem::take(held_back) {
-        if admits(&batch, &pending) {
-            batch.push(pending);
-        } else {
-            held_back.push_back(pending);
-        }
-    }
-    if batch.is_empty() {
-        batch.push(queue.recv().await?);
-    }
+    let mut batch = vec![queue.recv().await?];
     let deadline = tokio::time::Instant::now() + settings.window;
     while batch.len() < settings.batch_max {
         let next = match queue.try_recv() {
@@ -48,8 +22,7 @@ pub(super) async fn next(
                 .flatten(),
         };
         match next {
-            Some(next) if admits(&batch, &next) => batch.push(next),
-            Some(next) => held_back.push_back(next),
+            Some(next) => batch.push(next),
             None => break,
         }
     }
@@ -67,8 +40,8 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
+    use crate::orders::batches::PointOrder;
     use crate::orders::idempotency::Claim;
-    use crate::orders::settlement::PointOrder;
 
     fn pending(payer: i64, key: Option<&str>) -> Pending {
         let price = BigDecimal::from_str("12.5").unwrap();
@@ -93,11 +66,12 @@ mod tests {
                 }),
             },
             answer: oneshot::channel().0,
+            queued: None,
         }
     }
 
-    fn settings(window_ms: u64, batch_max: usize) -> SettlementSettings {
-        SettlementSettings {
+    fn settings(window_ms: u64, batch_max: usize) -> BatchSettings {
+        BatchSettings {
             window: Duration::from_millis(window_ms),
             batch_max,
             lanes: 1,
@@ -114,38 +88,16 @@ mod tests {
         for payer in 1..=5 {
             sender.send(pending(payer, None)).await.unwrap();
         }
-        let mut held = VecDeque::new();
-        let first = next(&mut queue, &mut held, settings(0, 3)).await.unwrap();
+        let first = next(&mut queue, settings(0, 3)).await.unwrap();
         assert_eq!(payers(&first), [1, 2, 3]);
-        let second = next(&mut queue, &mut held, settings(0, 3)).await.unwrap();
+        let second = next(&mut queue, settings(0, 3)).await.unwrap();
         assert_eq!(
             payers(&second),
             [4, 5],
             "takes what waits, waits for nothing more"
         );
         drop(sender);
-        assert!(next(&mut queue, &mut held, settings(0, 3)).await.is_none());
-    }
-
-    #[tokio::test]
-    async fn a_key_already_in_the_batch_waits_for_the_next_one_and_leads_it() {
-        let (sender, mut queue) = mpsc::channel(16);
-        sender.send(pending(1, Some("k"))).await.unwrap();
-        sender.send(pending(1, Some("k"))).await.unwrap();
-        sender.send(pending(2, Some("k"))).await.unwrap();
-        sender.send(pending(1, None)).await.unwrap();
-        let mut held = VecDeque::new();
-        let first = next(&mut queue, &mut held, settings(0, 10)).await.unwrap();
-        // Another caller's key of the same name is another key.
-        assert_eq!(payers(&first), [1, 2, 1]);
-        assert_eq!(held.len(), 1);
-        sender.send(pending(3, None)).await.unwrap();
-        let second = next(&mut queue, &mut held, settings(0, 10)).await.unwrap();
-        assert_eq!(payers(&second), [1, 3]);
-        assert!(
-            second[0].order.claim.is_some(),
-            "the held-back order comes first"
-        );
+        assert!(next(&mut queue, settings(0, 3)).await.is_none());
     }
 
     #[tokio::test(start_paused = true)]
@@ -159,9 +111,8 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
             late.send(pending(3, None)).await.unwrap();
         });
-        let mut held = VecDeque::new();
         let started = tokio::time::Instant::now();
-        let batch = next(&mut queue, &mut held, settings(5, 10)).await.unwrap();
+        let batch = next(&mut queue, settings(5, 10)).await.unwrap();
         assert_eq!(
             payers(&batch),
             [1, 2],
