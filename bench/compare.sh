@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `bench/compare.sh BASE_BIN [NEW_BIN]`: two builds of the hot paths side by side, for a change
 # to one of them: the relay (make bench's row 1c: the balance through a one-worker order
-# service) and point orders paid with points, many payers (row 3a) and one hot payer (row 3b).
+# service) and point orders paid with points, many payers (row 3a), one hot payer (row 3b) and
+# one order at a time (3c, one connection: its req/s is one over an order's latency).
 # BASE_ENV and NEW_ENV (space-separated NAME=value) add settings to each side's point service,
 # e.g. BASE_ENV=POINT_ORDER_BATCH_MAX=1 to weigh a setting with one build. BASE_BIN and NEW_BIN
 # (default target/release, built here) are release target directories, e.g. a worktree of the
@@ -71,7 +72,8 @@ measure() {
     local pid=$1 url=$2 script=$3; shift 3
     local before after requests
     before=$(cpu_ticks "$pid")
-    env "$@" wrk -t2 -c32 -d"${SECONDS_PER_RUN}s" -s "bench/wrk/$script" "$url" >"$WORK/wrk.out"
+    # shellcheck disable=SC2086 # the connection words on purpose
+    env "$@" wrk ${WRK_LOAD:--t2 -c32} -d"${SECONDS_PER_RUN}s" -s "bench/wrk/$script" "$url" >"$WORK/wrk.out"
     after=$(cpu_ticks "$pid")
     requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.out")
     awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" -v s="$SECONDS_PER_RUN" \
@@ -84,6 +86,8 @@ run() { # run ROW SIDE ROUND
     1c) figures=$(measure "${PID_OF[relay-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19085 || echo 29085)/api/v2/client/points" balance.lua CLIENT=200002) ;;
     3a) figures=$(measure "${PID_OF[point-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19083 || echo 29083)/api/v2/client/point-orders" order.lua) ;;
     3b) figures=$(measure "${PID_OF[point-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19083 || echo 29083)/api/v2/client/point-orders" order.lua PAYER=200001) ;;
+    # One order at a time: what an order costs when nothing else is waiting (req/s is 1 / latency).
+    3c) figures=$(WRK_LOAD="-t1 -c1" measure "${PID_OF[point-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19083 || echo 29083)/api/v2/client/point-orders" order.lua) ;;
     esac
     CPU[$row.$side]+="${figures% *} " RPS[$row.$side]+="${figures#* } "
     log "round $round, $row $side: ${figures% *} µs/req, ${figures#* } req/s"

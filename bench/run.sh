@@ -254,11 +254,13 @@ for round in $(seq 1 "$ROUNDS"); do
     AT[t.relay_rps,$round]=$(ratio "${AT[R.rps,$round]}" "${AT[N.rps,$round]}")
     AT[t.balance,$round]=$(ratio "${AT[B.rps,$round]}" "${AT[B.all,$round]}")
     AT[t.orders,$round]=$(ratio "${AT[O.rps,$round]}" "${AT[O.all,$round]}")
+    AT[t.orders_tx,$round]=$(ratio "${AT[O.rps,$round]}" "${AT[O.pg,$round]}")
+    AT[t.hot,$round]=$(ratio "${AT[H.rps,$round]}" "${AT[H.pg,$round]}")
     # The p99 each hop adds over the direct path; one nginx did not raise (it can come out
     # lower: noise) is taken as 0.
     AT[t.nginx_p99,$round]=$(awk -v a="${AT[N.p99,$round]}" -v b="${AT[D.p99,$round]}" 'BEGIN {d = a - b; printf "%.2f", (d > 0 ? d : 0)}')
     AT[t.relay_p99,$round]=$(awk -v a="${AT[R.p99,$round]}" -v b="${AT[D.p99,$round]}" 'BEGIN {printf "%.2f", a - b}')
-    AT[t.p99_margin,$round]=$(awk -v r="${AT[t.relay_p99,$round]}" -v n="${AT[t.nginx_p99,$round]}" 'BEGIN {printf "%.2f", r - 2 * n}')
+    AT[t.p99_margin,$round]=$(awk -v r="${AT[t.relay_p99,$round]}" -v n="${AT[t.nginx_p99,$round]}" 'BEGIN {printf "%.2f", r - 1.5 * n}')
 done
 
 # Each row's medians, as the report's single figures.
@@ -275,9 +277,11 @@ RELAY_CPU_VS_NGINX=$(med t.relay_cpu)
 RELAY_VS_NGINX=$(med t.relay_rps)
 BALANCE_VS_SQL=$(med t.balance)
 ORDERS_VS_SQL=$(med t.orders)
+ORDERS_VS_TX=$(med t.orders_tx)
+HOT_VS_TX=$(med t.hot)
 NGINX_ADDED_P99=$(med t.nginx_p99)
 RELAY_ADDED_P99=$(med t.relay_p99)
-# The p99 target holds in a round when the relay's added p99 is within twice nginx's; its
+# The p99 target holds in a round when the relay's added p99 is within 1.5 × nginx's; its
 # verdict reads the median of that margin (≤ 0: met).
 P99_MARGIN=$(med t.p99_margin)
 
@@ -319,12 +323,15 @@ reads the median of its per-round ratios, and every round's ratio is listed besi
 
 | Target | Measured | Verdict |
 |---|---|---|
-| \`/healthz\` CPU per request ≤ 1.3 × the bare actix-web handler's (0 vs 0a) | $HEALTHZ_VS_FLOOR × (rounds: $(rounds t.healthz)) | $(verdict "$HEALTHZ_VS_FLOOR" 1.3 "<=") |
-| relay hop CPU per request ≤ 1.5 × nginx's (1c vs 1b) | $RELAY_CPU_VS_NGINX × (rounds: $(rounds t.relay_cpu); µs: relay $(rounds R.cpu), nginx $(rounds N.cpu)) | $(verdict "$RELAY_CPU_VS_NGINX" 1.5 "<=") |
-| relay throughput ≥ 0.95 × nginx's (1c vs 1b) | $RELAY_VS_NGINX × (rounds: $(rounds t.relay_rps); req/s: relay $(rounds R.rps), nginx $(rounds N.rps)) | $(verdict "$RELAY_VS_NGINX" 0.95 ">=") |
-| p99 added by the relay ≤ 2 × the p99 nginx adds (over 1a) | relay adds $RELAY_ADDED_P99 ms, nginx $NGINX_ADDED_P99 ms (rounds, relay: $(rounds t.relay_p99); nginx: $(rounds t.nginx_p99)) | $(verdict "$P99_MARGIN" 0 "<=") |
+| \`/healthz\` CPU per request ≤ 1.1 × the bare actix-web handler's (0 vs 0a) | $HEALTHZ_VS_FLOOR × (rounds: $(rounds t.healthz)) | $(verdict "$HEALTHZ_VS_FLOOR" 1.1 "<=") |
+| relay hop CPU per request ≤ 1.1 × nginx's (1c vs 1b) | $RELAY_CPU_VS_NGINX × (rounds: $(rounds t.relay_cpu); µs: relay $(rounds R.cpu), nginx $(rounds N.cpu)) | $(verdict "$RELAY_CPU_VS_NGINX" 1.1 "<=") |
+| relay throughput ≥ 1.0 × nginx's (1c vs 1b) | $RELAY_VS_NGINX × (rounds: $(rounds t.relay_rps); req/s: relay $(rounds R.rps), nginx $(rounds N.rps)) | $(verdict "$RELAY_VS_NGINX" 1.0 ">=") |
+| p99 added by the relay ≤ 1.5 × the p99 nginx adds (over 1a) | relay adds $RELAY_ADDED_P99 ms, nginx $NGINX_ADDED_P99 ms (rounds, relay: $(rounds t.relay_p99); nginx: $(rounds t.nginx_p99)) | $(verdict "$P99_MARGIN" 0 "<=") |
 | balance read ≥ 0.8 × pgbench of its SQL: all of it, the caller lookup's included (2a) | $BALANCE_VS_SQL × (rounds: $(rounds t.balance); req/s $(rounds B.rps) vs $(rounds B.all); the balance statements alone: $(ratio "$B_RPS" "$B_PG") ×) | $(verdict "$BALANCE_VS_SQL" 0.8 ">=") |
-| point orders (many payers) ≥ 0.8 × pgbench of the transaction and the lookups it makes (3a) | $ORDERS_VS_SQL × (rounds: $(rounds t.orders); req/s $(rounds O.rps) vs $(rounds O.all); the transaction alone: $(ratio "$O_RPS" "$O_PG") ×) | $(verdict "$ORDERS_VS_SQL" 0.8 ">=") |
+| point orders (many payers) ≥ 1.0 × pgbench of the transaction and the lookups it makes (3a) | $ORDERS_VS_SQL × (rounds: $(rounds t.orders); req/s $(rounds O.rps) vs $(rounds O.all)) | $(verdict "$ORDERS_VS_SQL" 1.0 ">=") |
+| point orders (many payers) ≥ 1.0 × pgbench of the transaction alone, one per order (3a) | $ORDERS_VS_TX × (rounds: $(rounds t.orders_tx); tps $(rounds O.pg)) | $(verdict "$ORDERS_VS_TX" 1.0 ">=") |
+| point service CPU per point order ≤ 600 µs (3a) | $O_CPU µs (rounds: $(rounds O.cpu)) | $(verdict "$O_CPU" 600 "<=") |
+| one hot payer ≥ 3 × pgbench of its transaction, one per order (3b) | $HOT_VS_TX × (rounds: $(rounds t.hot); req/s $(rounds H.rps) vs tps $(rounds H.pg)) | $(verdict "$HOT_VS_TX" 3 ">=") |
 | one hot payer: no error, no deadlock (3b) | $H_ERR non-2xx | $( [ "$H_ERR" = 0 ] && echo met || echo '**not met**') |
 | nearest store p99 ≤ 5 ms at 10 000 branches (4) | $S_P99 ms | $(verdict "$S_P99" 5 "<=") |
 | each service ≤ 30 MB resident idle | $MAX_IDLE MB (largest) | $(verdict "$MAX_IDLE" 30 "<=") |
