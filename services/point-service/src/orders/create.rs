@@ -122,13 +122,15 @@ pub async fn create(
             return Ok(order);
         }
     }
-    Err(PointError::Internal(
-        "the idempotency key kept changing hands".into(),
+    // Each round decides at least one request under the key: this many copies sent at once
+    // were each refused in turn. Busy (503): the key is free, a retry is decided afresh.
+    Err(PointError::Busy(
+        "the idempotency key was contested by many requests at once".into(),
     ))
 }
 
 /// How often a request whose key another holds looks for that one's order, or tries again.
-const KEY_TRIES: usize = 3;
+const KEY_TRIES: usize = 8;
 
 /// A request past its checks, ready to write.
 enum Ready {

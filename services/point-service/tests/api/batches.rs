@@ -391,3 +391,50 @@ async fn a_key_past_its_window_is_taken_over_and_a_live_one_is_not() {
     );
     assert_eq!(app.balance_of(NOURA).await, "120");
 }
+
+#[tokio::test]
+async fn four_copies_of_a_refused_request_under_one_key_are_each_refused() {
+    testkit::metrics::alone_in_the_process();
+    let app = spawn_app_with(one_lane()).await;
+    let to_omar = order_body(OMAR, "point");
+    // Noura has nothing: each copy, decided in turn, is refused; none waits for ever or
+    // fails otherwise.
+    let copies: Vec<_> = (0..4).map(|_| (NOURA, "storm", to_omar.clone())).collect();
+    let answers = in_one_batch(&app, &copies).await;
+    let refused = (
+        422,
+        error_b(
+            "INSUFFICIENT_POINTS",
+            &format!("insufficient points for client {NOURA}"),
+        ),
+    );
+    for answer in &answers {
+        assert_eq!(answer, &refused);
+    }
+}
+
+/// A key whose first order is still being written (its batch waits on the payer's account)
+/// is live: the same request sent meanwhile finds no order yet, queues for the next batch,
+/// and there finds the key taken, then the first order. It is never made twice.
+#[tokio::test]
+async fn a_live_key_is_not_taken_over_by_the_next_batch() {
+    testkit::metrics::alone_in_the_process();
+    let app = spawn_app_with(one_lane()).await;
+    give(&app, NOURA, "240").await;
+    let to_omar = order_body(OMAR, "point");
+    let held = Held::account(&app, NOURA).await;
+    let first = order_with_key(&app, NOURA, "once", &to_omar);
+    a_batch_waits_on_the_held_account(&app).await;
+    let second = order_with_key(&app, NOURA, "once", &to_omar);
+    testkit::metrics::wait_for(&app.client, &app.base, QUEUED, 1.0).await;
+    held.release().await;
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    assert_eq!(first.0, 200, "{}", first.1);
+    assert_eq!(second, first);
+    assert_eq!(app.balance_of(NOURA).await, "120", "charged once");
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM point_orders WHERE payer_id = 1003")
+            .await,
+        1
+    );
+}

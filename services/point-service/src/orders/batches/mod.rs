@@ -113,7 +113,7 @@ impl Batcher {
     /// and its queue is empty.
     pub fn start(pool: db::Pool, settings: BatchSettings) -> Self {
         // Exported from the start, so that an alert's query finds the series before an order.
-        metrics::gauge!(QUEUED).set(0.0);
+        metrics::gauge!(QUEUED).increment(0.0);
         let lanes = (0..settings.lanes.max(1))
             .map(|_| {
                 let (sender, queue) = mpsc::channel(QUEUE_CAPACITY);
@@ -156,7 +156,10 @@ async fn run(pool: db::Pool, mut queue: mpsc::Receiver<Pending>, settings: Batch
         // On a task of its own: a panic there drops its orders' answers (each request gets
         // 500), and the batcher goes on with the next batch.
         if let Err(panic) = tokio::spawn(write_and_answer(pool.clone(), batch)).await {
-            tracing::error!(error.message = %panic, "a batch of point orders failed part way; its orders were answered 500");
+            tracing::error!(
+                error.message = %panic,
+                "a batch of point orders failed part way; its orders not yet answered get 500"
+            );
         }
     }
 }
@@ -222,18 +225,24 @@ async fn in_transaction(
 ) -> Result<write::Outcomes, Failed> {
     use diesel::result::{DatabaseErrorKind, Error};
     let mut conn = pool.get().await.map_err(|e| Failed::Other(e.into()))?;
-    conn.transaction::<_, Error, _>(async |conn| write::batch(conn, orders).await)
-        .await
-        .map_err(|e| {
-            let refused = matches!(
-                &e,
-                Error::DatabaseError(kind, _)
-                    if !matches!(kind, DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand)
-            );
-            match PointError::from(e) {
-                busy @ PointError::Busy(_) => Failed::Other(busy),
-                error if refused => Failed::Refused(error),
-                error => Failed::Other(error),
-            }
+    // Only a statement of the batch, refused before the commit was asked for, rolls the batch
+    // back for certain. A failed COMMIT (a lost connection, a crash) may have committed it:
+    // written again, an order without a key would be made twice.
+    let mut refused = false;
+    let written = conn
+        .transaction::<_, Error, _>(async |conn| {
+            write::batch(conn, orders).await.inspect_err(|e| {
+                refused = matches!(
+                    e,
+                    Error::DatabaseError(kind, _)
+                        if !matches!(kind, DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand)
+                );
+            })
         })
+        .await;
+    written.map_err(|e| match PointError::from(e) {
+        busy @ PointError::Busy(_) => Failed::Other(busy),
+        error if refused => Failed::Refused(error),
+        error => Failed::Other(error),
+    })
 }
