@@ -293,7 +293,11 @@ async fn killed_mid_batch_nothing_acknowledged_is_lost_and_nothing_unacknowledge
     // The order answered before the crash is there, as answered.
     let noura_id = noura_order["correlation_id"].as_str().unwrap();
     assert_eq!(
-        count(&format!("SELECT count(*) FROM point_orders WHERE correlation_id = '{noura_id}' AND status = 'successful'")).await,
+        count(&format!(
+            "SELECT count(*) FROM point_orders \
+             WHERE correlation_id = '{noura_id}' AND status = 'successful'"
+        ))
+        .await,
         1
     );
     drop((holder, watcher));

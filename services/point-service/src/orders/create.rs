@@ -109,7 +109,7 @@ pub async fn create(
                     payment_type = request.payment_type.as_str(),
                     "point order created"
                 );
-                return Ok(order);
+                return Ok(*order);
             }
             Settled::KeyTaken => claim
                 .as_ref()
@@ -214,7 +214,9 @@ impl Unpaid<'_> {
             }
             check_unpaid(conn, self.caller, ordering.unpaid_limit).await?;
             self.insert(conn).await?;
-            Ok(Settled::Made(super::view(conn, self.correlation_id).await?))
+            Ok(Settled::Made(Box::new(
+                super::view(conn, self.correlation_id).await?,
+            )))
         })
         .await
     }

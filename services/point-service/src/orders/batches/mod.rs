@@ -73,7 +73,8 @@ pub struct PointOrder {
 /// What settling an order gave.
 #[derive(Debug)]
 pub enum Settled {
-    Made(OrderView),
+    /// The order made (boxed: it is most of the answer's size, and every answer moves).
+    Made(Box<OrderView>),
     /// Another request holds the order's `Idempotency-Key`: answer with its order.
     KeyTaken,
 }

@@ -99,7 +99,7 @@ pub async fn batch(conn: &mut AsyncPgConnection, orders: &[&PointOrder]) -> Quer
             outcome.unwrap_or_else(|| {
                 views
                     .remove(&order.correlation_id)
-                    .map(Settled::Made)
+                    .map(|view| Settled::Made(Box::new(view)))
                     .ok_or_else(|| PointError::Internal("a written order was not returned".into()))
             })
         })
