@@ -32,7 +32,9 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
     money::add_gift_codes(catalog_db.url(), "PGB", FLOWS * ROUNDS, "12.5").await;
 
     let bouncer = PgBouncer::start(upstream_port(), SERVER_CONNECTIONS).await;
-    let stack = Stack::start_with(
+    // Three batchers in the point service, so that three point orders can each hold a
+    // connection at once (below).
+    let stack = Stack::start_with_extra(
         &Databases {
             auth: bouncer.url(auth_db.name()),
             points: bouncer.url(points_db.name()),
@@ -43,6 +45,7 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
             ("DATABASE_POOL_SIZE", "6"),
             ("HTTP_WORKERS", "2"),
         ],
+        &[("POINT_ORDER_BATCH_LANES", "3")],
         &[],
     )
     .await;
@@ -60,10 +63,11 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
     };
 
     // More point-service connections than server connections, made certain rather than
-    // left to the load: the test holds Sara's account row, so that each of these orders
-    // (she pays) keeps its pooled connection while it waits, and lets go once PgBouncer has
-    // them all as clients. The pool keeps its connections, so the flows below run over
-    // more client connections than server connections.
+    // left to the load: the test holds Sara's account row, and three clients pay her, one in
+    // each of the point service's three batchers (a payer's batcher is its id modulo 3), so
+    // that each batch keeps its pooled connection while it waits; the test lets go once
+    // PgBouncer has them all as clients. The pool keeps its connections, so the flows below
+    // run over more client connections than server connections.
     let sharing = SERVER_CONNECTIONS as usize + 1;
     let (holder, connection) = tokio_postgres::connect(points_db.url(), tokio_postgres::NoTls)
         .await
@@ -76,14 +80,8 @@ async fn the_money_paths_work_through_pgbouncer_in_transaction_mode() {
     let waiting = futures_util::future::join_all((0..sharing).map(|i| {
         let (http, order) = (&http, &order);
         async move {
-            money::point_order(
-                http,
-                order,
-                demo::SARA,
-                CLIENTS[1].0,
-                &format!("pgb-held-{i}"),
-            )
-            .await
+            let (_, payer) = CLIENTS[1 + i];
+            money::point_order(http, order, payer, CLIENTS[0].0, &format!("pgb-held-{i}")).await
         }
     }));
     let release = async {
