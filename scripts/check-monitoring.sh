@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The alert rules and the monitoring manifests, checked without a cluster (make test):
 #   1. promtool check rules: deploy/prometheus/alerts.yml parses (PromQL, templates);
-#   2. promtool test rules: deploy/prometheus/alerts.test.yml, in which each alert fires when
-#      its condition holds and stays silent when it does not;
+#   2. promtool test rules: deploy/prometheus/alerts.test.yml and alerts.days.test.yml (the
+#      tests whose series span days, evaluated at a coarser step), in which each alert fires
+#      when its condition holds and stays silent when it does not;
 #   3. every alert has a severity (critical or warning), a summary, a description, a unit
 #      test that expects it to fire, and an absolute runbook_url, <base>#<section>: one base
 #      for every alert (the address of docs/runbook.md that alerts.yml's header states, which
@@ -32,22 +33,25 @@ echo "== promtool check rules"
 promtool check rules deploy/prometheus/alerts.yml
 echo "== promtool test rules"
 # Run from the file's directory: its rule_files are relative to it.
-(cd deploy/prometheus && promtool test rules alerts.test.yml)
+(cd deploy/prometheus && promtool test rules alerts.test.yml alerts.days.test.yml)
 
 echo "== alert labels, annotations, tests and runbook sections"
-"$venv/bin/python" - deploy/prometheus/alerts.yml deploy/prometheus/alerts.test.yml docs/runbook.md <<'PY'
+"$venv/bin/python" - deploy/prometheus/alerts.yml docs/runbook.md deploy/prometheus/alerts.test.yml \
+    deploy/prometheus/alerts.days.test.yml <<'PY'
 import re
 import sys
 
 import yaml
 
-rules_path, tests_path, runbook_path = sys.argv[1:]
+rules_path, runbook_path, *tests_paths = sys.argv[1:]
 with open(rules_path) as f:
     rules_text = f.read()
 rules = [r for g in yaml.safe_load(rules_text)["groups"] for r in g["rules"] if "alert" in r]
 header = "".join(line for line in rules_text.splitlines(True) if line.startswith("#"))
-with open(tests_path) as f:
-    tests = yaml.safe_load(f)["tests"]
+tests = []
+for tests_path in tests_paths:
+    with open(tests_path) as f:
+        tests += yaml.safe_load(f)["tests"]
 with open(runbook_path) as f:
     headings = [line.lstrip("#").strip() for line in f if line.startswith("#")]
 
@@ -79,7 +83,7 @@ for rule in rules:
     if page != base or section not in anchors:
         errors.append(f"{name}: runbook_url {url} is not {base}#<a section of docs/runbook.md>")
     if name not in tested:
-        errors.append(f"{name}: no test in {tests_path} expects it to fire")
+        errors.append(f"{name}: no test in {' or '.join(tests_paths)} expects it to fire")
 for e in errors:
     print(f"check-monitoring: {e}", file=sys.stderr)
 if errors:

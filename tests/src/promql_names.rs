@@ -16,7 +16,7 @@ pub const TARGET_LABELS: [&str; 4] = ["job", "instance", "namespace", "pod"];
 pub const SCRAPE_SERIES: [&str; 1] = ["up"];
 
 /// kube-state-metrics' metrics (the scheduled-job alerts read them): not the services', so
-/// their names are left to the rules' unit tests (deploy/prometheus/alerts.test.yml).
+/// their names are left to the rules' unit tests (deploy/prometheus/alerts*.test.yml).
 pub const KUBE_STATE_METRICS: &str = "kube_";
 
 /// Every metric name in some `/metrics` text, with the label names its series carry.
