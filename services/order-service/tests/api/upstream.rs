@@ -111,8 +111,12 @@ pub fn write_answer(stream: &mut TcpStream, status: u16, content_type: Option<&s
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     head.push_str("\r\n");
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body);
+    // One write: a second small one on a kept-alive connection waits for the ACK of the first
+    // (Nagle's algorithm), which the relay's side delays by up to 40 ms. Written in two, the
+    // 456 answers of relay_answers.rs took 16 s.
+    let mut answer = head.into_bytes();
+    answer.extend_from_slice(body);
+    let _ = stream.write_all(&answer);
 }
 
 /// Sends `request` as raw bytes to `base` (`http://host:port`) on a connection of its own and
