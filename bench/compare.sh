@@ -30,16 +30,15 @@ cleanup() {
 trap cleanup EXIT
 
 command -v wrk >/dev/null || { sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"; $sudo apt-get install -y -q wrk >/dev/null; }
-if [ "$NEW" = target/release ]; then
-    log "building in release mode"
-    cargo build --release --workspace --bins --quiet
-fi
-
 LOG_NAME=compare # read by lib.sh
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 # shellcheck source=bench/data.sh
 . bench/data.sh
+if [ "$NEW" = target/release ]; then
+    log "building in release mode"
+    bench_build
+fi
 bench_settings
 log "migrating and loading the demo data, scaled up (the new build's migrations)"
 bench_data "$NEW"

@@ -10,6 +10,16 @@ bench_settings() {
     export LOG_FORMAT=json RUST_LOG=info
 }
 
+# The release binaries the benchmarks start, and only those: each service binary links the
+# whole dependency tree through thin LTO (one to three minutes on two cores), so the test
+# tools (soak, failover, restore_drill, api-documents...) would double the build.
+BENCH_BINARIES=(auth-service point-service order-service operator-service bench-floor)
+
+# bench_build [CARGO_ARGS...]: builds BENCH_BINARIES in release mode.
+bench_build() {
+    cargo build --release --locked --quiet "${BENCH_BINARIES[@]/#/--bin=}" "$@"
+}
+
 # bench_data BIN: drops and creates bench_auth, bench_points and bench_catalog on the
 # PostgreSQL that scripts/postgres.sh finds or starts, migrates them with the binaries in BIN,
 # loads deploy/fixtures/demo.json and scales it up (bench/sql/*.sql: 100 000 clients with

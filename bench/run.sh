@@ -52,14 +52,13 @@ if [ ${#need_packages[@]} -gt 0 ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
-log "building in release mode"
-cargo build --release --workspace --bins --quiet
-
 LOG_NAME=bench # read by lib.sh
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 # shellcheck source=bench/data.sh
 . bench/data.sh
+log "building in release mode"
+bench_build
 bench_settings
 BIN=target/release
 
