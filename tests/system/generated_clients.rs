@@ -13,8 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use e2e::stack::{Databases, Stack};
-use e2e::{demo_database, operator_token};
+use e2e::stack::Stack;
+use e2e::{DemoDatabases, operator_token};
 
 fn here() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -49,15 +49,8 @@ async fn a_typescript_client_types_every_answer_of_the_journey() {
 
 #[tokio::test]
 async fn a_python_client_drives_the_journey_against_the_services() {
-    let auth_db = demo_database(&["auth-service"], "auth").await;
-    let points_db = demo_database(&["point-service"], "points").await;
-    let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
-    let stack = Stack::start(&Databases {
-        auth: auth_db.url().to_owned(),
-        points: points_db.url().to_owned(),
-        catalog: catalog_db.url().to_owned(),
-    })
-    .await;
+    let databases = DemoDatabases::create("python_client").await;
+    let stack = Stack::start(&databases.urls()).await;
     let mut command = Command::new("bash");
     command
         .arg(here().join("system/generated_clients/python/run.sh"))

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use e2e::demo::{NOURA, OFFER_100, SARA};
-use e2e::stack::{Databases, Stack};
-use e2e::{demo_database, run};
+use e2e::stack::Stack;
+use e2e::{DemoDatabases, run};
 use futures_util::future::join_all;
 use serde_json::json;
 
@@ -36,8 +36,10 @@ const PRICE_TENTHS: i64 = 1200;
 
 #[tokio::test]
 async fn a_crashed_point_service_gives_502_then_recovers_without_losing_a_point() {
-    // The auth and catalog databases live as long as the test (bound, not dropped).
-    let ([_auth_db, points_db, _catalog_db], mut stack) = demo_stack().await;
+    // The databases live as long as the test (bound, not dropped).
+    let databases = DemoDatabases::create("crash").await;
+    let mut stack = Stack::start(&databases.urls()).await;
+    let points_db = &databases.points;
     let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
     let balance = format!("{}/api/v2/client/points", stack.order.base);
     let gift = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "point"});
@@ -137,8 +139,10 @@ async fn queued(stack: &Stack, n: f64) {
 /// crash stands; none of the batch's is applied, and each is made exactly once when retried.
 #[tokio::test]
 async fn killed_mid_batch_nothing_acknowledged_is_lost_and_nothing_unacknowledged_applied() {
-    // The auth and catalog databases live as long as the test (bound, not dropped).
-    let ([_auth_db, points_db, _catalog_db], mut stack) = demo_stack().await;
+    // The databases live as long as the test (bound, not dropped).
+    let databases = DemoDatabases::create("crash_batch").await;
+    let mut stack = Stack::start(&databases.urls()).await;
+    let points_db = &databases.points;
     let orders = format!("{}/api/v2/client/point-orders", stack.order.base);
     let gift = json!({"point_offer_id": OFFER_100, "to_client_id": 1002, "payment_type": "point"});
     let keys: Vec<String> = (0..4).map(|i| format!("batch-{i}")).collect();
@@ -306,18 +310,4 @@ async fn each_key_makes_one_order(stack: &Stack, keys: &[String], gift: &serde_j
         format!("{}.{}", expected / 10, expected % 10),
         "each order charged exactly once"
     );
-}
-
-/// The three demo databases and every service on them.
-async fn demo_stack() -> ([db::testing::TestDatabase; 3], Stack) {
-    let auth_db = demo_database(&["auth-service"], "auth").await;
-    let points_db = demo_database(&["point-service"], "points").await;
-    let catalog_db = demo_database(&["order-service", "operator-service"], "catalog").await;
-    let stack = Stack::start(&Databases {
-        auth: auth_db.url().to_owned(),
-        points: points_db.url().to_owned(),
-        catalog: catalog_db.url().to_owned(),
-    })
-    .await;
-    ([auth_db, points_db, catalog_db], stack)
 }
