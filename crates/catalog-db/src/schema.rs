@@ -1,5 +1,6 @@
-//! Diesel's view of `migrations/catalog` (kept in step by hand; the schema test in
-//! `tests/schema.rs` loads every table through it).
+//! Diesel's view of `migrations/catalog`, kept in step by hand. The back office's trail
+//! (`back_office_audit`) is not here: the `back-office` crate owns it and reads and writes it
+//! in SQL.
 
 diesel::table! {
     services (id) {
@@ -54,19 +55,6 @@ diesel::table! {
         prefix -> Nullable<Text>,
         expires_at -> Nullable<Timestamptz>,
         created_by -> Text,
-        created_at -> Timestamptz,
-    }
-}
-
-diesel::table! {
-    back_office_audit (id) {
-        id -> Int8,
-        operator_id -> Text,
-        role -> Text,
-        action -> Text,
-        subject -> Text,
-        before -> Jsonb,
-        after -> Jsonb,
         created_at -> Timestamptz,
     }
 }
@@ -150,5 +138,4 @@ diesel::allow_tables_to_appear_in_same_query!(
     gift_card_tries,
     operator_audit,
     gift_card_batches,
-    back_office_audit,
 );

@@ -161,6 +161,18 @@ impl<R: utoipa::IntoResponses> utoipa::IntoResponses for Limited<R> {
 #[macro_export]
 macro_rules! answer_set {
     ($(#[$meta:meta])* $vis:vis $name:ident, $envelope:expr, { $($status:literal => $description:expr),+ $(,)? }) => {
+        $crate::responses_type! {
+            $(#[$meta])*
+            $vis $name => $crate::openapi::answers($envelope, &[$(($status, &*$description)),+])
+        }
+    };
+}
+
+/// Declares a unit type whose `utoipa::IntoResponses` gives `$answers`, an expression of the
+/// answers' map: what [`answer_set!`] declares, and the payment sandbox its refusal lists.
+#[macro_export]
+macro_rules! responses_type {
+    ($(#[$meta:meta])* $vis:vis $name:ident => $answers:expr) => {
         $(#[$meta])*
         $vis struct $name;
 
@@ -169,7 +181,7 @@ macro_rules! answer_set {
                 String,
                 utoipa::openapi::RefOr<utoipa::openapi::Response>,
             > {
-                $crate::openapi::answers($envelope, &[$(($status, &*$description)),+])
+                $answers
             }
         }
     };

@@ -1,7 +1,8 @@
 //! The closed sets of the point routes' answers and bodies, as the document shows them: a
 //! generated client gets an enum, not a free string. The wire carries the same strings (the
 //! point service writes the rows' text, which the `points` database's checks hold to these
-//! values); these types exist for the schema only.
+//! values); these types exist for the schema only, except [`LedgerKind`], which the ledger
+//! itself uses.
 
 use utoipa::ToSchema;
 
@@ -47,7 +48,10 @@ pub enum OrderType {
 }
 
 /// A history line's kind: the ledger's kind as stored, none renamed or hidden for the app.
-#[derive(ToSchema)]
+/// Unlike the other sets here, this one is also the ledger's own type (the point service's
+/// `ledger::Kind`): the text it stores is [`LedgerKind::as_str`], and the `points` database
+/// checks the sign of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
 #[schema(rename_all = "snake_case")]
 pub enum LedgerKind {
     Earn,
@@ -59,6 +63,44 @@ pub enum LedgerKind {
     Adjustment,
     /// Takes the whole positive balance once its expiry date has passed.
     Expiry,
-    /// A credit (positive) or debit (negative) support made for the client.
+    /// A credit (positive) or debit (negative) support made for the client through the back
+    /// office.
     SupportAdjustment,
+}
+
+impl LedgerKind {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [LedgerKind; 9] = [
+        LedgerKind::Earn,
+        LedgerKind::Purchase,
+        LedgerKind::GiftReceived,
+        LedgerKind::GiftCardCredit,
+        LedgerKind::Spend,
+        LedgerKind::GiftSent,
+        LedgerKind::Expiry,
+        LedgerKind::Adjustment,
+        LedgerKind::SupportAdjustment,
+    ];
+
+    /// The kind as stored and answered.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LedgerKind::Earn => "earn",
+            LedgerKind::Spend => "spend",
+            LedgerKind::GiftSent => "gift_sent",
+            LedgerKind::GiftReceived => "gift_received",
+            LedgerKind::Purchase => "purchase",
+            LedgerKind::GiftCardCredit => "gift_card_credit",
+            LedgerKind::Adjustment => "adjustment",
+            LedgerKind::Expiry => "expiry",
+            LedgerKind::SupportAdjustment => "support_adjustment",
+        }
+    }
+
+    /// The kind stored as `text`.
+    pub fn parse(text: &str) -> Option<LedgerKind> {
+        LedgerKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == text)
+    }
 }

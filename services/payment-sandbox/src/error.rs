@@ -119,16 +119,9 @@ pub fn answers(list: &[(Refusal, &str)]) -> BTreeMap<String, RefOr<Response>> {
 #[macro_export]
 macro_rules! refusal_answers {
     ($(#[$meta:meta])* $vis:vis $name:ident { $($refusal:expr => $when:expr),+ $(,)? }) => {
-        $(#[$meta])*
-        $vis struct $name;
-
-        impl utoipa::IntoResponses for $name {
-            fn responses() -> std::collections::BTreeMap<
-                String,
-                utoipa::openapi::RefOr<utoipa::openapi::Response>,
-            > {
-                $crate::error::answers(&[$(($refusal, $when)),+])
-            }
+        envelope::responses_type! {
+            $(#[$meta])*
+            $vis $name => $crate::error::answers(&[$(($refusal, $when)),+])
         }
     };
 }

@@ -75,8 +75,8 @@ fn served(route: Route) -> server::Route {
         Route::CreateOrder => serve(route, orders::create),
         Route::Description => serve(route, orders::description),
         Route::Order => serve(route, orders::get),
-        Route::PayCard => serve(route, pay::card),
-        Route::PaySession => serve(route, pay::session),
+        Route::PayCard => serve(route, pay::pay::<pay::Card>),
+        Route::PaySession => serve(route, pay::pay::<pay::Session>),
     }
 }
 

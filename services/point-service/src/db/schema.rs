@@ -1,4 +1,6 @@
-//! Diesel's view of `migrations/points`.
+//! Diesel's view of `migrations/points`. The back office's trail and read log
+//! (`back_office_audit`, `back_office_reads`) are not here: the `back-office` crate owns them
+//! and reads and writes them in SQL.
 
 diesel::table! {
     point_settings (singleton) {
@@ -208,29 +210,6 @@ diesel::table! {
         checked_at -> Timestamptz,
         outcome -> Text,
         differences -> Int4,
-    }
-}
-
-diesel::table! {
-    back_office_audit (id) {
-        id -> Int8,
-        operator_id -> Text,
-        role -> Text,
-        action -> Text,
-        subject -> Text,
-        before -> Jsonb,
-        after -> Jsonb,
-        created_at -> Timestamptz,
-    }
-}
-
-diesel::table! {
-    back_office_reads (id) {
-        id -> Int8,
-        operator_id -> Text,
-        role -> Text,
-        client_id -> Int8,
-        created_at -> Timestamptz,
     }
 }
 

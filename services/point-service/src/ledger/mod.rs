@@ -19,55 +19,10 @@ use uuid::Uuid;
 
 use crate::db::schema::{point_accounts, point_entries};
 
-/// The kinds of ledger entries (the database checks the sign of each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Earn,
-    Spend,
-    GiftSent,
-    GiftReceived,
-    Purchase,
-    GiftCardCredit,
-    Adjustment,
-    /// Takes the whole positive balance once its expiry date has passed (`expiry::job`).
-    Expiry,
-    /// A credit or debit support made through the back office (`back_office::adjustments`).
-    SupportAdjustment,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Earn => "earn",
-            Kind::Spend => "spend",
-            Kind::GiftSent => "gift_sent",
-            Kind::GiftReceived => "gift_received",
-            Kind::Purchase => "purchase",
-            Kind::GiftCardCredit => "gift_card_credit",
-            Kind::Adjustment => "adjustment",
-            Kind::Expiry => "expiry",
-            Kind::SupportAdjustment => "support_adjustment",
-        }
-    }
-
-    /// Every kind, in the order reports list them.
-    pub const ALL: [Kind; 9] = [
-        Kind::Earn,
-        Kind::Purchase,
-        Kind::GiftReceived,
-        Kind::GiftCardCredit,
-        Kind::Spend,
-        Kind::GiftSent,
-        Kind::Expiry,
-        Kind::Adjustment,
-        Kind::SupportAdjustment,
-    ];
-
-    /// The kind stored as `text`.
-    pub fn parse(text: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|kind| kind.as_str() == text)
-    }
-}
+/// The kinds of ledger entries (the database checks the sign of each): the type the point
+/// routes' document shows. `Expiry` is written by `expiry::job`, `SupportAdjustment` by
+/// `back_office::adjustments`.
+pub use relayed_routes::closed_sets::LedgerKind as Kind;
 
 /// Entries appended, by [`Kind`]: the dashboard's ledger activity.
 pub const LEDGER_ENTRIES: &str = "point_ledger_entries_total";

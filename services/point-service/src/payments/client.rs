@@ -74,31 +74,34 @@ pub struct PaymentClient {
     http: telemetry::client::HttpClient,
 }
 
+/// A pay call's body: the order's reference, amount and payer, then how it is paid.
 #[derive(Serialize)]
-pub struct CardSource<'a> {
+pub struct PaymentRequest {
+    pub reference: String,
+    pub amount_minor: i64,
+    pub currency: &'static str,
+    pub customer_id: i64,
+    #[serde(flatten)]
+    pub method: PayMethod,
+}
+
+/// How an order is paid: its keys follow the order's in the pay call's body.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum PayMethod {
+    /// `POST /v1/payments` with a saved card.
+    Card { source: CardSource },
+    /// `POST /v1/payment-sessions`.
+    Session { remember_me: bool },
+}
+
+#[derive(Serialize)]
+pub struct CardSource {
     #[serde(rename = "type")]
     pub kind: &'static str,
-    pub card_id: &'a str,
+    pub card_id: String,
     /// Forwarded only; never stored, never logged.
-    pub cvv: &'a str,
-}
-
-#[derive(Serialize)]
-pub struct PaymentRequest<'a> {
-    pub reference: String,
-    pub amount_minor: i64,
-    pub currency: &'static str,
-    pub customer_id: i64,
-    pub source: CardSource<'a>,
-}
-
-#[derive(Serialize)]
-pub struct SessionRequest {
-    pub reference: String,
-    pub amount_minor: i64,
-    pub currency: &'static str,
-    pub customer_id: i64,
-    pub remember_me: bool,
+    pub cvv: String,
 }
 
 /// A 2xx answer of the payment service, passed on as it came.
@@ -125,14 +128,13 @@ impl PaymentClient {
         self.base.is_some()
     }
 
-    pub async fn pay(&self, request: &PaymentRequest<'_>) -> Result<Accepted, PointError> {
-        self.post(Route::CreatePayment, "/v1/payments", request)
-            .await
-    }
-
-    pub async fn session(&self, request: &SessionRequest) -> Result<Accepted, PointError> {
-        self.post(Route::CreateSession, "/v1/payment-sessions", request)
-            .await
+    /// Starts the payment `request` describes: a card payment or a payment session.
+    pub async fn pay(&self, request: &PaymentRequest) -> Result<Accepted, PointError> {
+        let (route, path) = match request.method {
+            PayMethod::Card { .. } => (Route::CreatePayment, "/v1/payments"),
+            PayMethod::Session { .. } => (Route::CreateSession, "/v1/payment-sessions"),
+        };
+        self.post(route, path, request).await
     }
 
     fn base(&self) -> Result<&str, Unconfigured> {
