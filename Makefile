@@ -1,11 +1,15 @@
 # The two commands a newcomer needs, and the ones around them. See README.md.
-.PHONY: run test seed build api-documents bench restore-drill soak soak-rolling failover clean-db clean-local fuzz fuzz-api
+.PHONY: run test events seed build api-documents bench restore-drill soak soak-rolling failover clean-db clean-local fuzz fuzz-api
 
 FIXTURE ?= deploy/fixtures/demo.json
 
 ## make run: PostgreSQL (found or started), databases, migrations, demo data, all services.
 run:
 	scripts/run.sh
+
+## make events: the points events of `make run`'s NATS, one CloudEvent per line (Ctrl-C stops).
+events:
+	scripts/events.sh
 
 ## make test: PostgreSQL (found or started), fmt, clippy, build, every test.
 test:

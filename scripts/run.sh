@@ -24,6 +24,19 @@ export LOG_FORMAT=${LOG_FORMAT:-pretty} RUST_LOG=${RUST_LOG:-info}
 export_service_urls 8081 8083 8085 8082
 # The sandbox waits on its 3-D Secure page unless SANDBOX_AUTO_CAPTURE=true is set.
 
+# NATS with JetStream for the points events (docs/decisions.md, "Events"): NATS_URL when set,
+# else a server of this run's own on 127.0.0.1:4223 (4222 is left to a NATS this machine may
+# run already), its store in a temporary folder removed at the end.
+if [ -z "${NATS_URL:-}" ]; then
+    require_commands nats-server
+    require_free_ports 4223
+    nats_store=$(mktemp -d)
+    at_exit "rm -rf '$nats_store'"
+    nats-server -js -a 127.0.0.1 -p 4223 -sd "$nats_store" > >(sed -u "s/^/nats-server       | /") 2>&1 &
+    track $!
+    export NATS_URL=nats://127.0.0.1:4223
+fi
+
 services=(auth-service=auth point-service=points order-service=catalog operator-service=catalog)
 migrate_and_seed target/debug "$FIXTURE" "${services[@]/=/=$server_url/}"
 
@@ -45,7 +58,8 @@ prefixed payment-sandbox target/debug/payment-sandbox
 
 cat >&2 <<MSG
 run.sh: up. auth-service :8081, order-service :8082, point-service :8083, operator-service :8084,
-run.sh: payment-sandbox :8085 (3-D Secure pages at http://127.0.0.1:8085/3ds/<payment id>).
+run.sh: payment-sandbox :8085 (3-D Secure pages at http://127.0.0.1:8085/3ds/<payment id>),
+run.sh: the points events on $NATS_URL (stream LOYALTY_EVENTS).
 run.sh: each service serves /healthz /readyz /metrics /openapi.json /docs/. Ctrl-C stops all.
 MSG
 # Stop everything as soon as any one service stops.

@@ -38,7 +38,8 @@ require_nextest() {
 }
 
 require_nextest
-
+# The points events' tests start NATS servers of their own (`testkit::nats`): Debian's.
+require_commands nats-server
 TEST_DATABASE_URL=$(postgres_admin_url)
 export TEST_DATABASE_URL
 

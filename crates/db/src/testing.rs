@@ -108,6 +108,22 @@ impl TestDatabase {
             .n
     }
 
+    /// The rows of `query` as one JSON array of objects (PostgreSQL's `json_agg`), in the
+    /// query's order, for a test to read with its JSON library.
+    pub async fn rows_json(&self, query: &str) -> String {
+        #[derive(QueryableByName)]
+        struct Rows {
+            #[diesel(sql_type = Text)]
+            rows: String,
+        }
+        let query = format!("SELECT COALESCE(json_agg(t), '[]')::text AS rows FROM ({query}) t");
+        sql_query(&query)
+            .get_result::<Rows>(&mut self.connect().await)
+            .await
+            .unwrap_or_else(|e| panic!("{query}: {e}"))
+            .rows
+    }
+
     /// The words a `TEXT` column's one-column `CHECK (column IN (...))` allows, sorted, for
     /// `column` written `table.column` (a [`crate::text_enum!`]'s `COLUMN`).
     pub async fn check_values(&self, column: &str) -> Vec<String> {

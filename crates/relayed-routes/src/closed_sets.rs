@@ -48,9 +48,9 @@ pub enum OrderType {
 }
 
 /// A history line's kind: the ledger's kind as stored, none renamed or hidden for the app.
-/// Unlike the other sets here, this one is also the ledger's own type (the point service's
-/// `ledger::Kind`): the text it stores is [`LedgerKind::as_str`], and the `points` database
-/// checks the sign of each.
+// Unlike the other sets here, this one is also the ledger's own type (the point service's
+// `ledger::Kind`): the text it stores is `as_str`'s, and the `points` database checks the
+// sign of each. (Not a doc comment: the schema's description is the line above.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
 #[schema(rename_all = "snake_case")]
 pub enum LedgerKind {
@@ -63,8 +63,7 @@ pub enum LedgerKind {
     Adjustment,
     /// Takes the whole positive balance once its expiry date has passed.
     Expiry,
-    /// A credit (positive) or debit (negative) support made for the client through the back
-    /// office.
+    /// A credit (positive) or debit (negative) support made for the client.
     SupportAdjustment,
 }
 

@@ -9,7 +9,8 @@
 //!   payment webhook's `X-Signature`;
 //! - [`config`]: the part of a service's configuration every API test starts it with;
 //! - [`seed`]: fixtures loaded as a service's `seed` subcommand loads them;
-//! - [`metrics`]: a series' value on a service's `/metrics`.
+//! - [`metrics`]: a series' value on a service's `/metrics`;
+//! - [`nats`]: a NATS server with JetStream of a test's own.
 //!
 //! A dev-dependency only: nothing in a service binary uses it. The expected bodies are
 //! written out here as JSON, never taken from the `envelope` crate, so that a test of an
@@ -25,6 +26,7 @@ pub mod config;
 pub mod envelopes;
 pub mod identity;
 pub mod metrics;
+pub mod nats;
 pub mod seed;
 pub mod tokens;
 

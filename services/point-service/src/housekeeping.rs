@@ -5,7 +5,7 @@
 //! Never deleted: the ledger (`point_entries`, append-only), `point_accounts`,
 //! `point_orders`, `payment_events`, `payment_attempts`, `unapplied_captures`,
 //! `internal_credits`, `payment_syncs` (deleted by the sync itself once an order is final),
-//! `settlement_checks`: money and points records.
+//! `settlement_checks`: money and points records; nor an event not yet published.
 
 use std::time::Duration;
 
@@ -18,6 +18,14 @@ pub const RULES: &[Rule] = &[
         table: "idempotency_keys",
         age: "created_at",
         keep: Duration::from_secs(2 * 24 * 3600),
+    },
+    // Events once published (`events`): a consumer that fell behind replays from the stream,
+    // which keeps them longer; the outbox keeps a week of them to republish a range by hand
+    // (docs/runbook.md). Unpublished rows have no `published_at` and are never deleted.
+    Rule {
+        table: "event_outbox",
+        age: "published_at",
+        keep: Duration::from_secs(7 * 24 * 3600),
     },
 ];
 

@@ -64,10 +64,29 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
             None => uuid::Uuid::new_v4().to_string(),
         },
     };
+    let holder = worker.holder.clone();
     tokio::spawn(crate::payments::sync::task::run(
         worker,
         server::shutdown_watch(),
     ));
+    // The events' publisher, on the main runtime too; without NATS_URL the events wait in the
+    // outbox (`events`).
+    match &config.events.nats_url {
+        Some(url) => {
+            let publisher = crate::events::publisher::Publisher {
+                pool: pool.clone(),
+                settings: config.events.clone(),
+                holder,
+            };
+            tokio::spawn(crate::events::publisher::run(
+                publisher,
+                url.clone(),
+                server::shutdown_watch(),
+            ));
+        }
+        None => tracing::warn!("NATS_URL is not set: the points events wait in the outbox"),
+    }
+    crate::events::gauges::spawn(pool.clone(), server::shutdown_watch());
     // The last housekeeping run of each table, as gauges (the CronJob is not scraped).
     housekeeping::gauges::spawn(
         pool.clone(),

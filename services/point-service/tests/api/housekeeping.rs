@@ -1,5 +1,6 @@
 //! `point-service housekeeping`: the real binary against the points database. Idempotency
-//! keys go once their 24 hours are twice over; no ledger, order, payment or settlement row
+//! keys go once their 24 hours are twice over, published events a week after they were
+//! published, and an unpublished event never; no ledger, order, payment or settlement row
 //! ever goes; two runs at once remove each key once; the run is recorded and exported by a
 //! serving process.
 
@@ -48,13 +49,30 @@ async fn old_keys_go_fresh_ones_and_every_money_row_stay() {
          INSERT INTO point_accounts (client_id, created_at) VALUES (4242, now() - interval '400 days')",
     )
     .await;
+    // The seed's three entries' events: one published 8 days ago, one 6 days ago, one not.
+    app.sql(
+        "UPDATE event_outbox SET published_at = now() - interval '8 days' \
+         WHERE id = (SELECT min(id) FROM event_outbox); \
+         UPDATE event_outbox SET published_at = now() - interval '6 days' \
+         WHERE id = (SELECT min(id) + 1 FROM event_outbox)",
+    )
+    .await;
     let money = app.count(MONEY).await;
 
     let (code, stdout, stderr) = housekeeping(&app).await;
     assert_eq!(
         (code, stdout.as_str()),
-        (0, "idempotency_keys\t3\n"),
+        (0, "idempotency_keys\t3\nevent_outbox\t1\n"),
         "{stderr}"
+    );
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM event_outbox \
+             WHERE published_at IS NULL OR published_at > now() - interval '7 days'"
+        )
+        .await,
+        2,
+        "the event published 6 days ago and the one not published stay"
     );
     assert_eq!(
         app.count("SELECT count(*) AS n FROM idempotency_keys WHERE key LIKE 'old-%'")
@@ -87,8 +105,9 @@ async fn two_runs_at_once_both_succeed_and_remove_each_key_once() {
     let removed = |(code, stdout, stderr): &(i32, String, String)| -> i64 {
         assert_eq!(*code, 0, "{stderr}");
         stdout
-            .strip_prefix("idempotency_keys\t")
-            .and_then(|n| n.trim_end().parse().ok())
+            .lines()
+            .find_map(|line| line.strip_prefix("idempotency_keys\t"))
+            .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("unexpected report {stdout:?}"))
     };
     assert_eq!(removed(&first) + removed(&second), 6_000);

@@ -18,6 +18,7 @@ mod bounds;
 mod concurrency;
 mod credits;
 mod decimals;
+mod events;
 mod expiry;
 mod expiry_attacks;
 mod expiry_reports;

@@ -10,14 +10,13 @@
 
 use std::time::{Duration, Instant};
 
-use diesel::sql_types::{Double, Text};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use tokio::sync::watch;
 
 use super::queue::{take_due, undecided};
 use super::{gauges, sync_one};
 use crate::config::SyncSettings;
 use crate::error::PointError;
+use crate::leases;
 use crate::payments::client::PaymentClient;
 
 /// The lease's name in `worker_leases`.
@@ -94,7 +93,7 @@ pub async fn run(worker: Worker, mut stop: watch::Receiver<bool>) {
         }
     }
     if let Ok(mut conn) = worker.pool.get().await {
-        let _ = release(&mut conn, &worker.holder).await;
+        let _ = leases::release(&mut conn, LEASE, &worker.holder).await;
     }
     tracing::info!("payment sync stopped");
 }
@@ -111,7 +110,7 @@ pub async fn pass(
     while started.elapsed() < worker.settings.interval && !*stop.borrow() {
         let taken = {
             let mut conn = worker.pool.get().await?;
-            if !lead(&mut conn, &worker.holder, worker.lease()).await? {
+            if !leases::lead(&mut conn, LEASE, &worker.holder, worker.lease()).await? {
                 break;
             }
             take_due(&mut conn, worker.order_lease(), worker.settings.horizon).await?
@@ -142,34 +141,4 @@ pub async fn pass(
         synced += 1;
     }
     Ok(synced)
-}
-
-/// Takes or renews the lease for `holder`; true while it holds it.
-async fn lead(
-    conn: &mut AsyncPgConnection,
-    holder: &str,
-    lease: Duration,
-) -> Result<bool, PointError> {
-    let held = diesel::sql_query(
-        "INSERT INTO worker_leases (name, holder, until) \
-         VALUES ($1, $2, now() + make_interval(secs => $3)) \
-         ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until \
-         WHERE worker_leases.holder = EXCLUDED.holder OR worker_leases.until <= now()",
-    )
-    .bind::<Text, _>(LEASE)
-    .bind::<Text, _>(holder)
-    .bind::<Double, _>(lease.as_secs_f64())
-    .execute(conn)
-    .await?;
-    Ok(held == 1)
-}
-
-/// Gives the lease back, so another replica takes over at its next pass.
-async fn release(conn: &mut AsyncPgConnection, holder: &str) -> Result<(), PointError> {
-    diesel::sql_query("DELETE FROM worker_leases WHERE name = $1 AND holder = $2")
-        .bind::<Text, _>(LEASE)
-        .bind::<Text, _>(holder)
-        .execute(conn)
-        .await?;
-    Ok(())
 }

@@ -1,0 +1,50 @@
+-- The points events other systems read (docs/decisions.md, "Events"): one row per change of
+-- a client's points, written by a trigger on the ledger in the transaction that appends the
+-- entry, so that no entry commits without its event, no event exists for an entry that
+-- rolled back, and no writer of the ledger (the order rules, the webhook, the expiry job,
+-- the back office, the seed) can forget one. The publisher (`events::publisher`) sends the
+-- rows in id order to NATS JetStream, with `event_id` as the message id, and marks them
+-- published; housekeeping deletes published rows after their retention.
+--
+-- Order per client: every writer appends under the lock of the client's account
+-- (`ledger::lock_accounts`), so a client's rows take their ids in commit order.
+CREATE TABLE event_outbox (
+    id           BIGSERIAL PRIMARY KEY,
+    event_id     UUID NOT NULL UNIQUE DEFAULT gen_random_uuid(),
+    type         TEXT NOT NULL CHECK (type IN ('points.credited', 'points.spent', 'points.expired')),
+    client_id    BIGINT NOT NULL CHECK (client_id > 0),
+    data         JSONB NOT NULL CHECK (jsonb_typeof(data) = 'object'),
+    -- When the change happened (the entry's `created_at`; a seeded entry's is its own date).
+    occurred_at  TIMESTAMPTZ NOT NULL,
+    -- When the row was written: how long an event has waited (`events_outbox_oldest_seconds`).
+    written_at   TIMESTAMPTZ NOT NULL DEFAULT now(),
+    published_at TIMESTAMPTZ
+);
+-- The publisher's queue: the unpublished rows, oldest first.
+CREATE INDEX event_outbox_unpublished ON event_outbox (id, written_at) WHERE published_at IS NULL;
+-- Housekeeping's: published rows by age.
+CREATE INDEX event_outbox_published ON event_outbox (published_at) WHERE published_at IS NOT NULL;
+
+-- A ledger entry's event: `points.expired` for an expiry, otherwise by the sign of the change.
+-- The points as decimal text, exactly as stored.
+CREATE FUNCTION point_entries_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_outbox (type, client_id, data, occurred_at)
+    VALUES (
+        CASE WHEN NEW.kind = 'expiry' THEN 'points.expired'
+             WHEN NEW.points > 0 THEN 'points.credited'
+             ELSE 'points.spent' END,
+        NEW.client_id,
+        jsonb_build_object(
+            'entryId', NEW.id,
+            'kind', NEW.kind,
+            'points', NEW.points::text,
+            'orderId', NEW.order_correlation_id,
+            'reference', NEW.reference),
+        NEW.created_at);
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER point_entries_event
+    AFTER INSERT ON point_entries
+    FOR EACH ROW EXECUTE FUNCTION point_entries_event();

@@ -1,0 +1,66 @@
+//! The outbox's gauges, refreshed by every replica every [`INTERVAL`] whether or not it
+//! publishes (database-wide figures: every replica reports the same; alert on the maximum):
+//!
+//! - `events_outbox_unpublished`: events written and not yet acknowledged by JetStream;
+//! - `events_outbox_oldest_seconds`: how long the oldest of them has waited, 0 when none.
+//!
+//! A publisher that cannot reach NATS, a missing `NATS_URL`, or no replica holding the lease
+//! all show as an age that grows.
+
+use std::time::Duration;
+
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Double};
+use diesel_async::RunQueryDsl;
+use tokio::sync::watch;
+
+pub const UNPUBLISHED: &str = "events_outbox_unpublished";
+pub const OLDEST: &str = "events_outbox_oldest_seconds";
+
+/// How often the gauges are read from the database.
+pub const INTERVAL: Duration = Duration::from_secs(15);
+
+#[derive(Debug, QueryableByName)]
+pub struct Figures {
+    #[diesel(sql_type = BigInt)]
+    pub unpublished: i64,
+    #[diesel(sql_type = Double)]
+    pub oldest_seconds: f64,
+}
+
+/// Reads the figures (the unpublished rows' partial index) and sets the gauges.
+pub async fn refresh(pool: &db::Pool) -> Result<Figures, super::publisher::PublishError> {
+    let figures: Figures = {
+        let mut conn = pool.get().await?;
+        diesel::sql_query(
+            "SELECT count(*) AS unpublished, \
+                    COALESCE(EXTRACT(EPOCH FROM now() - min(written_at)), 0)::float8 AS oldest_seconds \
+             FROM event_outbox WHERE published_at IS NULL",
+        )
+        .get_result(&mut conn)
+        .await?
+    };
+    metrics::gauge!(UNPUBLISHED).set(figures.unpublished as f64);
+    metrics::gauge!(OLDEST).set(figures.oldest_seconds);
+    Ok(figures)
+}
+
+/// Refreshes the gauges every [`INTERVAL`] until `stop` turns true; the first at once, so the
+/// alerts see a replica from its start.
+pub fn spawn(pool: db::Pool, mut stop: watch::Receiver<bool>) {
+    tokio::spawn(async move {
+        loop {
+            if let Err(e) = refresh(&pool).await {
+                tracing::warn!(error.message = %e, "events gauges not refreshed");
+            }
+            tokio::select! {
+                changed = stop.changed() => {
+                    if changed.is_err() || *stop.borrow() {
+                        break;
+                    }
+                }
+                () = tokio::time::sleep(INTERVAL) => {}
+            }
+        }
+    });
+}

@@ -1,0 +1,205 @@
+//! The publisher: every replica runs one inside `serve` when `NATS_URL` is set; the one that
+//! holds the `event-publisher` lease (`worker_leases`) sends the outbox's unpublished rows in
+//! id order to JetStream, one at a time, each acknowledged before the next is sent, and marks
+//! the sent ones published. So a client's events reach the stream in commit order (the
+//! outbox's ids are in commit order per client), and a failure stops the round at the first
+//! row not acknowledged: that row and those after it are sent again next round, never a
+//! later one before it.
+//!
+//! At least once: a row sent whose acknowledgement was lost is sent again, with the same
+//! message id, which JetStream drops inside its duplicate window ([`super::DUPLICATE_WINDOW`]);
+//! a consumer dedupes by `id` beyond it. Nothing in the request path waits for NATS: a change
+//! only writes its row, and while NATS is down the rows wait in the outbox.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, context::Context, message::PublishMessage, stream};
+use diesel::sql_types::{Array, BigInt};
+use diesel_async::RunQueryDsl;
+use tokio::sync::watch;
+
+use super::cloud_event::{Pending, UnknownType};
+use super::{DUPLICATE_WINDOW, EventSettings, STREAM, SUBJECT_PREFIX};
+use crate::leases;
+
+/// The lease's name in `worker_leases`.
+const LEASE: &str = "event-publisher";
+
+/// How long a connection attempt to NATS may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error("the outbox could not be read or marked: {0}")]
+    Database(String),
+    #[error("NATS is unreachable: {0}")]
+    Connect(String),
+    #[error("JetStream did not take an event: {0}")]
+    Publish(String),
+    #[error(transparent)]
+    UnknownType(#[from] UnknownType),
+}
+
+impl From<diesel::result::Error> for PublishError {
+    fn from(e: diesel::result::Error) -> Self {
+        PublishError::Database(e.to_string())
+    }
+}
+
+impl From<db::PoolError> for PublishError {
+    fn from(e: db::PoolError) -> Self {
+        PublishError::Database(e.to_string())
+    }
+}
+
+/// What the publisher needs.
+#[derive(Clone)]
+pub struct Publisher {
+    pub pool: db::Pool,
+    pub settings: EventSettings,
+    /// This replica's name in the lease.
+    pub holder: String,
+}
+
+impl Publisher {
+    /// The lease: a few rounds, so that a live leader renews it (before each batch) long
+    /// before it runs out, and a dead one's is taken over soon.
+    fn lease(&self) -> Duration {
+        (self.settings.poll * 4).max(CONNECT_TIMEOUT * 2)
+    }
+}
+
+/// Connects to NATS at `url` and makes sure the stream exists (subjects `loyalty.>`, the
+/// duplicate window of [`DUPLICATE_WINDOW`]).
+pub async fn connect(url: &str) -> Result<Context, PublishError> {
+    let client = async_nats::ConnectOptions::new()
+        .connection_timeout(CONNECT_TIMEOUT)
+        .connect(url)
+        .await
+        .map_err(|e| PublishError::Connect(e.to_string()))?;
+    let context = jetstream::new(client);
+    context
+        .get_or_create_stream(stream::Config {
+            name: STREAM.to_owned(),
+            subjects: vec![format!("{SUBJECT_PREFIX}>")],
+            duplicate_window: DUPLICATE_WINDOW,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| PublishError::Connect(e.to_string()))?;
+    Ok(context)
+}
+
+/// Runs a round every `EVENTS_POLL_MS` until `stop` turns true.
+pub async fn run(publisher: Publisher, url: String, mut stop: watch::Receiver<bool>) {
+    tracing::info!(
+        poll_ms = publisher.settings.poll.as_millis() as u64,
+        "events publisher started"
+    );
+    let mut context: Option<Context> = None;
+    loop {
+        tokio::select! {
+            changed = stop.changed() => {
+                if changed.is_err() {
+                    tokio::time::sleep(publisher.settings.poll).await;
+                }
+            }
+            () = tokio::time::sleep(publisher.settings.poll) => {}
+        }
+        if *stop.borrow() {
+            break;
+        }
+        if context.is_none() {
+            match connect(&url).await {
+                Ok(connected) => context = Some(connected),
+                Err(e) => {
+                    tracing::warn!(error.message = %e, "events wait in the outbox");
+                    continue;
+                }
+            }
+        }
+        if let Some(context) = &context
+            && let Err(e) = drain(&publisher, context, &stop).await
+        {
+            // The client reconnects on its own; the rows not acknowledged go next round.
+            tracing::warn!(error.message = %e, "events publishing stopped; the next round goes on");
+        }
+    }
+    if let Ok(mut conn) = publisher.pool.get().await {
+        let _ = leases::release(&mut conn, LEASE, &publisher.holder).await;
+    }
+    tracing::info!("events publisher stopped");
+}
+
+/// While this replica holds the lease, publishes the unpublished rows in id order, a batch
+/// at a time, until none is left or `stop` turns true. Returns how many it published.
+pub async fn drain(
+    publisher: &Publisher,
+    context: &Context,
+    stop: &watch::Receiver<bool>,
+) -> Result<usize, PublishError> {
+    let mut published = 0;
+    while !*stop.borrow() {
+        let rows: Vec<Pending> = {
+            let mut conn = publisher.pool.get().await?;
+            if !leases::lead(&mut conn, LEASE, &publisher.holder, publisher.lease()).await? {
+                break;
+            }
+            diesel::sql_query(
+                "SELECT id, event_id, type AS event_type, client_id, data, occurred_at \
+                 FROM event_outbox WHERE published_at IS NULL ORDER BY id LIMIT $1",
+            )
+            .bind::<BigInt, _>(publisher.settings.batch)
+            .load(&mut conn)
+            .await?
+        };
+        let (sent, failed) = send(context, &rows).await;
+        if !sent.is_empty() {
+            let mut conn = publisher.pool.get().await?;
+            diesel::sql_query(
+                "UPDATE event_outbox SET published_at = now() WHERE id = ANY($1) \
+                 AND published_at IS NULL",
+            )
+            .bind::<Array<BigInt>, _>(&sent)
+            .execute(&mut conn)
+            .await?;
+            published += sent.len();
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if rows.len() < publisher.settings.batch as usize {
+            break;
+        }
+    }
+    Ok(published)
+}
+
+/// Sends `rows` in order, each acknowledged before the next; returns the ids of those
+/// acknowledged and, when one was not, why (the rows after it are not sent).
+async fn send(context: &Context, rows: &[Pending]) -> (Vec<i64>, Option<PublishError>) {
+    let mut sent = Vec::with_capacity(rows.len());
+    for row in rows {
+        match send_one(context, row).await {
+            Ok(()) => sent.push(row.id),
+            Err(e) => return (sent, Some(e)),
+        }
+    }
+    (sent, None)
+}
+
+async fn send_one(context: &Context, row: &Pending) -> Result<(), PublishError> {
+    let event_type = row.event_type()?;
+    let body = serde_json::to_vec(&row.cloud_event(event_type))
+        .map_err(|e| PublishError::Publish(e.to_string()))?;
+    let message = PublishMessage::build()
+        .payload(body.into())
+        .message_id(row.event_id.to_string());
+    let ack = context
+        .send_publish(event_type.subject(), message)
+        .await
+        .map_err(|e| PublishError::Publish(e.to_string()))?;
+    ack.await
+        .map_err(|e| PublishError::Publish(e.to_string()))?;
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! The points events (`point_service::events`): every ledger entry writes its event in its
+//! own transaction, and the publisher sends them to a real NATS JetStream as CloudEvents, in
+//! commit order per client, at least once, each message id once inside the duplicate window.
+
+use std::time::Duration;
+
+use async_nats::jetstream;
+use point_service::events::publisher::{self, Publisher};
+use point_service::events::{EventSettings, EventType, STREAM};
+use serde_json::{Value, json};
+use testkit::nats::NatsServer;
+use tokio::sync::watch;
+
+use crate::helpers::*;
+
+/// The publisher a test drives, over a pool of its own on the app's database.
+fn publisher(app: &TestApp, holder: &str) -> Publisher {
+    let database = testkit::config::database(app.database.url(), 2);
+    Publisher {
+        pool: db::build_pool(&database.pool_settings()).unwrap(),
+        settings: EventSettings {
+            nats_url: None,
+            poll: Duration::from_millis(50),
+            batch: 2,
+        },
+        holder: holder.to_owned(),
+    }
+}
+
+fn running() -> watch::Receiver<bool> {
+    watch::channel(false).1
+}
+
+/// Every message of the stream, in its order, as (subject, `Nats-Msg-Id`, JSON).
+async fn stream_messages(nats: &NatsServer) -> Vec<(String, String, Value)> {
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let context = jetstream::new(client);
+    let mut stream = context.get_stream(STREAM).await.unwrap();
+    let count = stream.info().await.unwrap().state.messages;
+    let mut messages = Vec::new();
+    for sequence in 1..=count {
+        let message = stream.get_raw_message(sequence).await.unwrap();
+        let id = message
+            .headers
+            .get("Nats-Msg-Id")
+            .map(|v| v.as_str().to_owned())
+            .unwrap_or_default();
+        let body: Value = serde_json::from_slice(&message.payload).unwrap();
+        messages.push((message.subject.to_string(), id, body));
+    }
+    messages
+}
+
+/// The rows of `query` on the app's database, as JSON objects.
+async fn rows(app: &TestApp, query: &str) -> Vec<Value> {
+    serde_json::from_str(&app.database.rows_json(query).await).unwrap()
+}
+
+async fn unpublished(app: &TestApp) -> i64 {
+    app.count("SELECT count(*) AS n FROM event_outbox WHERE published_at IS NULL")
+        .await
+}
+
+#[tokio::test]
+async fn every_ledger_entry_commits_with_one_event_and_a_refused_order_with_none() {
+    let app = spawn_app().await;
+    let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(status, 200);
+    // More than Sara holds: refused, nothing written.
+    let mut too_much = order_body(OMAR, "point");
+    too_much["point_offer_id"] = json!("64b7f0c2a1b2c3d4e5f60719");
+    app.sql("UPDATE point_offers SET purchased_point_amount = 100000 WHERE id = '64b7f0c2a1b2c3d4e5f60719'")
+        .await;
+    let (status, _) = app.order(SARA, &too_much).await;
+    assert_ne!(status, 200);
+    // The seed's three entries and the order's two, each with exactly one event.
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM point_entries").await,
+        5
+    );
+    assert_eq!(app.count("SELECT count(*) AS n FROM event_outbox").await, 5);
+    assert_eq!(
+        app.count(
+            "SELECT count(*) AS n FROM point_entries e \
+             WHERE (SELECT count(*) FROM event_outbox o WHERE (o.data->>'entryId')::bigint = e.id) <> 1"
+        )
+        .await,
+        0
+    );
+    // The order's two: Sara's charge and Omar's credit, with the points as decimal text.
+    let rows = rows(
+        &app,
+        "SELECT type, client_id, data FROM event_outbox WHERE data->>'orderId' IS NOT NULL ORDER BY id",
+    )
+    .await;
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0]["type"].clone(), rows[0]["client_id"].clone()),
+        (json!("points.spent"), json!(SARA))
+    );
+    assert_eq!(rows[0]["data"]["points"], json!("-120"));
+    assert_eq!(rows[0]["data"]["kind"], json!("gift_sent"));
+    assert_eq!(
+        (rows[1]["type"].clone(), rows[1]["client_id"].clone()),
+        (json!("points.credited"), json!(OMAR))
+    );
+    assert_eq!(rows[1]["data"]["points"], json!("100"));
+}
+
+#[tokio::test]
+async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_published() {
+    let app = spawn_app().await;
+    let nats = NatsServer::start();
+    let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(status, 200);
+    let publisher = publisher(&app, "replica-a");
+    let context = publisher::connect(&nats.url()).await.unwrap();
+    // Batches of two: five events take three round trips.
+    assert_eq!(
+        publisher::drain(&publisher, &context, &running())
+            .await
+            .unwrap(),
+        5
+    );
+    assert_eq!(unpublished(&app).await, 0);
+
+    let outbox = rows(
+        &app,
+        "SELECT event_id::text AS event, type, client_id, data, occurred_at FROM event_outbox ORDER BY id",
+    )
+    .await;
+    let messages = stream_messages(&nats).await;
+    assert_eq!(messages.len(), outbox.len());
+    for ((subject, message_id, event), row) in messages.iter().zip(&outbox) {
+        let event_type = EventType::parse(row["type"].as_str().unwrap()).unwrap();
+        assert_eq!(subject, &event_type.subject());
+        assert_eq!(message_id, row["event"].as_str().unwrap());
+        assert_eq!(
+            keys(event),
+            [
+                "specversion",
+                "id",
+                "source",
+                "type",
+                "subject",
+                "time",
+                "datacontenttype",
+                "data"
+            ]
+        );
+        assert_eq!(event["specversion"], "1.0");
+        assert_eq!(event["id"], row["event"]);
+        assert_eq!(event["source"], "/loyalty/point-service");
+        assert_eq!(
+            event["type"],
+            json!(format!("loyalty.{}", row["type"].as_str().unwrap()))
+        );
+        assert_eq!(event["subject"], json!(row["client_id"].to_string()));
+        assert_eq!(event["datacontenttype"], "application/json");
+        assert_eq!(event["data"], row["data"]);
+        let time = chrono::DateTime::parse_from_rfc3339(event["time"].as_str().unwrap()).unwrap();
+        let occurred =
+            chrono::DateTime::parse_from_rfc3339(row["occurred_at"].as_str().unwrap()).unwrap();
+        assert_eq!(time, occurred);
+        let text = event.to_string();
+        assert!(
+            !text.contains("+966") && !text.contains('@'),
+            "no phone or e-mail: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_duplicate() {
+    let app = spawn_app().await;
+    let mut nats = NatsServer::start();
+    let publisher = publisher(&app, "replica-a");
+    let context = publisher::connect(&nats.url()).await.unwrap();
+    assert_eq!(
+        publisher::drain(&publisher, &context, &running())
+            .await
+            .unwrap(),
+        3
+    );
+
+    nats.stop();
+    let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(status, 200, "the request path does not wait for NATS");
+    assert!(
+        publisher::drain(&publisher, &context, &running())
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        unpublished(&app).await,
+        2,
+        "both of the order's events wait"
+    );
+
+    nats.restart();
+    // The client reconnects on its own; the rows go once it has.
+    let mut published = 0;
+    for _ in 0..100 {
+        published += publisher::drain(&publisher, &context, &running())
+            .await
+            .unwrap_or(0);
+        if unpublished(&app).await == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!((published, unpublished(&app).await), (2, 0));
+
+    // A row sent again (an acknowledgement lost, a leader that stalled) keeps its message id:
+    // JetStream drops it, and the stream holds each event once.
+    app.sql("UPDATE event_outbox SET published_at = NULL").await;
+    assert_eq!(
+        publisher::drain(&publisher, &context, &running())
+            .await
+            .unwrap(),
+        5
+    );
+    let messages = stream_messages(&nats).await;
+    let ids: std::collections::BTreeSet<&String> = messages.iter().map(|(_, id, _)| id).collect();
+    assert_eq!((messages.len(), ids.len()), (5, 5));
+    // Per client in commit order: Sara's seeded entries, then her charge.
+    let sara: Vec<&Value> = messages
+        .iter()
+        .map(|(_, _, event)| event)
+        .filter(|event| event["subject"] == json!(SARA.to_string()))
+        .collect();
+    let entry_ids: Vec<i64> = sara
+        .iter()
+        .map(|e| e["data"]["entryId"].as_i64().unwrap())
+        .collect();
+    let mut sorted = entry_ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(entry_ids, sorted);
+    assert_eq!(sara.last().unwrap()["type"], "loyalty.points.spent");
+}
+
+#[tokio::test]
+async fn only_the_lease_holder_publishes() {
+    let app = spawn_app().await;
+    let nats = NatsServer::start();
+    let leader = publisher(&app, "replica-a");
+    let other = publisher(&app, "replica-b");
+    let context = publisher::connect(&nats.url()).await.unwrap();
+    assert_eq!(
+        publisher::drain(&leader, &context, &running())
+            .await
+            .unwrap(),
+        3
+    );
+    let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        publisher::drain(&other, &context, &running())
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(unpublished(&app).await, 2);
+    assert_eq!(
+        publisher::drain(&leader, &context, &running())
+            .await
+            .unwrap(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn the_event_types_are_the_outbox_check() {
+    let app = spawn_app().await;
+    let mut known: Vec<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+    known.sort_unstable();
+    assert_eq!(app.database.check_values("event_outbox.type").await, known);
+}
