@@ -101,3 +101,5 @@ test_threads=$((2 * $(getconf _NPROCESSORS_ONLN)))
 cargo nextest run --workspace --locked --no-fail-fast --test-threads "$test_threads"
 # nextest does not run doctests.
 cargo test --workspace --doc --locked
+echo "== events document (AsyncAPI 3) and the events the tests received"
+bash scripts/check-events-document.sh

@@ -107,20 +107,50 @@ async fn every_ledger_entry_commits_with_one_event_and_a_refused_order_with_none
     assert_eq!(rows[1]["data"]["points"], json!("100"));
 }
 
+/// Where the events a test received are recorded for `scripts/check-events-document.sh`,
+/// which checks each against the AsyncAPI document (`make test` runs it after the tests).
+fn samples_dir() -> std::path::PathBuf {
+    std::env::var_os("EVENT_SAMPLES_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("event-samples"),
+        std::path::PathBuf::from,
+    )
+}
+
+/// Sara's points expire: the ledger a year older, then the expiry job.
+async fn expire_sara(app: &TestApp) {
+    app.a_year_earlier().await;
+    let options = point_service::expiry::job::Options {
+        today: None,
+        batch_size: 10,
+        dry_run: false,
+    };
+    let mut conn = app.database.connect().await;
+    let summary =
+        point_service::expiry::job::run(
+            &mut conn,
+            options,
+            |_| std::ops::ControlFlow::Continue(()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(summary.clients_expired, 1);
+}
+
 #[tokio::test]
 async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_published() {
     let app = spawn_app().await;
     let nats = NatsServer::start();
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200);
+    expire_sara(&app).await;
     let publisher = publisher(&app, "replica-a");
     let context = publisher::connect(&nats.url()).await.unwrap();
-    // Batches of two: five events take three round trips.
+    // Batches of two: six events take three round trips.
     assert_eq!(
         publisher::drain(&publisher, &context, &running())
             .await
             .unwrap(),
-        5
+        6
     );
     assert_eq!(unpublished(&app).await, 0);
 
@@ -167,6 +197,31 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
             !text.contains("+966") && !text.contains('@'),
             "no phone or e-mail: {text}"
         );
+    }
+    let types: Vec<&str> = messages
+        .iter()
+        .map(|(subject, _, _)| subject.as_str())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "loyalty.points.credited",
+            "loyalty.points.credited",
+            "loyalty.points.spent",
+            "loyalty.points.spent",
+            "loyalty.points.credited",
+            "loyalty.points.expired"
+        ]
+    );
+    let samples = samples_dir();
+    let _ = std::fs::remove_dir_all(&samples);
+    std::fs::create_dir_all(&samples).unwrap();
+    for (n, (subject, _, event)) in messages.iter().enumerate() {
+        std::fs::write(
+            samples.join(format!("{n:02}-{subject}.json")),
+            event.to_string(),
+        )
+        .unwrap();
     }
 }
 
