@@ -26,7 +26,9 @@ CREATE INDEX event_outbox_unpublished ON event_outbox (id, written_at) WHERE pub
 CREATE INDEX event_outbox_published ON event_outbox (published_at) WHERE published_at IS NOT NULL;
 
 -- A ledger entry's event: `points.expired` for an expiry, otherwise by the sign of the change.
--- The points as decimal text, exactly as stored.
+-- The points as exact decimal text without trailing zeros (`100`, `-50.25`). Not the entry's
+-- reference: an operator's or a caller's free text (a support case, a gift code) has no place
+-- in what partners read; the kind says where the change came from.
 CREATE FUNCTION point_entries_event() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO event_outbox (type, client_id, data, occurred_at)
@@ -38,9 +40,8 @@ BEGIN
         jsonb_build_object(
             'entryId', NEW.id,
             'kind', NEW.kind,
-            'points', NEW.points::text,
-            'orderId', NEW.order_correlation_id,
-            'reference', NEW.reference),
+            'points', trim_scale(NEW.points)::text,
+            'orderId', NEW.order_correlation_id),
         NEW.created_at);
     RETURN NULL;
 END;

@@ -9,7 +9,7 @@
 //! Variables:
 //! - `NATS_URL` (unset): the NATS server, `nats://host:port`. Unset, nothing is published and
 //!   the events wait in the outbox (logged at start).
-//! - `EVENTS_POLL_MS` (default `500`, 10 to 60000): how often the publisher looks for new
+//! - `EVENTS_POLL_MS` (default `500`, 10 to 10000): how often the publisher looks for new
 //!   events once the outbox is empty.
 
 pub mod cloud_event;
@@ -24,8 +24,10 @@ use server::Env;
 pub const STREAM: &str = "LOYALTY_EVENTS";
 /// Every event's subject starts so: `loyalty.<type>`, e.g. `loyalty.points.credited`.
 pub const SUBJECT_PREFIX: &str = "loyalty.";
-/// How long JetStream remembers a message id: a republish within it is dropped.
-pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
+/// How long JetStream remembers a message id: a republish within it is dropped. Well above
+/// the publisher's lease, so a row sent again by the replica that takes over after a crash
+/// is still dropped.
+pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(10 * 60);
 
 /// An event's type, as the outbox stores it (its `CHECK`) and, after [`SUBJECT_PREFIX`], as
 /// its subject and CloudEvents `type`.
@@ -73,7 +75,8 @@ pub struct EventSettings {
     pub nats_url: Option<String>,
     /// `EVENTS_POLL_MS`.
     pub poll: Duration,
-    /// Rows read and published per round trip to the database.
+    /// Rows read, published and then marked together: at most this many are sent again after
+    /// a crash.
     pub batch: i64,
 }
 
@@ -82,7 +85,7 @@ impl Default for EventSettings {
         Self {
             nats_url: None,
             poll: Duration::from_millis(500),
-            batch: 100,
+            batch: 20,
         }
     }
 }
@@ -92,7 +95,7 @@ impl EventSettings {
         let defaults = Self::default();
         Self {
             nats_url: env.optional("NATS_URL"),
-            poll: env.millis_or("EVENTS_POLL_MS", defaults.poll, 10..=60_000),
+            poll: env.millis_or("EVENTS_POLL_MS", defaults.poll, 10..=10_000),
             batch: defaults.batch,
         }
     }

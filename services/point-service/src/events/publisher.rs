@@ -1,17 +1,21 @@
 //! The publisher: every replica runs one inside `serve` when `NATS_URL` is set; the one that
 //! holds the `event-publisher` lease (`worker_leases`) sends the outbox's unpublished rows in
 //! id order to JetStream, one at a time, each acknowledged before the next is sent, and marks
-//! the sent ones published. So a client's events reach the stream in commit order (the
-//! outbox's ids are in commit order per client), and a failure stops the round at the first
-//! row not acknowledged: that row and those after it are sent again next round, never a
-//! later one before it.
+//! the sent ones published after each small batch. So a client's events reach the stream in
+//! commit order (the outbox's ids are in commit order per client), and a failure stops the
+//! round at the first row not acknowledged: that row and those after it are sent again next
+//! round, never a later one before it.
 //!
-//! At least once: a row sent whose acknowledgement was lost is sent again, with the same
-//! message id, which JetStream drops inside its duplicate window ([`super::DUPLICATE_WINDOW`]);
-//! a consumer dedupes by `id` beyond it. Nothing in the request path waits for NATS: a change
-//! only writes its row, and while NATS is down the rows wait in the outbox.
+//! At least once: a row sent whose acknowledgement was lost, or whose batch was not marked
+//! before a crash, is sent again with the same message id, which JetStream drops inside its
+//! duplicate window ([`super::DUPLICATE_WINDOW`], well above the lease, so a takeover after a
+//! crash falls inside it); a consumer dedupes by `id` beyond it. A batch stops taking rows once
+//! it has run for a third of the lease, and a publisher that fails drops its connection and
+//! stops renewing the lease, so a replica cut off from NATS hands over to one that is not.
+//! Nothing in the request path waits for NATS: a change only writes its row, and while NATS is
+//! down the rows wait in the outbox.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::{self, context::Context, message::PublishMessage, stream};
 use diesel::sql_types::{Array, BigInt};
@@ -23,10 +27,15 @@ use super::{DUPLICATE_WINDOW, EventSettings, STREAM, SUBJECT_PREFIX};
 use crate::leases;
 
 /// The lease's name in `worker_leases`.
-const LEASE: &str = "event-publisher";
+const LEASE_NAME: &str = "event-publisher";
 
-/// How long a connection attempt to NATS may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection attempt to NATS, and JetStream's acknowledgement of one event, may
+/// take.
+const NATS_WAIT: Duration = Duration::from_secs(5);
+
+/// How long the lease holds without a renewal: several batches at their slowest, and far
+/// below the duplicate window.
+const LEASE: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -61,25 +70,20 @@ pub struct Publisher {
     pub holder: String,
 }
 
-impl Publisher {
-    /// The lease: a few rounds, so that a live leader renews it (before each batch) long
-    /// before it runs out, and a dead one's is taken over soon.
-    fn lease(&self) -> Duration {
-        (self.settings.poll * 4).max(CONNECT_TIMEOUT * 2)
-    }
-}
-
 /// Connects to NATS at `url` and makes sure the stream exists (subjects `loyalty.>`, the
 /// duplicate window of [`DUPLICATE_WINDOW`]).
 pub async fn connect(url: &str) -> Result<Context, PublishError> {
     let client = async_nats::ConnectOptions::new()
-        .connection_timeout(CONNECT_TIMEOUT)
+        .connection_timeout(NATS_WAIT)
         .connect(url)
         .await
         .map_err(|e| PublishError::Connect(e.to_string()))?;
-    let context = jetstream::new(client);
+    let context = jetstream::ContextBuilder::new()
+        .timeout(NATS_WAIT)
+        .build(client);
+    // Created when missing, and set back to these subjects and this window when it differs.
     context
-        .get_or_create_stream(stream::Config {
+        .create_or_update_stream(stream::Config {
             name: STREAM.to_owned(),
             subjects: vec![format!("{SUBJECT_PREFIX}>")],
             duplicate_window: DUPLICATE_WINDOW,
@@ -118,15 +122,18 @@ pub async fn run(publisher: Publisher, url: String, mut stop: watch::Receiver<bo
                 }
             }
         }
-        if let Some(context) = &context
-            && let Err(e) = drain(&publisher, context, &stop).await
+        if let Some(connected) = &context
+            && let Err(e) = drain(&publisher, connected, &stop).await
         {
-            // The client reconnects on its own; the rows not acknowledged go next round.
+            // Connected afresh next round (the stream made again if it was lost); meanwhile
+            // the lease is not renewed, so a replica that reaches NATS can take over. The
+            // rows not acknowledged go first then.
             tracing::warn!(error.message = %e, "events publishing stopped; the next round goes on");
+            context = None;
         }
     }
     if let Ok(mut conn) = publisher.pool.get().await {
-        let _ = leases::release(&mut conn, LEASE, &publisher.holder).await;
+        let _ = leases::release(&mut conn, LEASE_NAME, &publisher.holder).await;
     }
     tracing::info!("events publisher stopped");
 }
@@ -142,7 +149,7 @@ pub async fn drain(
     while !*stop.borrow() {
         let rows: Vec<Pending> = {
             let mut conn = publisher.pool.get().await?;
-            if !leases::lead(&mut conn, LEASE, &publisher.holder, publisher.lease()).await? {
+            if !leases::lead(&mut conn, LEASE_NAME, &publisher.holder, LEASE).await? {
                 break;
             }
             diesel::sql_query(
@@ -153,7 +160,7 @@ pub async fn drain(
             .load(&mut conn)
             .await?
         };
-        let (sent, failed) = send(context, &rows).await;
+        let (sent, failed) = send(context, &rows, stop).await;
         if !sent.is_empty() {
             let mut conn = publisher.pool.get().await?;
             diesel::sql_query(
@@ -175,11 +182,20 @@ pub async fn drain(
     Ok(published)
 }
 
-/// Sends `rows` in order, each acknowledged before the next; returns the ids of those
-/// acknowledged and, when one was not, why (the rows after it are not sent).
-async fn send(context: &Context, rows: &[Pending]) -> (Vec<i64>, Option<PublishError>) {
+/// Sends `rows` in order, each acknowledged before the next, until one fails, `stop` turns
+/// true, or a third of the lease has passed (the rest go with the next batch, after the lease
+/// is renewed). Returns the ids acknowledged and, when one was not, why.
+async fn send(
+    context: &Context,
+    rows: &[Pending],
+    stop: &watch::Receiver<bool>,
+) -> (Vec<i64>, Option<PublishError>) {
+    let started = Instant::now();
     let mut sent = Vec::with_capacity(rows.len());
     for row in rows {
+        if *stop.borrow() || started.elapsed() > LEASE / 3 {
+            break;
+        }
         match send_one(context, row).await {
             Ok(()) => sent.push(row.id),
             Err(e) => return (sent, Some(e)),
