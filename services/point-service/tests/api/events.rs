@@ -56,6 +56,17 @@ async fn rows(app: &TestApp, query: &str) -> Vec<Value> {
     serde_json::from_str(&app.database.rows_json(query).await).unwrap()
 }
 
+/// Whether the outbox empties within ten seconds (a running publisher drains it).
+async fn drained(app: &TestApp) -> bool {
+    for _ in 0..200 {
+        if unpublished(app).await == 0 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 async fn unpublished(app: &TestApp) -> i64 {
     app.count("SELECT count(*) AS n FROM event_outbox WHERE published_at IS NULL")
         .await
@@ -330,4 +341,44 @@ async fn the_event_types_are_the_outbox_check() {
     let mut known: Vec<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
     known.sort_unstable();
     assert_eq!(app.database.check_values("event_outbox.type").await, known);
+}
+
+#[tokio::test]
+async fn the_running_publisher_makes_a_lost_stream_again_and_goes_on() {
+    let app = spawn_app().await;
+    let nats = NatsServer::start();
+    let (stop_tx, stop) = watch::channel(false);
+    let worker = tokio::spawn(publisher::run(
+        publisher(&app, "replica-a"),
+        nats.url(),
+        stop,
+    ));
+    // The seed's events first.
+    assert!(drained(&app).await, "the seed's events were published");
+    // Someone deletes the stream; the next events fail once, then the publisher connects
+    // again, makes the stream and sends them.
+    let context = jetstream::new(async_nats::connect(nats.url()).await.unwrap());
+    context.delete_stream(STREAM).await.unwrap();
+    let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
+    assert_eq!(status, 200);
+    assert!(
+        drained(&app).await,
+        "the order's events were published again"
+    );
+    let messages = stream_messages(&nats).await;
+    assert_eq!(
+        messages
+            .iter()
+            .map(|(subject, _, _)| subject.as_str())
+            .collect::<Vec<_>>(),
+        ["loyalty.points.spent", "loyalty.points.credited"]
+    );
+    stop_tx.send(true).unwrap();
+    worker.await.unwrap();
+    assert_eq!(
+        app.count("SELECT count(*) AS n FROM worker_leases WHERE name = 'event-publisher'")
+            .await,
+        0,
+        "the lease is given back on stop"
+    );
 }
