@@ -73,20 +73,8 @@ trap 'rm -rf "$work"' EXIT
 # (npm ci into a cache, redone only when package-lock.json changes), then tsc over the typed
 # documents it writes.
 cloudnative_pg_check() {
-    local tools=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/cloudnative-pg src=scripts/cloudnative-pg want
-    command -v node >/dev/null && command -v npm >/dev/null || fail "node and npm are needed (Node.js 20)"
-    want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
-    mkdir -p "$tools"
-    (
-        flock 9
-        if [ "$(cat "$tools/.pinned" 2>/dev/null)" != "$want" ]; then
-            log "installing the pinned CloudNativePG models into $tools"
-            rm -rf "$tools/node_modules" "$tools/.pinned"
-            cp "$src/package.json" "$src/package-lock.json" "$tools/"
-            (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-            echo "$want" >"$tools/.pinned"
-        fi
-    ) 9>"$tools/.lock"
+    local tools=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/cloudnative-pg src=scripts/cloudnative-pg
+    pinned_node_modules "$tools" "$src"
     local run
     run=$(mktemp -d "$tools/run.XXXXXX")
     cp "$src/validate.mjs" "$run/"

@@ -12,19 +12,7 @@ cd "$REPO"
 samples=${EVENT_SAMPLES_DIR:-${CARGO_TARGET_DIR:-target}/tmp/event-samples}
 tools=${XDG_CACHE_HOME:-$HOME/.cache}/loyalty-tools/events-document
 src=scripts/events-document
-command -v node >/dev/null && command -v npm >/dev/null || fail "node and npm are needed (Node.js 20)"
-want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
-mkdir -p "$tools"
-(
-    flock 9
-    if [ "$(cat "$tools/.pinned" 2>/dev/null)" != "$want" ]; then
-        log "installing the pinned AsyncAPI parser into $tools"
-        rm -rf "$tools/node_modules" "$tools/.pinned"
-        cp "$src/package.json" "$src/package-lock.json" "$tools/"
-        (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-        echo "$want" >"$tools/.pinned"
-    fi
-) 9>"$tools/.lock"
+pinned_node_modules "$tools" "$src"
 cp "$src/validate.mjs" "$tools/validate.mjs"
 node "$tools/validate.mjs" docs/api/events.yaml "$samples" ||
     fail "docs/api/events.yaml, or an event the tests received, is not valid (above: which, and why)"

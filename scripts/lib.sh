@@ -22,6 +22,7 @@
 #   install_packages PACKAGE…            Debian packages, with sudo unless root
 #   require_commands COMMAND[:PACKAGE]…  install the packages of the commands not found
 #   pinned_venv DIR REQUIREMENT…         a cached Python virtualenv holding exactly these
+#   pinned_node_modules DIR SRC          cached node_modules holding what SRC's lock pins
 #   require_free_ports PORT…             fail if anything listens on one of them
 #   wait_for_url URL SECONDS [PID]       until URL answers 2xx (fails if PID dies first)
 #   at_exit COMMAND / track PID          run COMMAND / stop PID when the script ends
@@ -223,6 +224,28 @@ pinned_venv() {
             echo "$want" >"$venv/.pinned"
         fi
     ) 9>"$venv.lock"
+}
+
+# pinned_node_modules DIR SRC: DIR/node_modules holding exactly what SRC/package-lock.json
+# pins (npm ci, scripts not run), installed on first use and again only when SRC's
+# package.json or package-lock.json changes; DIR gets their copies. Like pinned_venv, two runs
+# at once wait for each other.
+pinned_node_modules() {
+    local tools=$1 src=$2 want
+    command -v node >/dev/null && command -v npm >/dev/null || fail "node and npm are needed (Node.js 20)"
+    want=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
+    mkdir -p "$tools"
+    (
+        flock 9
+        if [ "$(cat "$tools/.pinned" 2>/dev/null)" != "$want" ]; then
+            log "installing the packages $src/package-lock.json pins into $tools"
+            rm -rf "$tools/node_modules" "$tools/.pinned"
+            cp "$src/package.json" "$src/package-lock.json" "$tools/"
+            (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+            # Written last: an interrupted install leaves no stamp and is redone next time.
+            echo "$want" >"$tools/.pinned"
+        fi
+    ) 9>"$tools/.lock"
 }
 
 # --- processes ---------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ pub use client_ip::client_ip;
 pub use config::{AppEnv, CommonConfig, ConfigError, DatabaseConfig, Env, HttpLimits, Secret};
 pub use routes::{Described, Route, Routes, scope, tagged};
 pub use run::{
-    Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server_with, serve,
-    shutdown_watch, spawn_local, start,
+    Binary, SeedFn, ServiceApp, StartError, bind, http_client, http_server_with, pause_or_stop,
+    serve, shutdown_watch, spawn_local, start,
 };
 pub use seed::{Rejected, Row, SeedReport};

@@ -161,3 +161,25 @@ where
 pub fn shutdown_watch() -> tokio::sync::watch::Receiver<bool> {
     crate::stopping::watch()
 }
+
+/// A background task's wait between two passes: `interval`, or less when `stop` (a
+/// [`shutdown_watch`]) turns true meanwhile; true when the task is to stop. A flag nobody can
+/// raise any more (its sender gone) never stops it: the task keeps its pace.
+pub async fn pause_or_stop(
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+    interval: std::time::Duration,
+) -> bool {
+    // `None`: the interval passed; `Some(false)`: nobody can raise the flag any more.
+    let raised = tokio::select! {
+        raised = stop.wait_for(|stopped| *stopped) => Some(raised.is_ok()),
+        () = tokio::time::sleep(interval) => None,
+    };
+    match raised {
+        Some(true) => true,
+        Some(false) => {
+            tokio::time::sleep(interval).await;
+            false
+        }
+        None => *stop.borrow(),
+    }
+}

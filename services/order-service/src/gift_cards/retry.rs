@@ -45,16 +45,7 @@ pub async fn run(
     );
     // The first pass waits an interval too: a replica that starts finds the others at work.
     loop {
-        tokio::select! {
-            changed = stop.changed() => {
-                if changed.is_err() {
-                    // Nobody can ask to stop any more: keep the pace.
-                    tokio::time::sleep(settings.interval).await;
-                }
-            }
-            () = tokio::time::sleep(settings.interval) => {}
-        }
-        if *stop.borrow() {
+        if server::pause_or_stop(&mut stop, settings.interval).await {
             break;
         }
         if let Err(e) = pass(&pool, &credit, &settings, &stop).await {

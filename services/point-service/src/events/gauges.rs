@@ -53,13 +53,8 @@ pub fn spawn(pool: db::Pool, mut stop: watch::Receiver<bool>) {
             if let Err(e) = refresh(&pool).await {
                 tracing::warn!(error.message = %e, "events gauges not refreshed");
             }
-            tokio::select! {
-                changed = stop.changed() => {
-                    if changed.is_err() || *stop.borrow() {
-                        break;
-                    }
-                }
-                () = tokio::time::sleep(INTERVAL) => {}
+            if server::pause_or_stop(&mut stop, INTERVAL).await {
+                break;
             }
         }
     });

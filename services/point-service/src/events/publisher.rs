@@ -102,15 +102,7 @@ pub async fn run(publisher: Publisher, url: String, mut stop: watch::Receiver<bo
     );
     let mut context: Option<Context> = None;
     loop {
-        tokio::select! {
-            changed = stop.changed() => {
-                if changed.is_err() {
-                    tokio::time::sleep(publisher.settings.poll).await;
-                }
-            }
-            () = tokio::time::sleep(publisher.settings.poll) => {}
-        }
-        if *stop.borrow() {
+        if server::pause_or_stop(&mut stop, publisher.settings.poll).await {
             break;
         }
         if context.is_none() {

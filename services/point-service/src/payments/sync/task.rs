@@ -73,16 +73,7 @@ pub async fn run(worker: Worker, mut stop: watch::Receiver<bool>) {
         tracing::warn!(error.message = %e, "payment gauges not refreshed");
     }
     loop {
-        tokio::select! {
-            changed = stop.changed() => {
-                if changed.is_err() {
-                    // Nobody can ask to stop any more: keep the pace.
-                    tokio::time::sleep(worker.settings.interval).await;
-                }
-            }
-            () = tokio::time::sleep(worker.settings.interval) => {}
-        }
-        if *stop.borrow() {
+        if server::pause_or_stop(&mut stop, worker.settings.interval).await {
             break;
         }
         if let Err(e) = pass(&worker, &mut pace, &stop).await {
