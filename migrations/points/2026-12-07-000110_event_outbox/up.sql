@@ -11,7 +11,7 @@
 CREATE TABLE event_outbox (
     id           BIGSERIAL PRIMARY KEY,
     event_id     UUID NOT NULL UNIQUE DEFAULT gen_random_uuid(),
-    type         TEXT NOT NULL CHECK (type IN ('points.credited', 'points.spent', 'points.expired')),
+    type         TEXT NOT NULL CHECK (type IN ('points.credited', 'points.spent', 'points.expired', 'points.expiring')),
     client_id    BIGINT NOT NULL CHECK (client_id > 0),
     data         JSONB NOT NULL CHECK (jsonb_typeof(data) = 'object'),
     -- When the change happened (the entry's `created_at`; a seeded entry's is its own date).
@@ -49,3 +49,34 @@ $$;
 CREATE TRIGGER point_entries_event
     AFTER INSERT ON point_entries
     FOR EACH ROW EXECUTE FUNCTION point_entries_event();
+
+-- "Points expiring soon" (`expiry::notices`, run by `expire-points`): one row per client,
+-- expiry date and notice (7 and 1 days before, by default), written under the client's
+-- account lock with the points that would expire; its key makes the notice once however often
+-- the job runs, and the trigger below writes its event in the same transaction.
+CREATE TABLE expiry_notices (
+    client_id   BIGINT NOT NULL CHECK (client_id > 0),
+    expiry_date DATE NOT NULL,
+    days_before INTEGER NOT NULL CHECK (days_before BETWEEN 0 AND 365),
+    points      NUMERIC NOT NULL CHECK (points > 0),
+    created_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (client_id, expiry_date, days_before)
+);
+
+CREATE FUNCTION expiry_notices_event() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_outbox (type, client_id, data, occurred_at)
+    VALUES (
+        'points.expiring',
+        NEW.client_id,
+        jsonb_build_object(
+            'expiryDate', to_char(NEW.expiry_date, 'YYYY-MM-DD'),
+            'daysBefore', NEW.days_before,
+            'points', trim_scale(NEW.points)::text),
+        NEW.created_at);
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER expiry_notices_event
+    AFTER INSERT ON expiry_notices
+    FOR EACH ROW EXECUTE FUNCTION expiry_notices_event();

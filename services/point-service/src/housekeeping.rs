@@ -22,6 +22,13 @@ pub const RULES: &[Rule] = &[
     // Events once published (`events`): a consumer that fell behind replays from the stream,
     // which keeps them longer; the outbox keeps a week of them to republish a range by hand
     // (docs/runbook.md). Unpublished rows have no `published_at` and are never deleted.
+    // A notice's row keeps it from being sent twice for its date: kept past any date it can
+    // be for (a notice is at most 365 days before its date).
+    Rule {
+        table: "expiry_notices",
+        age: "created_at",
+        keep: Duration::from_secs(400 * 24 * 3600),
+    },
     Rule {
         table: "event_outbox",
         age: "published_at",

@@ -59,6 +59,10 @@ enum PointCommand {
     /// the next day's run. After a crash, run it again: it finishes what is left and
     /// expires nothing twice.
     ///
+    /// Then, unless dry, sends the "points expiring soon" events: once per client, expiry date
+    /// and notice, for each notice of EXPIRY_NOTICE_DAYS (days before the date, comma-separated,
+    /// default 7,1), with the points that would expire (logged, not printed).
+    ///
     /// Prints a summary line at the end: `expired: <clients> clients, <points> points ...`
     /// (with --dry-run, first `client_id<TAB>expiry_date<TAB>points` per client it would
     /// expire, then `would expire: ...`).

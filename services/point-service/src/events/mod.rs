@@ -1,7 +1,8 @@
 //! The points events other systems read (docs/decisions.md, "Events"): every change of a
 //! client's points is an event in the `event_outbox` table, written by the ledger's trigger in
 //! the transaction of the change (`migrations/points/..._event_outbox`), so no change commits
-//! without its event and no event exists for a change that rolled back. The [`publisher`]
+//! without its event and no event exists for a change that rolled back; so is every
+//! "expiring soon" notice (`expiry::notices`). The [`publisher`]
 //! sends them to NATS JetStream as CloudEvents ([`cloud_event`]), at least once, in commit
 //! order per client, with the event's id as JetStream's message id: a republish inside the
 //! stream's duplicate window is dropped, and a consumer dedupes by `id` beyond it.
@@ -40,13 +41,16 @@ pub enum EventType {
     PointsSpent,
     /// The expiry job took the client's balance.
     PointsExpired,
+    /// The client's balance expires within a notice's days (`expiry::notices`).
+    PointsExpiring,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 3] = [
+    pub const ALL: [EventType; 4] = [
         EventType::PointsCredited,
         EventType::PointsSpent,
         EventType::PointsExpired,
+        EventType::PointsExpiring,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -54,6 +58,7 @@ impl EventType {
             EventType::PointsCredited => "points.credited",
             EventType::PointsSpent => "points.spent",
             EventType::PointsExpired => "points.expired",
+            EventType::PointsExpiring => "points.expiring",
         }
     }
 

@@ -310,6 +310,14 @@ async fn decide(
 /// client it would expire; then the summary line, also logged. A refused `--today` is exit
 /// code 2, with nothing done.
 pub async fn command(database: &db::PoolSettings, options: Options) -> Result<ExitCode, String> {
+    let notice_days =
+        match super::notices::days_from(std::env::var(super::notices::VARIABLE).ok().as_deref()) {
+            Ok(days) => days,
+            Err(e) => {
+                eprintln!("point-service: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        };
     let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
@@ -337,6 +345,13 @@ pub async fn command(database: &db::PoolSettings, options: Options) -> Result<Ex
     };
     let line = summary.line(options.dry_run);
     println!("{line}");
+    // Then the "expiring soon" events (`notices`), which a dry run does not write.
+    if let (false, true, Some(today)) = (options.dry_run, summary.expiry_on, summary.today) {
+        let written = super::notices::write(&mut conn, today, &notice_days)
+            .await
+            .map_err(|e| format!("expiring-soon notices: {e} (the expiries above are done)"))?;
+        tracing::info!(notices = ?written.by_notice, "expire-points: expiring-soon notices written");
+    }
     tracing::info!(
         dry_run = options.dry_run,
         clients.expired = summary.clients_expired,

@@ -153,15 +153,22 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
     let nats = NatsServer::start();
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200);
+    // Sara's points expire on 2027-04-01: a notice that many days ahead is due today.
+    let mut conn = app.database.connect().await;
+    let today = point_service::riyadh::today(&mut conn).await.unwrap();
+    let written = point_service::expiry::notices::write(&mut conn, today, &[365])
+        .await
+        .unwrap();
+    assert_eq!(written.by_notice, [(365, 1)]);
     expire_sara(&app).await;
     let publisher = publisher(&app, "replica-a");
     let context = publisher::connect(&nats.url()).await.unwrap();
-    // Batches of two: six events take three round trips.
+    // Batches of two: seven events take four round trips.
     assert_eq!(
         publisher::drain(&publisher, &context, &running())
             .await
             .unwrap(),
-        6
+        7
     );
     assert_eq!(unpublished(&app).await, 0);
 
@@ -221,6 +228,7 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
             "loyalty.points.spent",
             "loyalty.points.spent",
             "loyalty.points.credited",
+            "loyalty.points.expiring",
             "loyalty.points.expired"
         ]
     );

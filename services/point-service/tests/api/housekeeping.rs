@@ -62,7 +62,10 @@ async fn old_keys_go_fresh_ones_and_every_money_row_stay() {
     let (code, stdout, stderr) = housekeeping(&app).await;
     assert_eq!(
         (code, stdout.as_str()),
-        (0, "idempotency_keys\t3\nevent_outbox\t1\n"),
+        (
+            0,
+            "idempotency_keys\t3\nexpiry_notices\t0\nevent_outbox\t1\n"
+        ),
         "{stderr}"
     );
     assert_eq!(

@@ -21,6 +21,7 @@ mod decimals;
 mod events;
 mod expiry;
 mod expiry_attacks;
+mod expiry_notices;
 mod expiry_reports;
 mod gateway;
 mod helpers;
