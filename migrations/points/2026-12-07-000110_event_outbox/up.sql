@@ -53,15 +53,21 @@ CREATE TRIGGER point_entries_event
 -- "Points expiring soon" (`expiry::notices`, run by `expire-points`): one row per client,
 -- expiry date and notice (7 and 1 days before, by default), written under the client's
 -- account lock with the points that would expire; its key makes the notice once however often
--- the job runs, and the trigger below writes its event in the same transaction.
+-- the job runs, and the trigger below writes its event in the same transaction. Kept 400 days
+-- (housekeeping), past any date a notice can be for.
 CREATE TABLE expiry_notices (
     client_id   BIGINT NOT NULL CHECK (client_id > 0),
     expiry_date DATE NOT NULL,
     days_before INTEGER NOT NULL CHECK (days_before BETWEEN 0 AND 365),
     points      NUMERIC NOT NULL CHECK (points > 0),
+    -- The client's newest ledger entry when the notice was written: where it stands among the
+    -- client's other events for a consumer that orders them by entry.
+    as_of_entry_id BIGINT NOT NULL CHECK (as_of_entry_id >= 0),
     created_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
     PRIMARY KEY (client_id, expiry_date, days_before)
 );
+-- Housekeeping's.
+CREATE INDEX expiry_notices_created ON expiry_notices (created_at);
 
 CREATE FUNCTION expiry_notices_event() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -72,7 +78,8 @@ BEGIN
         jsonb_build_object(
             'expiryDate', to_char(NEW.expiry_date, 'YYYY-MM-DD'),
             'daysBefore', NEW.days_before,
-            'points', trim_scale(NEW.points)::text),
+            'points', trim_scale(NEW.points)::text,
+            'asOfEntryId', NEW.as_of_entry_id),
         NEW.created_at);
     RETURN NULL;
 END;

@@ -44,6 +44,15 @@ pub async fn today(conn: &mut AsyncPgConnection) -> QueryResult<NaiveDate> {
     Ok(date_of(now.now))
 }
 
+/// Today's Riyadh date by the database's clock as it reads now (`clock_timestamp()`), not as
+/// the transaction began: for a decision taken after waiting on a lock.
+pub async fn today_by_the_clock(conn: &mut AsyncPgConnection) -> QueryResult<NaiveDate> {
+    let now: Now = diesel::sql_query("SELECT clock_timestamp() AS now")
+        .get_result(conn)
+        .await?;
+    Ok(date_of(now.now))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -310,14 +310,13 @@ async fn decide(
 /// client it would expire; then the summary line, also logged. A refused `--today` is exit
 /// code 2, with nothing done.
 pub async fn command(database: &db::PoolSettings, options: Options) -> Result<ExitCode, String> {
-    let notice_days =
-        match super::notices::days_from(std::env::var(super::notices::VARIABLE).ok().as_deref()) {
-            Ok(days) => days,
-            Err(e) => {
-                eprintln!("point-service: {e}");
-                return Ok(ExitCode::from(2));
-            }
-        };
+    let notice_days = match super::notices::days_from_env() {
+        Ok(days) => days,
+        Err(e) => {
+            eprintln!("point-service: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let mut conn = db::connect(database)
         .await
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
@@ -345,9 +344,10 @@ pub async fn command(database: &db::PoolSettings, options: Options) -> Result<Ex
     };
     let line = summary.line(options.dry_run);
     println!("{line}");
-    // Then the "expiring soon" events (`notices`), which a dry run does not write.
-    if let (false, true, Some(today)) = (options.dry_run, summary.expiry_on, summary.today) {
-        let written = super::notices::write(&mut conn, today, &notice_days)
+    // Then the "expiring soon" events (`notices`), as of the database's own date whatever
+    // `--today` said; a dry run writes none.
+    if !options.dry_run && summary.expiry_on {
+        let written = super::notices::write(&mut conn, &notice_days)
             .await
             .map_err(|e| format!("expiring-soon notices: {e} (the expiries above are done)"))?;
         tracing::info!(notices = ?written.by_notice, "expire-points: expiring-soon notices written");

@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 use point_service::events::publisher::{self, Publisher};
 use point_service::events::{EventSettings, EventType, STREAM};
+use point_service::ledger::{self, Entry, Kind};
 use serde_json::{Value, json};
 use testkit::nats::NatsServer;
 use tokio::sync::watch;
@@ -153,22 +154,30 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
     let nats = NatsServer::start();
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200);
-    // Sara's points expire on 2027-04-01: a notice that many days ahead is due today.
+    expire_sara(&app).await;
+    // Omar earns today: his points expire in 365 days, so a 365-day notice is due.
     let mut conn = app.database.connect().await;
-    let today = point_service::riyadh::today(&mut conn).await.unwrap();
-    let written = point_service::expiry::notices::write(&mut conn, today, &[365])
+    let mut omar = ledger::lock_account(&mut conn, OMAR).await.unwrap();
+    let earn = Entry {
+        kind: Kind::Earn,
+        points: bigdecimal::BigDecimal::from(5),
+        order: None,
+        reference: Some("test:omar-earns"),
+        at: None,
+    };
+    ledger::append(&mut conn, &mut omar, earn).await.unwrap();
+    let written = point_service::expiry::notices::write(&mut conn, &[365])
         .await
         .unwrap();
     assert_eq!(written.by_notice, [(365, 1)]);
-    expire_sara(&app).await;
     let publisher = publisher(&app, "replica-a");
     let context = publisher::connect(&nats.url()).await.unwrap();
-    // Batches of two: seven events take four round trips.
+    // Batches of two: eight events take four round trips.
     assert_eq!(
         publisher::drain(&publisher, &context, &running())
             .await
             .unwrap(),
-        7
+        8
     );
     assert_eq!(unpublished(&app).await, 0);
 
@@ -228,8 +237,9 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
             "loyalty.points.spent",
             "loyalty.points.spent",
             "loyalty.points.credited",
-            "loyalty.points.expiring",
-            "loyalty.points.expired"
+            "loyalty.points.expired",
+            "loyalty.points.credited",
+            "loyalty.points.expiring"
         ]
     );
     let samples = samples_dir();

@@ -64,7 +64,7 @@ async fn old_keys_go_fresh_ones_and_every_money_row_stay() {
         (code, stdout.as_str()),
         (
             0,
-            "idempotency_keys\t3\nexpiry_notices\t0\nevent_outbox\t1\n"
+            "idempotency_keys\t3\nevent_outbox\t1\nexpiry_notices\t0\n"
         ),
         "{stderr}"
     );
