@@ -193,21 +193,7 @@ async fn a_payment_both_credited_and_listed_for_refund_is_caught() {
 /// passed by the database's clock).
 async fn expired_ledger() -> TestApp {
     let (app, _) = busy_ledger().await;
-    app.a_year_earlier().await;
-    let options = point_service::expiry::job::Options {
-        today: None,
-        batch_size: 10,
-        dry_run: false,
-    };
-    let mut conn = app.database.connect().await;
-    let summary =
-        point_service::expiry::job::run(
-            &mut conn,
-            options,
-            |_| std::ops::ControlFlow::Continue(()),
-        )
-        .await
-        .unwrap();
+    let summary = app.expire_a_year_later().await;
     assert_eq!(summary.clients_expired, 1);
     app
 }

@@ -28,8 +28,12 @@ fn publisher(app: &TestApp, holder: &str) -> Publisher {
     }
 }
 
-fn running() -> watch::Receiver<bool> {
-    watch::channel(false).1
+/// One `drain` of `publisher` that nothing asks to stop.
+async fn drain(
+    publisher: &Publisher,
+    context: &jetstream::context::Context,
+) -> Result<usize, publisher::PublishError> {
+    publisher::drain(publisher, context, &watch::channel(false).1).await
 }
 
 /// Every message of the stream, in its order, as (subject, `Nats-Msg-Id`, JSON).
@@ -128,33 +132,14 @@ fn samples_dir() -> std::path::PathBuf {
     )
 }
 
-/// Sara's points expire: the ledger a year older, then the expiry job.
-async fn expire_sara(app: &TestApp) {
-    app.a_year_earlier().await;
-    let options = point_service::expiry::job::Options {
-        today: None,
-        batch_size: 10,
-        dry_run: false,
-    };
-    let mut conn = app.database.connect().await;
-    let summary =
-        point_service::expiry::job::run(
-            &mut conn,
-            options,
-            |_| std::ops::ControlFlow::Continue(()),
-        )
-        .await
-        .unwrap();
-    assert_eq!(summary.clients_expired, 1);
-}
-
 #[tokio::test]
 async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_published() {
     let app = spawn_app().await;
     let nats = NatsServer::start();
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200);
-    expire_sara(&app).await;
+    // Sara's points expire: the ledger a year older, then the expiry job.
+    assert_eq!(app.expire_a_year_later().await.clients_expired, 1);
     // Omar earns today: his points expire in 365 days, so a 365-day notice is due.
     let mut conn = app.database.connect().await;
     let mut omar = ledger::lock_account(&mut conn, OMAR).await.unwrap();
@@ -173,12 +158,7 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
     let publisher = publisher(&app, "replica-a");
     let context = publisher::connect(&nats.url()).await.unwrap();
     // Batches of two: eight events take four round trips.
-    assert_eq!(
-        publisher::drain(&publisher, &context, &running())
-            .await
-            .unwrap(),
-        8
-    );
+    assert_eq!(drain(&publisher, &context).await.unwrap(), 8);
     assert_eq!(unpublished(&app).await, 0);
 
     let outbox = rows(
@@ -260,21 +240,12 @@ async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_
     let mut nats = NatsServer::start();
     let publisher = publisher(&app, "replica-a");
     let context = publisher::connect(&nats.url()).await.unwrap();
-    assert_eq!(
-        publisher::drain(&publisher, &context, &running())
-            .await
-            .unwrap(),
-        3
-    );
+    assert_eq!(drain(&publisher, &context).await.unwrap(), 3);
 
     nats.stop();
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200, "the request path does not wait for NATS");
-    assert!(
-        publisher::drain(&publisher, &context, &running())
-            .await
-            .is_err()
-    );
+    assert!(drain(&publisher, &context).await.is_err());
     assert_eq!(
         unpublished(&app).await,
         2,
@@ -285,9 +256,7 @@ async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_
     // The client reconnects on its own; the rows go once it has.
     let mut published = 0;
     for _ in 0..100 {
-        published += publisher::drain(&publisher, &context, &running())
-            .await
-            .unwrap_or(0);
+        published += drain(&publisher, &context).await.unwrap_or(0);
         if unpublished(&app).await == 0 {
             break;
         }
@@ -298,12 +267,7 @@ async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_
     // A row sent again (an acknowledgement lost, a leader that stalled) keeps its message id:
     // JetStream drops it, and the stream holds each event once.
     app.sql("UPDATE event_outbox SET published_at = NULL").await;
-    assert_eq!(
-        publisher::drain(&publisher, &context, &running())
-            .await
-            .unwrap(),
-        5
-    );
+    assert_eq!(drain(&publisher, &context).await.unwrap(), 5);
     let messages = stream_messages(&nats).await;
     let ids: std::collections::BTreeSet<&String> = messages.iter().map(|(_, id, _)| id).collect();
     assert_eq!((messages.len(), ids.len()), (5, 5));
@@ -330,27 +294,12 @@ async fn only_the_lease_holder_publishes() {
     let leader = publisher(&app, "replica-a");
     let other = publisher(&app, "replica-b");
     let context = publisher::connect(&nats.url()).await.unwrap();
-    assert_eq!(
-        publisher::drain(&leader, &context, &running())
-            .await
-            .unwrap(),
-        3
-    );
+    assert_eq!(drain(&leader, &context).await.unwrap(), 3);
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200);
-    assert_eq!(
-        publisher::drain(&other, &context, &running())
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(drain(&other, &context).await.unwrap(), 0);
     assert_eq!(unpublished(&app).await, 2);
-    assert_eq!(
-        publisher::drain(&leader, &context, &running())
-            .await
-            .unwrap(),
-        2
-    );
+    assert_eq!(drain(&leader, &context).await.unwrap(), 2);
 }
 
 #[tokio::test]

@@ -495,6 +495,21 @@ impl TestApp {
         .await;
     }
 
+    /// The ledger a year older ([`Self::a_year_earlier`]), then one run of the expiry job as
+    /// of the database's today: what it did.
+    pub async fn expire_a_year_later(&self) -> point_service::expiry::job::Summary {
+        self.a_year_earlier().await;
+        let options = point_service::expiry::job::Options {
+            today: None,
+            batch_size: 10,
+            dry_run: false,
+        };
+        let mut conn = self.database.connect().await;
+        point_service::expiry::job::run(&mut conn, options, |_| std::ops::ControlFlow::Continue(()))
+            .await
+            .unwrap()
+    }
+
     /// Runs `statement` with the ledger's append-only trigger off: a test that moves the
     /// ledger back in time (the database's clock cannot be moved forward).
     pub async fn rewrite_entries(&self, statement: &str) {
