@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The events document is valid AsyncAPI 3, and the events the point service really sent match
+# The events document is valid AsyncAPI 3, and the events the services really sent match
 # it (make test, after the tests): scripts/events-document/validate.mjs with its pinned
 # packages (the AsyncAPI parser, Ajv; npm ci into a cache, redone only when package-lock.json
-# changes). The events are those the point service's events tests received from NATS and
-# recorded in EVENT_SAMPLES_DIR (default target/tmp/event-samples, where they write them).
+# changes). The events are those the point and order services' events tests received from
+# NATS and recorded in EVENT_SAMPLES_DIR (default target/tmp/event-samples, a directory per
+# test, where they write them: testkit::nats::record_samples).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -3,8 +3,8 @@
 // 1. docs/api/events.yaml with the AsyncAPI parser, made for it: the AsyncAPI 3 schema and
 //    its rules (references that resolve, operations on channels that exist...); any
 //    diagnostic of severity error fails;
-// 2. every event in SAMPLES (JSON files, one CloudEvent each, written by the point service's
-//    events tests) against the payload schema of the message its `type` names; an event of
+// 2. every event in SAMPLES (JSON files, one CloudEvent each, in a directory per test that
+//    recorded them: the point and order services' events tests) against the payload schema of the message its `type` names; an event of
 //    a type the document does not list fails, and so does a message no event exercised.
 // Usage: node validate.mjs DOCUMENT SAMPLES_DIR
 import { existsSync, readFileSync, readdirSync } from "node:fs";
@@ -37,9 +37,11 @@ for (const message of document.allMessages()) {
 }
 
 const seen = new Set();
-const files = existsSync(samplesDir) ? readdirSync(samplesDir).filter((f) => f.endsWith(".json")) : [];
+const files = existsSync(samplesDir)
+  ? readdirSync(samplesDir, { recursive: true }).filter((f) => f.endsWith(".json")).sort()
+  : [];
 if (files.length === 0) {
-  failures.push(`${samplesDir}: no events recorded (run the point service's events tests first)`);
+  failures.push(`${samplesDir}: no events recorded (run the point and order services' events tests first)`);
 }
 for (const file of files) {
   const event = JSON.parse(readFileSync(join(samplesDir, file), "utf8"));

@@ -3,6 +3,7 @@
 
 mod connect;
 mod failure;
+pub mod leases;
 mod migrate;
 mod pool;
 mod reply_deadline;

@@ -2,11 +2,15 @@
 //! `scripts/test.sh` installs it when missing) on a port the server picks, its store in a
 //! directory of its own, stopped and removed when dropped. [`NatsServer::stop`] and
 //! [`NatsServer::restart`] play an outage: the same port and store come back.
+//! [`NatsServer::events`] reads the events stream back; [`record_samples`] keeps what a test
+//! received for the check of the events document.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
 
 pub struct NatsServer {
     child: Option<Child>,
@@ -49,6 +53,71 @@ impl NatsServer {
         self.stop();
         let (child, _) = spawn(&self.store, i32::from(self.port));
         self.child = Some(child);
+    }
+}
+
+/// One message of the events stream.
+#[derive(Debug, Clone)]
+pub struct StreamMessage {
+    pub subject: String,
+    /// Its `Nats-Msg-Id` header: the event's id.
+    pub message_id: String,
+    /// The CloudEvent.
+    pub event: Value,
+}
+
+impl NatsServer {
+    /// Every message of the events stream (`outbox::STREAM`), in its order.
+    pub async fn events(&self) -> Vec<StreamMessage> {
+        let client = async_nats::connect(self.url()).await.expect("NATS answers");
+        let context = async_nats::jetstream::new(client);
+        let mut stream = context
+            .get_stream(outbox::STREAM)
+            .await
+            .expect("the events stream exists");
+        let count = stream
+            .info()
+            .await
+            .expect("the stream's state")
+            .state
+            .messages;
+        let mut messages = Vec::new();
+        for sequence in 1..=count {
+            let message = stream
+                .get_raw_message(sequence)
+                .await
+                .expect("a message of the stream");
+            let message_id = message
+                .headers
+                .get("Nats-Msg-Id")
+                .map(|v| v.as_str().to_owned())
+                .unwrap_or_default();
+            messages.push(StreamMessage {
+                subject: message.subject.to_string(),
+                message_id,
+                event: serde_json::from_slice(&message.payload).expect("a JSON event"),
+            });
+        }
+        messages
+    }
+}
+
+/// Records the events a test received for `scripts/check-events-document.sh` (`make test`
+/// runs it after the tests), which checks each against its message of `docs/api/events.yaml`:
+/// one JSON file per event in `<EVENT_SAMPLES_DIR>/<name>/` (default
+/// `<target_tmpdir>/event-samples/<name>/`; an integration test passes
+/// `env!("CARGO_TARGET_TMPDIR")`), replacing what that name recorded before.
+pub fn record_samples(target_tmpdir: &str, name: &str, messages: &[StreamMessage]) {
+    let root = std::env::var_os("EVENT_SAMPLES_DIR").map_or_else(
+        || Path::new(target_tmpdir).join("event-samples"),
+        PathBuf::from,
+    );
+    let dir = root.join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the samples directory");
+    for (n, message) in messages.iter().enumerate() {
+        let file = dir.join(format!("{n:02}-{}.json", message.subject));
+        std::fs::write(file, message.event.to_string()).expect("a sample written");
     }
 }
 

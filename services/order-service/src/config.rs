@@ -35,6 +35,8 @@
 //!   `X-Forwarded-For` hop.
 //! - `NEAREST_STORE_CACHE_SECONDS` (`10`): how long a replica keeps a brand's branches for the
 //!   nearest store; `0`: read them per request.
+//! - `NATS_URL`, `EVENTS_POLL_MS`: where the catalog's events go (`outbox`); `HOSTNAME`: this
+//!   replica's name in the publisher's lease.
 
 use std::time::Duration;
 
@@ -58,6 +60,10 @@ pub struct Config {
     pub trust_forwarded_for: bool,
     pub nearest_cache_ttl: Duration,
     pub gift_card_retry: GiftCardRetry,
+    /// `HOSTNAME`, when set.
+    pub hostname: Option<String>,
+    /// `NATS_URL`, `EVENTS_POLL_MS` (`outbox`).
+    pub events: outbox::EventSettings,
 }
 
 /// How failed gift-card credits are retried (`crate::gift_cards::retry`).
@@ -179,6 +185,8 @@ impl Config {
                 0..=3600,
             ),
             gift_card_retry: GiftCardRetry::from_env(env),
+            hostname: env.optional("HOSTNAME"),
+            events: outbox::EventSettings::from_env(env),
         }
     }
 }

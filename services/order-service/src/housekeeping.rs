@@ -18,4 +18,12 @@ pub const RULES: &[Rule] = &[
         age: "created_at",
         keep: Duration::from_secs(2 * 3600),
     },
+    // Published events: JetStream holds them for the consumers; the outbox keeps a week of
+    // them to republish a range by hand (docs/runbook.md). Unpublished rows have no
+    // `published_at` and are never deleted.
+    Rule {
+        table: "event_outbox",
+        age: "published_at",
+        keep: Duration::from_secs(7 * 24 * 3600),
+    },
 ];

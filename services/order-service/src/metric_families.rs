@@ -8,6 +8,7 @@ use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 /// Describes the families; called once as the server starts, before they are exported.
 pub fn describe() {
     telemetry::metrics::handle();
+    outbox::gauges::describe();
     describe_counter!(
         "relay_upstream_total",
         Unit::Count,

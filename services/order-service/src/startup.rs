@@ -15,6 +15,9 @@ use crate::relay::Upstream;
 use crate::state::{AppState, Credit, Relay};
 use crate::{gift_cards, routes, system_categories};
 
+/// The CloudEvents `source` of this service's events.
+pub const EVENTS_SOURCE: &str = "/loyalty/order-service";
+
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     crate::metric_families::describe();
@@ -63,6 +66,9 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         config.gift_card_retry,
         server::shutdown_watch(),
     ));
+    // The events' publisher and the outbox's gauges, on the main runtime too (`outbox`).
+    let holder = db::leases::holder(config.hostname.as_deref(), &config.common.bind_addr);
+    outbox::start(pool.clone(), config.events.clone(), holder, EVENTS_SOURCE);
     // The last housekeeping run of each table, as gauges (the CronJob is not scraped).
     housekeeping::gauges::spawn(
         pool.clone(),

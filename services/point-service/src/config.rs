@@ -55,7 +55,7 @@
 //!   positive decimal, at most 4 decimals); a super_admin may give more. Unset: the highest
 //!   rate of the offers `seed` loaded that no operator has changed since; with none, only a
 //!   super_admin may make or raise an offer (`back_office::offer_limit`).
-//! - `NATS_URL`, `EVENTS_POLL_MS`: where the points events go (`events`).
+//! - `NATS_URL`, `EVENTS_POLL_MS`: where the points events go (`outbox`).
 
 use std::time::Duration;
 
@@ -84,8 +84,8 @@ pub struct Config {
     pub offer_max_points_per_sar: Option<bigdecimal::BigDecimal>,
     /// `POINT_ORDER_BATCH_*`.
     pub batches: BatchSettings,
-    /// `NATS_URL`, `EVENTS_POLL_MS` (`events`).
-    pub events: crate::events::EventSettings,
+    /// `NATS_URL`, `EVENTS_POLL_MS` (`outbox`).
+    pub events: outbox::EventSettings,
 }
 
 /// The payment sync's pace (`payments::sync`).
@@ -262,7 +262,7 @@ impl Config {
             hostname,
             offer_max_points_per_sar,
             batches,
-            events: crate::events::EventSettings::from_env(env),
+            events: outbox::EventSettings::from_env(env),
         }
     }
 }

@@ -36,18 +36,7 @@ pub fn describe() {
          an offer above the points per SAR an admin may give; expiry_shortened: an expiry window \
          where there was none, or a shorter one)."
     );
-    describe_gauge!(
-        crate::events::gauges::UNPUBLISHED,
-        Unit::Count,
-        "Points events written to the outbox and not yet acknowledged by NATS JetStream \
-         (events::gauges; the same on every replica)."
-    );
-    describe_gauge!(
-        crate::events::gauges::OLDEST,
-        Unit::Seconds,
-        "How long the oldest points event not yet acknowledged by NATS JetStream has waited in \
-         the outbox, 0 when none (events::gauges; the same on every replica)."
-    );
+    outbox::gauges::describe();
     describe_counter!(
         webhook::EVENTS,
         Unit::Count,

@@ -16,6 +16,9 @@ use crate::payments::client::PaymentClient;
 use crate::routes;
 use crate::state::AppState;
 
+/// The CloudEvents `source` of this service's events.
+pub const EVENTS_SOURCE: &str = "/loyalty/point-service";
+
 pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError> {
     let pool = db::build_pool(&config.database.pool_settings())?;
     crate::metric_families::describe();
@@ -58,35 +61,15 @@ pub fn build(config: Config, listener: TcpListener) -> Result<Server, StartError
         payments: state.payments.with_http(client(config.payment_timeout)?),
         settings: config.sync,
         window: state.attempt_window,
-        holder: match &config.hostname {
-            // The same replica after a restart (its pod keeps its name) holds the lease at once.
-            Some(host) => format!("{host}/{}", config.common.bind_addr),
-            None => uuid::Uuid::new_v4().to_string(),
-        },
+        holder: db::leases::holder(config.hostname.as_deref(), &config.common.bind_addr),
     };
     let holder = worker.holder.clone();
     tokio::spawn(crate::payments::sync::task::run(
         worker,
         server::shutdown_watch(),
     ));
-    // The events' publisher, on the main runtime too; without NATS_URL the events wait in the
-    // outbox (`events`).
-    match &config.events.nats_url {
-        Some(url) => {
-            let publisher = crate::events::publisher::Publisher {
-                pool: pool.clone(),
-                settings: config.events.clone(),
-                holder,
-            };
-            tokio::spawn(crate::events::publisher::run(
-                publisher,
-                url.clone(),
-                server::shutdown_watch(),
-            ));
-        }
-        None => tracing::warn!("NATS_URL is not set: the points events wait in the outbox"),
-    }
-    crate::events::gauges::spawn(pool.clone(), server::shutdown_watch());
+    // The events' publisher and the outbox's gauges, on the main runtime too (`outbox`).
+    outbox::start(pool.clone(), config.events.clone(), holder, EVENTS_SOURCE);
     // The last housekeeping run of each table, as gauges (the CronJob is not scraped).
     housekeeping::gauges::spawn(
         pool.clone(),

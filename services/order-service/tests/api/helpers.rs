@@ -53,6 +53,8 @@ pub struct Options {
     pub gift_card_retry: GiftCardRetry,
     /// `DATABASE_POOL_SIZE`.
     pub pool_size: usize,
+    /// `NATS_URL`, `EVENTS_POLL_MS`: no NATS unless a test is about the events.
+    pub events: outbox::EventSettings,
 }
 
 impl Default for Options {
@@ -74,6 +76,7 @@ impl Default for Options {
                 lease: Duration::from_secs(60),
             },
             pool_size: 10,
+            events: outbox::EventSettings::default(),
         }
     }
 }
@@ -164,6 +167,8 @@ fn config(database_url: &str, point_url: &str, options: &Options) -> Config {
         trust_forwarded_for: true,
         nearest_cache_ttl: options.nearest_cache_ttl,
         gift_card_retry: options.gift_card_retry,
+        hostname: None,
+        events: options.events.clone(),
     }
 }
 

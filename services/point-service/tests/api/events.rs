@@ -5,17 +5,17 @@
 use std::time::Duration;
 
 use async_nats::jetstream;
-use point_service::events::publisher::{self, Publisher};
-use point_service::events::{EventSettings, EventType, STREAM};
+use outbox::publisher::{self, Publisher};
+use outbox::{EventSettings, EventType, STREAM};
 use point_service::ledger::{self, Entry, Kind};
 use serde_json::{Value, json};
-use testkit::nats::NatsServer;
+use testkit::nats::{NatsServer, StreamMessage};
 use tokio::sync::watch;
 
 use crate::helpers::*;
 
 /// The publisher a test drives, over a pool of its own on the app's database.
-fn publisher(app: &TestApp, holder: &str) -> Publisher {
+pub(crate) fn publisher(app: &TestApp, holder: &str) -> Publisher {
     let database = testkit::config::database(app.database.url(), 2);
     Publisher {
         pool: db::build_pool(&database.pool_settings()).unwrap(),
@@ -25,11 +25,12 @@ fn publisher(app: &TestApp, holder: &str) -> Publisher {
             batch: 2,
         },
         holder: holder.to_owned(),
+        source: point_service::startup::EVENTS_SOURCE,
     }
 }
 
 /// One `drain` of `publisher` that nothing asks to stop.
-async fn drain(
+pub(crate) async fn drain(
     publisher: &Publisher,
     context: &jetstream::context::Context,
 ) -> Result<usize, publisher::PublishError> {
@@ -38,26 +39,15 @@ async fn drain(
 
 /// Every message of the stream, in its order, as (subject, `Nats-Msg-Id`, JSON).
 async fn stream_messages(nats: &NatsServer) -> Vec<(String, String, Value)> {
-    let client = async_nats::connect(nats.url()).await.unwrap();
-    let context = jetstream::new(client);
-    let mut stream = context.get_stream(STREAM).await.unwrap();
-    let count = stream.info().await.unwrap().state.messages;
-    let mut messages = Vec::new();
-    for sequence in 1..=count {
-        let message = stream.get_raw_message(sequence).await.unwrap();
-        let id = message
-            .headers
-            .get("Nats-Msg-Id")
-            .map(|v| v.as_str().to_owned())
-            .unwrap_or_default();
-        let body: Value = serde_json::from_slice(&message.payload).unwrap();
-        messages.push((message.subject.to_string(), id, body));
-    }
-    messages
+    nats.events()
+        .await
+        .into_iter()
+        .map(|m| (m.subject, m.message_id, m.event))
+        .collect()
 }
 
 /// The rows of `query` on the app's database, as JSON objects.
-async fn rows(app: &TestApp, query: &str) -> Vec<Value> {
+pub(crate) async fn rows(app: &TestApp, query: &str) -> Vec<Value> {
     serde_json::from_str(&app.database.rows_json(query).await).unwrap()
 }
 
@@ -72,7 +62,7 @@ async fn drained(app: &TestApp) -> bool {
     false
 }
 
-async fn unpublished(app: &TestApp) -> i64 {
+pub(crate) async fn unpublished(app: &TestApp) -> i64 {
     app.count("SELECT count(*) AS n FROM event_outbox WHERE published_at IS NULL")
         .await
 }
@@ -94,7 +84,8 @@ async fn every_ledger_entry_commits_with_one_event_and_a_refused_order_with_none
         app.count("SELECT count(*) AS n FROM point_entries").await,
         5
     );
-    assert_eq!(app.count("SELECT count(*) AS n FROM event_outbox").await, 5);
+    // And the order's outcome.
+    assert_eq!(app.count("SELECT count(*) AS n FROM event_outbox").await, 6);
     assert_eq!(
         app.count(
             "SELECT count(*) AS n FROM point_entries e \
@@ -106,7 +97,8 @@ async fn every_ledger_entry_commits_with_one_event_and_a_refused_order_with_none
     // The order's two: Sara's charge and Omar's credit, with the points as decimal text.
     let rows = rows(
         &app,
-        "SELECT type, client_id, data FROM event_outbox WHERE data->>'orderId' IS NOT NULL ORDER BY id",
+        "SELECT type, client_id, data FROM event_outbox \
+         WHERE data ? 'entryId' AND data->>'orderId' IS NOT NULL ORDER BY id",
     )
     .await;
     assert_eq!(rows.len(), 2);
@@ -121,15 +113,6 @@ async fn every_ledger_entry_commits_with_one_event_and_a_refused_order_with_none
         (json!("points.credited"), json!(OMAR))
     );
     assert_eq!(rows[1]["data"]["points"], json!("100"));
-}
-
-/// Where the events a test received are recorded for `scripts/check-events-document.sh`,
-/// which checks each against the AsyncAPI document (`make test` runs it after the tests).
-fn samples_dir() -> std::path::PathBuf {
-    std::env::var_os("EVENT_SAMPLES_DIR").map_or_else(
-        || std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("event-samples"),
-        std::path::PathBuf::from,
-    )
 }
 
 #[tokio::test]
@@ -157,8 +140,8 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
     assert_eq!(written.by_notice, [(365, 1)]);
     let publisher = publisher(&app, "replica-a");
     let context = publisher::connect(&nats.url()).await.unwrap();
-    // Batches of two: eight events take four round trips.
-    assert_eq!(drain(&publisher, &context).await.unwrap(), 8);
+    // Batches of two: nine events take five round trips.
+    assert_eq!(drain(&publisher, &context).await.unwrap(), 9);
     assert_eq!(unpublished(&app).await, 0);
 
     let outbox = rows(
@@ -215,6 +198,7 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
             "loyalty.points.credited",
             "loyalty.points.credited",
             "loyalty.points.spent",
+            "loyalty.order.successful",
             "loyalty.points.spent",
             "loyalty.points.credited",
             "loyalty.points.expired",
@@ -222,16 +206,12 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
             "loyalty.points.expiring"
         ]
     );
-    let samples = samples_dir();
-    let _ = std::fs::remove_dir_all(&samples);
-    std::fs::create_dir_all(&samples).unwrap();
-    for (n, (subject, _, event)) in messages.iter().enumerate() {
-        std::fs::write(
-            samples.join(format!("{n:02}-{subject}.json")),
-            event.to_string(),
-        )
-        .unwrap();
-    }
+    let received: Vec<StreamMessage> = nats.events().await;
+    testkit::nats::record_samples(
+        env!("CARGO_TARGET_TMPDIR"),
+        "point-service-ledger",
+        &received,
+    );
 }
 
 #[tokio::test]
@@ -246,11 +226,7 @@ async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200, "the request path does not wait for NATS");
     assert!(drain(&publisher, &context).await.is_err());
-    assert_eq!(
-        unpublished(&app).await,
-        2,
-        "both of the order's events wait"
-    );
+    assert_eq!(unpublished(&app).await, 3, "the order's three events wait");
 
     nats.restart();
     // The client reconnects on its own; the rows go once it has.
@@ -262,15 +238,15 @@ async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!((published, unpublished(&app).await), (2, 0));
+    assert_eq!((published, unpublished(&app).await), (3, 0));
 
     // A row sent again (an acknowledgement lost, a leader that stalled) keeps its message id:
     // JetStream drops it, and the stream holds each event once.
     app.sql("UPDATE event_outbox SET published_at = NULL").await;
-    assert_eq!(drain(&publisher, &context).await.unwrap(), 5);
+    assert_eq!(drain(&publisher, &context).await.unwrap(), 6);
     let messages = stream_messages(&nats).await;
     let ids: std::collections::BTreeSet<&String> = messages.iter().map(|(_, id, _)| id).collect();
-    assert_eq!((messages.len(), ids.len()), (5, 5));
+    assert_eq!((messages.len(), ids.len()), (6, 6));
     // Per client in commit order: Sara's seeded entries, then her charge.
     let sara: Vec<&Value> = messages
         .iter()
@@ -279,7 +255,7 @@ async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_
         .collect();
     let entry_ids: Vec<i64> = sara
         .iter()
-        .map(|e| e["data"]["entryId"].as_i64().unwrap())
+        .filter_map(|e| e["data"]["entryId"].as_i64())
         .collect();
     let mut sorted = entry_ids.clone();
     sorted.sort_unstable();
@@ -298,14 +274,18 @@ async fn only_the_lease_holder_publishes() {
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200);
     assert_eq!(drain(&other, &context).await.unwrap(), 0);
-    assert_eq!(unpublished(&app).await, 2);
-    assert_eq!(drain(&leader, &context).await.unwrap(), 2);
+    assert_eq!(unpublished(&app).await, 3);
+    assert_eq!(drain(&leader, &context).await.unwrap(), 3);
 }
 
 #[tokio::test]
-async fn the_event_types_are_the_outbox_check() {
+async fn the_outbox_check_is_the_point_services_event_types() {
     let app = spawn_app().await;
-    let mut known: Vec<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+    let mut known: Vec<&str> = EventType::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .filter(|t| !["giftcode.redeemed"].contains(t))
+        .collect();
     known.sort_unstable();
     assert_eq!(app.database.check_values("event_outbox.type").await, known);
 }
@@ -315,11 +295,9 @@ async fn the_running_publisher_makes_a_lost_stream_again_and_goes_on() {
     let app = spawn_app().await;
     let nats = NatsServer::start();
     let (stop_tx, stop) = watch::channel(false);
-    let worker = tokio::spawn(publisher::run(
-        publisher(&app, "replica-a"),
-        nats.url(),
-        stop,
-    ));
+    let mut running = publisher(&app, "replica-a");
+    running.settings.nats_url = Some(nats.url());
+    let worker = tokio::spawn(publisher::run(running, stop));
     // The seed's events first.
     assert!(drained(&app).await, "the seed's events were published");
     // Someone deletes the stream; the next events fail once, then the publisher connects
@@ -338,7 +316,11 @@ async fn the_running_publisher_makes_a_lost_stream_again_and_goes_on() {
             .iter()
             .map(|(subject, _, _)| subject.as_str())
             .collect::<Vec<_>>(),
-        ["loyalty.points.spent", "loyalty.points.credited"]
+        [
+            "loyalty.order.successful",
+            "loyalty.points.spent",
+            "loyalty.points.credited"
+        ]
     );
     stop_tx.send(true).unwrap();
     worker.await.unwrap();

@@ -245,7 +245,7 @@ fn config(
         hostname: None,
         offer_max_points_per_sar: options.offer_max_points_per_sar.clone(),
         batches: options.batches,
-        events: point_service::events::EventSettings::default(),
+        events: outbox::EventSettings::default(),
     }
 }
 

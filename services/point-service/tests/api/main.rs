@@ -19,6 +19,7 @@ mod concurrency;
 mod credits;
 mod decimals;
 mod events;
+mod events_of_orders;
 mod expiry;
 mod expiry_attacks;
 mod expiry_notices;

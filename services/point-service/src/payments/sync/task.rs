@@ -16,8 +16,8 @@ use super::queue::{take_due, undecided};
 use super::{gauges, sync_one};
 use crate::config::SyncSettings;
 use crate::error::PointError;
-use crate::leases;
 use crate::payments::client::PaymentClient;
+use db::leases;
 
 /// The lease's name in `worker_leases`.
 const LEASE: &str = "payment-sync";

@@ -236,6 +236,11 @@ async fn decide(
         .select(OrderRow::as_select())
         .first(conn)
         .await?;
+    // Both clients' accounts, before anything is written: what follows may write an event for
+    // the payer (the order's outcome, a capture listed for refund) and a ledger entry for the
+    // recipient, and a client's events take their ids in commit order only when every writer
+    // holds the client's lock (`ledger::lock_accounts`, in id order, as every writer takes them).
+    let mut accounts = ledger::lock_accounts(conn, &[order.recipient_id, order.payer_id]).await?;
     if is_capture
         && captured.is_empty()
         && let Some(owner) = attempts::answered_elsewhere(conn, payment_id, correlation_id).await?
@@ -273,7 +278,7 @@ async fn decide(
                 .execute(conn)
                 .await?;
             sync::queue::done(conn, correlation_id).await?;
-            let mut recipient = ledger::lock_account(conn, order.recipient_id).await?;
+            let recipient = &mut accounts[0];
             let kind = if order.recipient_id == order.payer_id {
                 Kind::Purchase
             } else {
@@ -281,7 +286,7 @@ async fn decide(
             };
             ledger::append(
                 conn,
-                &mut recipient,
+                recipient,
                 Entry {
                     kind,
                     points: order.point_amount.clone(),

@@ -1,11 +1,22 @@
-//! Leases in `worker_leases`: which replica runs a background worker that only one should run
-//! at a time (the payment sync, the events' publisher). A lease is held under a holder's name
-//! until a time; its holder renews it, and anyone takes it once it has run out.
+//! Leases in a database's `worker_leases`: which replica runs a background worker that only
+//! one should run at a time (the point service's payment sync, each service's events
+//! publisher). A lease is held under a holder's name until a time; its holder renews it, and
+//! anyone takes it once it has run out.
 
 use std::time::Duration;
 
 use diesel::sql_types::{Double, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+
+/// This replica's name as a lease's holder: its `HOSTNAME` and listening address (a pod keeps
+/// its name across a restart, so the same replica holds its lease again at once), or a random
+/// name without one.
+pub fn holder(hostname: Option<&str>, bind_addr: &impl std::fmt::Display) -> String {
+    match hostname {
+        Some(host) => format!("{host}/{bind_addr}"),
+        None => uuid::Uuid::new_v4().to_string(),
+    }
+}
 
 /// Takes or renews the lease `name` for `holder` for `lease` more; true while it holds it.
 pub async fn lead(

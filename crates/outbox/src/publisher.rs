@@ -1,5 +1,6 @@
-//! The publisher: every replica runs one inside `serve` when `NATS_URL` is set; the one that
-//! holds the `event-publisher` lease (`worker_leases`) sends the outbox's unpublished rows in
+//! The publisher: every replica of a service runs one inside `serve` when `NATS_URL` is set;
+//! the one that holds its database's `event-publisher` lease (`worker_leases`) sends the
+//! outbox's unpublished rows in
 //! id order to JetStream, one at a time, each acknowledged before the next is sent, and marks
 //! the sent ones published after each small batch. So a client's events reach the stream in
 //! commit order (the outbox's ids are in commit order per client), and a failure stops the
@@ -24,7 +25,7 @@ use tokio::sync::watch;
 
 use super::cloud_event::{Pending, UnknownType};
 use super::{DUPLICATE_WINDOW, EventSettings, STREAM, SUBJECT_PREFIX};
-use crate::leases;
+use db::leases;
 
 /// The lease's name in `worker_leases`.
 const LEASE_NAME: &str = "event-publisher";
@@ -68,6 +69,8 @@ pub struct Publisher {
     pub settings: EventSettings,
     /// This replica's name in the lease.
     pub holder: String,
+    /// The CloudEvents `source`: `/loyalty/point-service`.
+    pub source: &'static str,
 }
 
 /// Connects to NATS at `url` and makes sure the stream exists (subjects `loyalty.>`, the
@@ -94,8 +97,13 @@ pub async fn connect(url: &str) -> Result<Context, PublishError> {
     Ok(context)
 }
 
-/// Runs a round every `EVENTS_POLL_MS` until `stop` turns true.
-pub async fn run(publisher: Publisher, url: String, mut stop: watch::Receiver<bool>) {
+/// Runs a round every `EVENTS_POLL_MS` until `stop` turns true; without `NATS_URL`, says that
+/// the events wait in the outbox and returns.
+pub async fn run(publisher: Publisher, mut stop: watch::Receiver<bool>) {
+    let Some(url) = publisher.settings.nats_url.clone() else {
+        tracing::warn!("NATS_URL is not set: the events wait in the outbox");
+        return;
+    };
     tracing::info!(
         poll_ms = publisher.settings.poll.as_millis() as u64,
         "events publisher started"
@@ -152,7 +160,7 @@ pub async fn drain(
             .load(&mut conn)
             .await?
         };
-        let (sent, failed) = send(context, &rows, stop).await;
+        let (sent, failed) = send(context, &rows, publisher.source, stop).await;
         if !sent.is_empty() {
             let mut conn = publisher.pool.get().await?;
             diesel::sql_query(
@@ -180,6 +188,7 @@ pub async fn drain(
 async fn send(
     context: &Context,
     rows: &[Pending],
+    source: &str,
     stop: &watch::Receiver<bool>,
 ) -> (Vec<i64>, Option<PublishError>) {
     let started = Instant::now();
@@ -188,7 +197,7 @@ async fn send(
         if *stop.borrow() || started.elapsed() > LEASE / 3 {
             break;
         }
-        match send_one(context, row).await {
+        match send_one(context, row, source).await {
             Ok(()) => sent.push(row.id),
             Err(e) => return (sent, Some(e)),
         }
@@ -196,9 +205,9 @@ async fn send(
     (sent, None)
 }
 
-async fn send_one(context: &Context, row: &Pending) -> Result<(), PublishError> {
+async fn send_one(context: &Context, row: &Pending, source: &str) -> Result<(), PublishError> {
     let event_type = row.event_type()?;
-    let body = serde_json::to_vec(&row.cloud_event(event_type))
+    let body = serde_json::to_vec(&row.cloud_event(event_type, source))
         .map_err(|e| PublishError::Publish(e.to_string()))?;
     let message = PublishMessage::build()
         .payload(body.into())

@@ -17,8 +17,33 @@ use tokio::sync::watch;
 pub const UNPUBLISHED: &str = "events_outbox_unpublished";
 pub const OLDEST: &str = "events_outbox_oldest_seconds";
 
+/// Describes the two gauges for the service's `/metrics`.
+pub fn describe() {
+    metrics::describe_gauge!(
+        UNPUBLISHED,
+        metrics::Unit::Count,
+        "Events written to this service's outbox and not yet acknowledged by NATS JetStream \
+         (outbox::gauges; the same on every replica)."
+    );
+    metrics::describe_gauge!(
+        OLDEST,
+        metrics::Unit::Seconds,
+        "How long the oldest event of this service's outbox not yet acknowledged by NATS \
+         JetStream has waited, 0 when none (outbox::gauges; the same on every replica)."
+    );
+}
+
 /// How often the gauges are read from the database.
 pub const INTERVAL: Duration = Duration::from_secs(15);
+
+/// The outbox could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GaugeError {
+    #[error("the outbox could not be read: {0}")]
+    Query(#[from] diesel::result::Error),
+    #[error("no database connection: {0}")]
+    Pool(#[from] db::PoolError),
+}
 
 #[derive(Debug, QueryableByName)]
 pub struct Figures {
@@ -29,7 +54,7 @@ pub struct Figures {
 }
 
 /// Reads the figures (the unpublished rows' partial index) and sets the gauges.
-pub async fn refresh(pool: &db::Pool) -> Result<Figures, super::publisher::PublishError> {
+pub async fn refresh(pool: &db::Pool) -> Result<Figures, GaugeError> {
     let figures: Figures = {
         let mut conn = pool.get().await?;
         diesel::sql_query(
