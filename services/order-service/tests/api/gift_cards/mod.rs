@@ -5,6 +5,7 @@
 //! service that records every credit ([`ledger`]).
 
 mod bursts;
+mod events;
 mod ledger;
 mod retries;
 mod retry_after;
