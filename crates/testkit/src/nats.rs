@@ -67,8 +67,10 @@ pub struct StreamMessage {
 }
 
 impl NatsServer {
-    /// Every message of the events stream (`outbox::STREAM`), in its order.
+    /// Every message of the events stream (`outbox::STREAM`), in its order (read by an
+    /// ordered consumer of its own, in batches: a soak's stream holds tens of thousands).
     pub async fn events(&self) -> Vec<StreamMessage> {
+        use futures_util::StreamExt;
         let client = async_nats::connect(self.url()).await.expect("NATS answers");
         let context = async_nats::jetstream::new(client);
         let mut stream = context
@@ -81,15 +83,22 @@ impl NatsServer {
             .expect("the stream's state")
             .state
             .messages;
-        let mut messages = Vec::new();
-        for sequence in 1..=count {
-            let message = stream
-                .get_raw_message(sequence)
-                .await
-                .expect("a message of the stream");
+        let consumer = stream
+            .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig::default())
+            .await
+            .expect("an ordered consumer");
+        let mut received = consumer
+            .messages()
+            .await
+            .expect("the messages")
+            .take(count as usize);
+        let mut messages = Vec::with_capacity(count as usize);
+        while let Some(message) = received.next().await {
+            let message = message.expect("a message of the stream");
             let message_id = message
                 .headers
-                .get("Nats-Msg-Id")
+                .as_ref()
+                .and_then(|h| h.get("Nats-Msg-Id"))
                 .map(|v| v.as_str().to_owned())
                 .unwrap_or_default();
             messages.push(StreamMessage {

@@ -951,6 +951,7 @@ impl Soak {
     pub(crate) async fn chaos(
         &self,
         cluster: &LocalCluster,
+        nats: &tokio::sync::Mutex<testkit::nats::NatsServer>,
         period: Duration,
     ) -> BTreeMap<&'static str, u64> {
         let System::One(stack) = &self.system else {
@@ -963,7 +964,7 @@ impl Soak {
             if self.stop.load(Ordering::Relaxed) {
                 return done;
             }
-            let victim = ["point-service", "order-service", "postgresql"][turn % 3];
+            let victim = ["point-service", "order-service", "postgresql", "nats"][turn % 4];
             turn += 1;
             match victim {
                 "point-service" => {
@@ -975,6 +976,11 @@ impl Soak {
                     stack.read().await.order.crash();
                     tokio::time::sleep(Duration::from_secs(2)).await;
                     stack.write().await.start_order_again().await;
+                }
+                "nats" => {
+                    nats.lock().await.stop();
+                    tokio::time::sleep(Duration::from_secs(3)).await;
+                    nats.lock().await.restart();
                 }
                 _ => {
                     cluster.kill();

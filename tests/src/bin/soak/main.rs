@@ -1,6 +1,6 @@
 //! `make soak`: the whole system under a mixed load while the point service, the order
-//! service and PostgreSQL are killed and restarted under it, on loopback and a PostgreSQL
-//! cluster of its own. The mix has the money paths' awkward cases too: double-tap card
+//! service, PostgreSQL and NATS are killed and restarted under it, on loopback and a
+//! PostgreSQL cluster and a NATS server of its own (both services publish their events there). The mix has the money paths' awkward cases too: double-tap card
 //! payments whose older attempt is declined, a capture arriving after the decline that failed
 //! its order, duplicate and reordered webhook events, one gift code redeemed by every client
 //! at once, card payments whose webhook is lost for good (`silent` cards), card payments whose
@@ -22,7 +22,10 @@
 //! or listed for refund, never both and never neither, and `point-service reconcile --date`
 //! exits 0 for each of those days. Every late-lost order whose payment the sandbox made is
 //! credited once (captured) or `payment_failed` with nothing credited (declined), or listed by
-//! `point-service unsynced-orders`. Prints the counts; exits 1 on any failure.
+//! `point-service unsynced-orders`. The events (`events`): every ledger entry, order outcome,
+//! capture listed for refund and credited redemption has exactly one event id in the stream,
+//! none is for a change that did not commit, and per client they are in commit order. Prints
+//! the counts (the events by type among them); exits 1 on any failure.
 //!
 //! `SOAK_SECONDS` (default 600) bounds the load phase; `SOAK_WORKERS` (default 8) sets the
 //! number of concurrent clients.
@@ -38,6 +41,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test driver fails loudly on purpose
 
 mod checks;
+mod events;
 mod load;
 
 use std::collections::BTreeMap;
@@ -126,15 +130,21 @@ async fn main() -> std::process::ExitCode {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
 
-    eprintln!("soak: starting a PostgreSQL cluster of its own and the system");
+    eprintln!("soak: starting a PostgreSQL cluster of its own, a NATS server and the system");
     let cluster = LocalCluster::start();
     let admin = cluster.admin_url();
     let databases = demo_databases_on(&admin).await;
     prepare(&databases).await;
+    // Both services publish their events to it; the chaos kills it with the rest.
+    let nats = tokio::sync::Mutex::new(testkit::nats::NatsServer::start());
+    let nats_url = nats.lock().await.url();
+    let events_env = [("NATS_URL", nats_url.as_str()), ("EVENTS_POLL_MS", "100")];
+    let points_env: Vec<(&str, &str)> = POINTS_ENV.iter().chain(&events_env).copied().collect();
+    let order_env: Vec<(&str, &str)> = ORDER_ENV.iter().chain(&events_env).copied().collect();
 
     let system = if replicas > 1 {
         let stack =
-            ReplicatedStack::start_with_extra(&databases, replicas, &[], &POINTS_ENV, &ORDER_ENV)
+            ReplicatedStack::start_with_extra(&databases, replicas, &[], &points_env, &order_env)
                 .await;
         System::Replicated {
             order: stack.url(ORDER),
@@ -143,7 +153,7 @@ async fn main() -> std::process::ExitCode {
         }
     } else {
         System::One(Box::new(RwLock::new(
-            Stack::start_with_extra(&databases, &[], &POINTS_ENV, &ORDER_ENV).await,
+            Stack::start_with_extra(&databases, &[], &points_env, &order_env).await,
         )))
     };
     let soak = Arc::new(Soak {
@@ -212,7 +222,7 @@ async fn main() -> std::process::ExitCode {
         if replicas > 1 {
             Disruptions::Restarts(soak.rolling(Duration::from_secs(10), replicas).await)
         } else {
-            Disruptions::Kills(soak.chaos(&cluster, Duration::from_secs(15)).await)
+            Disruptions::Kills(soak.chaos(&cluster, &nats, Duration::from_secs(15)).await)
         }
     };
     let (disruptions, ()) = tokio::join!(disruptions, stopper);
@@ -231,6 +241,8 @@ async fn main() -> std::process::ExitCode {
 
     eprintln!("soak: load stopped; checking");
     let (mut failures, payments) = verify(&soak, &databases).await;
+    let (event_failures, events_by_type) = events::verify(&databases, &*nats.lock().await).await;
+    failures.extend(event_failures);
     if let Disruptions::Restarts(restarts) = &disruptions {
         for (replica, drained) in restarts {
             if *drained > GRACE_PERIOD - PRE_STOP {
@@ -259,6 +271,10 @@ async fn main() -> std::process::ExitCode {
         load_time,
         &failures,
     );
+    println!("- events in the stream, by type:");
+    for (subject, n) in &events_by_type {
+        println!("  - {subject}: {n}");
+    }
     if let Some(resent) = resent {
         println!("- calls between services resent after meeting a closing connection: {resent}");
     }
