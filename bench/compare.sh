@@ -13,7 +13,9 @@
 # that both meet the same machine weather. Reports the CPU µs per request of the process under
 # test (the relay's order service for 1c, the point service for 3a; /proc/<pid>/stat) and its
 # throughput, per round and their medians. COMPARE_ROWS (default "1c 3a 3b"), COMPARE_ROUNDS (default 5), BENCH_SECONDS
-# (default 10). Databases, data and settings are make bench's (bench/run.sh).
+# (default 10). Databases, data and settings are make bench's (bench/run.sh). BASE_DATABASES=own
+# gives the base build databases of its own (bench_*_base), migrated by its own binaries: for a
+# change whose cost is in the schema (a trigger), which shared databases would give both sides.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BASE=${1:?usage: bench/compare.sh BASE_BIN [NEW_BIN]}
@@ -40,8 +42,14 @@ if [ "$NEW" = target/release ]; then
     bench_build
 fi
 bench_settings
+if [ "${BASE_DATABASES:-shared}" = own ]; then
+    log "migrating and loading the base build's databases with its own migrations"
+    bench_data "$BASE" _base
+    BASE_POINTS_DB=$POINTS_DB BASE_CATALOG_DB=$CATALOG_DB
+fi
 log "migrating and loading the demo data, scaled up (the new build's migrations)"
 bench_data "$NEW"
+BASE_POINTS_DB=${BASE_POINTS_DB:-$POINTS_DB} BASE_CATALOG_DB=${BASE_CATALOG_DB:-$CATALOG_DB}
 
 # start NAME BIN_DIR BINARY PORT DB [ENV...]: a service in the background, up when ready.
 declare -A PID_OF
@@ -57,11 +65,11 @@ start() {
 export AUTH_SERVICE_URL=http://127.0.0.1:19081
 start auth "$NEW" auth-service 19081 "$AUTH_DB"
 # shellcheck disable=SC2086 # each side's settings are words on purpose
-start point-base "$BASE" point-service 19083 "$POINTS_DB" ${BASE_ENV:-}
+start point-base "$BASE" point-service 19083 "$BASE_POINTS_DB" ${BASE_ENV:-}
 # shellcheck disable=SC2086
 start point-new "$NEW" point-service 29083 "$POINTS_DB" ${NEW_ENV:-}
 # The relay under test has one worker, as in make bench (a production pod's CPU limit of 1).
-start relay-base "$BASE" order-service 19085 "$CATALOG_DB" POINT_SERVICE_URL=http://127.0.0.1:19083 HTTP_WORKERS=1
+start relay-base "$BASE" order-service 19085 "$BASE_CATALOG_DB" POINT_SERVICE_URL=http://127.0.0.1:19083 HTTP_WORKERS=1
 start relay-new "$NEW" order-service 29085 "$CATALOG_DB" POINT_SERVICE_URL=http://127.0.0.1:29083 HTTP_WORKERS=1
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

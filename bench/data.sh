@@ -20,19 +20,21 @@ bench_build() {
     cargo build --release --locked --quiet "${BENCH_BINARIES[@]/#/--bin=}" "$@"
 }
 
-# bench_data BIN: drops and creates bench_auth, bench_points and bench_catalog on the
-# PostgreSQL that scripts/postgres.sh finds or starts, migrates them with the binaries in BIN,
-# loads deploy/fixtures/demo.json and scales it up (bench/sql/*.sql: 100 000 clients with
-# points, 1 000 offers, 200 000 stores). Sets AUTH_DB, POINTS_DB and CATALOG_DB.
+# bench_data BIN [SUFFIX]: drops and creates bench_auth, bench_points and bench_catalog (each
+# name followed by SUFFIX) on the PostgreSQL that scripts/postgres.sh finds or starts, migrates
+# them with the binaries in BIN, loads deploy/fixtures/demo.json and scales it up
+# (bench/sql/*.sql: 100 000 clients with points, 1 000 offers, 200 000 stores). Sets AUTH_DB,
+# POINTS_DB and CATALOG_DB.
 bench_data() {
-    local bin=$1 admin server db entry
+    local bin=$1 suffix=${2:-} admin server db entry
     admin=$(scripts/postgres.sh)
     server=${admin%/*}
-    for db in bench_auth bench_points bench_catalog; do
+    for db in bench_auth$suffix bench_points$suffix bench_catalog$suffix; do
         psql "$admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)"
         psql "$admin" -qc "CREATE DATABASE $db"
     done
-    AUTH_DB=$server/bench_auth POINTS_DB=$server/bench_points CATALOG_DB=$server/bench_catalog
+    AUTH_DB=$server/bench_auth$suffix POINTS_DB=$server/bench_points$suffix
+    CATALOG_DB=$server/bench_catalog$suffix
     for entry in auth-service:$AUTH_DB point-service:$POINTS_DB order-service:$CATALOG_DB \
         operator-service:$CATALOG_DB; do
         DATABASE_URL=${entry#*:} "$bin/${entry%%:*}" migrate >/dev/null

@@ -9,7 +9,7 @@
 //!   of the earn-rate table (`migrations/catalog/..._event_outbox`).
 //!
 //! Each service's [`publisher`] sends its outbox to NATS JetStream as CloudEvents
-//! ([`cloud_event`]), at least once, in commit order per client, with the event's id as
+//! ([`cloud_event`]), at least once, in commit order per client and source, with the event's id as
 //! JetStream's message id: a republish inside the stream's duplicate window is dropped, and a
 //! consumer dedupes by `id` beyond it. Both publish to one stream.
 //!
@@ -18,6 +18,8 @@
 //!   the events wait in the outbox (logged at start).
 //! - `EVENTS_POLL_MS` (default `500`, 10 to 10000): how often the publisher looks for new
 //!   events once the outbox is empty.
+//! - `EVENTS_STREAM_REPLICAS` (default `1`, 1 to 5): the copies JetStream keeps of the stream
+//!   the publisher makes (3 on production's three NATS servers).
 
 pub mod cloud_event;
 pub mod gauges;
@@ -111,6 +113,12 @@ pub struct EventSettings {
     /// Rows read, published and then marked together: at most this many are sent again after
     /// a crash.
     pub batch: i64,
+    /// How long a publisher whose round failed sits out, its lease given back, so that
+    /// another replica takes over: the lease's length.
+    pub after_failure: Duration,
+    /// `EVENTS_STREAM_REPLICAS`: the copies JetStream keeps of the stream (3 on production's
+    /// three NATS servers, so that losing one loses nothing).
+    pub stream_replicas: usize,
 }
 
 impl Default for EventSettings {
@@ -119,6 +127,8 @@ impl Default for EventSettings {
             nats_url: None,
             poll: Duration::from_millis(500),
             batch: 20,
+            after_failure: Duration::from_secs(30),
+            stream_replicas: 1,
         }
     }
 }
@@ -130,6 +140,8 @@ impl EventSettings {
             nats_url: env.optional("NATS_URL"),
             poll: env.millis_or("EVENTS_POLL_MS", defaults.poll, 10..=10_000),
             batch: defaults.batch,
+            after_failure: defaults.after_failure,
+            stream_replicas: env.int_or("EVENTS_STREAM_REPLICAS", 1, 1..=5) as usize,
         }
     }
 }

@@ -11,8 +11,9 @@
 //! before a crash, is sent again with the same message id, which JetStream drops inside its
 //! duplicate window ([`super::DUPLICATE_WINDOW`], well above the lease, so a takeover after a
 //! crash falls inside it); a consumer dedupes by `id` beyond it. A batch stops taking rows once
-//! it has run for a third of the lease, and a publisher that fails drops its connection and
-//! stops renewing the lease, so a replica cut off from NATS hands over to one that is not.
+//! it has run for a third of the lease, and a publisher that fails drops its connection, gives
+//! the lease back and sits out a lease, so a replica cut off from NATS (or, during a rollout,
+//! one that does not know a new type) hands over to one that is not.
 //! Nothing in the request path waits for NATS: a change only writes its row, and while NATS is
 //! down the rows wait in the outbox.
 
@@ -75,7 +76,7 @@ pub struct Publisher {
 
 /// Connects to NATS at `url` and makes sure the stream exists (subjects `loyalty.>`, the
 /// duplicate window of [`DUPLICATE_WINDOW`]).
-pub async fn connect(url: &str) -> Result<Context, PublishError> {
+pub async fn connect(url: &str, replicas: usize) -> Result<Context, PublishError> {
     let client = async_nats::ConnectOptions::new()
         .connection_timeout(NATS_WAIT)
         .connect(url)
@@ -90,6 +91,7 @@ pub async fn connect(url: &str) -> Result<Context, PublishError> {
             name: STREAM.to_owned(),
             subjects: vec![format!("{SUBJECT_PREFIX}>")],
             duplicate_window: DUPLICATE_WINDOW,
+            num_replicas: replicas,
             ..Default::default()
         })
         .await
@@ -114,7 +116,7 @@ pub async fn run(publisher: Publisher, mut stop: watch::Receiver<bool>) {
             break;
         }
         if context.is_none() {
-            match connect(&url).await {
+            match connect(&url, publisher.settings.stream_replicas).await {
                 Ok(connected) => context = Some(connected),
                 Err(e) => {
                     tracing::warn!(error.message = %e, "events wait in the outbox");
@@ -125,11 +127,18 @@ pub async fn run(publisher: Publisher, mut stop: watch::Receiver<bool>) {
         if let Some(connected) = &context
             && let Err(e) = drain(&publisher, connected, &stop).await
         {
-            // Connected afresh next round (the stream made again if it was lost); meanwhile
-            // the lease is not renewed, so a replica that reaches NATS can take over. The
-            // rows not acknowledged go first then.
+            // The lease is given back and this replica sits out a lease, so another one
+            // (which may reach NATS, or know a type this one does not during a rollout) takes
+            // over; then it connects afresh (the stream made again if it was lost). The rows
+            // not acknowledged go first either way.
             tracing::warn!(error.message = %e, "events publishing stopped; the next round goes on");
             context = None;
+            if let Ok(mut conn) = publisher.pool.get().await {
+                let _ = leases::release(&mut conn, LEASE_NAME, &publisher.holder).await;
+            }
+            if server::pause_or_stop(&mut stop, publisher.settings.after_failure).await {
+                break;
+            }
         }
     }
     if let Ok(mut conn) = publisher.pool.get().await {

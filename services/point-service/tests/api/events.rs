@@ -23,6 +23,8 @@ pub(crate) fn publisher(app: &TestApp, holder: &str) -> Publisher {
             nats_url: None,
             poll: Duration::from_millis(50),
             batch: 2,
+            after_failure: Duration::from_millis(50),
+            stream_replicas: 1,
         },
         holder: holder.to_owned(),
         source: point_service::startup::EVENTS_SOURCE,
@@ -139,7 +141,7 @@ async fn the_publisher_sends_cloud_events_in_commit_order_and_marks_them_publish
         .unwrap();
     assert_eq!(written.by_notice, [(365, 1)]);
     let publisher = publisher(&app, "replica-a");
-    let context = publisher::connect(&nats.url()).await.unwrap();
+    let context = publisher::connect(&nats.url(), 1).await.unwrap();
     // Batches of two: nine events take five round trips.
     assert_eq!(drain(&publisher, &context).await.unwrap(), 9);
     assert_eq!(unpublished(&app).await, 0);
@@ -219,7 +221,7 @@ async fn while_nats_is_down_events_wait_and_a_republished_event_is_dropped_as_a_
     let app = spawn_app().await;
     let mut nats = NatsServer::start();
     let publisher = publisher(&app, "replica-a");
-    let context = publisher::connect(&nats.url()).await.unwrap();
+    let context = publisher::connect(&nats.url(), 1).await.unwrap();
     assert_eq!(drain(&publisher, &context).await.unwrap(), 3);
 
     nats.stop();
@@ -269,7 +271,7 @@ async fn only_the_lease_holder_publishes() {
     let nats = NatsServer::start();
     let leader = publisher(&app, "replica-a");
     let other = publisher(&app, "replica-b");
-    let context = publisher::connect(&nats.url()).await.unwrap();
+    let context = publisher::connect(&nats.url(), 1).await.unwrap();
     assert_eq!(drain(&leader, &context).await.unwrap(), 3);
     let (status, _) = app.order(SARA, &order_body(OMAR, "point")).await;
     assert_eq!(status, 200);

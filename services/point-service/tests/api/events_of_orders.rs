@@ -139,7 +139,7 @@ async fn outcomes_captures_for_refund_and_catalogue_changes_are_events_and_refus
 
     // All of them reach the stream; those about no client carry no subject.
     let publisher = publisher(&app, "replica-a");
-    let context = outbox::publisher::connect(&nats.url()).await.unwrap();
+    let context = outbox::publisher::connect(&nats.url(), 1).await.unwrap();
     assert_eq!(drain(&publisher, &context).await.unwrap(), 3 + events.len());
     assert_eq!(unpublished(&app).await, 0);
     let received = nats.events().await;

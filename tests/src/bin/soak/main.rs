@@ -1,6 +1,7 @@
 //! `make soak`: the whole system under a mixed load while the point service, the order
 //! service, PostgreSQL and NATS are killed and restarted under it, on loopback and a
-//! PostgreSQL cluster and a NATS server of its own (both services publish their events there). The mix has the money paths' awkward cases too: double-tap card
+//! PostgreSQL cluster and a NATS server of its own (both services publish their events
+//! there). The mix has the money paths' awkward cases too: double-tap card
 //! payments whose older attempt is declined, a capture arriving after the decline that failed
 //! its order, duplicate and reordered webhook events, one gift code redeemed by every client
 //! at once, card payments whose webhook is lost for good (`silent` cards), card payments whose

@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use crate::db::schema::point_orders;
 use crate::error::PointError;
+use crate::ledger;
 use crate::payments::attempts;
 use crate::payments::machine::Unapplied;
 use crate::payments::unapplied::{self, Listing};
@@ -113,15 +114,27 @@ pub async fn record(conn: &mut AsyncPgConnection, body: &[u8]) -> Result<Recorde
             {
                 return Ok(Recorded::PaymentDecided);
             }
+            // The order, locked as the webhook locks it, then its clients' accounts: the
+            // listing writes an event for the payer (`capture.unapplied`), and a client's
+            // events keep commit order only when every writer holds the client's lock.
             let order = match event.reference.parse::<Uuid>() {
                 Ok(id) => point_orders::table
                     .find(id)
-                    .select(point_orders::correlation_id)
-                    .first::<Uuid>(conn)
+                    .select((
+                        point_orders::correlation_id,
+                        point_orders::payer_id,
+                        point_orders::recipient_id,
+                    ))
+                    .for_update()
+                    .first::<(Uuid, i64, i64)>(conn)
                     .await
                     .optional()?,
                 Err(_) => None,
             };
+            if let Some((_, payer, recipient)) = order {
+                ledger::lock_accounts(conn, &[recipient, payer]).await?;
+            }
+            let order = order.map(|(id, _, _)| id);
             let listing = Listing {
                 event_id: &event.id,
                 reference: &event.reference,
