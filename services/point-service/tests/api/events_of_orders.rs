@@ -161,3 +161,59 @@ async fn outcomes_captures_for_refund_and_catalogue_changes_are_events_and_refus
         &received,
     );
 }
+
+/// Each kind's change, rolled back, leaves no event; the same change committed leaves exactly
+/// one (so the first half can fail).
+#[tokio::test]
+async fn each_kind_rolled_back_leaves_no_event_and_committed_leaves_one() {
+    let app = spawn_app().await;
+    let order = checkout_for_omar(&app).await;
+    let changes = [
+        (
+            "points.credited",
+            "INSERT INTO point_entries (client_id, kind, points) VALUES (1001, 'earn', 5)".to_owned(),
+        ),
+        (
+            "points.expiring",
+            "INSERT INTO expiry_notices (client_id, expiry_date, days_before, points, as_of_entry_id) \
+             VALUES (1001, '2030-01-01', 7, 5, 0)"
+                .to_owned(),
+        ),
+        (
+            "order.successful",
+            format!("UPDATE point_orders SET status = 'successful' WHERE correlation_id = '{order}'"),
+        ),
+        (
+            "capture.unapplied",
+            format!(
+                "INSERT INTO payment_events (id, type, reference, outcome) \
+                 VALUES ('evt_rb', 'payment_captured', '{order}', 'unapplied'); \
+                 INSERT INTO unapplied_captures (event_id, reference, correlation_id, reason) \
+                 VALUES ('evt_rb', '{order}', '{order}', 'unreadable')"
+            ),
+        ),
+        (
+            "catalog.changed",
+            "INSERT INTO back_office_audit (operator_id, role, action, subject, before, after) \
+             VALUES ('7', 'admin', 'occasion.create', 'occasion:x', 'null', '{}')"
+                .to_owned(),
+        ),
+    ];
+    let of_kind =
+        |kind: &str| format!("SELECT count(*) AS n FROM event_outbox WHERE type = '{kind}'");
+    for (kind, change) in &changes {
+        let before = app.count(&of_kind(kind)).await;
+        app.sql(&format!("BEGIN; {change}; ROLLBACK;")).await;
+        assert_eq!(
+            app.count(&of_kind(kind)).await,
+            before,
+            "{kind} rolled back"
+        );
+        app.sql(&format!("BEGIN; {change}; COMMIT;")).await;
+        assert_eq!(
+            app.count(&of_kind(kind)).await,
+            before + 1,
+            "{kind} committed"
+        );
+    }
+}

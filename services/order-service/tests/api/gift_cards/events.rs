@@ -160,3 +160,34 @@ async fn the_outbox_check_is_the_order_services_event_types() {
         ["catalog.changed", "giftcode.redeemed"]
     );
 }
+
+/// Each kind's change, rolled back, leaves no event; the same change committed leaves exactly
+/// one (so the first half can fail).
+#[tokio::test]
+async fn each_kind_rolled_back_leaves_no_event_and_committed_leaves_one() {
+    let app = spawn_app().await;
+    app.sql(
+        "INSERT INTO gift_card_redemptions (code, client_id, points, credit_target, credit_reference) \
+         VALUES ('WELCOME-100', 1001, 100, 'point_service', 'gift-card:WELCOME-100')",
+    )
+    .await;
+    let changes = [
+        (
+            "giftcode.redeemed",
+            "UPDATE gift_card_redemptions SET status = 'credited', credited_at = now() \
+             WHERE code = 'WELCOME-100'",
+        ),
+        (
+            "catalog.changed",
+            "INSERT INTO back_office_audit (operator_id, role, action, subject, before, after) \
+             VALUES ('7', 'admin', 'earn-rates.replace', 'earn-rates', 'null', '{}')",
+        ),
+    ];
+    for (kind, change) in changes {
+        let of_kind = format!("SELECT count(*) AS n FROM event_outbox WHERE type = '{kind}'");
+        app.sql(&format!("BEGIN; {change}; ROLLBACK;")).await;
+        assert_eq!(count(&app, &of_kind).await, 0, "{kind} rolled back");
+        app.sql(&format!("BEGIN; {change}; COMMIT;")).await;
+        assert_eq!(count(&app, &of_kind).await, 1, "{kind} committed");
+    }
+}
