@@ -15,7 +15,9 @@
 # throughput, per round and their medians. COMPARE_ROWS (default "1c 3a 3b"), COMPARE_ROUNDS (default 5), BENCH_SECONDS
 # (default 10). Databases, data and settings are make bench's (bench/run.sh). BASE_DATABASES=own
 # gives the base build databases of its own (bench_*_base), migrated by its own binaries: for a
-# change whose cost is in the schema (a trigger), which shared databases would give both sides.
+# change whose cost is in the schema (a trigger), which shared databases would give both sides;
+# BASE_POINTS_SQL then runs on the base's points database once loaded (e.g. a trigger disabled,
+# to weigh it with one build on both sides).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BASE=${1:?usage: bench/compare.sh BASE_BIN [NEW_BIN]}
@@ -46,6 +48,7 @@ if [ "${BASE_DATABASES:-shared}" = own ]; then
     log "migrating and loading the base build's databases with its own migrations"
     bench_data "$BASE" _base
     BASE_POINTS_DB=$POINTS_DB BASE_CATALOG_DB=$CATALOG_DB
+    [ -z "${BASE_POINTS_SQL:-}" ] || psql "$BASE_POINTS_DB" -q -c "$BASE_POINTS_SQL"
 fi
 log "migrating and loading the demo data, scaled up (the new build's migrations)"
 bench_data "$NEW"
@@ -74,19 +77,26 @@ start relay-new "$NEW" order-service 29085 "$CATALOG_DB" POINT_SERVICE_URL=http:
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 CLK_TCK=$(getconf CLK_TCK)
-# measure PID URL SCRIPT [ENV...]: "<CPU µs per request> <req/s>" of one wrk run.
+# PostgreSQL's CPU: every server process's (the pools' backends live through a run).
+pg_ticks() {
+    local pid
+    for pid in $(pgrep -x postgres); do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null; done |
+        awk '{s += $1} END {print s + 0}'
+}
+# measure PID URL SCRIPT [ENV...]: "<CPU µs per request> <req/s> <PostgreSQL CPU µs per
+# request>" of one wrk run.
 measure() {
     local pid=$1 url=$2 script=$3; shift 3
-    local before after requests
-    before=$(cpu_ticks "$pid")
+    local before after pg_before pg_after requests
+    before=$(cpu_ticks "$pid") pg_before=$(pg_ticks)
     # shellcheck disable=SC2086 # the connection words on purpose
     env "$@" wrk ${WRK_LOAD:--t2 -c32} -d"${SECONDS_PER_RUN}s" -s "bench/wrk/$script" "$url" >"$WORK/wrk.out"
-    after=$(cpu_ticks "$pid")
+    after=$(cpu_ticks "$pid") pg_after=$(pg_ticks)
     requests=$(awk '/requests in/ {print $1}' "$WORK/wrk.out")
-    awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" -v s="$SECONDS_PER_RUN" \
-        'BEGIN { printf "%.1f %.0f\n", t * 1e6 / hz / n, n / s }'
+    awk -v t=$((after - before)) -v pg=$((pg_after - pg_before)) -v hz="$CLK_TCK" -v n="$requests" \
+        -v s="$SECONDS_PER_RUN" 'BEGIN { printf "%.1f %.0f %.1f\n", t * 1e6 / hz / n, n / s, pg * 1e6 / hz / n }'
 }
-declare -A CPU RPS
+declare -A CPU RPS PG
 run() { # run ROW SIDE ROUND
     local row=$1 side=$2 round=$3 figures
     case $row in
@@ -96,8 +106,10 @@ run() { # run ROW SIDE ROUND
     # One order at a time: what an order costs when nothing else is waiting (req/s is 1 / latency).
     3c) figures=$(WRK_LOAD="-t1 -c1" measure "${PID_OF[point-$side]}" "http://127.0.0.1:$([ "$side" = base ] && echo 19083 || echo 29083)/api/v2/client/point-orders" order.lua) ;;
     esac
-    CPU[$row.$side]+="${figures% *} " RPS[$row.$side]+="${figures#* } "
-    log "round $round, $row $side: ${figures% *} µs/req, ${figures#* } req/s"
+    local cpu rps pg
+    read -r cpu rps pg <<<"$figures"
+    CPU[$row.$side]+="$cpu " RPS[$row.$side]+="$rps " PG[$row.$side]+="$pg "
+    log "round $round, $row $side: $cpu µs/req, $rps req/s, PostgreSQL $pg µs/req"
 }
 for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then sides="base new"; else sides="new base"; fi
@@ -108,10 +120,10 @@ done
 
 median() { printf '%s\n' $1 | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 echo
-echo "| row | build | CPU µs/req, median (rounds) | req/s, median (rounds) |"
-echo "|---|---|---|---|"
+echo "| row | build | CPU µs/req, median (rounds) | req/s, median (rounds) | PostgreSQL CPU µs/req, median (rounds) |"
+echo "|---|---|---|---|---|"
 for row in ${COMPARE_ROWS:-1c 3a 3b}; do
     for side in base new; do
-        echo "| $row | $side | $(median "${CPU[$row.$side]}") (${CPU[$row.$side]% }) | $(median "${RPS[$row.$side]}") (${RPS[$row.$side]% }) |"
+        echo "| $row | $side | $(median "${CPU[$row.$side]}") (${CPU[$row.$side]% }) | $(median "${RPS[$row.$side]}") (${RPS[$row.$side]% }) | $(median "${PG[$row.$side]}") (${PG[$row.$side]% }) |"
     done
 done

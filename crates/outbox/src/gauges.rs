@@ -53,13 +53,15 @@ pub struct Figures {
     pub oldest_seconds: f64,
 }
 
-/// Reads the figures (the unpublished rows' partial index) and sets the gauges.
+/// Reads the figures (the unpublished rows' partial index; the oldest is the one with the
+/// smallest id) and sets the gauges.
 pub async fn refresh(pool: &db::Pool) -> Result<Figures, GaugeError> {
     let figures: Figures = {
         let mut conn = pool.get().await?;
         diesel::sql_query(
             "SELECT count(*) AS unpublished, \
-                    COALESCE(EXTRACT(EPOCH FROM now() - min(written_at)), 0)::float8 AS oldest_seconds \
+                    COALESCE(EXTRACT(EPOCH FROM now() - (SELECT written_at FROM event_outbox \
+                        WHERE published_at IS NULL ORDER BY id LIMIT 1)), 0)::float8 AS oldest_seconds \
              FROM event_outbox WHERE published_at IS NULL",
         )
         .get_result(&mut conn)

@@ -10,6 +10,46 @@
 -- Order per client: the writers of these hold the client's account lock as the ledger's do
 -- (the webhook and the payment sync lock the payer's and the recipient's accounts before
 -- they touch the order), so a client's rows still take their ids in commit order.
+-- The outbox's write made cheaper (it is in every point order's transaction, three rows an
+-- order: docs/decisions.md, "Events", the cost):
+-- - no unique index on `event_id`: a random UUID lands on a random page of a large index,
+--   a read and a full-page write each; `gen_random_uuid()`'s 122 random bits need no check,
+--   and nothing looks an event up by it;
+-- - the publisher's queue by id only (the oldest unpublished row's `written_at` is the one
+--   with the smallest id);
+-- - the ledger's rows written by one statement-level trigger per statement (the batched
+--   orders insert up to 64 orders' entries in one), not one trigger call per row.
+ALTER TABLE event_outbox DROP CONSTRAINT event_outbox_event_id_key;
+DROP INDEX event_outbox_unpublished;
+CREATE INDEX event_outbox_unpublished ON event_outbox (id) WHERE published_at IS NULL;
+
+DROP TRIGGER point_entries_event ON point_entries;
+DROP FUNCTION point_entries_event();
+-- As before: `points.expired` for an expiry, otherwise by the sign of the change; in the
+-- entries' id order.
+CREATE FUNCTION point_entries_events() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_outbox (type, client_id, data, occurred_at)
+    SELECT CASE WHEN e.kind = 'expiry' THEN 'points.expired'
+                WHEN e.points > 0 THEN 'points.credited'
+                ELSE 'points.spent' END,
+           e.client_id,
+           jsonb_build_object(
+               'entryId', e.id,
+               'kind', e.kind,
+               'points', trim_scale(e.points)::text,
+               'orderId', e.order_correlation_id),
+           e.created_at
+    FROM added e
+    ORDER BY e.id;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER point_entries_events
+    AFTER INSERT ON point_entries
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION point_entries_events();
+
 ALTER TABLE event_outbox DROP CONSTRAINT event_outbox_type_check;
 ALTER TABLE event_outbox ADD CONSTRAINT event_outbox_type_check CHECK (type IN (
     'points.credited', 'points.spent', 'points.expired', 'points.expiring',
@@ -20,40 +60,48 @@ ALTER TABLE event_outbox ADD CONSTRAINT event_outbox_client_named
     CHECK (client_id IS NOT NULL OR type IN ('capture.unapplied', 'catalog.changed'));
 
 -- The order's outcome. Money and points as exact decimal text; the occasion by id only (a
--- custom occasion's text is the payer's own words).
-CREATE FUNCTION point_orders_outcome_event() RETURNS trigger LANGUAGE plpgsql AS $$
+-- custom occasion's text is the payer's own words). One definition for both triggers below.
+CREATE FUNCTION point_order_outcome(o point_orders) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object(
+        'orderId', o.correlation_id,
+        'orderNo', o.order_no,
+        'recipientId', o.recipient_id,
+        'orderType', o.order_type,
+        'paymentType', o.payment_type,
+        'points', trim_scale(o.point_amount)::text,
+        'pointsPrice', trim_scale(o.purchased_point_amount)::text,
+        'moneyAmount', trim_scale(o.money_amount)::text,
+        'occasionId', o.point_occasion_id)
+$$;
+-- A point order paid with points is written successful, a batch of them in one statement.
+CREATE FUNCTION point_orders_outcomes_made() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO event_outbox (type, client_id, data, occurred_at)
-    VALUES (
-        'order.' || NEW.status,
-        NEW.payer_id,
-        jsonb_build_object(
-            'orderId', NEW.correlation_id,
-            'orderNo', NEW.order_no,
-            'recipientId', NEW.recipient_id,
-            'orderType', NEW.order_type,
-            'paymentType', NEW.payment_type,
-            'points', trim_scale(NEW.point_amount)::text,
-            'pointsPrice', trim_scale(NEW.purchased_point_amount)::text,
-            'moneyAmount', trim_scale(NEW.money_amount)::text,
-            'occasionId', NEW.point_occasion_id),
-        NEW.updated_at);
+    SELECT 'order.' || o.status, o.payer_id, point_order_outcome(o), o.updated_at
+    FROM added o
+    WHERE o.status IN ('successful', 'payment_failed') AND o.order_no IS NOT NULL
+    ORDER BY o.order_no;
     RETURN NULL;
 END;
 $$;
--- A point order paid with points is written successful; a card order moves there, or to
--- payment_failed, from initial_order.
-CREATE TRIGGER point_orders_outcome_made
+CREATE TRIGGER point_orders_outcomes_made
     AFTER INSERT ON point_orders
-    FOR EACH ROW
-    WHEN (NEW.status IN ('successful', 'payment_failed') AND NEW.order_no IS NOT NULL)
-    EXECUTE FUNCTION point_orders_outcome_event();
+    REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION point_orders_outcomes_made();
+-- A card order moves to successful or payment_failed from initial_order, one at a time.
+CREATE FUNCTION point_orders_outcome_reached() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_outbox (type, client_id, data, occurred_at)
+    VALUES ('order.' || NEW.status, NEW.payer_id, point_order_outcome(NEW), NEW.updated_at);
+    RETURN NULL;
+END;
+$$;
 CREATE TRIGGER point_orders_outcome_reached
     AFTER UPDATE OF status ON point_orders
     FOR EACH ROW
     WHEN (OLD.status IS DISTINCT FROM NEW.status
           AND NEW.status IN ('successful', 'payment_failed') AND NEW.order_no IS NOT NULL)
-    EXECUTE FUNCTION point_orders_outcome_event();
+    EXECUTE FUNCTION point_orders_outcome_reached();
 
 -- A capture listed for refund: the payment, its money (minor units as text, the currency as
 -- the payment service named it), why it was not applied. Not the reference: the payment
