@@ -133,18 +133,22 @@ pub async fn run(publisher: Publisher, mut stop: watch::Receiver<bool>) {
             // not acknowledged go first either way.
             tracing::warn!(error.message = %e, "events publishing stopped; the next round goes on");
             context = None;
-            if let Ok(mut conn) = publisher.pool.get().await {
-                let _ = leases::release(&mut conn, LEASE_NAME, &publisher.holder).await;
-            }
+            give_back_lease(&publisher).await;
             if server::pause_or_stop(&mut stop, publisher.settings.after_failure).await {
                 break;
             }
         }
     }
+    give_back_lease(&publisher).await;
+    tracing::info!("events publisher stopped");
+}
+
+/// Gives the lease back, so that another replica takes over at its next round; best effort
+/// (a lease not given back runs out).
+async fn give_back_lease(publisher: &Publisher) {
     if let Ok(mut conn) = publisher.pool.get().await {
         let _ = leases::release(&mut conn, LEASE_NAME, &publisher.holder).await;
     }
-    tracing::info!("events publisher stopped");
 }
 
 /// While this replica holds the lease, publishes the unpublished rows in id order, a batch

@@ -8,26 +8,11 @@ use testkit::nats::NatsServer;
 use crate::back_office::call;
 use crate::events::{drain, publisher, rows, unpublished};
 use crate::helpers::*;
-
-fn now() -> i64 {
-    chrono::Utc::now().timestamp()
-}
+use crate::unapplied::{checkout_for_omar, now, outcome};
 
 fn payment(id: &str, kind: &str, reference: &str, payment_id: &str) -> Value {
     json!({"id": id, "type": kind, "data": {"reference": reference, "payment_id": payment_id,
         "provider": "sandbox", "amount_minor": 1500, "currency": "SAR"}})
-}
-
-async fn outcome(app: &TestApp, event: &Value) -> Value {
-    let (status, body) = app.webhook(event, WEBHOOK_SECRET, now()).await;
-    assert_eq!(status, 200, "{body}");
-    body["outcome"].clone()
-}
-
-async fn checkout_for_omar(app: &TestApp) -> String {
-    let (status, order) = app.order(SARA, &order_body(OMAR, "checkout")).await;
-    assert_eq!(status, 200, "{order}");
-    order["correlation_id"].as_str().unwrap().to_owned()
 }
 
 /// The outbox's rows after the seed's, as (type, client, data), in id order.

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
@@ -16,13 +16,13 @@ fn capture(id: &str, reference: &str, payment_id: &str, amount: i64, currency: &
         "provider": "sandbox", "amount_minor": amount, "currency": currency}})
 }
 
-async fn outcome(app: &TestApp, event: &Value) -> Value {
+pub(crate) async fn outcome(app: &TestApp, event: &Value) -> Value {
     let (status, body) = app.webhook(event, WEBHOOK_SECRET, now()).await;
     assert_eq!(status, 200, "{body}");
     body["outcome"].clone()
 }
 
-async fn checkout_for_omar(app: &TestApp) -> String {
+pub(crate) async fn checkout_for_omar(app: &TestApp) -> String {
     let (_, order) = app.order(SARA, &order_body(OMAR, "checkout")).await;
     order["correlation_id"].as_str().unwrap().to_owned()
 }

@@ -32,24 +32,6 @@ async fn outbox(app: &TestApp) -> Vec<(String, Value, Value)> {
         .collect()
 }
 
-/// Waits (polling the database) until the running publisher has sent every row.
-async fn wait_until_published(app: &TestApp) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while count(
-        app,
-        "SELECT count(*) AS n FROM event_outbox WHERE published_at IS NULL",
-    )
-    .await
-        > 0
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "events still unpublished after {WAIT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_credited_redemption_and_a_replaced_table_are_events_and_nothing_else_is() {
     let nats = NatsServer::start();
@@ -124,7 +106,12 @@ async fn a_credited_redemption_and_a_replaced_table_are_events_and_nothing_else_
     );
 
     // The service's own publisher sends them: subject the client, or none.
-    wait_until_published(&app).await;
+    wait_until_none(
+        &app,
+        "SELECT count(*) AS n FROM event_outbox WHERE published_at IS NULL",
+        "events still unpublished",
+    )
+    .await;
     let received = nats.events().await;
     let sent: Vec<(&str, Option<&Value>, &Value)> = received
         .iter()

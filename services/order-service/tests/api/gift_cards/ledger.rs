@@ -170,22 +170,26 @@ pub(super) async fn count(app: &TestApp, query: &str) -> i64 {
     app.database.count(query).await
 }
 
-/// Waits (polling the database) until no redemption is pending.
-pub(super) async fn wait_until_none_pending(app: &TestApp) {
+/// Waits (polling the database) until `query` counts no row; `what` names them if it times out.
+pub(super) async fn wait_until_none(app: &TestApp, query: &str, what: &str) {
     let deadline = tokio::time::Instant::now() + WAIT;
-    while count(
-        app,
-        "SELECT count(*) AS n FROM gift_card_redemptions WHERE status = 'pending'",
-    )
-    .await
-        > 0
-    {
+    while count(app, query).await > 0 {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "a redemption is still pending after {WAIT:?}"
+            "{what} after {WAIT:?}"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Waits (polling the database) until no redemption is pending.
+pub(super) async fn wait_until_none_pending(app: &TestApp) {
+    wait_until_none(
+        app,
+        "SELECT count(*) AS n FROM gift_card_redemptions WHERE status = 'pending'",
+        "a redemption is still pending",
+    )
+    .await;
 }
 
 /// Another replica's pool and credit client on the app's database and the ledger.
