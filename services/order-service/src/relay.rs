@@ -7,6 +7,7 @@
 //! the target on the way (`upstream`).
 
 mod answer;
+mod connections;
 mod refusal;
 mod upstream;
 
@@ -99,7 +100,7 @@ pub async fn relay(
         relay.timeout
     };
     let sent = req.uri().path_and_query().map_or("", |p| p.as_str());
-    let uri = relay.upstream.target(sent).ok_or(RelayRefusal::Target)?;
+    let uri = Upstream::target(sent).ok_or(RelayRefusal::Target)?;
     let mut upstream = hyper::Request::new(Full::new(body));
     let method = route.method();
     *upstream.method_mut() = method.clone();
@@ -137,8 +138,8 @@ pub async fn relay(
         Ok(Err(_)) => "unavailable",
     };
     record_metrics(route.pattern, label, started.elapsed().as_secs_f64());
-    let response = match outcome {
-        Ok(Ok(response)) => response,
+    let (response, connection) = match outcome {
+        Ok(Ok(answered)) => answered,
         Err(_elapsed) => {
             span.record("otel.status_code", "ERROR");
             span.in_scope(|| {
@@ -184,7 +185,7 @@ pub async fn relay(
     reply
         .extensions_mut()
         .insert(envelope::error_handlers::Verbatim);
-    Ok(reply.body(answer::Streamed::new(body, deadline)))
+    Ok(reply.body(answer::Streamed::new(body, connection, deadline)))
 }
 
 /// `relay_upstream_total{route, outcome}` and `relay_upstream_duration_seconds{route}`.

@@ -12,6 +12,8 @@ use hyper::body::{Body, Incoming};
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep, sleep_until};
 
+use super::connections::Connection;
+
 #[derive(Debug, thiserror::Error)]
 pub enum CutShort {
     #[error("the point service's answer broke off: {0}")]
@@ -22,19 +24,30 @@ pub enum CutShort {
 
 pin_project! {
     /// The body of a relayed answer: the upstream's bytes, unchanged; its trailers (HTTP/1.1
-    /// chunked trailers, which the relay does not forward) are skipped.
+    /// chunked trailers, which the relay does not forward) are skipped. The connection it
+    /// came on goes back to the worker's idle ones when it has been read whole, and closes
+    /// if it is dropped before (the app went away, the answer broke off).
     pub struct Streamed {
         #[pin]
         body: Incoming,
+        connection: Option<Connection>,
         #[pin]
         deadline: Sleep,
     }
 }
 
 impl Streamed {
-    pub fn new(body: Incoming, deadline: Instant) -> Self {
+    pub fn new(body: Incoming, connection: Connection, deadline: Instant) -> Self {
+        // No body to read (a `Content-Length: 0`): actix may never poll for one.
+        let connection = if body.is_end_stream() {
+            connection.give_back();
+            None
+        } else {
+            Some(connection)
+        };
         Self {
             body,
+            connection,
             deadline: sleep_until(deadline),
         }
     }
@@ -59,14 +72,24 @@ impl MessageBody for Streamed {
         loop {
             match this.body.as_mut().poll_frame(cx) {
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
-                    Ok(data) => return Poll::Ready(Some(Ok(data))),
+                    Ok(data) => {
+                        // The last of a `Content-Length` body: the connection can go back
+                        // before the app has it, so the app's next request finds it idle.
+                        if this.body.is_end_stream() {
+                            give_back(this.connection);
+                        }
+                        return Poll::Ready(Some(Ok(data)));
+                    }
                     Err(_trailers) => continue,
                 },
                 Poll::Ready(Some(Err(e))) => {
                     tracing::warn!(upstream = "point-service", error.message = %e, "relayed answer broke off");
                     return Poll::Ready(Some(Err(e.into())));
                 }
-                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(None) => {
+                    give_back(this.connection);
+                    return Poll::Ready(None);
+                }
                 Poll::Pending => {
                     ready!(this.deadline.as_mut().poll(cx));
                     tracing::warn!(
@@ -77,5 +100,11 @@ impl MessageBody for Streamed {
                 }
             }
         }
+    }
+}
+
+fn give_back(connection: &mut Option<Connection>) {
+    if let Some(connection) = connection.take() {
+        connection.give_back();
     }
 }

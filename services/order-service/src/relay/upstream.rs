@@ -1,33 +1,41 @@
-//! The point service as the relay calls it: hyper's client over plain HTTP/1.1, with the
-//! request target built from the bytes the app sent. Not reqwest: reqwest takes every target
-//! through `url::Url`, which for `http` URLs reads `\` as `/` and removes dot segments, so
+//! The point service as the relay calls it: hyper over plain HTTP/1.1, with the request
+//! target built from the bytes the app sent. Not reqwest: reqwest takes every target through
+//! `url::Url`, which for `http` URLs reads `\` as `/` and removes dot segments, so
 //! `/api/v2/client/point-offers/..\..\..\..\metrics` went out as `/metrics`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web::Bytes;
 use http::header::{HOST, HeaderValue};
-use http::uri::{Authority, Parts, PathAndQuery, Scheme, Uri};
+use http::uri::{Authority, PathAndQuery, Scheme, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use super::connections::{ConnectError, Connection, Connections};
 
 /// The request body: the whole body the app sent (read and checked before the handler).
 pub type Body = Full<Bytes>;
 
-/// Where the relay sends requests, with a pooled client.
+/// Why a request got no answer head from the point service (the relay's 502 shows it).
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    #[error("client error (Connect)")]
+    Connect(#[from] ConnectError),
+    #[error("client error (SendRequest)")]
+    Send(#[from] hyper::Error),
+}
+
+/// Where the relay sends requests, over the worker's own connections.
 #[derive(Clone)]
 pub struct Upstream {
     authority: Authority,
-    /// The `Host` header, made once: hyper's client would otherwise format it from the URI
-    /// on every request.
+    /// The `Host` header: the request target goes out in origin form (`/path?query`).
     host: HeaderValue,
     connect_timeout: Duration,
-    /// How long the pool keeps an unused connection (`HTTP_CALLER_IDLE_SECS`).
+    /// How long an unused connection is kept (`HTTP_CALLER_IDLE_SECS`).
     idle: Duration,
-    client: Client<HttpConnector, Body>,
+    connections: Arc<Connections>,
 }
 
 impl Upstream {
@@ -39,11 +47,11 @@ impl Upstream {
         let host = HeaderValue::from_str(&host(&authority))
             .map_err(|e| format!("POINT_SERVICE_URL={base:?} is invalid: {e}"))?;
         Ok(Self {
+            connections: connections(&authority, connect_timeout, idle),
             authority,
             host,
             connect_timeout,
             idle,
-            client: client(connect_timeout, idle),
         })
     }
 
@@ -57,22 +65,22 @@ impl Upstream {
         authority(base).map(drop)
     }
 
-    /// The same upstream with a connection pool of its own, for one actix worker: a pooled
-    /// connection is driven by the runtime that opened it (`telemetry::client::http_client`).
+    /// The same upstream with connections of its own, for one actix worker: a connection is
+    /// driven by the runtime that opened it (`telemetry::client::http_client`).
     pub fn for_worker(&self) -> Self {
         Self {
-            client: client(self.connect_timeout, self.idle),
+            connections: connections(&self.authority, self.connect_timeout, self.idle),
             ..self.clone()
         }
     }
 
-    /// The upstream URI for `sent`, the request target (path and query) as the app sent it,
-    /// or `None` when hyper would not write it back byte for byte. hyper writes an
-    /// origin-form target as the URI's path, then `?` and its query; `http::uri` reads an
+    /// The request target for `sent`, the target (path and query) as the app sent it, in
+    /// origin form, or `None` when hyper would not write it back byte for byte. hyper writes
+    /// an origin-form target as the URI's path, then `?` and its query; `http::uri` reads an
     /// empty path as `/` and drops a `#` and what follows, so only a target that starts with
     /// `/` and that `http::uri` keeps whole comes out as it went in. The bytes are copied
     /// once (actix's URI and hyper's are types of two versions of the `http` crate).
-    pub fn target(&self, sent: &str) -> Option<Uri> {
+    pub fn target(sent: &str) -> Option<Uri> {
         if !sent.starts_with('/') {
             return None;
         }
@@ -81,19 +89,33 @@ impl Upstream {
         if written != sent.len() {
             return None;
         }
-        let mut parts = Parts::default();
-        parts.scheme = Some(Scheme::HTTP);
-        parts.authority = Some(self.authority.clone());
-        parts.path_and_query = Some(kept);
-        Uri::from_parts(parts).ok()
+        Some(Uri::from(kept))
     }
 
+    /// Sends `request` on an idle connection or a new one. The connection comes back with
+    /// the answer: give it back once the answer's body has been read whole.
+    ///
+    /// An idle connection the point service closed just as it was taken fails before a byte
+    /// of the request is written; hyper then hands the request back, and it goes once more on
+    /// a new connection (as hyper-util's pooled client does). A request that may have been
+    /// written is never sent again: it may be an order (`telemetry::closed_connections`).
     pub async fn send(
         &self,
         mut request: hyper::Request<Body>,
-    ) -> Result<hyper::Response<Incoming>, hyper_util::client::legacy::Error> {
+    ) -> Result<(hyper::Response<Incoming>, Connection), SendError> {
         request.headers_mut().insert(HOST, self.host.clone());
-        self.client.request(request).await
+        let mut connection = self.connections.take().await?;
+        match connection.sender.try_send_request(request).await {
+            Ok(answer) => Ok((answer, connection)),
+            Err(mut e) => match e.take_message() {
+                Some(unsent) => {
+                    let mut connection = self.connections.fresh().await?;
+                    let answer = connection.sender.send_request(unsent).await?;
+                    Ok((answer, connection))
+                }
+                None => Err(e.into_error().into()),
+            },
+        }
     }
 }
 
@@ -128,15 +150,18 @@ fn host(authority: &Authority) -> String {
     }
 }
 
-fn client(connect_timeout: Duration, idle: Duration) -> Client<HttpConnector, Body> {
-    let mut connector = HttpConnector::new();
-    connector.set_connect_timeout(Some(connect_timeout));
-    // Small requests and answers: do not let Nagle's algorithm hold them back.
-    connector.set_nodelay(true);
-    Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(idle)
-        .pool_timer(TokioTimer::new())
-        .build(connector)
+/// The connections to `authority`: its host and port (80 when it names none).
+fn connections(
+    authority: &Authority,
+    connect_timeout: Duration,
+    idle: Duration,
+) -> Arc<Connections> {
+    let address = format!(
+        "{}:{}",
+        authority.host(),
+        authority.port_u16().unwrap_or(80)
+    );
+    Connections::new(address, connect_timeout, idle)
 }
 
 #[cfg(test)]
@@ -144,15 +169,6 @@ mod tests {
     use std::time::Duration;
 
     use super::Upstream;
-
-    fn upstream() -> Upstream {
-        Upstream::new(
-            "http://point-service:8083",
-            Duration::from_secs(1),
-            Duration::from_secs(10),
-        )
-        .unwrap()
-    }
 
     #[test]
     fn a_target_goes_out_byte_for_byte() {
@@ -163,14 +179,8 @@ mod tests {
             "/api/v2/client/points;a=\"{b}\"?q={}|^",
         ] {
             let sent = sent.trim_end_matches('#');
-            let uri = upstream().target(sent).unwrap();
-            let written = format!(
-                "{}{}",
-                uri.path(),
-                uri.query().map(|q| format!("?{q}")).unwrap_or_default()
-            );
-            assert_eq!(written, sent);
-            assert_eq!(uri.authority().unwrap().as_str(), "point-service:8083");
+            let uri = Upstream::target(sent).unwrap();
+            assert_eq!(uri.to_string(), sent);
         }
     }
 
@@ -185,7 +195,7 @@ mod tests {
             "/a b",
             "/a\\\u{1}",
         ] {
-            assert!(upstream().target(sent).is_none(), "{sent:?}");
+            assert!(Upstream::target(sent).is_none(), "{sent:?}");
         }
     }
 

@@ -11,7 +11,7 @@ use db::testing::TestDatabase;
 use order_service::config::{Config, CreditTarget, GiftCardCredit, GiftCardRetry};
 use serde_json::{Value, json};
 pub use server::AppEnv;
-use server::CommonConfig;
+use server::{CommonConfig, HttpLimits};
 pub use testkit::answer;
 
 pub fn token(client: i64) -> String {
@@ -55,6 +55,10 @@ pub struct Options {
     pub pool_size: usize,
     /// `NATS_URL`, `EVENTS_POLL_MS`: no NATS unless a test is about the events.
     pub events: outbox::EventSettings,
+    /// `HTTP_WORKERS`.
+    pub workers: usize,
+    /// `HTTP_CALLER_IDLE_SECS`.
+    pub caller_idle: Duration,
 }
 
 impl Default for Options {
@@ -77,6 +81,8 @@ impl Default for Options {
             },
             pool_size: 10,
             events: outbox::EventSettings::default(),
+            workers: testkit::config::common("order-service").workers,
+            caller_idle: HttpLimits::default().caller_idle,
         }
     }
 }
@@ -145,6 +151,11 @@ fn config(database_url: &str, point_url: &str, options: &Options) -> Config {
     Config {
         common: CommonConfig {
             app_env: options.app_env,
+            workers: options.workers,
+            http: HttpLimits {
+                caller_idle: options.caller_idle,
+                ..HttpLimits::default()
+            },
             ..testkit::config::common("order-service")
         },
         database: testkit::config::database(database_url, options.pool_size),

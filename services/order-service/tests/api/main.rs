@@ -11,6 +11,7 @@ mod openapi;
 mod point_rates;
 mod relay;
 mod relay_answers;
+mod relay_connections;
 mod relay_targets;
 mod relay_timeouts;
 mod seed;

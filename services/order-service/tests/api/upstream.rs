@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
@@ -16,6 +17,8 @@ pub struct RawUpstream {
     pub url: String,
     /// The raw request target of every request received, in order.
     pub targets: Arc<Mutex<Vec<Vec<u8>>>>,
+    /// How many connections it has accepted.
+    accepted: Arc<AtomicUsize>,
 }
 
 impl RawUpstream {
@@ -26,14 +29,21 @@ impl RawUpstream {
         let targets: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
         let script: Arc<Script> = Arc::new(script);
         let recorded = targets.clone();
+        let accepted: Arc<AtomicUsize> = Arc::default();
+        let counted = accepted.clone();
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
+                counted.fetch_add(1, Ordering::SeqCst);
                 let (recorded, script) = (recorded.clone(), script.clone());
                 thread::spawn(move || serve(stream, &recorded, &*script));
             }
         });
-        Self { url, targets }
+        Self {
+            url,
+            targets,
+            accepted,
+        }
     }
 
     /// Answers every request `200 application/json {"recorded":true}`.
@@ -50,6 +60,11 @@ impl RawUpstream {
 
     pub fn seen(&self) -> Vec<Vec<u8>> {
         self.targets.lock().unwrap().clone()
+    }
+
+    /// How many connections the relay has opened to it so far.
+    pub fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
     }
 }
 
