@@ -181,10 +181,13 @@ pub async fn relay(
     if let Some(content_type) = head.headers.get(http::header::CONTENT_TYPE) {
         reply.insert_header((header::CONTENT_TYPE, content_type.as_bytes()));
     }
-    // The point service's answer as it left: the envelope handlers must not rewrite it.
-    reply
-        .extensions_mut()
-        .insert(envelope::error_handlers::Verbatim);
+    // The point service's answer as it left: the envelope handlers, which see only error
+    // answers, must not rewrite it (marking every answer would cost each one a map).
+    if status.is_client_error() || status.is_server_error() {
+        reply
+            .extensions_mut()
+            .insert(envelope::error_handlers::Verbatim);
+    }
     Ok(reply.body(answer::Streamed::new(body, connection, deadline)))
 }
 

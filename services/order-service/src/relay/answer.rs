@@ -31,8 +31,10 @@ pin_project! {
         #[pin]
         body: Incoming,
         connection: Option<Connection>,
-        #[pin]
-        deadline: Sleep,
+        deadline: Instant,
+        // Made only when the body has to be waited for: most answers come whole with their
+        // head, and a timer costs a runtime handle and a registration.
+        timer: Option<Pin<Box<Sleep>>>,
     }
 }
 
@@ -48,7 +50,8 @@ impl Streamed {
         Self {
             body,
             connection,
-            deadline: sleep_until(deadline),
+            deadline,
+            timer: None,
         }
     }
 }
@@ -91,7 +94,11 @@ impl MessageBody for Streamed {
                     return Poll::Ready(None);
                 }
                 Poll::Pending => {
-                    ready!(this.deadline.as_mut().poll(cx));
+                    let deadline = *this.deadline;
+                    let timer = this
+                        .timer
+                        .get_or_insert_with(|| Box::pin(sleep_until(deadline)));
+                    ready!(timer.as_mut().poll(cx));
                     tracing::warn!(
                         upstream = "point-service",
                         "relayed answer cut at the relay's deadline"
