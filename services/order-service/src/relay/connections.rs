@@ -6,16 +6,17 @@
 //! scheme and host behind a lock, and hands a connection back by spawning a task per request
 //! that waits for the answer's body to end. The relay calls one host from one thread, so a
 //! connection goes back here when the relayed body ends ([`Connection::give_back`]) and is
-//! awaited ready when it is next taken. `docs/decisions.md`, "The relay's connections", has
-//! the measurements.
+//! awaited ready when it is next taken. `docs/decisions.md`, "order-service", has the
+//! measurements.
 //!
 //! The rules the pooled client kept: a connection idle for longer than `idle`
-//! (`HTTP_CALLER_IDLE_SECS`) is never used again, so the point service's keep-alive always
-//! outlasts the relay's; one the point service closed is dropped when it is next looked at;
-//! the most recently used goes first, so that the older ones age out under light load.
+//! (`HTTP_CALLER_IDLE_SECS`) is never used again, and is closed within `idle` more ([`sweep`]),
+//! so the point service's keep-alive always outlasts the relay's; one the point service
+//! closed is dropped when it is next looked at; the most recently used goes first, so that
+//! the older ones age out under light load.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use hyper::client::conn::http1::{self, SendRequest};
@@ -41,9 +42,16 @@ pub struct Connections {
     address: String,
     connect_timeout: Duration,
     idle: Duration,
-    /// Idle connections, the most recently used last. A lock no one waits on: one worker's
-    /// requests run on one thread.
-    waiting: Mutex<VecDeque<Idle>>,
+    /// A lock no one waits on: one worker's requests run on one thread.
+    waiting: Mutex<Waiting>,
+}
+
+#[derive(Default)]
+struct Waiting {
+    /// Idle connections, the most recently used last.
+    idle: VecDeque<Idle>,
+    /// Whether a [`sweep`] task is running for them.
+    swept: bool,
 }
 
 struct Idle {
@@ -64,19 +72,16 @@ impl Connections {
             address,
             connect_timeout,
             idle,
-            waiting: Mutex::new(VecDeque::new()),
+            waiting: Mutex::default(),
         })
     }
 
     /// An idle connection ready for a request, or a new one.
     pub async fn take(self: &Arc<Self>) -> Result<Connection, ConnectError> {
-        while let Some(mut sender) = self.pop_fresh() {
-            // Ready once its last answer is done; an error means it is closing.
-            if sender.ready().await.is_ok() {
-                return Ok(self.taken(sender));
-            }
+        match self.pop_ready() {
+            Some(sender) => Ok(self.taken(sender)),
+            None => self.fresh().await,
         }
-        self.fresh().await
     }
 
     /// A new connection, whatever is idle.
@@ -91,16 +96,20 @@ impl Connections {
         }
     }
 
-    /// The most recently used idle connection that may still be used.
-    fn pop_fresh(&self) -> Option<SendRequest<Body>> {
+    /// The most recently used idle connection that may still be used and is ready now. One
+    /// that is not ready is closed rather than waited for: hyper makes a connection ready
+    /// as soon as its last answer has been read and its request written, so one that is not
+    /// (its request's body still unwritten, the point service having answered early) may
+    /// never be.
+    fn pop_ready(&self) -> Option<SendRequest<Body>> {
         let mut waiting = self.lock();
-        while let Some(idle) = waiting.pop_back() {
+        while let Some(idle) = waiting.idle.pop_back() {
             if idle.since.elapsed() >= self.idle {
                 // Every connection under it has waited longer still.
-                waiting.clear();
+                waiting.idle.clear();
                 return None;
             }
-            if !idle.sender.is_closed() {
+            if idle.sender.is_ready() {
                 return Some(idle.sender);
             }
         }
@@ -124,24 +133,55 @@ impl Connections {
         Ok(sender)
     }
 
-    fn give_back(&self, sender: SendRequest<Body>) {
+    fn give_back(self: &Arc<Self>, sender: SendRequest<Body>) {
         let mut waiting = self.lock();
-        // The oldest connection ages out here when nothing takes it any more.
-        if waiting
-            .front()
-            .is_some_and(|oldest| oldest.since.elapsed() >= self.idle || oldest.sender.is_closed())
-        {
-            waiting.pop_front();
-        }
-        waiting.push_back(Idle {
+        self.drop_stale(&mut waiting.idle);
+        waiting.idle.push_back(Idle {
             sender,
             since: Instant::now(),
         });
+        if !waiting.swept {
+            waiting.swept = true;
+            tokio::spawn(sweep(Arc::downgrade(self)));
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Idle>> {
+    /// Closes the oldest connections while they have been idle too long (or were closed).
+    fn drop_stale(&self, idle: &mut VecDeque<Idle>) {
+        while idle
+            .front()
+            .is_some_and(|oldest| oldest.since.elapsed() >= self.idle || oldest.sender.is_closed())
+        {
+            idle.pop_front();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
         // Nothing here can panic while holding it; a poisoned list is still a list.
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Closes idle connections once they have been idle too long, even when no request comes to
+/// find them: a stopping point service ends its drain early only once every caller has
+/// closed its idle connections ("Lossless rollouts" in `docs/decisions.md`). Runs every
+/// `idle` while any connection is idle, so none outlives it by more than that; ends when
+/// none is left (the next one given back starts it again) or the worker's state is gone.
+async fn sweep(connections: Weak<Connections>) {
+    loop {
+        let Some(every) = connections.upgrade().map(|c| c.idle) else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        let Some(connections) = connections.upgrade() else {
+            return;
+        };
+        let mut waiting = connections.lock();
+        connections.drop_stale(&mut waiting.idle);
+        if waiting.idle.is_empty() {
+            waiting.swept = false;
+            return;
+        }
     }
 }
 

@@ -92,6 +92,32 @@ async fn a_connection_idle_for_longer_than_the_callers_idle_time_is_not_used_aga
 }
 
 #[tokio::test]
+async fn a_connection_idle_for_longer_than_the_callers_idle_time_is_closed_with_no_request_to_see_it()
+ {
+    // A stopping point service ends its drain early once its callers have closed their
+    // idle connections ("Lossless rollouts"); this stand-in never closes one itself.
+    let upstream = RawUpstream::start(|_, target, stream| answer(target, stream));
+    let app = app_with(
+        &upstream,
+        Options {
+            caller_idle: Duration::from_secs(1),
+            ..Options::default()
+        },
+    )
+    .await;
+    assert_eq!(get(&app, "json").await.0, 200);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while upstream.ended() < 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the idle connection is still open after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(upstream.connections(), 1);
+}
+
+#[tokio::test]
 async fn after_an_answer_that_closes_its_connection_the_next_request_opens_another() {
     let upstream = RawUpstream::start(|_, target, stream| answer(target, stream));
     let app = app_with(&upstream, Options::default()).await;

@@ -19,6 +19,8 @@ pub struct RawUpstream {
     pub targets: Arc<Mutex<Vec<Vec<u8>>>>,
     /// How many connections it has accepted.
     accepted: Arc<AtomicUsize>,
+    /// How many of them the relay has closed.
+    ended: Arc<AtomicUsize>,
 }
 
 impl RawUpstream {
@@ -30,19 +32,24 @@ impl RawUpstream {
         let script: Arc<Script> = Arc::new(script);
         let recorded = targets.clone();
         let accepted: Arc<AtomicUsize> = Arc::default();
-        let counted = accepted.clone();
+        let ended: Arc<AtomicUsize> = Arc::default();
+        let (counted, closed) = (accepted.clone(), ended.clone());
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 counted.fetch_add(1, Ordering::SeqCst);
-                let (recorded, script) = (recorded.clone(), script.clone());
-                thread::spawn(move || serve(stream, &recorded, &*script));
+                let (recorded, script, closed) = (recorded.clone(), script.clone(), closed.clone());
+                thread::spawn(move || {
+                    serve(stream, &recorded, &*script);
+                    closed.fetch_add(1, Ordering::SeqCst);
+                });
             }
         });
         Self {
             url,
             targets,
             accepted,
+            ended,
         }
     }
 
@@ -65,6 +72,11 @@ impl RawUpstream {
     /// How many connections the relay has opened to it so far.
     pub fn connections(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// How many of them have ended (the relay closed them, or a script did).
+    pub fn ended(&self) -> usize {
+        self.ended.load(Ordering::SeqCst)
     }
 }
 
