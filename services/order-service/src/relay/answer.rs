@@ -40,13 +40,11 @@ pin_project! {
 
 impl Streamed {
     pub fn new(body: Incoming, connection: Connection, deadline: Instant) -> Self {
+        let mut connection = Some(connection);
         // No body to read (a `Content-Length: 0`): actix may never poll for one.
-        let connection = if body.is_end_stream() {
-            connection.give_back();
-            None
-        } else {
-            Some(connection)
-        };
+        if body.is_end_stream() {
+            give_back(&mut connection);
+        }
         Self {
             body,
             connection,

@@ -6,8 +6,8 @@
 //! scheme and host behind a lock, and hands a connection back by spawning a task per request
 //! that waits for the answer's body to end. The relay calls one host from one thread, so a
 //! connection goes back here when the relayed body ends ([`Connection::give_back`]) and is
-//! awaited ready when it is next taken. `docs/decisions.md`, "order-service", has the
-//! measurements.
+//! used again only if it is ready when next taken. `docs/decisions.md`, "order-service", has
+//! the measurements.
 //!
 //! The rules the pooled client kept: a connection idle for longer than `idle`
 //! (`HTTP_CALLER_IDLE_SECS`) is never used again, and is closed within `idle` more ([`sweep`]),
@@ -142,7 +142,7 @@ impl Connections {
         });
         if !waiting.swept {
             waiting.swept = true;
-            tokio::spawn(sweep(Arc::downgrade(self)));
+            tokio::spawn(sweep(Arc::downgrade(self), self.idle));
         }
     }
 
@@ -167,11 +167,8 @@ impl Connections {
 /// closed its idle connections ("Lossless rollouts" in `docs/decisions.md`). Runs every
 /// `idle` while any connection is idle, so none outlives it by more than that; ends when
 /// none is left (the next one given back starts it again) or the worker's state is gone.
-async fn sweep(connections: Weak<Connections>) {
+async fn sweep(connections: Weak<Connections>, every: Duration) {
     loop {
-        let Some(every) = connections.upgrade().map(|c| c.idle) else {
-            return;
-        };
         tokio::time::sleep(every).await;
         let Some(connections) = connections.upgrade() else {
             return;

@@ -5,7 +5,6 @@
 //! the same worker's connections.
 
 use std::io::{Read, Write};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::helpers::*;
@@ -40,6 +39,18 @@ async fn app_with(upstream: &RawUpstream, options: Options) -> TestApp {
         ..options
     })
     .await
+}
+
+/// Waits until the relay has closed its one connection to `upstream` (`what` names it if not).
+async fn wait_until_closed(upstream: &RawUpstream, what: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while upstream.ended() < 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} is still open after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// The relayed answer's status and body for `?n=<kind>`.
@@ -106,14 +117,7 @@ async fn a_connection_idle_for_longer_than_the_callers_idle_time_is_closed_with_
     )
     .await;
     assert_eq!(get(&app, "json").await.0, 200);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while upstream.ended() < 1 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the idle connection is still open after 30 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until_closed(&upstream, "the idle connection").await;
     assert_eq!(upstream.connections(), 1);
 }
 
@@ -129,15 +133,13 @@ async fn after_an_answer_that_closes_its_connection_the_next_request_opens_anoth
 #[tokio::test]
 async fn a_connection_whose_answer_broke_off_is_closed_not_used_again() {
     // Half of a 10-byte body, then nothing until the relay closes the connection.
-    let (closed, seen_closed) = mpsc::channel();
-    let upstream = RawUpstream::start(move |_, target, stream| {
+    let upstream = RawUpstream::start(|_, target, stream| {
         if !target.ends_with(b"n=stall") {
             return answer(target, stream);
         }
         let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
         let mut rest = [0u8; 64];
         while matches!(stream.read(&mut rest), Ok(n) if n > 0) {}
-        let _ = closed.send(());
     });
     let app = app_with(
         &upstream,
@@ -157,10 +159,7 @@ async fn a_connection_whose_answer_broke_off_is_closed_not_used_again() {
     assert_eq!(stalled.status().as_u16(), 200);
     // The relay's deadline cuts the answer short: the app never gets a whole body.
     assert!(stalled.bytes().await.is_err());
-    tokio::task::spawn_blocking(move || seen_closed.recv_timeout(Duration::from_secs(30)))
-        .await
-        .unwrap()
-        .expect("the relay closes the connection whose answer broke off");
+    wait_until_closed(&upstream, "the broken-off connection").await;
     assert_eq!(get(&app, "json").await.0, 200);
     assert_eq!(upstream.connections(), 2);
 }
